@@ -1,0 +1,36 @@
+# dun's developer entry points. `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit coverage bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	@bash scripts/demo.sh $(BIN)/dun
+
+test: $(STAMP)
+	$(BIN)/ruff check dun tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow and not e2e" -x
+
+coverage: $(STAMP)
+	$(BIN)/python -m coverage run --source=dun -m pytest -q -m "not slow and not e2e"
+	$(BIN)/python -m coverage xml -q -o coverage.xml
+
+bench: $(STAMP)
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/parallel_commands.py
+	$(BIN)/python bench/check_large_repo.py
+
+clean:
+	rm -rf $(VENV) build dist coverage.xml .coverage .mypy_cache .ruff_cache
