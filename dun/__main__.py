@@ -1,0 +1,5 @@
+import sys
+
+from dun.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Built-in check types, one module each; every module is an ordinary dun plugin."""

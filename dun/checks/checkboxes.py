@@ -1,0 +1,70 @@
+"""`checkboxes`: unchecked markdown boxes in mission files are outstanding work."""
+
+from __future__ import annotations
+
+from dun.checkapi import CheckContext, CheckSpec, CheckType
+from dun.globs import is_literal
+from dun.hookspecs import hookimpl
+from dun.markdown import DEFAULT_OPTIONAL_HEADINGS, Box, parse_boxes
+from dun.model import Item, Outcome, Status
+from dun.schema import Field
+from dun.textfiles import read_text
+
+FIELDS = {
+    "files": Field("list", "Markdown files or globs to read.", default=["MISSION.md", "fix_plan.md"],
+                   item=Field("str", "file or glob"), scalar_ok=True),
+    "optional_headings": Field("list", "Boxes under headings starting with these words do not block.",
+                               default=list(DEFAULT_OPTIONAL_HEADINGS), item=Field("str", "heading")),
+    "max_items": Field("int", "Items listed; the rest are counted.", default=200, minimum=1),
+}
+
+
+def mission_paths(ctx: CheckContext, files: list[str]) -> list[str]:
+    """Existing files named directly, then glob matches, each once."""
+    literal = [f for f in files if is_literal(f)]
+    globbed = [f for f in files if not is_literal(f)]
+    paths = [f for f in literal if (ctx.root / f).is_file()]
+    paths += [p for p in (ctx.match(globbed) if globbed else []) if p not in paths]
+    return paths
+
+
+def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str]) -> tuple[list[Box], list[str]]:
+    """All boxes in the files, and one problem line per file that could not be read."""
+    boxes: list[Box] = []
+    problems: list[str] = []
+    for rel in paths:
+        text, problem = read_text(ctx.root / rel, strict_utf8=True)
+        if text is None:
+            problems.append(f"{rel}: {problem}")
+            continue
+        boxes.extend(parse_boxes(text, rel, optional_headings))
+    return boxes, problems
+
+
+def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    o = spec.options
+    paths = mission_paths(ctx, o["files"])
+    if not paths:
+        return Outcome(Status.SKIP, f"no mission files found ({', '.join(o['files'])})")
+    boxes, problems = collect_boxes(ctx, paths, o["optional_headings"])
+    open_boxes = [b for b in boxes if not b.checked and not b.optional]
+    optional_open = sum(1 for b in boxes if not b.checked and b.optional)
+    done = sum(1 for b in boxes if b.checked)
+    items = [Item(text=b.text, file=b.file, line=b.line) for b in open_boxes[: o["max_items"]]]
+    if len(open_boxes) > o["max_items"]:
+        items.append(Item(text=f"... and {len(open_boxes) - o['max_items']} more boxes"))
+    tally = f"{done}/{done + len(open_boxes)} boxes done" + (f", {optional_open} optional open" if optional_open else "")
+    if problems:
+        return Outcome(Status.ERROR, f"cannot read {problems[0]}" + (f" (+{len(problems) - 1} more)"
+                       if len(problems) > 1 else ""), detail="\n".join(problems), items=items)
+    if open_boxes:
+        first = open_boxes[0]
+        return Outcome(Status.FAIL, f"{len(open_boxes)} open: {first.file}:{first.line} {first.text}"[:200],
+                       detail=tally, items=items,
+                       next="Do the first open box; tick it `- [x]` only once it is verifiably done.")
+    return Outcome(Status.PASS, tally)
+
+
+@hookimpl
+def dun_check_types() -> list[CheckType]:
+    return [CheckType("checkboxes", "Unchecked `- [ ]` boxes in markdown files.", FIELDS, run)]

@@ -1,0 +1,67 @@
+"""`coverage`: thresholds on coverage data (coverage.py, JSON, Cobertura XML, LCOV, Go coverprofiles)."""
+
+from __future__ import annotations
+
+from dun.checkapi import CheckContext, CheckSpec, CheckType
+from dun.coverage_readers import CoverageDataError, CoverageReport, line_ranges, read_coverage
+from dun.globs import match_files
+from dun.hookspecs import hookimpl
+from dun.model import Item, Outcome, Status
+from dun.schema import Field
+
+FORMATS = ("auto", "coveragepy", "json", "cobertura", "lcov", "go")
+FIELDS = {
+    "file": Field("list", "Coverage data file(s); the first that exists is read.",
+                  default=[".coverage", "coverage.json", "coverage.xml", "lcov.info", "coverage.out"],
+                  item=Field("str", "path"), scalar_ok=True),
+    "format": Field("str", "Data format; `auto` detects it from the name and content.", default="auto",
+                    choices=FORMATS),
+    "threshold": Field("float", "Minimum total line coverage, in percent.", default=80.0, minimum=0),
+    "file_threshold": Field("float", "Minimum coverage of every single file, in percent.", default=None, minimum=0),
+    "exclude": Field("list", "Globs of files left out of the thresholds.", default=[], item=Field("str", "glob"),
+                     scalar_ok=True),
+    "if_missing": Field("str", "Status when no data file exists.", default="fail", choices=("fail", "warn", "skip")),
+    "max_items": Field("int", "Worst files listed as items.", default=10, minimum=1),
+}
+
+
+def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item]:
+    files = [f for f in report.files if f.missing and (below is None or f.percent < below)]
+    files.sort(key=lambda f: (f.percent, -len(f.missing), f.path))
+    return [Item(text=f"{f.percent:.1f}% covered; missing lines {line_ranges(f.missing)}"[:300], file=f.path,
+                 line=f.missing[0]) for f in files[:limit]]
+
+
+def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    o = spec.options
+    path = next((ctx.root / f for f in o["file"] if (ctx.root / f).is_file()), None)
+    if path is None:
+        status = Status(o["if_missing"])
+        return Outcome(status, f"no coverage data: none of {', '.join(o['file'])} exists",
+                       next=spec.next or "Run the tests with coverage to produce the data file.")
+    try:
+        report = read_coverage(path, ctx.root, o["format"])
+    except CoverageDataError as exc:
+        return Outcome(Status.ERROR, str(exc), next="Re-run the tests with coverage to regenerate the data.")
+    if o["exclude"]:
+        excluded = set(match_files([f.path for f in report.files], o["exclude"]))
+        report.files = [f for f in report.files if f.path not in excluded]
+    total = report.percent
+    rel = path.relative_to(ctx.root).as_posix()
+    problems = []
+    if total < o["threshold"]:
+        problems.append(f"total {total:.1f}% < {o['threshold']:g}%")
+    low = [f for f in report.files if o["file_threshold"] is not None and f.percent < o["file_threshold"]]
+    if low:
+        problems.append(f"{len(low)} file(s) below {o['file_threshold']:g}%")
+    summary = f"{total:.1f}% of {sum(f.statements for f in report.files)} statements in {len(report.files)} files"
+    if not problems:
+        return Outcome(Status.PASS, f"{summary} ({rel})")
+    items = _items(report, o["max_items"], o["file_threshold"] if low and total >= o["threshold"] else None)
+    return Outcome(Status.FAIL, f"{'; '.join(problems)} ({rel})", detail=summary, items=items,
+                   next="Add tests covering the missing lines of the files listed.")
+
+
+@hookimpl
+def dun_check_types() -> list[CheckType]:
+    return [CheckType("coverage", "Coverage thresholds over coverage data files.", FIELDS, run)]

@@ -1,0 +1,97 @@
+"""`files`: assertions about which files exist and what they contain."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dun.checkapi import CheckContext, CheckSpec, CheckType
+from dun.hookspecs import hookimpl
+from dun.model import Item, Outcome, Status
+from dun.schema import Field
+from dun.textfiles import read_text
+
+RULES = ("path-exists", "path-missing", "glob-min-count", "glob-max-count", "pattern-count")
+FIELDS = {
+    "rule": Field("str", "Which assertion to make.", required=True, choices=RULES),
+    "paths": Field("list", "Paths for path-exists / path-missing.", default=[], item=Field("str", "path"),
+                   scalar_ok=True),
+    "glob": Field("list", "Gitignore-style globs (recursive `**`, `!` excludes) for glob-* and pattern-count.",
+                  default=[], item=Field("str", "glob"), scalar_ok=True),
+    "pattern": Field("str", "Regex counted by pattern-count, per line.", default=None),
+    "min": Field("int", "Lowest allowed count (glob-min-count, pattern-count).", default=None, minimum=0),
+    "max": Field("int", "Highest allowed count (glob-max-count, pattern-count).", default=None, minimum=0),
+    "max_items": Field("int", "Items listed; the rest are counted.", default=50, minimum=1),
+}
+NEEDS = {
+    "path-exists": ("paths",), "path-missing": ("paths",), "glob-min-count": ("glob", "min"),
+    "glob-max-count": ("glob", "max"), "pattern-count": ("glob", "pattern"),
+}
+
+
+def validate(options: dict[str, Any]) -> list[tuple[str, str]]:
+    rule = options["rule"]
+    errors = [(key, f"rule '{rule}' needs '{key}'") for key in NEEDS[rule] if options.get(key) in (None, [])]
+    if rule == "pattern-count" and options.get("min") is None and options.get("max") is None:
+        errors.append(("max", "rule 'pattern-count' needs 'min' or 'max'"))
+    if options.get("pattern"):
+        try:
+            re.compile(options["pattern"])
+        except re.error as exc:
+            errors.append(("pattern", f"invalid regex {options['pattern']!r}: {exc}"))
+    return errors
+
+
+def _capped(items: list[Item], limit: int) -> list[Item]:
+    if len(items) <= limit:
+        return items
+    return [*items[:limit], Item(text=f"... and {len(items) - limit} more")]
+
+
+def _bounds(count: int, what: str, lo: int | None, hi: int | None) -> tuple[Status, str]:
+    if lo is not None and count < lo:
+        return Status.FAIL, f"{count} {what}, need at least {lo}"
+    if hi is not None and count > hi:
+        return Status.FAIL, f"{count} {what}, allowed at most {hi}"
+    return Status.PASS, f"{count} {what}"
+
+
+def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    o = spec.options
+    rule, limit = o["rule"], o["max_items"]
+    if rule in ("path-exists", "path-missing"):
+        want = rule == "path-exists"
+        wrong = [p for p in o["paths"] if (ctx.root / p).exists() != want]
+        if not wrong:
+            return Outcome(Status.PASS, f"all {len(o['paths'])} paths {'exist' if want else 'absent'}")
+        verb = "missing" if want else "present but should not be"
+        items = [Item(text=f"{verb}: {p}", file=p) for p in wrong]
+        return Outcome(Status.FAIL, f"{len(wrong)} path(s) {verb}: {', '.join(wrong[:3])}", items=_capped(items, limit))
+    matched = ctx.match(o["glob"])
+    if rule in ("glob-min-count", "glob-max-count"):
+        status, signal = _bounds(len(matched), f"files match {', '.join(o['glob'])}", o["min"], o["max"])
+        items = [Item(text=f"matches {', '.join(o['glob'])}", file=p) for p in matched] if o["max"] is not None else []
+        return Outcome(status, signal, items=_capped(items, limit) if status is Status.FAIL else [])
+    return _pattern_count(ctx, o, matched)
+
+
+def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> Outcome:
+    regex = re.compile(o["pattern"])
+    hits: list[Item] = []
+    skipped: list[str] = []
+    for rel in matched:
+        text, problem = read_text(ctx.root / rel)
+        if text is None:
+            skipped.append(f"{rel} ({problem})")
+            continue
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if regex.search(line):
+                hits.append(Item(text=line.strip()[:200], file=rel, line=lineno))
+    status, signal = _bounds(len(hits), f"lines match /{o['pattern']}/ in {len(matched)} files", o["min"], o["max"])
+    detail = f"skipped {len(skipped)} unreadable or binary file(s): {', '.join(skipped[:5])}" if skipped else ""
+    return Outcome(status, signal, detail, _capped(hits, o["max_items"]) if status is Status.FAIL else [])
+
+
+@hookimpl
+def dun_check_types() -> list[CheckType]:
+    return [CheckType("files", "Assert paths exist or not, count globs and pattern matches.", FIELDS, run, validate)]

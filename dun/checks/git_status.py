@@ -1,0 +1,116 @@
+"""`git-status`: uncommitted and untracked files, conflicts, unpushed commits and a detached HEAD."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from typing import Any
+
+from dun.checkapi import CheckContext, CheckSpec, CheckType
+from dun.globs import match_files
+from dun.hookspecs import hookimpl
+from dun.model import Item, Outcome, Status
+from dun.repo import git
+from dun.schema import Field
+
+FIELDS = {
+    "untracked": Field("bool", "Report untracked files.", default=True),
+    "unpushed": Field("bool", "Warn about commits not on the upstream branch.", default=True),
+    "detached": Field("bool", "Warn about a detached HEAD.", default=True),
+    "ignore": Field("list", "Gitignore-style globs of paths to leave out.", default=[], item=Field("str", "glob"),
+                    scalar_ok=True),
+    "max_items": Field("int", "Items listed; the rest are counted.", default=100, minimum=1),
+}
+_XY_NAMES = {"M": "modified", "T": "type changed", "A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
+
+
+def _describe(xy: str) -> str:
+    staged, unstaged = xy[0], xy[1]
+    parts = []
+    if staged != ".":
+        parts.append(f"{_XY_NAMES.get(staged, staged)} (staged)")
+    if unstaged != ".":
+        parts.append(_XY_NAMES.get(unstaged, unstaged))
+    return ", ".join(parts) or "changed"
+
+
+def parse_porcelain_v2(data: bytes) -> dict[str, Any]:
+    """Parse `git status --porcelain=v2 --branch -z` into branch facts and per-path entries."""
+    out: dict[str, Any] = {"head": None, "upstream": None, "ahead": 0, "changed": [], "untracked": [],
+                           "conflicts": []}
+    records = data.split(b"\0")
+    i = 0
+    while i < len(records):
+        rec = records[i].decode("utf-8", "surrogateescape")
+        i += 1
+        if rec.startswith("# branch.head "):
+            out["head"] = rec.split(" ", 2)[2]
+        elif rec.startswith("# branch.upstream "):
+            out["upstream"] = rec.split(" ", 2)[2]
+        elif rec.startswith("# branch.ab "):
+            out["ahead"] = int(rec.split(" ")[2].lstrip("+"))
+        elif rec.startswith("1 "):
+            parts = rec.split(" ", 8)
+            out["changed"].append((parts[8], _describe(parts[1])))
+        elif rec.startswith("2 "):
+            parts = rec.split(" ", 9)
+            out["changed"].append((parts[9], _describe(parts[1])))
+            i += 1  # the original path follows as its own record
+        elif rec.startswith("u "):
+            out["conflicts"].append(rec.split(" ", 10)[10])
+        elif rec.startswith("? "):
+            out["untracked"].append(rec[2:])
+    return out
+
+
+def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    o = spec.options
+    if not ctx.is_git:
+        return Outcome(Status.ERROR, f"not a git repository: {ctx.root}", next="git init")
+    try:
+        proc = git(ctx.root, "status", "--porcelain=v2", "--branch", "-z",
+                   "--untracked-files=" + ("normal" if o["untracked"] else "no"))
+    except subprocess.CalledProcessError as exc:
+        return Outcome(Status.ERROR, "git status failed: " + exc.stderr.decode("utf-8", "replace").strip()[:200])
+    st = parse_porcelain_v2(proc.stdout)
+
+    def keep(paths: list[str]) -> set[str]:
+        return set(paths) - set(match_files(paths, o["ignore"]))
+
+    changed = [(p, what) for p, what in st["changed"] if p in keep([p for p, _ in st["changed"]])]
+    untracked = sorted(keep(st["untracked"]))
+    conflicts = sorted(keep(st["conflicts"]))
+    items = [Item(f"merge conflict: {p}", p) for p in conflicts]
+    items += [Item(f"uncommitted: {what}", p) for p, what in changed]
+    items += [Item("untracked", p) for p in untracked]
+    problems, nexts = [], []
+    status = Status.PASS
+    if conflicts:
+        problems.append(f"{len(conflicts)} merge conflict(s)")
+        nexts.append("resolve the conflict markers, then: git add " + " ".join(shlex.quote(p) for p in conflicts[:5]))
+    if changed or untracked:
+        problems.append(f"{len(changed)} uncommitted, {len(untracked)} untracked")
+        nexts.append("review with `git status`, then: git add -A && git commit -m '<message>' "
+                     "(or add generated files to .gitignore)")
+    if problems:
+        status = Status.FAIL
+    if o["detached"] and st["head"] == "(detached)":
+        problems.append("detached HEAD")
+        nexts.append("git switch -c <branch-name>")
+        status = status if status is Status.FAIL else Status.WARN
+    if o["unpushed"] and st["upstream"] and st["ahead"] > 0:
+        problems.append(f"{st['ahead']} commit(s) not pushed to {st['upstream']}")
+        nexts.append("git push")
+        items.append(Item(f"{st['ahead']} unpushed commit(s) on {st['head']}"))
+        status = status if status is Status.FAIL else Status.WARN
+    if not problems:
+        return Outcome(Status.PASS, f"clean working tree on {st['head']}")
+    limit = o["max_items"]
+    if len(items) > limit:
+        items = [*items[:limit], Item(f"... and {len(items) - limit} more")]
+    return Outcome(status, "; ".join(problems), items=items, next="\n".join(nexts))
+
+
+@hookimpl
+def dun_check_types() -> list[CheckType]:
+    return [CheckType("git-status", "Uncommitted, untracked, conflicted and unpushed work.", FIELDS, run)]

@@ -1,0 +1,163 @@
+"""The click layer: parse flags, call a command function, map its result or exception to an exit code.
+
+Heavy modules are imported inside the commands so `dun --version` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from dun import __version__
+from dun.errors import EXIT_INTERNAL, EXIT_USAGE, ConfigError, DunError
+
+PATH_ARG = click.argument("path", required=False, type=click.Path(file_okay=False))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="dun")
+def cli() -> None:
+    """dun finds the outstanding work in a repository and drives a coding agent until it is done."""
+
+
+@cli.command("check")
+@PATH_ARG
+@click.option("-f", "--format", "fmt", help="text, json, llm, junit or github (default: check.format).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Checks run at once (default: check.jobs).")
+@click.option("--only", multiple=True, metavar="GLOB", help="Run only checks whose id or plugin matches.")
+@click.option("--skip", multiple=True, metavar="GLOB", help="Leave out checks whose id or plugin matches.")
+@click.option("--strict", is_flag=True, help="Warnings are actionable too (exit 1).")
+@click.option("-v", "--verbose", is_flag=True, help="Show passing and skipped checks, all items and details.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to a file.")
+def check_cmd(path: str | None, fmt: str | None, jobs: int | None, only: tuple[str, ...], skip: tuple[str, ...],
+              strict: bool, verbose: bool, color: str, output: str | None) -> None:
+    """Run the checks and report outstanding work. Exit 0: nothing actionable; 1: work remains."""
+    from dun.commands.check import CheckOptions, run_check
+
+    opts = CheckOptions(path=path, format=fmt, jobs=jobs, only=list(only), skip=list(skip), strict=strict,
+                        verbose=verbose, color=color, output=output)
+    _exit(run_check(opts))
+
+
+@cli.group("plugins")
+def plugins_group() -> None:
+    """Inspect and validate plugins."""
+
+
+@plugins_group.command("list")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def plugins_list(path: str | None, as_json: bool) -> None:
+    """Show every Python plugin (source, hooks) and YAML manifest (layer, file, checks)."""
+    from dun.commands.plugins import run_list
+
+    _exit(run_list(path, as_json))
+
+
+@plugins_group.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def plugins_validate(files: tuple[str, ...]) -> None:
+    """Validate manifest FILES with the validator `dun check` uses. Exit 2 when any is invalid."""
+    from dun.commands.plugins import run_validate
+
+    _exit(run_validate(list(files)))
+
+
+@cli.command("explain")
+@click.argument("check_id", metavar="CHECK")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def explain_cmd(check_id: str, path: str | None, as_json: bool) -> None:
+    """Print a check's definition and where it came from."""
+    from dun.commands.explain import run_explain
+
+    _exit(run_explain(check_id, path, as_json))
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Inspect the configuration."""
+
+
+@config_group.command("show")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def config_show(path: str | None, as_json: bool) -> None:
+    """Print the merged config: every key, its value, and whether it is the default."""
+    from dun.commands.config_cmd import run_show
+
+    _exit(run_show(path, as_json))
+
+
+@cli.command("init")
+@PATH_ARG
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+def init_cmd(path: str | None, force: bool) -> None:
+    """Scaffold .dun/config.yaml, an example plugin and MISSION.md."""
+    from dun.commands.init import run_init
+
+    _exit(run_init(path, force))
+
+
+def _exit(code: int) -> None:
+    sys.exit(code)
+
+
+def _crash_log(exc: BaseException) -> str:
+    """Write the traceback to a log file and return its path; the user sees one line."""
+    import datetime
+    import traceback
+
+    from dun.resources import user_state_dir
+
+    text = "".join(traceback.format_exception(exc))
+    try:
+        directory = user_state_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
+        path = directory / f"crash-{stamp}.log"
+        path.write_text(f"dun {__version__}\nargv: {sys.argv}\n\n{text}", encoding="utf-8")
+        return str(path)
+    except OSError:
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix="dun-crash-", suffix=".log")
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return name
+
+
+def main(argv: list[str] | None = None, entry: Callable[..., Any] = cli) -> int:
+    """Console-script entry point; the one place exceptions become exit codes."""
+    try:
+        rv = entry.main(args=argv, prog_name="dun", standalone_mode=False)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    except click.exceptions.Abort:
+        click.echo("dun: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except ConfigError as exc:
+        for line in exc.errors:
+            click.echo(f"dun: {line}", err=True)
+        return exc.exit_code
+    except DunError as exc:
+        click.echo(f"dun: {exc}", err=True)
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        log = _crash_log(exc)
+        click.echo(f"dun: internal error: {type(exc).__name__}: {exc} (traceback in {log})".splitlines()[0], err=True)
+        return EXIT_INTERNAL
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""dun's configuration: every key declared with type, default and description; loaded from
+`.dun/config.yaml` or `[tool.dun]` in `pyproject.toml`."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dun.errors import ConfigError
+from dun.schema import Field, Validator, plain
+from dun.yamlio import load_yaml_file
+
+CONFIG_FIELDS: dict[str, Field] = {
+    "check": Field("map", "How `dun check` runs.", fields={
+        "jobs": Field("int", "Checks run at once (independent checks run concurrently).", default=8, minimum=1),
+        "timeout_s": Field("float", "Default per-check timeout in seconds.", default=300.0, minimum=0.1),
+        "warn_is_actionable": Field(
+            "bool", "Treat `warn` results as actionable (exit code 1), as `--strict` does.", default=False),
+        "format": Field("str", "Default output format of `dun check`.", default="text"),
+    }),
+    "plugins": Field("map", "Which YAML plugin manifests load.", fields={
+        "disabled": Field("list", "Manifest ids to ignore, e.g. [go].", default=[], item=Field("str", "id")),
+        "dirs": Field("list", "Extra manifest directories, relative to the repo root; loaded after .dun/plugins.",
+                      default=[], item=Field("str", "directory")),
+    }),
+}
+
+
+@dataclass
+class Config:
+    values: dict[str, Any]
+    source: str  # where it was read from, or "defaults"
+    fields: dict[str, Field] = field(default_factory=dict)
+
+    def get(self, dotted: str) -> Any:
+        node: Any = self.values
+        for part in dotted.split("."):
+            node = node[part]
+        return node
+
+    def flat(self) -> list[tuple[str, Any, Field]]:
+        """Every declared key as (dotted.key, value, field), in declaration order."""
+        out: list[tuple[str, Any, Field]] = []
+        for section, spec in self.fields.items():
+            for key, sub in (spec.fields or {}).items():
+                out.append((f"{section}.{key}", self.values.get(section, {}).get(key), sub))
+        return out
+
+
+def config_path(root: Path) -> Path:
+    return root / ".dun" / "config.yaml"
+
+
+def _read_raw(root: Path) -> tuple[Any, str]:
+    yaml_path = config_path(root)
+    if yaml_path.is_file():
+        data = load_yaml_file(yaml_path)
+        return ({} if data is None else data), str(yaml_path)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            doc = tomllib.loads(pyproject.read_text("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{pyproject}: {exc}") from None
+        section = doc.get("tool", {}).get("dun")
+        if section is not None:
+            return section, f"{pyproject} [tool.dun]"
+    return {}, "defaults"
+
+
+def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Config:
+    fields = dict(CONFIG_FIELDS)
+    for name, spec in (extra_fields or {}).items():
+        if name in fields:
+            raise ConfigError(f"config section '{name}' is declared by dun and by a plugin")
+        fields[name] = spec
+    raw, source = _read_raw(root)
+    validator = Validator(source.split(" ")[0])
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
+    values = validator.check_map(raw, {k: _with_defaults(v) for k, v in fields.items()})
+    if validator.errors:
+        raise ConfigError(validator.errors)
+    return Config(values=plain(values), source=source, fields=fields)
+
+
+def _with_defaults(section: Field) -> Field:
+    """A section left out of the file still gets every key's default."""
+    defaults = {k: f.default for k, f in (section.fields or {}).items()}
+    return Field(section.type, section.description, fields=section.fields, default=defaults)
+
+
+def defaults_only() -> Config:
+    return Config(values={k: {n: f.default for n, f in (v.fields or {}).items()} for k, v in CONFIG_FIELDS.items()},
+                  source="defaults", fields=dict(CONFIG_FIELDS))

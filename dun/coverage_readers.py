@@ -1,0 +1,366 @@
+"""Read coverage data (coverage.py, its JSON, Cobertura XML, lcov, Go coverprofile) into one model."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import posixpath
+import re
+import sqlite3
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import groupby
+from pathlib import Path
+
+FORMATS = ("coveragepy", "json", "cobertura", "lcov", "go")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_GO_MODE = re.compile(r"mode: (set|count|atomic)\s*$")
+_GO_BLOCK = re.compile(r"(.+):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)")
+_LCOV_KEY = re.compile(r"[A-Z][A-Z_]*:")
+_RC_FILES = {
+    ".coveragerc": "",
+    "setup.cfg": "[coverage:",
+    "tox.ini": "[coverage:",
+    "pyproject.toml": "[tool.coverage",
+}
+# Markup that could define entities (XML bombs, external entities); checked in UTF-8 and UTF-16 encodings.
+_XML_FORBIDDEN = tuple(
+    m.encode(enc) for m in ("<!DOCTYPE", "<!ENTITY") for enc in ("utf-8", "utf-16-le", "utf-16-be")
+)
+
+
+class CoverageDataError(Exception):
+    """Unreadable coverage data: a one-line message naming the file and cause."""
+
+
+@dataclass
+class FileCoverage:
+    path: str
+    statements: int
+    missing: list[int]
+    # Uncovered statement count when it differs from len(missing): Go counts statements per block, not line.
+    missing_statements: int | None = None
+
+    @property
+    def covered(self) -> int:
+        missed = len(self.missing) if self.missing_statements is None else self.missing_statements
+        return max(self.statements - missed, 0)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.covered / self.statements if self.statements else 100.0
+
+
+@dataclass
+class CoverageReport:
+    format: str
+    source: str
+    files: list[FileCoverage]
+    # Recorded files that could not be analysed (coveragepy: the source file no longer exists).
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def percent(self) -> float:
+        statements = sum(f.statements for f in self.files)
+        return 100.0 * sum(f.covered for f in self.files) / statements if statements else 100.0
+
+
+def _error(path: Path, cause: object) -> CoverageDataError:
+    return CoverageDataError(f"{path}: {' '.join(str(cause).split())}")
+
+
+def line_ranges(lines: Sequence[int]) -> str:
+    """Compress line numbers: [1, 2, 3, 7, 9, 10] -> "1-3, 7, 9-10"."""
+    # Consecutive numbers share the same (number - position) key.
+    runs = [[n for _, n in g] for _, g in groupby(enumerate(sorted(set(lines))), lambda t: t[1] - t[0])]
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def _head(path: Path, size: int = 4096) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(size)
+    except FileNotFoundError:
+        raise _error(path, "no such file") from None
+    except OSError as exc:
+        raise _error(path, exc.strerror or exc) from exc
+    if not head:
+        raise _error(path, "empty file")
+    return head
+
+
+def detect_format(path: Path) -> str:
+    """Guess the format from the first bytes, falling back to the file name."""
+    head = _head(path)
+    if head.startswith(_SQLITE_MAGIC):
+        return "coveragepy"
+    text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    first = text.split("\n", 1)[0].rstrip("\r")
+    name = path.name.lower()
+    if _GO_MODE.match(first):
+        return "go"
+    if text.startswith("<") and "<coverage" in text:
+        return "cobertura"
+    if text.startswith("{") and ('"files"' in text or '"meta"' in text):
+        return "json"
+    if first.startswith(("TN:", "SF:")):
+        return "lcov"
+    # Name fallback, so a truncated or corrupt file is reported as such rather than as an unknown format.
+    if name == ".coverage" or (name.startswith(".coverage.") and "." not in name[len(".coverage.") :]):
+        return "coveragepy"
+    by_suffix = {".json": "json", ".xml": "cobertura", ".info": "lcov", ".lcov": "lcov"}
+    if path.suffix.lower() in by_suffix:
+        return by_suffix[path.suffix.lower()]
+    raise _error(path, "unknown coverage format")
+
+
+class _Paths:
+    """Normalises recorded paths: relative to root when under it, '/' separators."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.absolute()
+        forms = {self.root.as_posix(), root.resolve().as_posix()}
+        self._prefixes = [f.rstrip("/") + "/" for f in sorted(forms, key=len, reverse=True)]
+
+    def __call__(self, recorded: str) -> str:
+        p = posixpath.normpath(recorded.replace("\\", "/"))
+        for prefix in self._prefixes:
+            if p.startswith(prefix):
+                return p[len(prefix) :]
+        return p
+
+
+def _from_lines(by_file: dict[str, dict[int, bool]]) -> list[FileCoverage]:
+    return [
+        FileCoverage(path, len(lines), sorted(n for n, hit in lines.items() if not hit))
+        for path, lines in by_file.items()
+    ]
+
+
+def _hits(value: str | None) -> bool:
+    # Some tools write hit counts as floats ("1.0"); only "was it run" matters here.
+    try:
+        return float(value or "") > 0
+    except ValueError:
+        raise ValueError(f"bad hit count {value!r}") from None
+
+
+def _read_coveragepy(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
+    if not _head(path).startswith(_SQLITE_MAGIC):
+        raise _error(path, "not a SQLite database (coverage.py data file)")
+    # Check read-only first: coverage.py (before 7.17's read_only) writes its schema into a foreign database.
+    try:
+        uri = f"{path.absolute().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+            db.execute("select version from coverage_schema").fetchone()
+    except sqlite3.Error as exc:
+        raise _error(path, f"not a coverage.py data file: {exc}") from exc
+    import coverage  # slow to import; only needed for this format
+    from coverage.exceptions import CoverageException
+
+    try:
+        recorded = coverage.CoverageData(basename=str(path.absolute()))
+        recorded.read()
+        measured = sorted(recorded.measured_files())
+        # Analyse an in-memory copy keyed by absolute path: relative_files data then resolves against root
+        # without os.chdir (checks run in threads), and the user's data file is never written to.
+        cov = coverage.Coverage(data_file=None, config_file=_coverage_rc(paths.root))
+        cov.set_option("run:relative_files", False)
+        names = {f: str(paths.root / f) for f in measured}  # an absolute f stays as it is
+        data = cov.get_data()
+        if recorded.has_arcs():
+            data.add_arcs({names[f]: recorded.arcs(f) or [] for f in measured})
+        else:
+            data.add_lines({names[f]: recorded.lines(f) or [] for f in measured})
+        data.add_file_tracers({names[f]: t for f in measured if (t := recorded.file_tracer(f))})
+    except CoverageException as exc:
+        raise _error(path, exc) from exc
+    files: list[FileCoverage] = []
+    skipped: list[str] = []
+    for name in measured:
+        try:
+            _, statements, _, missing, _ = cov.analysis2(names[name])
+        except (CoverageException, OSError):
+            skipped.append(paths(names[name]))  # source gone or unparsable: no statement count to report
+            continue
+        files.append(FileCoverage(paths(names[name]), len(statements), missing))
+    return files, skipped
+
+
+def _coverage_rc(root: Path) -> str | bool:
+    # Use the project's own settings (exclusions change statement counts), found the way `coverage` does.
+    for name, marker in _RC_FILES.items():
+        candidate = root / name
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if candidate.is_file() and marker in candidate.read_text(encoding="utf-8"):
+                return str(candidate)
+    return False
+
+
+def _read_json(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except ValueError as exc:  # includes JSONDecodeError and UnicodeDecodeError
+        raise _error(path, f"invalid JSON: {exc}") from exc
+    entries = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        raise _error(path, "not a coverage.py JSON report (no 'files' object)")
+    files: list[FileCoverage] = []
+    try:
+        for name, entry in entries.items():
+            missing = sorted(int(n) for n in entry["missing_lines"])
+            statements = entry.get("summary", {}).get("num_statements")
+            if statements is None:
+                statements = len(entry["executed_lines"]) + len(missing)
+            files.append(FileCoverage(paths(name), int(statements), missing))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _error(path, f"malformed coverage.py JSON report: {type(exc).__name__}: {exc}") from exc
+    return files, []
+
+
+def _read_cobertura(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
+    data = path.read_bytes()
+    if any(marker in data for marker in _XML_FORBIDDEN):
+        raise _error(path, "XML with a DOCTYPE or ENTITY declaration is refused")
+    sources: list[str] = []
+    by_file: dict[str, dict[int, bool]] = {}
+    resolved: dict[str, str] = {}
+    root: ET.Element | None = None
+    try:
+        for _, elem in ET.iterparse(io.BytesIO(data), events=("end",)):
+            if elem.tag == "line":  # the bulk of events: handled with their <class>
+                continue
+            root = elem
+            if elem.tag == "source" and elem.text and elem.text.strip():
+                sources.append(elem.text.strip())
+            elif elem.tag == "class":
+                name = elem.get("filename")
+                if name is None:
+                    raise ValueError("<class> without filename")
+                if name not in resolved:
+                    resolved[name] = paths(_cobertura_path(name, sources, paths.root))
+                lines = by_file.setdefault(resolved[name], {})
+                # Method-level <line>s repeat class-level ones; merging by number makes that harmless.
+                for line in elem.iter("line"):
+                    number, hits = int(line.get("number", "")), line.get("hits")
+                    if not lines.get(number):
+                        lines[number] = hits != "0" and _hits(hits)  # "0" is most misses: skip the parse
+                elem.clear()  # keep memory flat on big reports
+            elif elem.tag == "package":
+                elem.clear()
+    except ET.ParseError as exc:
+        raise _error(path, f"invalid XML: {exc}") from exc
+    except (ValueError, TypeError) as exc:
+        raise _error(path, f"malformed Cobertura report: {exc}") from exc
+    if root is None or root.tag != "coverage":
+        raise _error(path, "not a Cobertura report (root element is not <coverage>)")
+    return _from_lines(by_file), []
+
+
+def _cobertura_path(name: str, sources: list[str], root: Path) -> str:
+    # Filenames are relative to one of the <source> roots; relative sources are taken relative to root.
+    if not sources or posixpath.isabs(name.replace("\\", "/")):
+        return name
+    candidates = [os.path.join(root, src, name) for src in sources]
+    if len(candidates) > 1:
+        return next((c for c in candidates if os.path.exists(c)), candidates[0])
+    return candidates[0]
+
+
+def _read_lcov(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
+    by_file: dict[str, dict[int, bool]] = {}
+    current: dict[int, bool] | None = None
+    for lineno, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        line = raw.strip()
+        try:
+            if not line:
+                continue
+            if line == "end_of_record":
+                current = None
+            elif line.startswith("SF:"):
+                current = by_file.setdefault(paths(line[3:]), {})
+            elif line.startswith("DA:"):
+                if current is None:
+                    raise ValueError("DA outside an SF record")
+                number, hits, *_ = [*line[3:].split(","), ""]  # an optional checksum may follow
+                current[int(number)] = current.get(int(number), False) or _hits(hits)
+            elif not _LCOV_KEY.match(line):
+                raise ValueError(f"unrecognised line {line[:60]!r}")
+        except ValueError as exc:
+            raise _error(path, f"line {lineno}: {exc}") from exc
+    if current is not None:
+        raise _error(path, "truncated: last record has no end_of_record")
+    return _from_lines(by_file), []
+
+
+def _go_module(root: Path) -> str | None:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for line in (root / "go.mod").read_text(encoding="utf-8").splitlines():
+            words = line.split("//", 1)[0].split()
+            if len(words) == 2 and words[0] == "module":
+                return words[1].strip('"`')
+    return None
+
+
+def _read_go(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
+    text = path.read_text(encoding="utf-8-sig").splitlines()
+    if not text or not _GO_MODE.match(text[0]):
+        raise _error(path, "not a Go coverprofile (first line is not 'mode: set|count|atomic')")
+    # (file, start line, start col, end line, end col) -> [statements, covered]
+    blocks: dict[tuple[str, int, int, int, int], list[int]] = {}
+    for lineno, line in enumerate(text[1:], 2):
+        if not line.strip() or _GO_MODE.match(line):  # concatenated profiles repeat the mode line
+            continue
+        m = _GO_BLOCK.fullmatch(line.strip())
+        if m is None:
+            raise _error(path, f"line {lineno}: unrecognised line {line[:60]!r}")
+        key = (m[1], int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+        block = blocks.setdefault(key, [int(m[6]), 0])
+        block[1] |= int(m[7]) > 0  # a block repeated across profiles is covered if any run covered it
+    module = _go_module(paths.root)
+    per_file: dict[str, list[tuple[int, int, int, bool]]] = {}
+    for (name, start, _, end, _), (stmts, hit) in blocks.items():
+        if module and name.startswith(module + "/"):
+            name = name[len(module) + 1 :]
+        per_file.setdefault(paths(name), []).append((start, end, stmts, bool(hit)))
+    files = []
+    for name, entries in per_file.items():
+        covered_lines = {n for s, e, _, hit in entries if hit for n in range(s, e + 1)}
+        # Zero-statement blocks carry no code, so their lines are never reported as missing.
+        missing = {n for s, e, k, hit in entries if not hit and k for n in range(s, e + 1)} - covered_lines
+        statements = sum(k for _, _, k, _ in entries)
+        unrun = sum(k for _, _, k, hit in entries if not hit)
+        files.append(FileCoverage(name, statements, sorted(missing), missing_statements=unrun))
+    return files, []
+
+
+_READERS: dict[str, Callable[[Path, _Paths], tuple[list[FileCoverage], list[str]]]] = {
+    "coveragepy": _read_coveragepy,
+    "json": _read_json,
+    "cobertura": _read_cobertura,
+    "lcov": _read_lcov,
+    "go": _read_go,
+}
+
+
+def read_coverage(path: Path, root: Path, fmt: str = "auto") -> CoverageReport:
+    """Read `path` (format `fmt`, or detected) into a CoverageReport; any failure is a CoverageDataError.
+
+    coveragepy: files whose source no longer exists (or no longer parses) cannot be analysed, since the
+    data file holds only executed lines; they are left out of `files` and listed in `skipped`.
+    """
+    if fmt != "auto" and fmt not in _READERS:
+        raise _error(path, f"unknown coverage format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    _head(path)  # missing or empty file, whatever the format
+    kind = detect_format(path) if fmt == "auto" else fmt
+    try:
+        files, skipped = _READERS[kind](path, _Paths(root))
+    except CoverageDataError:
+        raise
+    except Exception as exc:  # the contract is one exception type; keep the cause in the message
+        raise _error(path, f"{kind} data unreadable: {type(exc).__name__}: {exc}") from exc
+    files.sort(key=lambda f: f.path)
+    return CoverageReport(kind, str(path), files, sorted(skipped))

@@ -1,0 +1,26 @@
+"""Exceptions that map to documented exit codes; the CLI's one error handler turns them into one line."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_WORK_REMAINS = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+
+class DunError(Exception):
+    """An error the user can act on: printed as one line, never with a traceback."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(DunError):
+    """Bad command-line input."""
+
+
+class ConfigError(DunError):
+    """A config file or plugin manifest is invalid. `errors` holds one line per problem."""
+
+    def __init__(self, errors: list[str] | str) -> None:
+        self.errors = [errors] if isinstance(errors, str) else list(errors)
+        super().__init__(self.errors[0] if self.errors else "invalid configuration")

@@ -1,0 +1,106 @@
+"""The data every part of dun shares: check results, items and levels."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"
+    SKIP = "skip"
+    ERROR = "error"
+
+
+class Level(str, enum.Enum):
+    HIGH = "HIGH"
+    MEDIUM = "MEDIUM"
+    LOW = "LOW"
+
+
+# Priorities are integers, lower is more urgent; these bounds split them into levels.
+HIGH_BELOW = 30
+MEDIUM_BELOW = 70
+DEFAULT_PRIORITY = 50
+
+
+def level_for(priority: int, status: Status) -> Level | None:
+    """The level of a result: fail and error rank one level above warn at the same priority.
+
+    fail/error: priority < 30 is HIGH, < 70 MEDIUM, else LOW.
+    warn:       priority < 30 is MEDIUM, else LOW.
+    pass/skip:  no level.
+    """
+    if status in (Status.FAIL, Status.ERROR):
+        if priority < HIGH_BELOW:
+            return Level.HIGH
+        return Level.MEDIUM if priority < MEDIUM_BELOW else Level.LOW
+    if status is Status.WARN:
+        return Level.MEDIUM if priority < HIGH_BELOW else Level.LOW
+    return None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One concrete piece of outstanding work: a file and line when known, and a line of text."""
+
+    text: str
+    file: str | None = None
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "text": self.text}
+
+    def location(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file or ""
+
+
+@dataclass
+class Outcome:
+    """What a check type's run function returns; the engine turns it into a CheckResult."""
+
+    status: Status
+    signal: str
+    detail: str = ""
+    items: list[Item] = field(default_factory=list)
+    next: str | None = None
+
+
+@dataclass
+class CheckResult:
+    id: str
+    plugin: str
+    type: str
+    status: Status
+    priority: int
+    signal: str
+    detail: str = ""
+    next: str | None = None
+    items: list[Item] = field(default_factory=list)
+    duration_s: float = 0.0
+    description: str = ""
+
+    @property
+    def level(self) -> Level | None:
+        return level_for(self.priority, self.status)
+
+    def to_dict(self) -> dict[str, Any]:
+        level = self.level
+        return {
+            "id": self.id,
+            "plugin": self.plugin,
+            "type": self.type,
+            "status": self.status.value,
+            "priority": self.priority,
+            "level": level.value if level else None,
+            "signal": self.signal,
+            "detail": self.detail,
+            "next": self.next,
+            "items": [i.to_dict() for i in self.items],
+            "duration_s": round(self.duration_s, 3),
+        }

@@ -1,0 +1,1 @@
+"""Output formats for check results; each module is an ordinary dun plugin."""

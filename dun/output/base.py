@@ -1,0 +1,31 @@
+"""What a formatter receives: the report and a few rendering options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dun.engine import Report
+from dun.errors import EXIT_OK, EXIT_WORK_REMAINS
+
+JSON_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class FormatOptions:
+    color: bool = False
+    verbose: bool = False
+
+
+Formatter = Callable[[Report, FormatOptions], str]
+
+
+def exit_code(report: Report) -> int:
+    return EXIT_WORK_REMAINS if report.actionable() else EXIT_OK
+
+
+def summary_line(report: Report) -> str:
+    counts = report.counts()
+    parts = [f"{n} {name}" for name, n in counts.items() if n]
+    verdict = f"{len(report.actionable())} actionable" if report.actionable() else "nothing actionable"
+    return f"{verdict}: {', '.join(parts) or 'no checks'} in {report.duration_s:.1f}s"

@@ -1,0 +1,32 @@
+"""`json`: a stable schema for tools; see docs/output.md."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dun import __version__
+from dun.engine import Report
+from dun.hookspecs import hookimpl
+from dun.output.base import JSON_SCHEMA_VERSION, FormatOptions, Formatter, exit_code
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "dun_version": __version__,
+        "root": str(report.root),
+        "duration_s": round(report.duration_s, 3),
+        "summary": {**report.counts(), "total": len(report.results), "actionable": len(report.actionable()),
+                    "exit_code": exit_code(report)},
+        "checks": [r.to_dict() for r in report.results],
+    }
+
+
+def render(report: Report, opts: FormatOptions) -> str:
+    return json.dumps(report_dict(report), indent=2) + "\n"
+
+
+@hookimpl
+def dun_output_formats() -> dict[str, Formatter]:
+    return {"json": render}

@@ -1,0 +1,50 @@
+"""`text`: for people, with color on a terminal and a summary line."""
+
+from __future__ import annotations
+
+from dun.engine import Report
+from dun.hookspecs import hookimpl
+from dun.model import CheckResult, Status
+from dun.output.base import FormatOptions, Formatter, summary_line
+
+_COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31;1", Status.WARN: "33", Status.SKIP: "2"}
+_ITEMS_SHOWN = 10
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+def render_result(r: CheckResult, opts: FormatOptions) -> list[str]:
+    level = r.level.value if r.level else ""
+    tag = _paint(f"{r.status.value.upper():5}", _COLORS[r.status], opts.color)
+    lines = [f"{tag} {level:6} {r.id:24} {r.signal}"]
+    if r.status is Status.PASS and not opts.verbose:
+        return lines
+    shown = r.items if opts.verbose else r.items[:_ITEMS_SHOWN]
+    for item in shown:
+        where = item.location()
+        lines.append(f"        - {where + ': ' if where else ''}{item.text}")
+    if len(r.items) > len(shown):
+        lines.append(f"        ... {len(r.items) - len(shown)} more (use --verbose)")
+    if r.detail and (opts.verbose or (not r.items and r.status is not Status.SKIP)):
+        lines.extend("        | " + d for d in r.detail.splitlines()[-12:])
+    if r.next:
+        lines.extend("        next: " + n for n in r.next.splitlines())
+    return lines
+
+
+def render(report: Report, opts: FormatOptions) -> str:
+    out: list[str] = []
+    for r in report.results:
+        if r.status is Status.SKIP and not opts.verbose:
+            continue
+        out.extend(render_result(r, opts))
+    out.extend(report.notes)
+    out.append(summary_line(report))
+    return "\n".join(out) + "\n"
+
+
+@hookimpl
+def dun_output_formats() -> dict[str, Formatter]:
+    return {"text": render}

@@ -1,0 +1,88 @@
+"""Run a command in its own process group, stream its output in bounded memory, kill the group on timeout."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+KILL_GRACE_S = 2.0
+MAX_LINE_BYTES = 8192
+
+
+@dataclass
+class ProcResult:
+    exit_code: int | None  # None when the command could not start
+    timed_out: bool
+    tail: list[str]  # last lines of combined stdout+stderr
+    duration_s: float
+    start_error: str | None = None
+
+
+def kill_group(proc: subprocess.Popen[bytes], grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the whole process group, then SIGKILL whatever is still alive after `grace_s`."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        if sig is signal.SIGTERM:
+            try:
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                continue
+            # The leader is gone; children that ignored SIGTERM may still hold the group.
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+
+
+def run_streaming(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,
+    on_line: Callable[[str], None] | None = None,
+    tail_lines: int = 40,
+    env: dict[str, str] | None = None,
+) -> ProcResult:
+    """Run `argv`, feeding each output line to `on_line` and keeping only the last `tail_lines`."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    except OSError as exc:
+        return ProcResult(None, False, [], time.monotonic() - start, start_error=exc.strerror or str(exc))
+    tail: deque[str] = deque(maxlen=max(tail_lines, 1))
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        # readline with a size cap keeps memory bounded even for output without newlines
+        for raw in iter(lambda: proc.stdout.readline(MAX_LINE_BYTES), b""):  # type: ignore[union-attr]
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            tail.append(line)
+            if on_line is not None:
+                on_line(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    if timed_out:
+        kill_group(proc)
+    else:
+        # The leader exited; background children of the command must not outlive the check either.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    reader.join(timeout=KILL_GRACE_S)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return ProcResult(proc.returncode, timed_out, list(tail), time.monotonic() - start)

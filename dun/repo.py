@@ -1,0 +1,78 @@
+"""The repository: where its root is, which files it has, and a small git runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from dun.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Repo:
+    root: Path
+    is_git: bool
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run git in `root` with a stable, non-interactive environment."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, check=check, stdin=subprocess.DEVNULL
+    )
+
+
+def find_repo(start: Path | str | None = None) -> Repo:
+    """The git top level above `start`; outside git, the nearest parent holding `.dun/`, else `start`."""
+    here = Path(start or os.getcwd()).resolve()
+    if not here.exists():
+        raise UsageError(f"{here}: no such directory")
+    if not here.is_dir():
+        raise UsageError(f"{here}: not a directory")
+    try:
+        proc = git(here, "rev-parse", "--show-toplevel", check=False)
+    except FileNotFoundError:
+        proc = None  # git itself is missing: treat the tree as plain files
+    if proc is not None and proc.returncode == 0:
+        return Repo(Path(proc.stdout.decode().strip()).resolve(), True)
+    for parent in (here, *here.parents):
+        if (parent / ".dun").is_dir():
+            return Repo(parent, False)
+    return Repo(here, False)
+
+
+def _split_z(data: bytes) -> list[str]:
+    return [p.decode("utf-8", "surrogateescape") for p in data.split(b"\0") if p]
+
+
+def list_files(root: Path, is_git: bool) -> list[str]:
+    """Tracked files that still exist plus untracked files that are not ignored."""
+    if is_git:
+        listed = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
+        deleted = set(_split_z(git(root, "ls-files", "-z", "--deleted").stdout))
+        seen: dict[str, None] = {}
+        for path in _split_z(listed):
+            if path not in deleted:
+                seen[path] = None
+        return list(seen)
+    return _walk(root)
+
+
+def _walk(root: Path) -> list[str]:
+    """Outside git: every file, honouring the root's .gitignore when there is one."""
+    from dun.globs import gitignore_spec
+
+    ignore_file = root / ".gitignore"
+    spec = gitignore_spec(ignore_file.read_text("utf-8", "replace").splitlines()) if ignore_file.is_file() else None
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in sorted(filenames):
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+            out.append(rel)
+    if spec is not None:
+        out = [p for p in out if not spec.match_file(p)]
+    return out

@@ -1,0 +1,37 @@
+"""Everything one command invocation needs: the repo, a fresh plugin manager, the config, the catalog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pluggy
+
+from dun.catalog import Catalog, load_catalog
+from dun.config import Config, load_config
+from dun.plugins import make_manager, merged_mapping
+from dun.repo import Repo, find_repo
+
+
+@dataclass
+class Session:
+    repo: Repo
+    pm: pluggy.PluginManager
+    config: Config
+    _catalog: Catalog | None = field(default=None, repr=False)
+
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = load_catalog(self.root, self.pm, self.config)
+        return self._catalog
+
+
+def open_session(path: Path | str | None = None) -> Session:
+    repo = find_repo(path)
+    pm = make_manager()
+    config = load_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"))
+    return Session(repo=repo, pm=pm, config=config)
