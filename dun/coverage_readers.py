@@ -20,16 +20,15 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _GO_MODE = re.compile(r"mode: (set|count|atomic)\s*$")
 _GO_BLOCK = re.compile(r"(.+):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)")
 _LCOV_KEY = re.compile(r"[A-Z][A-Z_]*:")
-_RC_FILES = {
+# coverage.py config files in its search order, with the text that shows a file configures coverage.
+_RCS = {
     ".coveragerc": "",
     "setup.cfg": "[coverage:",
     "tox.ini": "[coverage:",
     "pyproject.toml": "[tool.coverage",
 }
 # Markup that could define entities (XML bombs, external entities); checked in UTF-8 and UTF-16 encodings.
-_XML_FORBIDDEN = tuple(
-    m.encode(enc) for m in ("<!DOCTYPE", "<!ENTITY") for enc in ("utf-8", "utf-16-le", "utf-16-be")
-)
+_XML_FORBIDDEN = [m.encode(e) for m in ("<!DOCTYPE", "<!ENTITY") for e in ("utf-8", "utf-16-le", "utf-16-be")]
 
 
 class CoverageDataError(Exception):
@@ -83,10 +82,8 @@ def _head(path: Path, size: int = 4096) -> bytes:
     try:
         with path.open("rb") as fh:
             head = fh.read(size)
-    except FileNotFoundError:
-        raise _error(path, "no such file") from None
     except OSError as exc:
-        raise _error(path, exc.strerror or exc) from exc
+        raise _error(path, exc.strerror or exc) from None
     if not head:
         raise _error(path, "empty file")
     return head
@@ -192,7 +189,7 @@ def _read_coveragepy(path: Path, paths: _Paths) -> tuple[list[FileCoverage], lis
 
 def _coverage_rc(root: Path) -> str | bool:
     # Use the project's own settings (exclusions change statement counts), found the way `coverage` does.
-    for name, marker in _RC_FILES.items():
+    for name, marker in _RCS.items():
         candidate = root / name
         with contextlib.suppress(OSError, UnicodeDecodeError):
             if candidate.is_file() and marker in candidate.read_text(encoding="utf-8"):
@@ -253,7 +250,7 @@ def _read_cobertura(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list
                 elem.clear()
     except ET.ParseError as exc:
         raise _error(path, f"invalid XML: {exc}") from exc
-    except (ValueError, TypeError) as exc:
+    except ValueError as exc:
         raise _error(path, f"malformed Cobertura report: {exc}") from exc
     if root is None or root.tag != "coverage":
         raise _error(path, "not a Cobertura report (root element is not <coverage>)")

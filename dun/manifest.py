@@ -76,7 +76,8 @@ def validate_manifest(data: Any, source: str, types: dict[str, CheckType], defau
         if spec is None:
             continue
         if spec.id in seen:
-            v.error(raw, "id", f"checks[{i}].id", f"duplicate check id '{spec.id}' (also checks[{seen[spec.id]}])")
+            v.error(raw, "id", f"checks[{i}].id", f"duplicate check id '{spec.id}' (also checks[{seen[spec.id]}])",
+                    value=True)
             continue
         seen[spec.id] = i
         checks.append(spec)
@@ -102,19 +103,20 @@ def _validate_check(v: Validator, parent: Any, i: int, raw: Any, types: dict[str
         return None
     if ctype is None:
         v.error(raw, "type", f"{path}.type",
-                f"unknown check type {ctype_name!r}{did_you_mean(ctype_name, sorted(types))}")
+                f"unknown check type {ctype_name!r}{did_you_mean(ctype_name, sorted(types))}", value=True)
         return None
     fields = {**CHECK_FIELDS, **ctype.fields}
     values = v.check_map(raw, fields, path)
     check_id = values.get("id")
     if isinstance(check_id, str) and not ID_RE.match(check_id):
-        v.error(raw, "id", f"{path}.id", f"invalid id {check_id!r}: use letters, digits, '_', '.', '-'")
+        v.error(raw, "id", f"{path}.id", f"invalid id {check_id!r}: use letters, digits, '_', '.', '-'",
+                    value=True)
     if len(v.errors) > before:
         return None
     options = {k: values[k] for k in ctype.fields}
     if ctype.validate is not None:
         for key, message in ctype.validate(options):
-            v.error(raw, key if key in raw else None, f"{path}.{key}", message)
+            v.error(raw, key if key in raw else None, f"{path}.{key}", message, value=True)
         if len(v.errors) > before:
             return None
     pos = position(parent, i)

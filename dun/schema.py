@@ -59,8 +59,8 @@ class Validator:
         self.source = source
         self.errors: list[str] = []
 
-    def error(self, parent: Any, key: str | int | None, path: str, message: str) -> None:
-        pos = position(parent, key)
+    def error(self, parent: Any, key: str | int | None, path: str, message: str, value: bool = False) -> None:
+        pos = position(parent, key, value)
         where = f"{self.source}:{pos[0]}:{pos[1]}" if pos else self.source
         self.errors.append(f"{where}: {path or '<top>'}: {message}")
 
@@ -72,14 +72,14 @@ class Validator:
             value = [value]
         expected = _PY_TYPES[spec.type]
         if not isinstance(value, expected) or (isinstance(value, bool) and spec.type in ("int", "float")):
-            self.error(parent, key, path, f"expected {_TYPE_NAMES[spec.type]}, got {type_name(value)}")
+            self.error(parent, key, path, f"expected {_TYPE_NAMES[spec.type]}, got {type_name(value)}", value=True)
             return None
         if spec.choices is not None and value not in spec.choices:
             options = ", ".join(repr(c) for c in spec.choices)
-            self.error(parent, key, path, f"must be one of {options}, got {value!r}{did_you_mean(value, spec.choices)}")
+            self.error(parent, key, path, f"must be one of {options}, got {value!r}{did_you_mean(value, spec.choices)}", value=True)
             return None
         if spec.minimum is not None and value < spec.minimum:
-            self.error(parent, key, path, f"must be at least {spec.minimum:g}, got {value}")
+            self.error(parent, key, path, f"must be at least {spec.minimum:g}, got {value}", value=True)
             return None
         if spec.type == "list" and spec.item is not None:
             return [self.check_value(value, i, v, spec.item, f"{path}[{i}]") for i, v in enumerate(value)]

@@ -69,8 +69,8 @@ def load_yaml_file(path: Path) -> Any:
     return load_yaml_text(text, str(path))
 
 
-def position(node: Any, key: str | int | None = None) -> tuple[int, int] | None:
-    """1-based (line, col) of a key's value in a ruamel mapping or sequence, or of the node itself."""
+def position(node: Any, key: str | int | None = None, value: bool = False) -> tuple[int, int] | None:
+    """1-based (line, col) of a mapping key (or its value), a sequence item, or the node itself."""
     lc = getattr(node, "lc", None)
     if lc is None:
         return None
@@ -79,6 +79,8 @@ def position(node: Any, key: str | int | None = None) -> tuple[int, int] | None:
             return lc.line + 1, lc.col + 1
         if isinstance(key, int):
             line, col = lc.item(key)
+        elif value:
+            line, col = lc.value(key)
         else:
             line, col = lc.key(key)
         return line + 1, col + 1

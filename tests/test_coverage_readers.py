@@ -302,7 +302,7 @@ def _assert_error(path: Path, fmt: str = "auto", contains: str = "") -> str:
 
 @pytest.mark.parametrize("fmt", ["auto", "coveragepy", "json", "cobertura", "lcov", "go"])
 def test_missing_and_empty_files(tmp_path: Path, fmt: str) -> None:
-    _assert_error(tmp_path / "nope.json", fmt, "no such file")
+    _assert_error(tmp_path / "nope.json", fmt, "No such file or directory")
     empty = tmp_path / "coverage.xml"
     empty.write_bytes(b"")
     _assert_error(empty, fmt, "empty file")
@@ -371,7 +371,11 @@ def test_corrupt_and_foreign_sqlite(project: Project, tmp_path: Path) -> None:
     with sqlite3.connect(foreign) as db:
         db.execute("create table t (x)")
     db.close()
-    _assert_error(foreign, contains="coverage")
+    _assert_error(foreign, contains="not a coverage.py data file")
+    # Reading must not have written coverage.py's schema into someone else's database.
+    with sqlite3.connect(foreign) as db:
+        assert db.execute("select name from sqlite_master").fetchall() == [("t",)]
+    db.close()
 
 
 def test_wrong_explicit_format_is_a_data_error(project: Project) -> None:

@@ -1,0 +1,155 @@
+"""Shared helpers for the standalone benchmarks in bench/: locating dun, timing commands, reporting.
+
+Plain stdlib on purpose: the benchmarks must run from a clean clone after `make .venv/.installed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RUNS = 5
+EXIT_PASS, EXIT_FAIL, EXIT_BROKEN = 0, 1, 2
+
+
+def dun_command() -> list[str]:
+    """The `dun` console script next to the running interpreter, else `python -m dun`."""
+    bindir = Path(sys.executable).parent
+    for name in ("dun", "dun.exe"):
+        script = bindir / name
+        if script.is_file() and os.access(script, os.X_OK):
+            return [str(script)]
+    return [sys.executable, "-m", "dun"]
+
+
+def git_env() -> dict[str, str]:
+    """A git environment that ignores the user's and system config, so results do not depend on them."""
+    return {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "dun bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+        "GIT_COMMITTER_NAME": "dun bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+
+
+def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """Run git quickly (no fsync, no auto gc) and return stdout; raise with stderr on failure."""
+    argv = ["git", "-c", "core.fsync=none", "-c", "gc.auto=0", *args]
+    proc = subprocess.run(argv, cwd=cwd, env=git_env(), input=stdin, capture_output=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(argv)} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')}")
+    return proc.stdout
+
+
+@dataclass
+class Run:
+    """One finished run of a command."""
+
+    seconds: float
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    peak_rss_kb: int  # the child's own peak RSS, or that of its largest waited-for descendant
+
+
+@dataclass
+class Timing:
+    argv: list[str]
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def samples(self) -> list[float]:
+        return [r.seconds for r in self.runs]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return max(r.peak_rss_kb for r in self.runs) / 1024
+
+    @property
+    def last(self) -> Run:
+        return self.runs[-1]
+
+
+def run_once(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
+    """Run `argv` with output in temp files (no pipe-reader threads in the timed path); wall time via perf_counter.
+
+    os.wait4 reaps the child itself so its rusage (peak RSS) is attributed to this run alone.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen the child is already reaped
+        out.seek(0)
+        err.seek(0)
+        return Run(seconds, proc.returncode, out.read(), err.read(), int(usage.ru_maxrss))
+
+
+def time_command(argv: Sequence[str], cwd: Path | None = None, runs: int = RUNS, warmup: int = 1,
+                 env: dict[str, str] | None = None, accept: Callable[[Run], str | None] | None = None) -> Timing:
+    """Run `argv` `warmup` times untimed, then `runs` times timed. `accept` returns an error message or None;
+    the first unacceptable run aborts the benchmark (exit 2) with its output."""
+    timing = Timing(list(argv))
+    for i in range(warmup + runs):
+        run = run_once(argv, cwd, env)
+        problem = accept(run) if accept else (f"exit code {run.returncode}" if run.returncode else None)
+        if problem:
+            broken(f"{shlex.join(argv)}: {problem}", run)
+        if i >= warmup:
+            timing.runs.append(run)
+    return timing
+
+
+def broken(message: str, run: Run | None = None) -> None:
+    """The benchmark itself could not measure what it should: explain and exit 2."""
+    print(f"BROKEN: {message}", file=sys.stderr)
+    if run is not None:
+        for name, data in (("stdout", run.stdout), ("stderr", run.stderr)):
+            text = data.decode("utf-8", "replace").strip()
+            if text:
+                print(f"--- {name} (last 40 lines) ---\n" + "\n".join(text.splitlines()[-40:]), file=sys.stderr)
+    sys.exit(EXIT_BROKEN)
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--runs", type=int, default=RUNS, help=f"timed runs; the median is reported (default {RUNS})")
+    return p
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.3f} s"
+
+
+def report(name: str, subject: Timing, baseline_label: str, baseline_s: float, target: float,
+           notes: Sequence[str] = ()) -> int:
+    """Print the result block and return the exit code: 0 PASS, 1 FAIL."""
+    ratio = subject.median / baseline_s
+    ok = ratio <= target
+    print(f"== {name}")
+    print(f"  command   {shlex.join(subject.argv)}")
+    print(f"  runs      {', '.join(_fmt(s) for s in subject.samples)}")
+    print(f"  median    {_fmt(subject.median)}   (peak RSS {subject.peak_rss_mb:.1f} MB)")
+    print(f"  baseline  {_fmt(baseline_s)}   {baseline_label}")
+    for note in notes:
+        print(f"  note      {note}")
+    print(f"  ratio     {ratio:.2f}   target <= {target:g}   {'PASS' if ok else 'FAIL'}")
+    return EXIT_PASS if ok else EXIT_FAIL
