@@ -6,8 +6,6 @@ Heavy modules are imported inside the commands so `dun --version` stays fast.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
 
 import click
 
@@ -131,7 +129,7 @@ def _crash_log(exc: BaseException) -> str:
         return name
 
 
-def main(argv: list[str] | None = None, entry: Callable[..., Any] = cli) -> int:
+def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
     """Console-script entry point; the one place exceptions become exit codes."""
     try:
         rv = entry.main(args=argv, prog_name="dun", standalone_mode=False)

@@ -67,26 +67,28 @@ def validate_manifest(data: Any, source: str, types: dict[str, CheckType], defau
     for i, trig in enumerate(data.get("triggers") or []):
         if isinstance(trig, dict) and len(trig) != 1:
             v.error(data["triggers"], i, f"triggers[{i}]", "each trigger needs exactly one of path-exists, glob-exists")
-    plugin_priority = top.get("priority") if isinstance(top.get("priority"), int) else DEFAULT_PRIORITY
+    plugin_priority: int = top["priority"] if isinstance(top.get("priority"), int) else DEFAULT_PRIORITY
     checks: list[CheckSpec] = []
     seen: dict[str, int] = {}
     raw_checks = data.get("checks")
     for i, raw in enumerate(raw_checks if isinstance(raw_checks, list) else []):
-        spec = _validate_check(v, raw_checks, i, raw, types, str(plugin_id), plugin_priority, default_timeout)
-        if spec is None:
-            continue
-        if spec.id in seen:
-            v.error(raw, "id", f"checks[{i}].id", f"duplicate check id '{spec.id}' (also checks[{seen[spec.id]}])",
+        raw_id = raw.get("id") if isinstance(raw, dict) else None
+        if isinstance(raw_id, str) and raw_id in seen:
+            v.error(raw, "id", f"checks[{i}].id", f"duplicate check id '{raw_id}' (also checks[{seen[raw_id]}])",
                     value=True)
             continue
-        seen[spec.id] = i
-        checks.append(spec)
+        if isinstance(raw_id, str):
+            seen[raw_id] = i
+        spec = _validate_check(v, raw_checks, i, raw, types, str(plugin_id), plugin_priority, default_timeout)
+        if spec is not None:
+            checks.append(spec)
     if isinstance(raw_checks, list) and not raw_checks:
         v.error(data, "checks", "checks", "a manifest needs at least one check")
     if v.errors:
         return None, v.errors
+    triggers = [{k: v for k, v in t.items() if v is not None} for t in top["triggers"]]
     return Manifest(id=str(plugin_id), description=top["description"], priority=plugin_priority,
-                    triggers=[{k: v for k, v in t.items() if v is not None} for t in top["triggers"]], checks=checks, source=source, origin=origin), []
+                    triggers=triggers, checks=checks, source=source, origin=origin), []
 
 
 def _validate_check(v: Validator, parent: Any, i: int, raw: Any, types: dict[str, CheckType], plugin: str,
@@ -103,7 +105,7 @@ def _validate_check(v: Validator, parent: Any, i: int, raw: Any, types: dict[str
         return None
     if ctype is None:
         v.error(raw, "type", f"{path}.type",
-                f"unknown check type {ctype_name!r}{did_you_mean(ctype_name, sorted(types))}", value=True)
+                f"unknown check type {ctype_name!r}{did_you_mean(str(ctype_name), sorted(types))}", value=True)
         return None
     fields = {**CHECK_FIELDS, **ctype.fields}
     values = v.check_map(raw, fields, path)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     PASS = "pass"
     FAIL = "fail"
     WARN = "warn"
@@ -15,7 +15,7 @@ class Status(str, enum.Enum):
     ERROR = "error"
 
 
-class Level(str, enum.Enum):
+class Level(enum.StrEnum):
     HIGH = "HIGH"
     MEDIUM = "MEDIUM"
     LOW = "LOW"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 
@@ -56,7 +56,8 @@ def check_types(pm: pluggy.PluginManager) -> dict[str, CheckType]:
     found: dict[str, CheckType] = {}
     owners: dict[str, str] = {}
     for impl in reversed(pm.hook.dun_check_types.get_hookimpls()):
-        for ctype in impl.function() or []:
+        declared = cast(list[CheckType], impl.function() or [])
+        for ctype in declared:
             owner = _owner(pm, impl.plugin)
             if ctype.name in found:
                 raise ConfigError(f"check type '{ctype.name}' is declared by both {owners[ctype.name]} and {owner}")
@@ -70,7 +71,8 @@ def merged_mapping(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict[
     found: dict[str, Any] = {}
     owners: dict[str, str] = {}
     for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
-        for key, value in (impl.function() or {}).items():
+        declared = cast(dict[str, Any], impl.function() or {})
+        for key, value in declared.items():
             owner = _owner(pm, impl.plugin)
             if key in found:
                 raise ConfigError(f"{what} '{key}' is declared by both {owners[key]} and {owner}")

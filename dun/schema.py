@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from dun.yamlio import position
 
@@ -64,8 +64,9 @@ class Validator:
         where = f"{self.source}:{pos[0]}:{pos[1]}" if pos else self.source
         self.errors.append(f"{where}: {path or '<top>'}: {message}")
 
-    def check_value(self, parent: Any, key: str | int | None, value: Any, spec: Field, path: str) -> Any:
+    def check_value(self, parent: Any, key: str | int | None, raw: Any, spec: Field, path: str) -> Any:
         """Validate one value; returns it converted to plain Python (or None when invalid)."""
+        value: Any = raw
         if spec.type == "any":
             return plain(value)
         if spec.scalar_ok and spec.type == "list" and not isinstance(value, list) and spec.item:
@@ -74,9 +75,11 @@ class Validator:
         if not isinstance(value, expected) or (isinstance(value, bool) and spec.type in ("int", "float")):
             self.error(parent, key, path, f"expected {_TYPE_NAMES[spec.type]}, got {type_name(value)}", value=True)
             return None
+        value = cast(Any, value)  # isinstance on a tuple of types narrows to object
         if spec.choices is not None and value not in spec.choices:
             options = ", ".join(repr(c) for c in spec.choices)
-            self.error(parent, key, path, f"must be one of {options}, got {value!r}{did_you_mean(value, spec.choices)}", value=True)
+            hint = did_you_mean(str(value), spec.choices)
+            self.error(parent, key, path, f"must be one of {options}, got {value!r}{hint}", value=True)
             return None
         if spec.minimum is not None and value < spec.minimum:
             self.error(parent, key, path, f"must be at least {spec.minimum:g}, got {value}", value=True)

@@ -85,7 +85,8 @@ def test_bad_choice_and_regex(types: dict[str, CheckType]) -> None:
     (error,) = validate(text, types)
     assert error.startswith("m.yaml:5:11: checks[0].rule: must be one of")
     assert "(did you mean 'path-exists'?)" in error
-    text = "id: x\nchecks:\n  - id: c\n    type: files\n    rule: pattern-count\n    glob: '*'\n    pattern: '('\n    max: 0\n"
+    text = ("id: x\nchecks:\n  - id: c\n    type: files\n    rule: pattern-count\n    glob: '*'\n"
+            "    pattern: '('\n    max: 0\n")
     (error,) = validate(text, types)
     assert "checks[0].pattern: invalid regex '('" in error
 
@@ -134,9 +135,9 @@ def manifests(draw: st.DrawFn) -> dict[str, object]:
 @settings(max_examples=300, deadline=None)
 @given(manifests())
 def test_validator_never_raises(types: dict[str, CheckType], doc: dict[str, object]) -> None:
-    from ruamel.yaml import YAML
-
     import io
+
+    from ruamel.yaml import YAML
 
     buf = io.StringIO()
     YAML(typ="safe", pure=True).dump(doc, buf)

@@ -53,7 +53,9 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     items = [Item(text=b.text, file=b.file, line=b.line) for b in open_boxes[: o["max_items"]]]
     if len(open_boxes) > o["max_items"]:
         items.append(Item(text=f"... and {len(open_boxes) - o['max_items']} more boxes"))
-    tally = f"{done}/{done + len(open_boxes)} boxes done" + (f", {optional_open} optional open" if optional_open else "")
+    tally = f"{done}/{done + len(open_boxes)} boxes done"
+    if optional_open:
+        tally += f", {optional_open} optional open"
     if problems:
         return Outcome(Status.ERROR, f"cannot read {problems[0]}" + (f" (+{len(problems) - 1} more)"
                        if len(problems) > 1 else ""), detail="\n".join(problems), items=items)

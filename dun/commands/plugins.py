@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from dun.errors import EXIT_OK, EXIT_USAGE, ConfigError
 from dun.manifest import load_manifest
@@ -16,10 +17,10 @@ def run_list(path: str | None, as_json: bool) -> int:
     session = open_session(path)
     python_plugins = describe(session.pm)
     catalog = session.catalog()
-    manifests = [{"id": m.id, "origin": m.origin, "source": m.source, "checks": [c.id for c in m.checks],
-                  "overrides": m.overrides, "enabled": True} for m in catalog.manifests]
-    manifests += [{"id": m.id, "origin": m.origin, "source": m.source, "checks": [c.id for c in m.checks],
-                   "overrides": m.overrides, "enabled": False} for m in catalog.disabled]
+    manifests: list[dict[str, Any]] = [
+        {"id": m.id, "origin": m.origin, "source": m.source, "checks": [c.id for c in m.checks],
+         "overrides": m.overrides, "enabled": enabled}
+        for enabled, group in ((True, catalog.manifests), (False, catalog.disabled)) for m in group]
     if as_json:
         data = {"python": [p.to_dict() for p in python_plugins], "manifests": manifests}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

@@ -1,0 +1,136 @@
+"""`dun init`, `dun explain`, `dun plugins list|validate`, `dun config show`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+
+from dun.cli import cli, main
+
+
+def invoke(args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_init_scaffolds_and_refuses_to_overwrite(repo: Path) -> None:
+    code, _out, _ = invoke(["init", str(repo)])
+    assert code == 0
+    for rel in (".dun/config.yaml", ".dun/plugins/example.yaml", "MISSION.md", ".dun/.gitignore"):
+        assert (repo / rel).is_file(), rel
+    (repo / "MISSION.md").write_text("# mine\n")
+    assert main(["init", str(repo)]) == 2
+    assert (repo / "MISSION.md").read_text() == "# mine\n"  # nothing lost
+    assert main(["init", str(repo), "--force"]) == 0
+    assert (repo / "MISSION.md").read_text() != "# mine\n"
+
+
+def test_init_output_is_a_valid_working_setup(repo: Path) -> None:
+    invoke(["init", str(repo)])
+    code, out, _ = invoke(["plugins", "validate", str(repo / ".dun/plugins/example.yaml")])
+    assert code == 0 and "ok, plugin 'example' with 2 check(s)" in out
+    code, out, _ = invoke(["check", str(repo), "--format", "json"])
+    data = json.loads(out)
+    ids = {c["id"]: c["status"] for c in data["checks"]}
+    assert ids["readme"] == "pass"
+    assert ids["mission-boxes"] == "fail"
+
+
+def test_explain_shows_definition_and_origin(repo: Path) -> None:
+    write(repo, ".dun/plugins/mine.yaml", "id: mine\nchecks:\n  - id: readme\n    type: files\n"
+                                          "    rule: path-exists\n    paths: [README.md]\n    next: write it\n")
+    code, out, _ = invoke(["explain", "readme", "-C", str(repo)])
+    assert code == 0
+    assert f"defined:   {repo / '.dun/plugins/mine.yaml'}:3" in out
+    assert "plugin:    mine (repo)" in out
+    assert "rule: path-exists" in out
+    code, out, _ = invoke(["explain", "git-status", "-C", str(repo), "--json"])
+    data = json.loads(out)
+    assert data["origin"] == "builtin" and data["defined_at"].endswith("git.yaml:7")
+    assert main(["explain", "readmy", "-C", str(repo)]) == 2
+
+
+def test_explain_unknown_check_suggests(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "git-statu", "-C", str(repo)]) == 2
+    assert "no check 'git-statu' (did you mean 'git-status'?)" in capsys.readouterr().err
+
+
+def test_plugins_validate_reports_every_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write(tmp_path, "good.yaml", "id: g\nchecks:\n  - {id: a, type: git-status}\n")
+    bad = write(tmp_path, "bad.yaml", "id: b\nchecks:\n  - {id: a, type: git-status, untracked: maybe}\n"
+                                      "  - {id: a, type: git-status}\n")
+    assert main(["plugins", "validate", str(good), str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert f"{good}: ok" in captured.out
+    err = captured.err.splitlines()
+    assert err == [f"{bad}:3:42: checks[0].untracked: expected true or false, got str",
+                   f"{bad}:4:10: checks[1].id: duplicate check id 'a' (also checks[0])"]
+
+
+def test_plugins_list_shows_python_and_yaml_plugins(repo: Path) -> None:
+    _code, out, _ = invoke(["plugins", "list", str(repo), "--json"])
+    data = json.loads(out)
+    names = {p["name"]: p for p in data["python"]}
+    assert names["builtin:command"]["hooks"] == ["dun_check_types"]
+    assert names["builtin:text"]["source"] == "builtin"
+    assert {m["id"] for m in data["manifests"]} >= {"git", "python", "go", "helix", "mission"}
+
+
+def test_entry_point_plugins_are_loaded(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A third-party package exposing an entry point in group `dun` adds a check type and a format."""
+    site = tmp_path / "site"
+    write(site, "dun_extra.py", '''
+from dun.checkapi import CheckType
+from dun.hookspecs import hookimpl
+from dun.model import Outcome, Status
+
+@hookimpl
+def dun_check_types():
+    return [CheckType("always-warn", "demo", {}, lambda spec, ctx: Outcome(Status.WARN, "from a plugin"))]
+
+@hookimpl
+def dun_output_formats():
+    return {"count": lambda report, opts: f"{len(report.results)} results\\n"}
+''')
+    write(site, "dun_extra-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: dun-extra\nVersion: 1.0\n")
+    write(site, "dun_extra-1.0.dist-info/entry_points.txt", "[dun]\nextra = dun_extra\n")
+    monkeypatch.syspath_prepend(str(site))
+    write(repo, ".dun/plugins/p.yaml", "id: p\nchecks:\n  - {id: w, type: always-warn}\n")
+    code, out, _ = invoke(["check", str(repo), "--only", "w", "--format", "llm"])
+    assert code == 0
+    assert "[LOW] w warn: from a plugin" in out
+    code, out, _ = invoke(["check", str(repo), "--only", "w", "--format", "count"])
+    assert out == "1 results\n"
+    code, out, _ = invoke(["plugins", "list", str(repo), "--json"])
+    extra = next(p for p in json.loads(out)["python"] if p["name"] == "extra")
+    assert extra["source"] == "entry point (dun-extra 1.0)"
+    assert extra["hooks"] == ["dun_check_types", "dun_output_formats"]
+    sys.modules.pop("dun_extra", None)
+
+
+def test_broken_entry_point_plugin_is_a_config_error(repo: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    site = tmp_path / "site"
+    write(site, "dun_broken.py", "raise ImportError('missing dependency foo')\n")
+    write(site, "dun_broken-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: dun-broken\nVersion: 1.0\n")
+    write(site, "dun_broken-1.0.dist-info/entry_points.txt", "[dun]\nbroken = dun_broken\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert main(["check", str(repo)]) == 2
+    assert "failed to load: missing dependency foo" in capsys.readouterr().err
+
+
+def test_config_show_lists_keys_values_and_sources(repo: Path) -> None:
+    write(repo, ".dun/config.yaml", "check:\n  jobs: 3\n")
+    code, out, _ = invoke(["config", "show", str(repo)])
+    assert code == 0
+    assert "check.jobs = 3\n" in out
+    assert "check.timeout_s = 300.0  (default)" in out
+    assert f"# config read from: {repo / '.dun/config.yaml'}" in out
+    code, out, _ = invoke(["config", "show", str(repo), "--json"])
+    assert json.loads(out)["values"]["check"]["jobs"] == 3
