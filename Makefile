@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@bash scripts/demo.sh $(BIN)/dun
+	@bash scripts/demo.sh $(abspath $(BIN))/dun
 
 test: $(STAMP)
 	$(BIN)/ruff check dun tests bench

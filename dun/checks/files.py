@@ -65,7 +65,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         if not wrong:
             return Outcome(Status.PASS, f"all {len(o['paths'])} paths {'exist' if want else 'absent'}")
         verb = "missing" if want else "present but should not be"
-        items = [Item(text=f"{verb}: {p}", file=p) for p in wrong]
+        items = [Item(text=verb, file=p) for p in wrong]
         return Outcome(Status.FAIL, f"{len(wrong)} path(s) {verb}: {', '.join(wrong[:3])}", items=_capped(items, limit))
     matched = ctx.match(o["glob"])
     if rule in ("glob-min-count", "glob-max-count"):
@@ -87,7 +87,7 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> 
         for lineno, line in enumerate(text.splitlines(), 1):
             if regex.search(line):
                 hits.append(Item(text=line.strip()[:200], file=rel, line=lineno))
-    status, signal = _bounds(len(hits), f"lines match /{o['pattern']}/ in {len(matched)} files", o["min"], o["max"])
+    status, signal = _bounds(len(hits), f"line(s) match /{o['pattern']}/ in {len(matched)} files", o["min"], o["max"])
     detail = f"skipped {len(skipped)} unreadable or binary file(s): {', '.join(skipped[:5])}" if skipped else ""
     return Outcome(status, signal, detail, _capped(hits, o["max_items"]) if status is Status.FAIL else [])
 

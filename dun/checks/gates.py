@@ -35,7 +35,7 @@ def evidence_missing(ctx: CheckContext, evidence: str) -> str | None:
         return None if ctx.match([path]) else f"no file matches {path}"
     target = ctx.root / path
     if not target.exists():
-        return f"missing file {path}"
+        return f"missing file {path}" + (f" (needed for heading '{heading}')" if heading else "")
     if heading:
         if not target.is_file():
             return f"{path} is not a file, cannot hold heading '{heading}'"

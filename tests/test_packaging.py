@@ -1,0 +1,61 @@
+"""The wheel is what users install: build it, install it into a fresh venv, run it outside the source tree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import git, write
+
+SOURCE = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
+                    str(SOURCE)], check=True, capture_output=True, timeout=300)
+    (whl,) = out.glob("dun-*.whl")
+    return whl
+
+
+def test_wheel_carries_plugins_templates_and_console_script(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    for plugin in ("git", "python", "go", "helix", "mission"):
+        assert f"dun/_data/plugins/{plugin}.yaml" in names
+    assert "dun/_data/templates/MISSION.md" in names
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "dun = dun.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_installed_wheel_checks_a_repo_outside_the_source_tree(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    pip = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+                         capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    dun = env_dir / "bin" / "dun"
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    write(project, "MISSION.md", "# Mission\n- [ ] ship it\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "start")
+    proc = subprocess.run([str(dun), "check", "--format", "json"], cwd=project, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    checks = {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert checks["mission-boxes"]["items"] == [{"file": "MISSION.md", "line": 2, "text": "ship it"}]
+    listing = subprocess.run([str(dun), "plugins", "list", "--json"], cwd=project, capture_output=True, text=True,
+                             timeout=120)
+    sources = {m["id"]: m["source"] for m in json.loads(listing.stdout)["manifests"]}
+    assert sources["mission"].startswith(str(env_dir)), "built-in manifests must come from the installed wheel"
+    init = subprocess.run([str(dun), "init"], cwd=project, capture_output=True, text=True, timeout=120)
+    assert init.returncode == 2 and "refusing to overwrite MISSION.md" in init.stderr
