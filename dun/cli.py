@@ -84,11 +84,12 @@ def config_group() -> None:
 @config_group.command("show")
 @PATH_ARG
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def config_show(path: str | None, as_json: bool) -> None:
+@click.option("--toml", "as_toml", is_flag=True, help="As a [tool.dun] table for pyproject.toml.")
+def config_show(path: str | None, as_json: bool, as_toml: bool) -> None:
     """Print the merged config: every key, its value, and whether it is the default."""
     from dun.commands.config_cmd import run_show
 
-    _exit(run_show(path, as_json))
+    _exit(run_show(path, as_json, as_toml))
 
 
 @cli.command("init")

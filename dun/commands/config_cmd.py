@@ -9,9 +9,16 @@ from dun.errors import EXIT_OK
 from dun.session import open_session
 
 
-def run_show(path: str | None, as_json: bool) -> int:
+def run_show(path: str | None, as_json: bool, as_toml: bool = False) -> int:
     session = open_session(path)
     cfg = session.config
+    if as_toml:
+        import tomli_w
+
+        # ready to paste into pyproject.toml; None (unset) values have no TOML form and are left out
+        values = {s: {k: v for k, v in keys.items() if v is not None} for s, keys in cfg.values.items()}
+        sys.stdout.write(tomli_w.dumps({"tool": {"dun": values}}))
+        return EXIT_OK
     if as_json:
         sys.stdout.write(json.dumps({"source": cfg.source, "values": cfg.values}, indent=2) + "\n")
         return EXIT_OK

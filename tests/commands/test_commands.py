@@ -134,3 +134,15 @@ def test_config_show_lists_keys_values_and_sources(repo: Path) -> None:
     assert f"# config read from: {repo / '.dun/config.yaml'}" in out
     code, out, _ = invoke(["config", "show", str(repo), "--json"])
     assert json.loads(out)["values"]["check"]["jobs"] == 3
+
+
+def test_config_show_toml_round_trips_through_pyproject(repo: Path, tmp_path: Path) -> None:
+    write(repo, ".dun/config.yaml", "check:\n  jobs: 3\nplugins:\n  disabled: [go]\n")
+    code, out, _ = invoke(["config", "show", str(repo), "--toml"])
+    assert code == 0 and out.startswith("[tool.dun.check]")
+    other = tmp_path / "other"
+    other.mkdir()
+    write(other, "pyproject.toml", out)
+    code, out, _ = invoke(["config", "show", str(other), "--json"])
+    values = json.loads(out)["values"]
+    assert values["check"]["jobs"] == 3 and values["plugins"]["disabled"] == ["go"]

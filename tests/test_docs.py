@@ -1,0 +1,64 @@
+"""The documentation is the user's manual: its examples must load, and it must name every field and key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dun.checks.gates import GATE_FIELDS
+from dun.config import CONFIG_FIELDS
+from dun.manifest import CHECK_FIELDS, MANIFEST_FIELDS, validate_manifest
+from dun.plugins import check_types, make_manager
+from dun.schema import Validator
+from dun.yamlio import load_yaml_text
+
+ROOT = Path(__file__).resolve().parent.parent
+FENCE = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
+
+
+def yaml_blocks(doc: str) -> list[str]:
+    return FENCE.findall((ROOT / doc).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("doc", ["docs/plugins.md", "README.md"])
+def test_every_manifest_example_validates(doc: str) -> None:
+    types = check_types(make_manager(entry_points=False))
+    manifests = 0
+    for block in yaml_blocks(doc):
+        data = load_yaml_text(block, doc)
+        if isinstance(data, dict) and "checks" in data:
+            manifests += 1
+            _, errors = validate_manifest(data, doc, types, 300.0)
+            assert errors == [], block
+        elif isinstance(data, dict) and "required" in data:
+            validator = Validator(doc)
+            validator.check_map(data, GATE_FIELDS)
+            assert validator.errors == []
+    assert manifests >= 1
+
+
+def test_plugin_guide_documents_every_field_of_every_type() -> None:
+    guide = (ROOT / "docs/plugins.md").read_text(encoding="utf-8")
+    for name in [*MANIFEST_FIELDS, *CHECK_FIELDS]:
+        assert f"| `{name}` |" in guide, name
+    for ctype in check_types(make_manager(entry_points=False)).values():
+        section = guide.split(f"### `{ctype.name}`", 1)[1].split("\n### ", 1)[0]
+        for field in ctype.fields:
+            assert f"`{field}`" in section, f"{ctype.name}.{field}"
+
+
+def test_readme_documents_commands_config_keys_and_exit_codes() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for command in ("dun check", "dun plugins list", "dun plugins validate", "dun explain", "dun config show",
+                    "dun init"):
+        assert command in readme, command
+    for section, spec in CONFIG_FIELDS.items():
+        for key in spec.fields or {}:
+            assert f"`{section}.{key}`" in readme, f"{section}.{key}"
+    for flag in ("--format", "--jobs", "--only", "--skip", "--strict", "--verbose", "--color", "--output"):
+        assert flag in readme, flag
+    for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |"):
+        assert code in readme
+    assert "make demo" in readme and "make test" in readme
