@@ -32,7 +32,7 @@ def test_wheel_carries_plugins_templates_and_console_script(wheel: Path) -> None
         assert f"dun/_data/plugins/{plugin}.yaml" in names
     assert "dun/_data/templates/MISSION.md" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "dun = dun.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "dun = dun.entry:run" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_installed_wheel_checks_a_repo_outside_the_source_tree(wheel: Path, tmp_path: Path) -> None:
