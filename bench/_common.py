@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 RUNS = 5
 EXIT_PASS, EXIT_FAIL, EXIT_BROKEN = 0, 1, 2
@@ -62,13 +63,13 @@ class Run:
     returncode: int
     stdout: bytes
     stderr: bytes
-    peak_rss_kb: int  # the child's own peak RSS, or that of its largest waited-for descendant
 
 
 @dataclass
 class Timing:
     argv: list[str]
     runs: list[Run] = field(default_factory=list)
+    peak_rss_kb: int | None = None  # from one extra untimed run, see peak_rss_kb()
 
     @property
     def samples(self) -> list[float]:
@@ -79,34 +80,56 @@ class Timing:
         return statistics.median(self.samples)
 
     @property
-    def peak_rss_mb(self) -> float:
-        return max(r.peak_rss_kb for r in self.runs) / 1024
-
-    @property
     def last(self) -> Run:
         return self.runs[-1]
 
 
 def run_once(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
-    """Run `argv` with output in temp files (no pipe-reader threads in the timed path); wall time via perf_counter.
-
-    os.wait4 reaps the child itself so its rusage (peak RSS) is attributed to this run alone.
-    """
+    """Run `argv` with output in temp files (no pipe-reader threads in the timed path); wall time via perf_counter."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
+        returncode = subprocess.run(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=err).returncode
         seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen the child is already reaped
         out.seek(0)
         err.seek(0)
-        return Run(seconds, proc.returncode, out.read(), err.read(), int(usage.ru_maxrss))
+        return Run(seconds, returncode, out.read(), err.read())
+
+
+# Peak RSS has to be read through a small launcher: a child's ru_maxrss also counts the memory of the process
+# it was forked from (the high-water mark survives exec), so children of this script would report at least
+# this script's own size. The launcher (an isolated interpreter, ~10 MB) forks the command and reports its
+# ru_maxrss, which therefore has the launcher's size as its floor.
+_RSS_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def peak_rss_kb(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
+    """Peak resident set size of one (untimed) run of `argv`, in KiB."""
+    with tempfile.TemporaryDirectory(prefix="dun-bench-rss-") as tmp:
+        report_file = Path(tmp) / "maxrss"
+        launcher = [sys.executable, "-I", "-S", "-c", _RSS_LAUNCHER, str(report_file), *argv]
+        subprocess.run(launcher, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        return int(report_file.read_text(encoding="ascii"))
 
 
 def time_command(argv: Sequence[str], cwd: Path | None = None, runs: int = RUNS, warmup: int = 1,
-                 env: dict[str, str] | None = None, accept: Callable[[Run], str | None] | None = None) -> Timing:
-    """Run `argv` `warmup` times untimed, then `runs` times timed. `accept` returns an error message or None;
-    the first unacceptable run aborts the benchmark (exit 2) with its output."""
+                 env: dict[str, str] | None = None, accept: Callable[[Run], str | None] | None = None,
+                 rss: bool = False) -> Timing:
+    """Run `argv` `warmup` times untimed, then `runs` times timed, then (with `rss`) once more for its peak RSS.
+    `accept` returns an error message or None; the first unacceptable run aborts the benchmark (exit 2)."""
     timing = Timing(list(argv))
     for i in range(warmup + runs):
         run = run_once(argv, cwd, env)
@@ -115,10 +138,27 @@ def time_command(argv: Sequence[str], cwd: Path | None = None, runs: int = RUNS,
             broken(f"{shlex.join(argv)}: {problem}", run)
         if i >= warmup:
             timing.runs.append(run)
+    if rss:
+        timing.peak_rss_kb = peak_rss_kb(argv, cwd, env)
     return timing
 
 
-def broken(message: str, run: Run | None = None) -> None:
+def time_pair(subject: Sequence[str], baseline: Sequence[str], cwd: Path | None = None, runs: int = RUNS,
+              warmup: int = 1, accept: Callable[[Run], str | None] | None = None,
+              accept_baseline: Callable[[Run], str | None] | None = None) -> tuple[Timing, Timing]:
+    """Time `subject` and `baseline` alternately (baseline first in each round), so background load on the
+    machine hits both alike; returns (subject timing, baseline timing)."""
+    pair = (Timing(list(subject)), Timing(list(baseline)))
+    for _ in range(warmup + runs):
+        for timing, check in ((pair[1], accept_baseline), (pair[0], accept)):
+            timing.runs.extend(time_command(timing.argv, cwd, runs=1, warmup=0, accept=check).runs)
+    for timing in pair:
+        del timing.runs[:warmup]
+    pair[0].peak_rss_kb = peak_rss_kb(subject, cwd)
+    return pair
+
+
+def broken(message: str, run: Run | None = None) -> NoReturn:
     """The benchmark itself could not measure what it should: explain and exit 2."""
     print(f"BROKEN: {message}", file=sys.stderr)
     if run is not None:
@@ -147,7 +187,8 @@ def report(name: str, subject: Timing, baseline_label: str, baseline_s: float, t
     print(f"== {name}")
     print(f"  command   {shlex.join(subject.argv)}")
     print(f"  runs      {', '.join(_fmt(s) for s in subject.samples)}")
-    print(f"  median    {_fmt(subject.median)}   (peak RSS {subject.peak_rss_mb:.1f} MB)")
+    rss = f"   (peak RSS {subject.peak_rss_kb / 1024:.1f} MiB)" if subject.peak_rss_kb is not None else ""
+    print(f"  median    {_fmt(subject.median)}{rss}")
     print(f"  baseline  {_fmt(baseline_s)}   {baseline_label}")
     for note in notes:
         print(f"  note      {note}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Run, dun_command, parser, report, time_command  # noqa: E402
+from _common import Run, dun_command, parser, report, time_pair
 
 TARGET = 4.0
 
@@ -29,8 +29,7 @@ def main() -> int:
     # Run outside any repository so nothing in the cwd can influence either command.
     with tempfile.TemporaryDirectory(prefix="dun-bench-startup-") as tmp:
         cwd = Path(tmp)
-        baseline = time_command([sys.executable, "-c", "pass"], cwd, runs=args.runs)
-        subject = time_command(dun, cwd, runs=args.runs, accept=accept)
+        subject, baseline = time_pair(dun, [sys.executable, "-c", "pass"], cwd, runs=args.runs, accept=accept)
     return report("startup: dun --version", subject, f"{Path(sys.executable).name} -c pass", baseline.median,
                   TARGET)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class CheckContext:
         self.is_git = is_git
         self.config = config
         self._files: list[str] | None = None
+        self._matches: dict[tuple[str, ...], list[str]] = {}
         self._lock = threading.Lock()
 
     def files(self) -> list[str]:
@@ -72,7 +74,16 @@ class CheckContext:
             return self._files
 
     def match(self, patterns: Sequence[str]) -> list[str]:
-        """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes)."""
+        """Existing files matching gitignore-style patterns (recursive `**`; a leading `!` excludes)."""
         from dun.globs import match_files
 
-        return match_files(self.files(), patterns)
+        key = tuple(patterns)
+        with self._lock:
+            cached = self._matches.get(key)
+        if cached is None:
+            matched = match_files(self.files(), patterns)
+            if self.is_git:  # the listing may name tracked files deleted from the work tree
+                matched = [p for p in matched if os.path.lexists(self.root / p)]
+            with self._lock:
+                cached = self._matches.setdefault(key, matched)
+        return cached

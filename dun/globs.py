@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
+
+_GLOB_CHARS = re.compile(r"[*?\[\\]")
 
 
 @lru_cache(maxsize=256)
@@ -18,11 +21,49 @@ def gitignore_spec(lines: Iterable[str]) -> Any:
     return _spec(tuple(lines))
 
 
+def _necessary(pattern: str) -> tuple[str, str] | None:
+    """(prefix, suffix) every path matching `pattern` must have; None when nothing cheap is implied.
+
+    pathspec tests each path against a regex; on 50,000 files a plain string test first saves most of that.
+    """
+    pat = pattern.strip()
+    if not pat or pat.startswith("#") or "\\" in pat:
+        return None
+    anchored = "/" in pat.rstrip("/")
+    pat = pat.lstrip("/")
+    prefix = ""
+    if anchored:
+        head = _GLOB_CHARS.split(pat, maxsplit=1)[0]
+        prefix = head[: head.rfind("/") + 1]
+    last = pat.rsplit("/", 1)[-1]
+    suffix = ""
+    if last.startswith("*.") and not _GLOB_CHARS.search(last[1:]):
+        suffix = last[1:]
+    return prefix, suffix
+
+
+@lru_cache(maxsize=256)
+def _prefilter(patterns: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
+    needs = []
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            continue  # exclusions only remove paths
+        need = _necessary(pattern)
+        if need is None:
+            return None
+        needs.append(need)
+    return tuple(needs)
+
+
 def match_files(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     """Files matching any pattern, in input order. A pattern without '/' matches at any depth, as in git."""
     if not patterns:
         return []
-    spec = _spec(tuple(patterns))
+    key = tuple(patterns)
+    spec = _spec(key)
+    needs = _prefilter(key)
+    if needs is not None:
+        files = [f for f in files if any(f.startswith(p) and f.endswith(s) for p, s in needs)]
     return [f for f in files if spec.match_file(f)]
 
 
