@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
+from dun.cache import FileCache
 from dun.checkapi import CheckContext, CheckSpec, CheckType
 from dun.globs import is_literal
 from dun.hookspecs import hookimpl
@@ -32,12 +35,22 @@ def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[s
     """All boxes in the files, and one problem line per file that could not be read."""
     boxes: list[Box] = []
     problems: list[str] = []
+    cache = FileCache(ctx.root, "checkboxes", "\0".join(optional_headings))
     for rel in paths:
-        text, problem = read_text(ctx.root / rel, strict_utf8=True)
+        path = ctx.root / rel
+        stamp = cache.stamp(path)
+        hit = cache.get(rel, stamp)
+        if hit is not None:
+            boxes.extend(Box(*fields) for fields in hit)
+            continue
+        text, problem = read_text(path, strict_utf8=True)
         if text is None:
             problems.append(f"{rel}: {problem}")
             continue
-        boxes.extend(parse_boxes(text, rel, optional_headings))
+        parsed = parse_boxes(text, rel, optional_headings)
+        cache.put(rel, stamp, [astuple(b) for b in parsed])
+        boxes.extend(parsed)
+    cache.save(keep=set(paths))
     return boxes, problems
 
 

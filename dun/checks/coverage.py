@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from dun.cache import FileCache
 from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.coverage_readers import CoverageDataError, CoverageReport, line_ranges, read_coverage
+from dun.coverage_readers import (
+    CoverageDataError,
+    CoverageReport,
+    FileCoverage,
+    detect_format,
+    line_ranges,
+    read_coverage,
+)
 from dun.globs import match_files
 from dun.hookspecs import hookimpl
 from dun.model import Item, Outcome, Status
@@ -25,6 +35,28 @@ FIELDS = {
 }
 
 
+def _read_cached(path: Path, root: Path, fmt: str) -> CoverageReport:
+    """Reports from self-contained formats are cached by the data file's size and mtime.
+
+    coverage.py's own data is not: its statement counts come from the current sources, not from the data file.
+    """
+    kind = detect_format(path) if fmt == "auto" else fmt
+    if kind == "coveragepy":
+        return read_coverage(path, root, kind)
+    cache = FileCache(root, "coverage", kind)
+    key = path.relative_to(root).as_posix()
+    stamp = cache.stamp(path)
+    hit = cache.get(key, stamp)
+    if hit is not None:
+        files = [FileCoverage(p, n, missing, ms) for p, n, missing, ms in hit["files"]]
+        return CoverageReport(kind, str(path), files, hit["skipped"])
+    report = read_coverage(path, root, kind)
+    cache.put(key, stamp, {"files": [[f.path, f.statements, f.missing, f.missing_statements] for f in report.files],
+                           "skipped": report.skipped})
+    cache.save(keep={key})
+    return report
+
+
 def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item]:
     files = [f for f in report.files if f.missing and (below is None or f.percent < below)]
     files.sort(key=lambda f: (f.percent, -len(f.missing), f.path))
@@ -40,7 +72,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         return Outcome(status, f"no coverage data: none of {', '.join(o['file'])} exists",
                        next=spec.next or "Run the tests with coverage to produce the data file.")
     try:
-        report = read_coverage(path, ctx.root, o["format"])
+        report = _read_cached(path, ctx.root, o["format"])
     except CoverageDataError as exc:
         return Outcome(Status.ERROR, str(exc), next="Re-run the tests with coverage to regenerate the data.")
     if o["exclude"]:

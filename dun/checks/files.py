@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+from dun.cache import FileCache
 from dun.checkapi import CheckContext, CheckSpec, CheckType
 from dun.hookspecs import hookimpl
 from dun.model import Item, Outcome, Status
@@ -75,18 +77,35 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     return _pattern_count(ctx, o, matched)
 
 
+def _scan(path: Path, regex: re.Pattern[str]) -> tuple[list[list[Any]], str]:
+    """([line, text] per matching line, problem); a problem means the file was skipped."""
+    text, problem = read_text(path)
+    if text is None:
+        return [], problem
+    # Most files have no match at all; one search of the whole text decides, unless the pattern's meaning
+    # depends on line boundaries (anchors, lookarounds).
+    if not any(tok in regex.pattern for tok in ("^", "$", "\\A", "\\Z", "(?")) and not regex.search(text):
+        return [], ""
+    return [[n, line.strip()[:200]] for n, line in enumerate(text.splitlines(), 1) if regex.search(line)], ""
+
+
 def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> Outcome:
     regex = re.compile(o["pattern"])
+    cache = FileCache(ctx.root, "pattern-count", o["pattern"])
     hits: list[Item] = []
     skipped: list[str] = []
     for rel in matched:
-        text, problem = read_text(ctx.root / rel)
-        if text is None:
+        path = ctx.root / rel
+        stamp = cache.stamp(path)
+        found = cache.get(rel, stamp)
+        if found is None:
+            found = _scan(path, regex)
+            cache.put(rel, stamp, found)
+        lines, problem = found
+        if problem:
             skipped.append(f"{rel} ({problem})")
-            continue
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if regex.search(line):
-                hits.append(Item(text=line.strip()[:200], file=rel, line=lineno))
+        hits.extend(Item(text=text, file=rel, line=n) for n, text in lines)
+    cache.save(keep=set(matched))
     status, signal = _bounds(len(hits), f"line(s) match /{o['pattern']}/ in {len(matched)} files", o["min"], o["max"])
     detail = f"skipped {len(skipped)} unreadable or binary file(s): {', '.join(skipped[:5])}" if skipped else ""
     return Outcome(status, signal, detail, _capped(hits, o["max_items"]) if status is Status.FAIL else [])
