@@ -44,9 +44,9 @@ class FileCache:
                 self._entries = {}  # missing or corrupt: start empty, it is only a cache
 
     @staticmethod
-    def stamp(path: Path) -> tuple[int, int] | None:
+    def stamp(path: Path | str) -> tuple[int, int] | None:
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError:
             return None
         return st.st_size, st.st_mtime_ns

@@ -83,7 +83,8 @@ class CheckContext:
         if cached is None:
             matched = match_files(self.files(), patterns)
             if self.is_git:  # the listing may name tracked files deleted from the work tree
-                matched = [p for p in matched if os.path.lexists(self.root / p)]
+                base = str(self.root)
+                matched = [p for p in matched if os.path.lexists(os.path.join(base, p))]
             with self._lock:
                 cached = self._matches.setdefault(key, matched)
         return cached

@@ -62,7 +62,10 @@ def match_files(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     key = tuple(patterns)
     spec = _spec(key)
     needs = _prefilter(key)
-    if needs is not None:
+    if needs is not None and len(needs) == 1:
+        (prefix, suffix), = needs
+        files = [f for f in files if f.startswith(prefix) and f.endswith(suffix)]
+    elif needs is not None:
         files = [f for f in files if any(f.startswith(p) and f.endswith(s) for p, s in needs)]
     return [f for f in files if spec.match_file(f)]
 

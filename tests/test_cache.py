@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import git, write
+
 from dun.cache import cache_dir
 from dun.commands.check import CheckOptions, build_report
 from dun.session import open_session
