@@ -77,7 +77,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     def keep(paths: list[str]) -> set[str]:
         return set(paths) - set(match_files(paths, o["ignore"]))
 
-    changed = [(p, what) for p, what in st["changed"] if p in keep([p for p, _ in st["changed"]])]
+    kept_changed = keep([p for p, _ in st["changed"]])
+    changed = [(p, what) for p, what in st["changed"] if p in kept_changed]
     untracked = sorted(keep(st["untracked"]))
     conflicts = sorted(keep(st["conflicts"]))
     items = [Item(f"merge conflict: {p}", p) for p in conflicts]
