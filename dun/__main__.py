@@ -1,5 +1,3 @@
-import sys
+from dun.entry import run
 
-from dun.cli import main
-
-sys.exit(main())
+run()
