@@ -62,12 +62,34 @@ def match_files(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     key = tuple(patterns)
     spec = _spec(key)
     needs = _prefilter(key)
-    if needs is not None and len(needs) == 1:
-        (prefix, suffix), = needs
-        files = [f for f in files if f.startswith(prefix) and f.endswith(suffix)]
-    elif needs is not None:
-        files = [f for f in files if any(f.startswith(p) and f.endswith(s) for p, s in needs)]
+    if needs is not None:
+        # `*.ext` also matches a directory named so, and then every file beneath it
+        files = [f for f in files if any(f.startswith(p) and (f.endswith(s) or s + "/" in f) for p, s in needs)]
     return [f for f in files if spec.match_file(f)]
+
+
+def pattern_error(pattern: str) -> str | None:
+    """Why pathspec refuses a glob, or None when it is valid."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except Exception as exc:  # pathspec raises its own error types, varying by version
+        return f"invalid glob {pattern!r}: {exc}"
+    if pattern.strip() in ("!", ""):
+        return f"invalid glob {pattern!r}: matches nothing"
+    return None
+
+
+def glob_errors(options: dict[str, Any], *keys: str) -> list[tuple[str, str]]:
+    """Validation errors for the glob lists under `keys`, for check types' `validate` functions."""
+    out = []
+    for key in keys:
+        for pattern in options.get(key) or []:
+            problem = pattern_error(pattern)
+            if problem:
+                out.append((key, problem))
+    return out
 
 
 def is_literal(pattern: str) -> bool:

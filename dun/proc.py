@@ -83,6 +83,8 @@ def run_streaming(
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
     reader.join(timeout=KILL_GRACE_S)
-    if proc.stdout is not None:
+    # A process that left the group (setsid) may still hold the pipe; the blocked reader then owns the file
+    # object, and closing it would block too. The daemon reader ends when that process does.
+    if proc.stdout is not None and not reader.is_alive():
         proc.stdout.close()
     return ProcResult(proc.returncode, timed_out, list(tail), time.monotonic() - start)

@@ -6,7 +6,7 @@ from dataclasses import astuple
 
 from dun.cache import FileCache
 from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.globs import is_literal
+from dun.globs import glob_errors, is_literal
 from dun.hookspecs import hookimpl
 from dun.markdown import DEFAULT_OPTIONAL_HEADINGS, Box, parse_boxes
 from dun.model import Item, Outcome, Status
@@ -82,4 +82,5 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 
 @hookimpl
 def dun_check_types() -> list[CheckType]:
-    return [CheckType("checkboxes", "Unchecked `- [ ]` boxes in markdown files.", FIELDS, run)]
+    return [CheckType("checkboxes", "Unchecked `- [ ]` boxes in markdown files.", FIELDS, run,
+                      lambda options: glob_errors(options, "files"))]

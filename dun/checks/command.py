@@ -79,9 +79,10 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if res.start_error:
         return Outcome(Status.ERROR, f"could not start sh: {res.start_error}")
     if res.timed_out:
-        return Outcome(Status.ERROR, f"timed out after {spec.timeout:g}s: {opts['command']}", detail, collect.items)
+        first_line = opts["command"].strip().splitlines()[0] if opts["command"].strip() else ""
+        return Outcome(Status.ERROR, f"timed out after {spec.timeout:g}s: {first_line}"[:200], detail, collect.items)
     code = res.exit_code
-    if code in (126, 127) and code not in opts["pass_codes"]:
+    if code in (126, 127) and code not in opts["pass_codes"] and code not in opts["warn_codes"]:
         last = res.tail[-1] if res.tail else ""
         cause = "command not found" if code == 127 else "command not executable"
         return Outcome(Status.ERROR, f"{cause}: {last or opts['command']}", detail)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from dun.cache import FileCache
@@ -14,7 +15,7 @@ from dun.coverage_readers import (
     line_ranges,
     read_coverage,
 )
-from dun.globs import match_files
+from dun.globs import glob_errors, match_files
 from dun.hookspecs import hookimpl
 from dun.model import Item, Outcome, Status
 from dun.schema import Field
@@ -44,7 +45,7 @@ def _read_cached(path: Path, root: Path, fmt: str) -> CoverageReport:
     if kind == "coveragepy":
         return read_coverage(path, root, kind)
     cache = FileCache(root, "coverage", kind)
-    key = path.relative_to(root).as_posix()
+    key = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
     stamp = cache.stamp(path)
     hit = cache.get(key, stamp)
     if hit is not None:
@@ -55,6 +56,14 @@ def _read_cached(path: Path, root: Path, fmt: str) -> CoverageReport:
                            "skipped": report.skipped})
     cache.save(keep={key})
     return report
+
+
+def _below(value: float, limit: float) -> str:
+    """Format a percentage that is below `limit` so that rounding never shows it at the limit (79.99, not 80.0)."""
+    shown = f"{value:.1f}"
+    if float(shown) >= limit:
+        shown = f"{math.floor(value * 100) / 100:.2f}"
+    return shown
 
 
 def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item]:
@@ -79,10 +88,10 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         excluded = set(match_files([f.path for f in report.files], o["exclude"]))
         report.files = [f for f in report.files if f.path not in excluded]
     total = report.percent
-    rel = path.relative_to(ctx.root).as_posix()
+    rel = path.relative_to(ctx.root).as_posix() if path.is_relative_to(ctx.root) else str(path)
     problems = []
     if total < o["threshold"]:
-        problems.append(f"total {total:.1f}% < {o['threshold']:g}%")
+        problems.append(f"total {_below(total, o['threshold'])}% < {o['threshold']:g}%")
     low = [f for f in report.files if o["file_threshold"] is not None and f.percent < o["file_threshold"]]
     if low:
         problems.append(f"{len(low)} file(s) below {o['file_threshold']:g}%")
@@ -96,4 +105,5 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 
 @hookimpl
 def dun_check_types() -> list[CheckType]:
-    return [CheckType("coverage", "Coverage thresholds over coverage data files.", FIELDS, run)]
+    return [CheckType("coverage", "Coverage thresholds over coverage data files.", FIELDS, run,
+                      lambda options: glob_errors(options, "exclude"))]

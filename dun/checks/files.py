@@ -9,6 +9,7 @@ from typing import Any
 
 from dun.cache import FileCache
 from dun.checkapi import CheckContext, CheckSpec, CheckType
+from dun.globs import glob_errors
 from dun.hookspecs import hookimpl
 from dun.model import Item, Outcome, Status
 from dun.schema import Field
@@ -37,6 +38,7 @@ def validate(options: dict[str, Any]) -> list[tuple[str, str]]:
     errors = [(key, f"rule '{rule}' needs '{key}'") for key in NEEDS[rule] if options.get(key) in (None, [])]
     if rule == "pattern-count" and options.get("min") is None and options.get("max") is None:
         errors.append(("max", "rule 'pattern-count' needs 'min' or 'max'"))
+    errors += glob_errors(options, "glob")
     if options.get("pattern"):
         try:
             re.compile(options["pattern"])
@@ -87,7 +89,9 @@ def _scan(path: Path, regex: re.Pattern[str]) -> tuple[list[list[Any]], str]:
     # depends on line boundaries (anchors, lookarounds).
     if not any(tok in regex.pattern for tok in ("^", "$", "\\A", "\\Z", "(?")) and not regex.search(text):
         return [], ""
-    return [[n, line.strip()[:200]] for n, line in enumerate(text.splitlines(), 1) if regex.search(line)], ""
+    # Split on "\n" only: line numbers then agree with editors and grep (str.splitlines also splits on \f).
+    lines = (line.rstrip("\r") for line in text.split("\n"))
+    return [[n, line.strip()[:200]] for n, line in enumerate(lines, 1) if regex.search(line)], ""
 
 
 def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> Outcome:

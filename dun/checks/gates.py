@@ -6,7 +6,7 @@ from typing import Any
 
 from dun.checkapi import CheckContext, CheckSpec, CheckType
 from dun.errors import ConfigError
-from dun.globs import is_literal
+from dun.globs import glob_errors, is_literal
 from dun.hookspecs import hookimpl
 from dun.markdown import has_heading
 from dun.model import Item, Outcome, Status
@@ -32,7 +32,12 @@ def evidence_missing(ctx: CheckContext, evidence: str) -> str | None:
     path, _, heading = evidence.partition("#")
     path, heading = path.strip(), heading.strip()
     if not is_literal(path):
-        return None if ctx.match([path]) else f"no file matches {path}"
+        matches = ctx.match([path])
+        if not matches:
+            return f"no file matches {path}"
+        if heading and not any(_has(ctx, m, heading) for m in matches):
+            return f"no file matching {path} has a heading '{heading}'"
+        return None
     target = ctx.root / path
     if not target.exists():
         return f"missing file {path}" + (f" (needed for heading '{heading}')" if heading else "")
@@ -45,6 +50,11 @@ def evidence_missing(ctx: CheckContext, evidence: str) -> str | None:
         if not has_heading(text, heading):
             return f"{path} has no heading '{heading}'"
     return None
+
+
+def _has(ctx: CheckContext, rel: str, heading: str) -> bool:
+    text, _ = read_text(ctx.root / rel)
+    return text is not None and has_heading(text, heading)
 
 
 def _load_gate(ctx: CheckContext, rel: str) -> dict[str, Any]:
@@ -91,4 +101,5 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 
 @hookimpl
 def dun_check_types() -> list[CheckType]:
-    return [CheckType("gates", "Gate files whose required evidence must exist.", FIELDS, run)]
+    return [CheckType("gates", "Gate files whose required evidence must exist.", FIELDS, run,
+                      lambda options: glob_errors(options, "files"))]

@@ -7,7 +7,7 @@ import subprocess
 from typing import Any
 
 from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.globs import match_files
+from dun.globs import glob_errors, match_files
 from dun.hookspecs import hookimpl
 from dun.model import Item, Outcome, Status
 from dun.repo import git
@@ -69,7 +69,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         return Outcome(Status.ERROR, f"not a git repository: {ctx.root}", next="git init")
     try:
         proc = git(ctx.root, "status", "--porcelain=v2", "--branch", "-z",
-                   "--untracked-files=" + ("normal" if o["untracked"] else "no"))
+                   # with ignore globs, list files inside untracked directories so the globs can match them
+                   "--untracked-files=" + (("all" if o["ignore"] else "normal") if o["untracked"] else "no"))
     except subprocess.CalledProcessError as exc:
         return Outcome(Status.ERROR, "git status failed: " + exc.stderr.decode("utf-8", "replace").strip()[:200])
     st = parse_porcelain_v2(proc.stdout)
@@ -114,4 +115,5 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 
 @hookimpl
 def dun_check_types() -> list[CheckType]:
-    return [CheckType("git-status", "Uncommitted, untracked, conflicted and unpushed work.", FIELDS, run)]
+    return [CheckType("git-status", "Uncommitted, untracked, conflicted and unpushed work.", FIELDS, run,
+                      lambda options: glob_errors(options, "ignore"))]

@@ -298,8 +298,6 @@ def test_background_child_does_not_outlive_a_finished_command(repo):
 
 
 @pytest.mark.skipif(shutil.which("setsid") is None, reason="needs setsid(1)")
-@pytest.mark.xfail(strict=True, reason="BUG: proc.run_streaming blocks in proc.stdout.close() while the reader "
-                                       "thread is stuck on a pipe held by a process in another session")
 def test_finished_command_does_not_wait_for_a_detached_process_holding_its_output(repo):
     # A test suite or script that starts a detached server (setsid, node `detached: true`, ...) keeps the
     # output pipe open. dun cannot kill it (other session), but the check must not wait for it to exit.
@@ -355,7 +353,6 @@ def test_killed_by_a_signal_fails(repo):
     assert "dying" in result.detail
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: command.run puts the whole (multi-line) command in the timeout signal")
 def test_timeout_signal_is_one_line_for_a_multi_line_command(repo):
     result = check(repo, """\
         type: command
@@ -369,7 +366,6 @@ def test_timeout_signal_is_one_line_for_a_multi_line_command(repo):
     assert "\n" not in result.signal
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: command.run turns exit 127 into error even when listed in warn_codes")
 def test_exit_127_listed_in_warn_codes_warns(repo):
     result = check(repo, "type: command\ncommand: dun-no-such-tool-xyz\nwarn_codes: [127]")
     assert result.status is Status.WARN

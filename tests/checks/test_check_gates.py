@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from checks_support import check, manifest, write
 
 from dun.model import Item, Status
@@ -168,8 +167,6 @@ def test_gates_files_field_is_required():
     assert errors == ["test.yaml:3:5: checks[0].files: required key is missing"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: gates.evidence_missing ignores the '#Heading' of glob evidence "
-                                       "(`docs/*.md#Risks` passes when no matching file has that heading)")
 def test_glob_evidence_with_heading_needs_the_heading(repo):
     write(repo, "docs/a.md", "# A\n")
     write(repo, "docs/b.md", "# B\n")
