@@ -73,10 +73,20 @@ class CheckContext:
                 self._files = list_files(self.root, self.is_git)
             return self._files
 
-    def match(self, patterns: Sequence[str]) -> list[str]:
-        """Existing files matching gitignore-style patterns (recursive `**`; a leading `!` excludes)."""
+    def prefetch(self) -> None:
+        """Start listing files in the background: git runs while plugins and manifests load."""
+        threading.Thread(target=self.files, daemon=True, name="dun:list-files").start()
+
+    def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
+        """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).
+
+        The listing can name tracked files deleted from the work tree; `existing=False` skips the stat that drops
+        them, for callers that stat or open each file anyway and skip missing ones themselves.
+        """
         from dun.globs import match_files
 
+        if not existing:
+            return match_files(self.files(), patterns)
         key = tuple(patterns)
         with self._lock:
             cached = self._matches.get(key)

@@ -65,7 +65,23 @@ def match_files(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     if needs is not None:
         # `*.ext` also matches a directory named so, and then every file beneath it
         files = [f for f in files if any(f.startswith(p) and (f.endswith(s) or s + "/" in f) for p, s in needs)]
+    fast = _include_regexes(key)
+    if fast is not None and len(fast) == 1:
+        (one,) = fast
+        return [f for f in files if one.match(f)]
+    if fast is not None:
+        return [f for f in files if any(r.match(f) for r in fast)]
     return [f for f in files if spec.match_file(f)]
+
+
+@lru_cache(maxsize=256)
+def _include_regexes(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...] | None:
+    """With no `!` exclusions a path matches when any pattern does: pathspec's own compiled regexes then decide,
+    without its per-path bookkeeping."""
+    compiled = [p for p in _spec(patterns).patterns if p.include is not None]
+    if not compiled or any(not p.include or not isinstance(p.regex, re.Pattern) for p in compiled):
+        return None
+    return tuple(p.regex for p in compiled)
 
 
 def pattern_error(pattern: str) -> str | None:

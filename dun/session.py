@@ -8,6 +8,7 @@ from pathlib import Path
 import pluggy
 
 from dun.catalog import Catalog, load_catalog
+from dun.checkapi import CheckContext
 from dun.config import Config, load_config
 from dun.plugins import make_manager, merged_mapping
 from dun.repo import Repo, find_repo
@@ -19,10 +20,17 @@ class Session:
     pm: pluggy.PluginManager
     config: Config
     _catalog: Catalog | None = field(default=None, repr=False)
+    _context: CheckContext | None = field(default=None, repr=False)
 
     @property
     def root(self) -> Path:
         return self.repo.root
+
+    def context(self) -> CheckContext:
+        """The one CheckContext of this invocation, shared by every check."""
+        if self._context is None:
+            self._context = CheckContext(self.root, self.repo.is_git, self.config)
+        return self._context
 
     def catalog(self) -> Catalog:
         if self._catalog is None:

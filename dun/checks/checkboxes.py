@@ -27,7 +27,8 @@ def mission_paths(ctx: CheckContext, files: list[str]) -> list[str]:
     literal = [f for f in files if is_literal(f)]
     globbed = [f for f in files if not is_literal(f)]
     paths = [f for f in literal if (ctx.root / f).is_file()]
-    paths += [p for p in (ctx.match(globbed) if globbed else []) if p not in paths]
+    seen = set(paths)
+    paths += [p for p in (ctx.match(globbed, existing=False) if globbed else []) if p not in seen]
     return paths
 
 
@@ -39,6 +40,8 @@ def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[s
     for rel in paths:
         path = ctx.root / rel
         stamp = cache.stamp(path)
+        if stamp is None and not path.exists():
+            continue  # tracked but deleted from the work tree
         hit = cache.get(rel, stamp)
         if hit is not None:
             boxes.extend(Box(*fields) for fields in hit)

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dun.cache import FileCache
 from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.coverage_readers import (
-    CoverageDataError,
-    CoverageReport,
-    FileCoverage,
-    detect_format,
-    line_ranges,
-    read_coverage,
-)
 from dun.globs import glob_errors, match_files
 from dun.hookspecs import hookimpl
 from dun.model import Item, Outcome, Status
 from dun.schema import Field
+
+if TYPE_CHECKING:
+    from dun.coverage_readers import CoverageReport
 
 FORMATS = ("auto", "coveragepy", "json", "cobertura", "lcov", "go")
 FIELDS = {
@@ -41,6 +37,8 @@ def _read_cached(path: Path, root: Path, fmt: str) -> CoverageReport:
 
     coverage.py's own data is not: its statement counts come from the current sources, not from the data file.
     """
+    from dun.coverage_readers import CoverageReport, FileCoverage, detect_format, read_coverage
+
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "coveragepy":
         return read_coverage(path, root, kind)
@@ -67,6 +65,8 @@ def _below(value: float, limit: float) -> str:
 
 
 def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item]:
+    from dun.coverage_readers import line_ranges
+
     files = [f for f in report.files if f.missing and (below is None or f.percent < below)]
     files.sort(key=lambda f: (f.percent, -len(f.missing), f.path))
     return [Item(text=f"{f.percent:.1f}% covered; missing lines {line_ranges(f.missing)}"[:300], file=f.path,
@@ -80,6 +80,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         status = Status(o["if_missing"])
         return Outcome(status, f"no coverage data: none of {', '.join(o['file'])} exists",
                        next=spec.next or "Run the tests with coverage to produce the data file.")
+    from dun.coverage_readers import CoverageDataError
+
     try:
         report = _read_cached(path, ctx.root, o["format"])
     except CoverageDataError as exc:

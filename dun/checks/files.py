@@ -72,12 +72,14 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         verb = "missing" if want else "present but should not be"
         items = [Item(text=verb, file=p) for p in wrong]
         return Outcome(Status.FAIL, f"{len(wrong)} path(s) {verb}: {', '.join(wrong[:3])}", items=_capped(items, limit))
+    if rule == "pattern-count":
+        return _pattern_count(ctx, o, ctx.match(o["glob"], existing=False))
     matched = ctx.match(o["glob"])
     if rule in ("glob-min-count", "glob-max-count"):
         status, signal = _bounds(len(matched), f"files match {', '.join(o['glob'])}", o["min"], o["max"])
         items = [Item(text=f"matches {', '.join(o['glob'])}", file=p) for p in matched] if o["max"] is not None else []
         return Outcome(status, signal, items=_capped(items, limit) if status is Status.FAIL else [])
-    return _pattern_count(ctx, o, matched)
+    raise AssertionError(f"unhandled rule {rule}")  # the schema's choices make this unreachable
 
 
 def _scan(path: Path, regex: re.Pattern[str]) -> tuple[list[list[Any]], str]:
@@ -100,9 +102,13 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> 
     hits: list[Item] = []
     skipped: list[str] = []
     base = str(ctx.root)
+    searched = 0
     for rel in matched:
         path = os.path.join(base, rel)  # plain strings: pathlib costs more than the stat on big trees
         stamp = cache.stamp(path)
+        if stamp is None and not os.path.lexists(path):
+            continue  # tracked but deleted from the work tree
+        searched += 1
         found = cache.get(rel, stamp)
         if found is None:
             found = _scan(Path(path), regex)
@@ -112,7 +118,7 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> 
             skipped.append(f"{rel} ({problem})")
         hits.extend(Item(text=text, file=rel, line=n) for n, text in lines)
     cache.save(keep=set(matched))
-    status, signal = _bounds(len(hits), f"line(s) match /{o['pattern']}/ in {len(matched)} files", o["min"], o["max"])
+    status, signal = _bounds(len(hits), f"line(s) match /{o['pattern']}/ in {searched} files", o["min"], o["max"])
     detail = f"skipped {len(skipped)} unreadable or binary file(s): {', '.join(skipped[:5])}" if skipped else ""
     return Outcome(status, signal, detail, _capped(hits, o["max_items"]) if status is Status.FAIL else [])
 

@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dun.checkapi import CheckContext
 from dun.engine import Report, run_checks
 from dun.errors import UsageError
 from dun.output.base import FormatOptions, Formatter, exit_code
@@ -32,7 +31,7 @@ def build_report(session: Session, opts: CheckOptions) -> Report:
     """Run the selected checks of a session; shared by every command that needs fresh results."""
     start = time.monotonic()
     catalog = session.catalog()
-    ctx = CheckContext(session.root, session.repo.is_git, session.config)
+    ctx = session.context()
     jobs = opts.jobs or int(session.config.get("check.jobs"))
     results = run_checks(catalog, ctx, jobs=jobs, only=opts.only, skip=opts.skip)
     report = Report(root=session.root, results=results, duration_s=time.monotonic() - start,
@@ -54,6 +53,7 @@ def formatter_for(session: Session, name: str) -> Formatter:
 
 def run_check(opts: CheckOptions) -> int:
     session = open_session(opts.path)
+    session.context().prefetch()
     fmt_name = opts.format or str(session.config.get("check.format"))
     render = formatter_for(session, fmt_name)
     report = build_report(session, opts)
