@@ -41,6 +41,36 @@ def check_cmd(path: str | None, fmt: str | None, jobs: int | None, only: tuple[s
     _exit(run_check(opts))
 
 
+@cli.command("iterate")
+@PATH_ARG
+@click.option("-a", "--automation", type=click.Choice(["manual", "plan", "auto", "yolo"]),
+              help="Instruction style (default: iterate.automation, auto).")
+@click.option("--max-prompt-chars", type=int, metavar="N",
+              help="Prompt size bound (default: iterate.max_prompt_chars).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--only", multiple=True, metavar="GLOB", help="Only checks whose id or plugin matches.")
+@click.option("--skip", multiple=True, metavar="GLOB", help="Leave out matching checks.")
+def iterate_cmd(path: str | None, automation: str | None, max_prompt_chars: int | None, fmt: str,
+                only: tuple[str, ...], skip: tuple[str, ...]) -> None:
+    """Print the prompt for one agent iteration: every actionable item, prioritized, with the status block."""
+    from dun.commands.iterate import IterateOptions, run_iterate
+
+    _exit(run_iterate(IterateOptions(path=path, automation=automation, max_prompt_chars=max_prompt_chars,
+                                     format=fmt, only=only, skip=skip)))
+
+
+@cli.command("respond")
+@click.argument("source", required=False, metavar="[-]")
+@click.option("--file", "file", type=click.Path(dir_okay=False), help="Read the answer from FILE.")
+@click.option("--iteration", type=click.IntRange(min=1), help="Also record it in .dun/logs/iteration-N.json.")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+def respond_cmd(source: str | None, file: str | None, iteration: int | None, path: str | None) -> None:
+    """Parse an agent's answer (text, Claude/Codex/Gemini JSON). Exit 0: block parsed; 4: no valid block."""
+    from dun.commands.respond import run_respond
+
+    _exit(run_respond(source, file, iteration, path))
+
+
 @cli.group("plugins")
 def plugins_group() -> None:
     """Inspect and validate plugins."""

@@ -20,6 +20,16 @@ CONFIG_FIELDS: dict[str, Field] = {
             "bool", "Treat `warn` results as actionable (exit code 1), as `--strict` does.", default=False),
         "format": Field("str", "Default output format of `dun check`.", default="text"),
     }),
+    "iterate": Field("map", "How `dun iterate` renders the prompt.", fields={
+        "mission_file": Field("str", "The mission shown first in the prompt, relative to the root.",
+                              default="MISSION.md"),
+        "max_prompt_chars": Field("int", "Prompt size bound; lower-ranked items fold into counts beyond it.",
+                                  default=32000, minimum=2000),
+        "automation": Field("str", "Default automation mode.", default="auto",
+                            choices=("manual", "plan", "auto", "yolo")),
+        "items_per_check": Field("int", "Items listed per check before the rest fold into a count.", default=20,
+                                 minimum=1),
+    }),
     "plugins": Field("map", "Which YAML plugin manifests load.", fields={
         "disabled": Field("list", "Manifest ids to ignore, e.g. [go].", default=[], item=Field("str", "id")),
         "dirs": Field("list", "Extra manifest directories, relative to the repo root; loaded after .dun/plugins.",

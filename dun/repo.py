@@ -72,3 +72,34 @@ def _walk(root: Path) -> list[str]:
     if spec is not None:
         out = [p for p in out if not spec.match_file(p)]
     return out
+
+
+def head(root: Path) -> str | None:
+    """The commit HEAD points at, or None (no git, or no commit yet)."""
+    try:
+        proc = git(root, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    except FileNotFoundError:
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode().strip() or None
+
+
+def recent_commits(root: Path, count: int = 10, since: str | None = None) -> list[str]:
+    """`<short hash> <subject>` of the newest commits (only those after `since` when given)."""
+    args = ["log", f"-{count}", "--format=%h %s"]
+    if since:
+        args.append(f"{since}..HEAD")
+    proc = git(root, *args, check=False)
+    return proc.stdout.decode("utf-8", "replace").splitlines() if proc.returncode == 0 else []
+
+
+def diff_stat(root: Path, base: str) -> tuple[str, int]:
+    """`git diff --stat` from `base` to the work tree (commits and uncommitted edits), and the files changed."""
+    proc = git(root, "diff", "--stat=100", base, check=False)
+    if proc.returncode != 0:
+        return "", 0
+    text = proc.stdout.decode("utf-8", "replace").rstrip()
+    names = git(root, "diff", "--name-only", base, check=False).stdout.decode("utf-8", "replace").split()
+    untracked = git(root, "ls-files", "--others", "--exclude-standard", check=False).stdout.split()
+    return text, len(names) + len(untracked)

@@ -17,3 +17,5 @@ rc=$?
 set -e
 echo "== dun check exited $rc (0: nothing actionable, 1: work remains, 2: config error, 3: internal error)"
 [ "$rc" -le 1 ] || exit "$rc"
+echo "== dun iterate (the prompt an agent would get; try: dun iterate | claude -p \"\$(cat -)\")"
+"$DUN" iterate

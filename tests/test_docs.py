@@ -52,13 +52,15 @@ def test_plugin_guide_documents_every_field_of_every_type() -> None:
 def test_readme_documents_commands_config_keys_and_exit_codes() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for command in ("dun check", "dun plugins list", "dun plugins validate", "dun explain", "dun config show",
-                    "dun init"):
+                    "dun init", "dun iterate", "dun respond"):
         assert command in readme, command
     for section, spec in CONFIG_FIELDS.items():
         for key in spec.fields or {}:
             assert f"`{section}.{key}`" in readme, f"{section}.{key}"
     for flag in ("--format", "--jobs", "--only", "--skip", "--strict", "--verbose", "--color", "--output"):
         assert flag in readme, flag
-    for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |"):
+    for flag in ("--automation", "--max-prompt-chars", "--iteration", "--file"):
+        assert flag in readme, flag
+    for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 4 |"):
         assert code in readme
     assert "make demo" in readme and "make test" in readme

@@ -1,0 +1,126 @@
+"""`dun iterate`: run the checks and print the one prompt for the next agent iteration."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dun.commands.check import CheckOptions, build_report
+from dun.engine import Report
+from dun.errors import EXIT_OK, UsageError
+from dun.handoff import read_handoff, read_json, record_iterate, unverified_claims
+from dun.prompt import ALL_PASS, MODES, Prompt, build, template
+from dun.repo import diff_stat, recent_commits
+from dun.session import Session, open_session
+from dun.textfiles import read_text
+
+
+@dataclass
+class IterateOptions:
+    path: str | None = None
+    automation: str | None = None
+    max_prompt_chars: int | None = None
+    format: str = "text"
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+
+
+def mission_section(session: Session) -> str:
+    rel = str(session.config.get("iterate.mission_file"))
+    text, problem = read_text(session.root / rel)
+    if text is None:
+        return "" if "No such file" in problem else f"({rel} could not be read: {problem})"
+    return f"From {rel}:\n\n{text.strip()}"
+
+
+def handoff_section(handoff: dict[str, Any] | None, report: Report) -> str:
+    if not handoff:
+        return ""
+    status = handoff.get("status")
+    lines = []
+    if handoff.get("outcome") != "parsed" or not status:
+        reason = handoff.get("error") or "no status block"
+        lines.append(f"The previous iteration gave no valid status block ({reason}). End this one with the block.")
+    else:
+        lines.append(f"Claimed: {status.get('task_completed') or '(nothing named)'}, STATUS {status.get('status')}, "
+                     f"EXIT_SIGNAL {str(status.get('exit_signal')).lower()}, "
+                     f"FILES_MODIFIED {status.get('files_modified')}")
+        if status.get("next_recommendation"):
+            lines.append(f"Its NEXT_RECOMMENDATION: {status['next_recommendation']}")
+    if (handoff.get("agent") or {}).get("is_error"):
+        lines.append(f"The agent call ended in an error: {handoff['agent'].get('error') or 'see the logs'}")
+    git = handoff.get("git") or {}
+    if git.get("commits"):
+        lines.append(f"It made {len(git['commits'])} commit(s): " + "; ".join(git["commits"][:5]))
+    for claim in unverified_claims(handoff, report.actionable()):
+        lines.append(f"NOT VERIFIED: {claim}")
+    return "\n".join(lines)
+
+
+def git_section(session: Session, previous: dict[str, Any] | None) -> str:
+    if not session.repo.is_git:
+        return ""
+    commits = recent_commits(session.root, 10)
+    lines = ["Last commits:", *(f"- {c}" for c in commits)] if commits else ["No commits yet."]
+    base = (previous or {}).get("head")
+    if base:
+        stat, changed = diff_stat(session.root, base)
+        if stat:
+            lines += ["", f"Changes since the previous iteration ({changed} files):", stat]
+    return "\n".join(lines)
+
+
+def loop_section(root: Path) -> str:
+    """Shown when `dun loop` is running: it keeps these numbers in .dun/state.json."""
+    state = read_json(root / ".dun" / "state.json")
+    if not state or state.get("status") != "running":
+        return ""
+    parts = [f"Iteration {state.get('iteration')}"]
+    if "cost_usd_total" in state:
+        parts.append(f"spent ${state['cost_usd_total']:.2f}")
+    if state.get("budget_left_usd") is not None:
+        parts.append(f"${state['budget_left_usd']:.2f} left")
+    if state.get("calls_left_hour") is not None:
+        parts.append(f"{state['calls_left_hour']} calls left this hour")
+    return ", ".join(parts) + "."
+
+
+def build_prompt(session: Session, report: Report, opts: IterateOptions, previous: dict[str, Any] | None,
+                 iteration: int | None = None) -> Prompt:
+    mode = opts.automation or str(session.config.get("iterate.automation"))
+    if mode not in MODES:
+        raise UsageError(f"unknown automation mode '{mode}'; choose from {', '.join(MODES)}")
+    sections = {
+        "mission": mission_section(session),
+        "handoff": handoff_section(read_handoff(session.root), report),
+        "git": git_section(session, previous),
+        "loop": loop_section(session.root),
+        "instructions": template(session.root, f"instructions/{mode}.md"),
+        "status_template": template(session.root, "status-block.md"),
+    }
+    budget = opts.max_prompt_chars or int(session.config.get("iterate.max_prompt_chars"))
+    return build(session.root, sections, report.actionable(), budget,
+                 int(session.config.get("iterate.items_per_check")), iteration)
+
+
+def run_iterate(opts: IterateOptions) -> int:
+    if opts.format not in ("text", "json"):
+        raise UsageError(f"unknown format '{opts.format}' for iterate; choose text or json")
+    if opts.max_prompt_chars is not None and opts.max_prompt_chars < 1000:
+        raise UsageError("--max-prompt-chars must be at least 1000")
+    session = open_session(opts.path)
+    session.context().prefetch()
+    report = build_report(session, CheckOptions(only=list(opts.only), skip=list(opts.skip)))
+    previous = record_iterate(session.root, report.actionable())
+    if not report.actionable():
+        data: Any = {"schema_version": 1, "kind": "all_pass", "status": "ALL_PASS", "exit_signal": True}
+        sys.stdout.write(json.dumps(data) + "\n" if opts.format == "json" else ALL_PASS)
+        return EXIT_OK
+    prompt = build_prompt(session, report, opts, previous)
+    for note in prompt.notes:
+        sys.stderr.write(f"dun: {note}\n")
+    sys.stdout.write(json.dumps(prompt.to_dict(), indent=2) + "\n" if opts.format == "json" else prompt.text)
+    return EXIT_OK
