@@ -31,6 +31,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/parallel_commands.py
 	$(BIN)/python bench/check_large_repo.py
+	$(BIN)/python bench/iterate_large_repo.py
+	$(BIN)/python bench/status_parse.py
 
 clean:
 	rm -rf $(VENV) build dist coverage.xml .coverage .mypy_cache .ruff_cache

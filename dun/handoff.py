@@ -46,14 +46,11 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def record_iterate(root: Path, results: list[CheckResult]) -> dict[str, Any] | None:
-    """Remember where this iteration starts; returns the previous record (its base for the diff stat)."""
-    path = dun_dir(root) / "iterate.json"
-    previous = read_json(path)
+def record_iterate(root: Path, results: list[CheckResult]) -> None:
+    """Remember where this iteration starts: the base of `dun respond`'s git facts and the next diff stat."""
     ensure_runtime_dir(root)
-    write_json_atomic(path, {"schema_version": SCHEMA_VERSION, "at": now(), "head": head(root),
-                             "actionable": [r.id for r in results]})
-    return previous
+    write_json_atomic(dun_dir(root) / "iterate.json", {"schema_version": SCHEMA_VERSION, "at": now(),
+                                                        "head": head(root), "actionable": [r.id for r in results]})
 
 
 def _one_line(text: str | None) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,7 @@ def loop_section(root: Path) -> str:
     return ", ".join(parts) + "."
 
 
-def build_prompt(session: Session, report: Report, opts: IterateOptions, previous: dict[str, Any] | None,
+def build_prompt(session: Session, report: Report, opts: IterateOptions, git_text: str,
                  iteration: int | None = None) -> Prompt:
     mode = opts.automation or str(session.config.get("iterate.automation"))
     if mode not in MODES:
@@ -96,7 +97,7 @@ def build_prompt(session: Session, report: Report, opts: IterateOptions, previou
     sections = {
         "mission": mission_section(session),
         "handoff": handoff_section(read_handoff(session.root), report),
-        "git": git_section(session, previous),
+        "git": git_text,
         "loop": loop_section(session.root),
         "instructions": template(session.root, f"instructions/{mode}.md"),
         "status_template": template(session.root, "status-block.md"),
@@ -113,13 +114,19 @@ def run_iterate(opts: IterateOptions) -> int:
         raise UsageError("--max-prompt-chars must be at least 1000")
     session = open_session(opts.path)
     session.context().prefetch()
+    previous = read_json(session.root / ".dun" / "iterate.json")
+    # git log and diff are subprocesses: run them while the checks run
+    git_text: list[str] = []
+    git_thread = threading.Thread(target=lambda: git_text.append(git_section(session, previous)), daemon=True)
+    git_thread.start()
     report = build_report(session, CheckOptions(only=list(opts.only), skip=list(opts.skip)))
-    previous = record_iterate(session.root, report.actionable())
+    record_iterate(session.root, report.actionable())
     if not report.actionable():
         data: Any = {"schema_version": 1, "kind": "all_pass", "status": "ALL_PASS", "exit_signal": True}
         sys.stdout.write(json.dumps(data) + "\n" if opts.format == "json" else ALL_PASS)
         return EXIT_OK
-    prompt = build_prompt(session, report, opts, previous)
+    git_thread.join()
+    prompt = build_prompt(session, report, opts, git_text[0] if git_text else "")
     for note in prompt.notes:
         sys.stderr.write(f"dun: {note}\n")
     sys.stdout.write(json.dumps(prompt.to_dict(), indent=2) + "\n" if opts.format == "json" else prompt.text)
