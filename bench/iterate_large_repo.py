@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Run, broken, dun_command, parser, report, time_pair  # noqa: E402
-from check_large_repo import ensure_repo  # noqa: E402
+from _common import Run, broken, dun_command, parser, report, time_pair
+from check_large_repo import ensure_repo
 
 TARGET = 1.3
 MAX_CHARS = 32000

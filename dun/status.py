@@ -28,7 +28,7 @@ MAX_VALUE_CHARS = 500
 _DECOR = r"[\s>*_`#|-]*"
 _START_RE = re.compile(rf"^{_DECOR}---\s*DUN_STATUS\s*---{_DECOR}$", re.I)
 _END_RE = re.compile(rf"^{_DECOR}---\s*END_DUN_STATUS\s*---{_DECOR}$", re.I)
-_FIELD_RE = re.compile(r"^[\s>*_`-]*([A-Za-z][A-Za-z _]*?)[\s*_`]*:[\s*_`]*(.*?)[\s*_`]*$")
+_FIELD_RE = re.compile(r"^[\s>*_`-]*([A-Za-z][A-Za-z _]*?)[\s*_`]*:[\s*`]*(.*?)[\s*`]*$")
 _QUOTED_RE = re.compile(r"^\s*>")
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
@@ -90,7 +90,9 @@ class BlockScanner:
             return
         self._lines_in_block += 1
         if self._lines_in_block > MAX_BLOCK_LINES:
-            self.notes.append(f"line {self._current.line}: block abandoned after {MAX_BLOCK_LINES} lines")
+            self.notes.append(f"line {self._current.line}: status block without the end marker {END} within "
+                              f"{MAX_BLOCK_LINES} lines")
+            self.incomplete = True
             self._current = None
             return
         match = _FIELD_RE.match(text)
@@ -113,9 +115,14 @@ class BlockScanner:
             self._current = None
 
 
+_TEMPLATE_STATUS = re.compile(r"^\s*(<|COMPLETE\s*\|\s*IN_PROGRESS)", re.I)
+_TEMPLATE_EXIT = re.compile(r"^\s*(<|true\s*\|\s*false)", re.I)
+
+
 def _is_template(fields: dict[str, str]) -> bool:
-    status = fields.get("STATUS", "")
-    return "|" in status or status.startswith("<") or fields.get("EXIT_SIGNAL", "").startswith(("<", "true |"))
+    """The prompt's own template (`COMPLETE | IN_PROGRESS | BLOCKED`, `<count>`), echoed back, is no answer."""
+    status, exit_signal = fields.get("STATUS", ""), fields.get("EXIT_SIGNAL", "")
+    return bool(_TEMPLATE_STATUS.match(status) or _TEMPLATE_EXIT.match(exit_signal))
 
 
 def _first_word(value: str) -> str:
@@ -149,7 +156,7 @@ def interpret(raw: RawBlock) -> tuple[StatusBlock | None, str | None]:
     files: int | None = None
     if "FILES_MODIFIED" in f:
         word = _first_word(f.pop("FILES_MODIFIED"))
-        if not word.isdigit():
+        if not (word.isascii() and word.isdigit()):
             return None, f"FILES_MODIFIED: invalid value {raw.fields['FILES_MODIFIED']!r} (expected a count)"
         files = int(word)
     task = _text(f.pop("TASK_COMPLETED", None))

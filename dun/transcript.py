@@ -12,12 +12,22 @@ from typing import Any, BinaryIO
 from dun.status import BlockScanner, RawBlock, StatusBlock, choose, interpret
 
 CHUNK = 1 << 20
-MAX_LINE = 64 << 20  # longer lines are cut; a single JSON document larger than this is read as text
-_MARKER = re.compile(rb"(?i)dun_status")
-# JSONL lines worth decoding: those that carry facts or may carry the block
-_INTERESTING = re.compile(
-    rb'"type"\s*:\s*"(?:result|system|rate_limit_event|error|turn\.failed|turn\.completed|thread\.started)"'
-    rb'|(?i:dun_status)')
+MAX_JSON_LINE = 64 << 20  # a JSONL event larger than this is skipped
+MAX_TEXT_LINE = 1 << 20  # a text line longer than this cannot be part of a block: skipped
+MAX_DOCUMENT = 4 << 20  # a pretty-printed JSON document larger than this is read as text
+# JSONL lines worth decoding: they carry facts, or may carry the block (found by the marker separately)
+_FACTS = re.compile(rb'"type": ?"(?:result|system|rate_limit_event|error|turn\.failed|turn\.completed'
+                    rb'|thread\.started|item\.completed)"')
+_ERROR_KEYS = (b'"error"', b'"response"')
+_MARKER = b"dun_status"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _message(err: Any) -> str:
+    return str(err.get("message", err) if isinstance(err, dict) else err)[:1000]
 
 
 @dataclass
@@ -38,17 +48,30 @@ class ParseResult:
 
 
 class _Reader:
+    """Collects facts from decoded events. Where a final answer exists (Claude's `result`, Codex's last
+    agent message, Gemini's `response`), only it is scanned: an earlier message's block is stale."""
+
     def __init__(self) -> None:
-        self.scanner = BlockScanner()
+        self.text = BlockScanner()  # raw text answers
+        self.final: str | None = None  # the final answer text from a JSON shape
+        self.assistant = BlockScanner()  # Claude assistant messages, used only when no result event came
         self.agent: dict[str, Any] = {}
         self.shapes: set[str] = set()
+        self.pending_error: str | None = None  # Codex: an `error` event not followed by a completed turn
+        self.superseded: list[RawBlock] = []  # blocks of earlier messages, recorded but never chosen
 
-    def scan_text(self, text: str) -> None:
-        for line in text.split("\n"):
-            self.scanner.feed(line)
+    def scanner(self) -> BlockScanner:
+        if self.final is not None:
+            self.superseded.extend(self.assistant.blocks)
+            scanner = BlockScanner()
+            for line in self.final.split("\n"):
+                scanner.feed(line)
+            return scanner
+        if self.assistant.blocks or self.assistant.inside or self.assistant.incomplete:
+            return self.assistant
+        return self.text
 
     def event(self, obj: Any) -> None:
-        """One decoded JSON object from any of the agents' formats."""
         if not isinstance(obj, dict):
             return
         kind = obj.get("type")
@@ -59,124 +82,198 @@ class _Reader:
                         "stop_reason", "terminal_reason", "usage"):
                 if key in obj:
                     a[key] = obj[key]
-            if isinstance(obj.get("total_cost_usd"), int | float):
-                a["cost_usd"] = float(obj["total_cost_usd"])
-            denials = obj.get("permission_denials")
-            if isinstance(denials, list):
-                a["permission_denials"] = denials[:20]
-            if isinstance(obj.get("result"), str):
-                a["result_excerpt"] = obj["result"][:1000]
-                self.scan_text(obj["result"])
+            cost = _number(obj.get("total_cost_usd"))
+            if cost is not None:
+                a["cost_usd"] = cost
+            if isinstance(obj.get("permission_denials"), list):
+                a["permission_denials"] = obj["permission_denials"][:20]
+            result = obj.get("result")
+            if isinstance(result, str):
+                a["result_excerpt"] = result[:1000]
+            self.final = result if isinstance(result, str) else ""
         elif kind == "assistant":
             self.shapes.add("claude-stream")
-            content = (obj.get("message") or {}).get("content") or []
+            message = obj.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
             for part in content if isinstance(content, list) else []:
                 if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
-                    self.scan_text(part["text"])
+                    for line in part["text"].split("\n"):
+                        self.assistant.feed(line)
         elif kind == "system":
             self.shapes.add("claude-stream")
             for key in ("session_id", "model", "claude_code_version"):
                 if key in obj:
                     a.setdefault(key, obj[key])
         elif kind == "rate_limit_event":
-            a["rate_limit"] = obj.get("rate_limit_info", {k: v for k, v in obj.items() if k != "type"})
+            info = obj.get("rate_limit_info")
+            a["rate_limit"] = info if isinstance(info, dict) else {k: v for k, v in obj.items() if k != "type"}
         elif kind in ("thread.started", "turn.completed", "turn.failed", "item.completed", "error"):
             self._codex(kind, obj)
-        elif "response" in obj or ("stats" in obj and "error" in obj):
-            self.shapes.add("gemini")
-            if obj.get("error"):
-                a["is_error"] = True
-                err = obj["error"]
-                a["error"] = str(err.get("message", err) if isinstance(err, dict) else err)[:1000]
-            if isinstance(obj.get("stats"), dict):
-                a["stats"] = obj["stats"]
-            if isinstance(obj.get("response"), str):
-                self.scan_text(obj["response"])
+        elif kind is None and ("response" in obj or "error" in obj):
+            self._gemini(obj)
+
+    def _gemini(self, obj: dict[str, Any]) -> None:
+        self.shapes.add("gemini")
+        a = self.agent
+        if obj.get("error"):
+            a["is_error"] = True
+            a["error"] = _message(obj["error"])
+        if isinstance(obj.get("stats"), dict):
+            a["stats"] = obj["stats"]
+        if "session_id" in obj:
+            a["session_id"] = obj["session_id"]
+        if isinstance(obj.get("response"), str):
+            self.final = obj["response"]
 
     def _codex(self, kind: str, obj: dict[str, Any]) -> None:
         self.shapes.add("codex")
         a = self.agent
         if kind == "thread.started":
             a["session_id"] = obj.get("thread_id")
-        elif kind == "turn.completed" and isinstance(obj.get("usage"), dict):
-            usage = a.setdefault("usage", {})
-            for key, value in obj["usage"].items():
-                if isinstance(value, int):
-                    usage[key] = usage.get(key, 0) + value
-        elif kind in ("turn.failed", "error"):
+        elif kind == "turn.completed":
+            self.pending_error = None  # earlier `error` events were retries that recovered
+            usage = obj.get("usage")
+            for key, value in (usage.items() if isinstance(usage, dict) else []):
+                if _number(value) is not None:
+                    a.setdefault("usage", {})[key] = a.get("usage", {}).get(key, 0) + value
+        elif kind == "turn.failed":
             a["is_error"] = True
-            err = obj.get("error") if kind == "turn.failed" else obj
-            a["error"] = str(err.get("message", err) if isinstance(err, dict) else err)[:1000]
+            a["error"] = _message(obj.get("error"))
+        elif kind == "error":
+            self.pending_error = _message(obj.get("message", obj))
         elif kind == "item.completed":
-            item = obj.get("item") or {}
-            if item.get("type") in ("agent_message", "assistant_message") and isinstance(item.get("text"), str):
-                self.scan_text(item["text"])
+            item = obj.get("item")
+            if isinstance(item, dict) and item.get("type") in ("agent_message", "assistant_message") \
+                    and isinstance(item.get("text"), str):
+                if self.final is not None:
+                    earlier = BlockScanner()
+                    for line in self.final.split("\n"):
+                        earlier.feed(line)
+                    self.superseded.extend(earlier.blocks)
+                self.final = item["text"]  # the last agent message is the answer
+
+    def finish(self) -> None:
+        if self.pending_error is not None and not self.agent.get("is_error"):
+            self.agent["is_error"] = True
+            self.agent["error"] = self.pending_error
+
+
+class _Lines:
+    """Accumulates bytes into complete lines without re-copying a long unfinished line on every read."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.overlong = False  # inside a line longer than the cap: drop until its end
+
+    def push(self, data: bytes) -> bytes:
+        """Return the complete lines (ending with a newline) that `data` finishes."""
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if not self.overlong:
+                self.parts.append(data)
+                self.size += len(data)
+                if self.size > self.cap:
+                    self.parts, self.size, self.overlong = [], 0, True
+            return b""
+        head, tail = data[: cut + 1], data[cut + 1:]
+        if self.overlong:
+            head = head[head.find(b"\n") + 1:]  # the rest of the overlong line
+            self.overlong = False
+        out = b"".join([*self.parts, head]) if self.parts else head
+        self.parts, self.size = ([tail], len(tail)) if tail else ([], 0)
+        return out
+
+    def rest(self) -> bytes:
+        return b"" if self.overlong else b"".join(self.parts)
 
 
 def parse_stream(stream: BinaryIO) -> ParseResult:
     """Parse an answer from a binary stream, reading it once in chunks."""
     reader = _Reader()
-    total = 0
     first = stream.read(CHUNK)
-    total += len(first)
+    total = len(first)
+    if first.startswith(b"\xef\xbb\xbf"):
+        first = first[3:]
     head = first.lstrip()
     mode = "text"
-    pending = first
+    notes: list[str] = []
     if head.startswith(b"{"):
-        line_end = head.find(b"\n")
-        first_line = head if line_end < 0 else head[:line_end]
+        first_line = head.split(b"\n", 1)[0].strip()
         if _loads(first_line) is not None:
             mode = "jsonl"
-        else:  # a pretty-printed single document (Gemini): read it whole, up to a cap
-            doc = bytearray(first)
-            while len(doc) <= MAX_LINE:
-                more = stream.read(CHUNK)
-                if not more:
-                    break
+        elif first_line == b"{":  # a pretty-printed document (Gemini): read it whole, up to a cap
+            doc = [first]
+            size = len(first)
+            while size <= MAX_DOCUMENT and (more := stream.read(CHUNK)):
+                doc.append(more)
+                size += len(more)
                 total += len(more)
-                doc += more
-            obj = _loads(bytes(doc)) if len(doc) <= MAX_LINE else None
+            data = b"".join(doc)
+            del doc
+            obj = _loads(data) if size <= MAX_DOCUMENT else None
             if obj is not None:
                 reader.event(obj)
-                return _finish(reader, "json", total)
-            pending = bytes(doc)
-    carry = b""
-    data = pending
-    while True:
-        buf = carry + data
-        cut = buf.rfind(b"\n")
-        if cut < 0 and len(buf) > MAX_LINE:
-            cut = len(buf) - 1  # a line without end: cut it rather than grow without bound
-        complete, carry = (buf[: cut + 1], buf[cut + 1:]) if cut >= 0 else (b"", buf)
+                return _finish(reader, "json", total, notes)
+            first = data  # fed through the line splitter below, which keeps its own bound
+            notes.append("the answer starts like a JSON document but is not valid JSON (truncated?); read as text")
+        else:
+            notes.append("the answer starts like JSON but its first line is not valid JSON (truncated?); read as text")
+    lines = _Lines(MAX_JSON_LINE if mode == "jsonl" else MAX_TEXT_LINE)
+    for at in range(CHUNK, len(first), CHUNK):  # a buffered document goes through in chunk-sized pieces
+        complete = lines.push(first[at - CHUNK: at])
         if complete:
-            _consume(reader, complete, mode)
+            mode = _consume(reader, complete, mode)
+    data = first[(max(len(first) - 1, 0) // CHUNK) * CHUNK:]
+    del first
+    while data:
+        complete = lines.push(data)
+        if complete:
+            mode = _consume(reader, complete, mode)
         data = stream.read(CHUNK)
-        if not data:
-            break
         total += len(data)
-    if carry:
-        _consume(reader, carry + b"\n", mode)
-    return _finish(reader, mode, total)
+    rest = lines.rest()
+    if rest:
+        _consume(reader, rest + b"\n", mode)
+    return _finish(reader, mode, total, notes)
 
 
-def _consume(reader: _Reader, complete: bytes, mode: str) -> None:
-    scanner = reader.scanner
+def _consume(reader: _Reader, complete: bytes, mode: str) -> str:
+    """Handle complete lines; returns the mode for what follows (JSONL turns to text at a non-JSON marker line)."""
     if mode == "jsonl":
-        start = 0
-        for match in _INTERESTING.finditer(complete):
-            if match.start() < start:
-                continue  # a second match on a line already handled
-            begin = complete.rfind(b"\n", 0, match.start()) + 1
-            end = complete.find(b"\n", match.end())
-            end = len(complete) if end < 0 else end
-            reader.event(_loads(complete[begin:end]))
-            start = end
-        return
-    if scanner.inside or _MARKER.search(complete):
-        for line in complete.decode("utf-8", "replace").split("\n")[:-1]:
-            scanner.feed(line)
+        lowered = complete.lower()
+        starts: set[int] = set()
+        for match in _FACTS.finditer(complete):
+            starts.add(complete.rfind(b"\n", 0, match.start()) + 1)
+        for needle, hay in [(k, complete) for k in _ERROR_KEYS] + [(_MARKER, lowered)]:
+            at = hay.find(needle)
+            while at >= 0:
+                begin = complete.rfind(b"\n", 0, at) + 1
+                starts.add(begin)
+                end = complete.find(b"\n", at)
+                at = hay.find(needle, end if end >= 0 else len(hay))
+        for begin in sorted(starts):
+            end = complete.find(b"\n", begin)
+            line = complete[begin: end if end >= 0 else len(complete)]
+            obj = _loads(line)
+            if obj is None and not line.lstrip().startswith(b"{") and _MARKER in line.lower():
+                # not JSONL after all: a text answer that began with a JSON line (a broken event line, which
+                # starts with a brace, is just skipped)
+                _consume(reader, complete[begin:], "text")
+                return "text"
+            try:
+                reader.event(obj)
+            except (AttributeError, TypeError, ValueError):
+                continue  # an event of an unexpected shape carries nothing we can use
+        return mode
+    scanner = reader.text
+    if scanner.inside or _MARKER in complete.lower():
+        for text_line in complete.decode("utf-8", "replace").split("\n")[:-1]:
+            scanner.feed(text_line)
     else:
         scanner.skip(complete.count(b"\n"))
+    return mode
 
 
 def _loads(data: bytes) -> Any:
@@ -187,23 +284,20 @@ def _loads(data: bytes) -> Any:
 
 
 def _shape(mode: str, shapes: set[str]) -> str:
-    if "claude-stream" in shapes:
-        return "claude-stream-json"
-    if "claude" in shapes:
-        return "claude-json"
-    if "codex" in shapes:
-        return "codex-jsonl"
-    if "gemini" in shapes:
-        return "gemini-json"
-    return "text" if mode == "text" else mode
+    for key, name in (("claude-stream", "claude-stream-json"), ("claude", "claude-json"), ("codex", "codex-jsonl"),
+                      ("gemini", "gemini-json")):
+        if key in shapes:
+            return name
+    return mode
 
 
-def _finish(reader: _Reader, mode: str, total: int) -> ParseResult:
-    scanner = reader.scanner
+def _finish(reader: _Reader, mode: str, total: int, notes: list[str]) -> ParseResult:
+    reader.finish()
+    scanner = reader.scanner()
     scanner.finish()
     blocks = _dedupe(scanner.blocks)
     result = ParseResult(outcome="no_status_block", shape=_shape(mode, reader.shapes), agent=reader.agent,
-                         notes=scanner.notes, bytes_read=total)
+                         notes=notes + scanner.notes, bytes_read=total)
     if total == 0:
         result.notes.append("empty answer")
     chosen = choose(blocks)
@@ -211,7 +305,9 @@ def _finish(reader: _Reader, mode: str, total: int) -> ParseResult:
         if scanner.incomplete:
             result.outcome, result.error = "parse_error", "status block without its end marker ---END_DUN_STATUS---"
         return result
-    result.earlier_blocks = [b.fields for b in blocks if b is not chosen]
+    for earlier in [*reader.superseded, *blocks]:
+        if earlier is not chosen and earlier.fields != chosen.fields and earlier.fields not in result.earlier_blocks:
+            result.earlier_blocks.append(earlier.fields)
     block, error = interpret(chosen)
     result.block = block
     result.outcome = "parsed" if block else "parse_error"
@@ -220,7 +316,6 @@ def _finish(reader: _Reader, mode: str, total: int) -> ParseResult:
 
 
 def _dedupe(blocks: list[RawBlock]) -> list[RawBlock]:
-    """stream-json repeats the final text in the result event: identical neighbours are one block."""
     out: list[RawBlock] = []
     for block in blocks:
         if out and out[-1].fields == block.fields:
@@ -231,4 +326,5 @@ def _dedupe(blocks: list[RawBlock]) -> list[RawBlock]:
 
 
 def parse_text(text: str | bytes) -> ParseResult:
-    return parse_stream(io.BytesIO(text.encode("utf-8") if isinstance(text, str) else text))
+    data = text.encode("utf-8", "replace") if isinstance(text, str) else text
+    return parse_stream(io.BytesIO(data))
