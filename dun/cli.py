@@ -71,6 +71,62 @@ def respond_cmd(source: str | None, file: str | None, iteration: int | None, pat
     _exit(run_respond(source, file, iteration, path))
 
 
+@cli.command("loop")
+@PATH_ARG
+@click.option("--agent", help="Adapter: claude, codex, gemini, opencode, aider, command (default: agent.name).")
+@click.option("--model", help="Model passed to the agent (default: agent.model).")
+@click.option("--max-iterations", type=click.IntRange(min=1), help="Default: loop.max_iterations (100).")
+@click.option("--max-budget-usd", type=click.FloatRange(min=0), help="0 means no cap (default: loop.max_budget_usd).")
+@click.option("--iteration-timeout", type=click.FloatRange(min=1), help="Seconds (default: loop.iteration_timeout_s).")
+@click.option("--max-calls-per-hour", type=click.IntRange(min=1), help="Default: loop.max_calls_per_hour (100).")
+@click.option("--live", is_flag=True, help="Stream the agent's events (Claude stream-json) into the .out file.")
+@click.option("--fresh", is_flag=True, help="Archive the previous run's logs and state, start a new run.")
+@click.option("--reset-circuit", is_flag=True, help="Close the circuit breaker before starting.")
+@click.option("--dry-run", is_flag=True, help="Print the next prompt and the decision; call no agent.")
+def loop_cmd(path: str | None, agent: str | None, model: str | None, max_iterations: int | None,
+             max_budget_usd: float | None, iteration_timeout: float | None, max_calls_per_hour: int | None,
+             live: bool, fresh: bool, reset_circuit: bool, dry_run: bool) -> None:
+    """Run a fresh agent per iteration until the checks and the agent agree. Exit 0 complete, 1 stopped."""
+    from dun.loop import LoopOptions, run_loop
+
+    _exit(run_loop(LoopOptions(path=path, agent=agent, model=model, max_iterations=max_iterations,
+                               max_budget_usd=max_budget_usd, iteration_timeout=iteration_timeout,
+                               max_calls_per_hour=max_calls_per_hour, fresh=fresh, reset_circuit=reset_circuit,
+                               dry_run=dry_run, live=live)))
+
+
+@cli.command("status")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status_cmd(path: str | None, as_json: bool) -> None:
+    """The loop's state in a few lines."""
+    from dun.commands.runs import run_status
+
+    _exit(run_status(path, as_json))
+
+
+@cli.command("logs")
+@click.argument("number", required=False, type=click.IntRange(min=1), metavar="[N]")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--out", is_flag=True, help="The agent's raw output of iteration N.")
+def logs_cmd(number: int | None, path: str | None, as_json: bool, out: bool) -> None:
+    """List the iterations, or show iteration N."""
+    from dun.commands.runs import run_logs
+
+    _exit(run_logs(path, number, as_json, out))
+
+
+@cli.command("stop")
+@PATH_ARG
+@click.option("--now", is_flag=True, help="Stop the agent at once instead of after the current iteration.")
+def stop_cmd(path: str | None, now: bool) -> None:
+    """Ask a running loop to stop (creates .dun/STOP)."""
+    from dun.commands.runs import run_stop
+
+    _exit(run_stop(path, now))
+
+
 @cli.group("plugins")
 def plugins_group() -> None:
     """Inspect and validate plugins."""

@@ -14,6 +14,7 @@ import pluggy
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from dun.agents.base import AgentAdapter
     from dun.checkapi import CheckType
     from dun.output.base import Formatter
     from dun.schema import Field
@@ -55,6 +56,18 @@ def dun_output_formats() -> dict[str, Formatter]:
     a callable ``(report, options) -> str``; see :mod:`dun.output.base`.
 
     The mappings from all plugins are merged; a name declared twice is a configuration error.
+    """
+
+
+@hookspec
+def dun_agents() -> list[AgentAdapter]:
+    """Declare agent adapters for `dun loop --agent NAME`.
+
+    Fires when `dun loop` (or `dun plugins list`) builds the plugin manager's view of agents. Receives nothing.
+    Returns a list of :class:`dun.agents.base.AgentAdapter`: a name, a `build(request) -> Invocation` that turns the
+    prompt and the `agent:` config into a command line, and a `cost(facts, config)` function.
+
+    Results from all plugins are concatenated; two adapters with the same name are a configuration error.
     """
 
 

@@ -9,6 +9,7 @@ from typing import Any, cast
 import pluggy
 
 from dun import hookspecs
+from dun.agents.base import AgentAdapter
 from dun.checkapi import CheckType
 from dun.errors import ConfigError
 
@@ -25,6 +26,12 @@ BUILTIN_MODULES = (
     "dun.output.llm",
     "dun.output.junit",
     "dun.output.github",
+    "dun.agents.claude",
+    "dun.agents.codex",
+    "dun.agents.gemini",
+    "dun.agents.opencode",
+    "dun.agents.aider",
+    "dun.agents.command",
 )
 ENTRY_POINT_GROUP = "dun"
 
@@ -33,7 +40,7 @@ def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = ()) -> plug
     pm = pluggy.PluginManager("dun")
     pm.add_hookspecs(hookspecs)
     for name in BUILTIN_MODULES:
-        pm.register(importlib.import_module(name), name=f"builtin:{name.rsplit('.', 1)[1]}")
+        pm.register(importlib.import_module(name), name=f"builtin:{name.removeprefix('dun.')}")
     for plugin in extra:
         pm.register(plugin)
     if entry_points:
@@ -63,6 +70,16 @@ def check_types(pm: pluggy.PluginManager) -> dict[str, CheckType]:
                 raise ConfigError(f"check type '{ctype.name}' is declared by both {owners[ctype.name]} and {owner}")
             found[ctype.name] = ctype
             owners[ctype.name] = owner
+    return found
+
+
+def agent_adapters(pm: pluggy.PluginManager) -> dict[str, AgentAdapter]:
+    found: dict[str, AgentAdapter] = {}
+    for impl in reversed(pm.hook.dun_agents.get_hookimpls()):
+        for adapter in cast(list[AgentAdapter], impl.function() or []):
+            if adapter.name in found:
+                raise ConfigError(f"agent '{adapter.name}' is declared twice (second by {_owner(pm, impl.plugin)})")
+            found[adapter.name] = adapter
     return found
 
 

@@ -103,3 +103,37 @@ def diff_stat(root: Path, base: str) -> tuple[str, int]:
     names = git(root, "diff", "--name-only", base, check=False).stdout.decode("utf-8", "replace").split()
     untracked = git(root, "ls-files", "--others", "--exclude-standard", check=False).stdout.split()
     return text, len(names) + len(untracked)
+
+
+def worktree_tree(root: Path) -> str | None:
+    """A tree hash of the whole work tree, uncommitted and untracked-not-ignored files included.
+
+    Built in a copy of the index, so git's stat cache spares re-hashing unchanged files and the real index is
+    never touched.
+    """
+    import shutil
+    import tempfile
+
+    try:
+        index = git(root, "rev-parse", "--git-path", "index").stdout.decode().strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return None
+    with tempfile.TemporaryDirectory(prefix="dun-index-") as tmp:
+        tmp_index = os.path.join(tmp, "index")
+        source = Path(index) if os.path.isabs(index) else root / index
+        if source.exists():
+            shutil.copyfile(source, tmp_index)
+        env = {**os.environ, "GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+        add = subprocess.run(["git", "add", "-A"], cwd=root, env=env, capture_output=True, stdin=subprocess.DEVNULL)
+        if add.returncode != 0:
+            return None
+        tree = subprocess.run(["git", "write-tree"], cwd=root, env=env, capture_output=True,
+                              stdin=subprocess.DEVNULL)
+        if tree.returncode != 0:
+            return None
+        return tree.stdout.decode().strip() or None
+
+
+def changed_paths(root: Path, tree_a: str, tree_b: str) -> list[str]:
+    proc = git(root, "diff", "--name-only", "-z", tree_a, tree_b, check=False)
+    return _split_z(proc.stdout) if proc.returncode == 0 else []

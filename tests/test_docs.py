@@ -52,14 +52,16 @@ def test_plugin_guide_documents_every_field_of_every_type() -> None:
 def test_readme_documents_commands_config_keys_and_exit_codes() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for command in ("dun check", "dun plugins list", "dun plugins validate", "dun explain", "dun config show",
-                    "dun init", "dun iterate", "dun respond"):
+                    "dun init", "dun iterate", "dun respond", "dun loop", "dun status", "dun logs", "dun stop"):
         assert command in readme, command
     for section, spec in CONFIG_FIELDS.items():
         for key in spec.fields or {}:
             assert f"`{section}.{key}`" in readme, f"{section}.{key}"
     for flag in ("--format", "--jobs", "--only", "--skip", "--strict", "--verbose", "--color", "--output"):
         assert flag in readme, flag
-    for flag in ("--automation", "--max-prompt-chars", "--iteration", "--file"):
+    for flag in ("--automation", "--max-prompt-chars", "--iteration", "--file", "--agent", "--model",
+                 "--max-iterations", "--max-budget-usd", "--iteration-timeout", "--max-calls-per-hour", "--live",
+                 "--fresh", "--reset-circuit", "--dry-run", "--now", "--out"):
         assert flag in readme, flag
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 4 |"):
         assert code in readme

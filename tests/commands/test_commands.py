@@ -76,8 +76,9 @@ def test_plugins_list_shows_python_and_yaml_plugins(repo: Path) -> None:
     _code, out, _ = invoke(["plugins", "list", str(repo), "--json"])
     data = json.loads(out)
     names = {p["name"]: p for p in data["python"]}
-    assert names["builtin:command"]["hooks"] == ["dun_check_types"]
-    assert names["builtin:text"]["source"] == "builtin"
+    assert names["builtin:checks.command"]["hooks"] == ["dun_check_types"]
+    assert names["builtin:agents.claude"]["hooks"] == ["dun_agents"]
+    assert names["builtin:output.text"]["source"] == "builtin"
     assert {m["id"] for m in data["manifests"]} >= {"git", "python", "go", "helix", "mission"}
 
 

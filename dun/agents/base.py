@@ -1,0 +1,62 @@
+"""What an agent adapter is: how to call one CLI for one iteration, and what it costs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """Everything an adapter needs to build one call."""
+
+    prompt: str
+    prompt_file: Path  # the same prompt, written to .dun/logs/iteration-N.prompt.md
+    config: dict[str, Any]  # the `agent:` config section, with CLI overrides applied
+    budget_usd: float | None  # per-iteration cap, when there is one
+    root: Path
+
+
+@dataclass
+class Invocation:
+    argv: list[str]
+    stdin_file: Path | None = None  # fed on stdin; otherwise stdin is closed
+    env: dict[str, str] = field(default_factory=dict)
+    redact: list[str] = field(default_factory=list)  # argv values never written to logs (the prompt, secrets)
+
+
+def token_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
+    """Cost from token counts times the configured rates, for CLIs that report tokens, not dollars."""
+    usage = agent.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    rate_in, rate_out = float(config.get("input_usd_per_mtok") or 0), float(config.get("output_usd_per_mtok") or 0)
+    if not rate_in and not rate_out:
+        return None
+    tokens_in = sum(v for k, v in usage.items() if "input" in k and isinstance(v, int) and not isinstance(v, bool))
+    tokens_out = sum(v for k, v in usage.items() if "output" in k and isinstance(v, int) and not isinstance(v, bool))
+    return (tokens_in * rate_in + tokens_out * rate_out) / 1_000_000
+
+
+def reported_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
+    """The agent's own dollar figure when it gives one, else tokens times rates."""
+    cost = agent.get("cost_usd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return float(cost)
+    return token_cost(agent, config)
+
+
+def binary(config: dict[str, Any], default: str) -> list[str]:
+    """`agent.command` replaces the adapter's default binary (a wrapper, a pinned install)."""
+    command = config.get("command") or []
+    return list(command) if command else [default]
+
+
+@dataclass(frozen=True)
+class AgentAdapter:
+    name: str
+    description: str
+    build: Callable[[AgentRequest], Invocation]
+    cost: Callable[[dict[str, Any], dict[str, Any]], float | None] = reported_cost

@@ -1,0 +1,27 @@
+"""`command`: any command line; the prompt on stdin, in a file ({prompt_file}) or as an argument ({prompt})."""
+
+from __future__ import annotations
+
+from dun.agents.base import AgentAdapter, AgentRequest, Invocation
+from dun.errors import ConfigError
+from dun.hookspecs import hookimpl
+
+
+def build(req: AgentRequest) -> Invocation:
+    cfg = req.config
+    command = list(cfg.get("command") or [])
+    if not command:
+        raise ConfigError("agent.command: the `command` agent needs a command line, e.g. [my-agent, --json]")
+    via = cfg.get("prompt_via", "stdin")
+    argv = [a.replace("{prompt_file}", str(req.prompt_file)).replace("{prompt}", req.prompt) for a in command]
+    argv += list(cfg.get("extra_args") or [])
+    if via == "arg" and not any("{prompt}" in a for a in command):
+        argv.append(req.prompt)
+    if via == "file" and not any("{prompt_file}" in a for a in command):
+        argv.append(str(req.prompt_file))
+    return Invocation(argv=argv, stdin_file=req.prompt_file if via == "stdin" else None, redact=[req.prompt])
+
+
+@hookimpl
+def dun_agents() -> list[AgentAdapter]:
+    return [AgentAdapter("command", "Any command line (agent.command)", build)]

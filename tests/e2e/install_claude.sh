@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the pinned Claude Code CLI for the end-to-end tests into tests/e2e/.cache/claude-<version>/.
+#
+# Idempotent: does nothing when the binary is already there and answers --version.
+# Exits 0 with a message when npm is missing, so that the e2e tests skip instead of failing.
+# Uses the machine's npm with its own configured registry.
+set -euo pipefail
+
+VERSION="${CLAUDE_CODE_VERSION:-2.1.197}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+DEST="${CLAUDE_CODE_DIR:-$HERE/.cache/claude-$VERSION}"
+BIN="$DEST/node_modules/.bin/claude"
+
+if [ -x "$BIN" ] && out="$("$BIN" --version 2>/dev/null)"; then
+    echo "install_claude: claude $VERSION already installed at $BIN ($out)"
+    exit 0
+fi
+
+if ! command -v npm >/dev/null 2>&1; then
+    echo "install_claude: npm is missing; skipping the install (the e2e tests will skip)"
+    exit 0
+fi
+
+mkdir -p "$DEST"
+echo "install_claude: installing @anthropic-ai/claude-code@$VERSION into $DEST (about 235 MB)"
+npm install --prefix "$DEST" --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$VERSION"
+
+if ! out="$("$BIN" --version 2>&1)"; then
+    echo "install_claude: installed, but '$BIN --version' failed: $out" >&2
+    exit 1
+fi
+echo "install_claude: installed claude $out at $BIN"
