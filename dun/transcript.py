@@ -83,7 +83,7 @@ def parse_stream(stream: BinaryIO) -> ParseResult:
     notes: list[str] = []
     if head.startswith(b"{"):
         first_line = head.split(b"\n", 1)[0].strip()
-        if b"\n" not in head or _loads(first_line) is not None:
+        if (b"\n" not in head and len(first) >= CHUNK) or _loads(first_line) is not None:
             mode = "jsonl"  # (a first line longer than a chunk is one big event, e.g. Claude's json result)
         elif first_line == b"{":  # a pretty-printed document (Gemini): read it whole, up to a cap
             doc = [first]

@@ -51,6 +51,8 @@ def claude_bin() -> Path:
     """The pinned Claude Code binary, or a skip saying how to get it."""
     override = os.environ.get("DUN_E2E_CLAUDE_BIN")
     path = Path(override) if override else CLAUDE_BIN
+    if override and not path.exists():
+        pytest.skip(f"DUN_E2E_CLAUDE_BIN={override} does not exist")
     if not path.exists():
         if shutil.which("npm") is None:
             pytest.skip(f"npm is missing: cannot install @anthropic-ai/claude-code@{CLAUDE_VERSION} for the e2e tests")

@@ -34,6 +34,7 @@ import argparse
 import copy
 import hashlib
 import json
+import signal
 import sys
 import threading
 import time
@@ -488,16 +489,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     scenario = json.loads(Path(args.scenario).read_text(encoding="utf-8"))
     server = ModelServer(scenario, port=args.port, body_log=args.log, verbose=not args.quiet)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     with server:
         print(f"ANTHROPIC_BASE_URL={server.url}", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            if args.dump:
-                server.dump(args.dump)
+        stop.wait()
+    if args.dump:
+        server.dump(args.dump)
     return 0
 
 
