@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit coverage bench clean
+.PHONY: demo test unit coverage bench clean e2e claude-cli
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@bash scripts/demo.sh $(abspath $(BIN))/dun
 
-test: $(STAMP)
+# The real Claude Code CLI, pinned, for the end-to-end tests (skipped with a message when npm is missing).
+claude-cli:
+	bash tests/e2e/install_claude.sh
+
+e2e: $(STAMP) claude-cli
+	$(BIN)/python -m pytest -q -m e2e
+
+test: $(STAMP) claude-cli
 	$(BIN)/ruff check dun tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
