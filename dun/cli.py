@@ -50,13 +50,15 @@ def check_cmd(path: str | None, fmt: str | None, jobs: int | None, only: tuple[s
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--only", multiple=True, metavar="GLOB", help="Only checks whose id or plugin matches.")
 @click.option("--skip", multiple=True, metavar="GLOB", help="Leave out matching checks.")
+@click.option("--iteration", type=click.IntRange(min=1), help="Number the prompt (the shell driver passes it).")
+@click.option("--confirm", is_flag=True, help="The confirmation prompt (every check passes; anything left?).")
 def iterate_cmd(path: str | None, automation: str | None, max_prompt_chars: int | None, fmt: str,
-                only: tuple[str, ...], skip: tuple[str, ...]) -> None:
+                only: tuple[str, ...], skip: tuple[str, ...], iteration: int | None, confirm: bool) -> None:
     """Print the prompt for one agent iteration: every actionable item, prioritized, with the status block."""
     from dun.commands.iterate import IterateOptions, run_iterate
 
     _exit(run_iterate(IterateOptions(path=path, automation=automation, max_prompt_chars=max_prompt_chars,
-                                     format=fmt, only=only, skip=skip)))
+                                     format=fmt, only=only, skip=skip, iteration=iteration, confirm=confirm)))
 
 
 @cli.command("respond")
@@ -64,11 +66,17 @@ def iterate_cmd(path: str | None, automation: str | None, max_prompt_chars: int 
 @click.option("--file", "file", type=click.Path(dir_okay=False), help="Read the answer from FILE.")
 @click.option("--iteration", type=click.IntRange(min=1), help="Also record it in .dun/logs/iteration-N.json.")
 @click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
-def respond_cmd(source: str | None, file: str | None, iteration: int | None, path: str | None) -> None:
+@click.option("--decide", is_flag=True, help="Apply the loop's policy (for scripts/dun-loop.sh): exit 0 go/continue, "
+              "10 wait, 20 complete, 21 stopped.")
+@click.option("--before", is_flag=True, help="With --decide: the decision before an agent call.")
+@click.option("--all-pass", is_flag=True, help="With --decide: `dun iterate` printed ALL_PASS.")
+@click.option("--exit-code", type=int, help="With --decide: the agent's exit code (124: timed out).")
+def respond_cmd(source: str | None, file: str | None, iteration: int | None, path: str | None, decide: bool,
+                before: bool, all_pass: bool, exit_code: int | None) -> None:
     """Parse an agent's answer (text, Claude/Codex/Gemini JSON). Exit 0: block parsed; 4: no valid block."""
     from dun.commands.respond import run_respond
 
-    _exit(run_respond(source, file, iteration, path))
+    _exit(run_respond(source, file, iteration, path, decide, before, all_pass, exit_code))
 
 
 @cli.command("loop")

@@ -46,11 +46,15 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def record_iterate(root: Path, results: list[CheckResult]) -> None:
-    """Remember where this iteration starts: the base of `dun respond`'s git facts and the next diff stat."""
+def record_iterate(root: Path, results: list[CheckResult], with_tree: bool = False) -> None:
+    """Remember where this iteration starts: the base of `dun respond`'s git facts and the next diff stat.
+    `with_tree` adds the work-tree hash the loop's progress test compares against (it costs a git scan)."""
+    from dun.repo import worktree_tree
+
     ensure_runtime_dir(root)
-    write_json_atomic(dun_dir(root) / "iterate.json", {"schema_version": SCHEMA_VERSION, "at": now(),
-                                                        "head": head(root), "actionable": [r.id for r in results]})
+    write_json_atomic(dun_dir(root) / "iterate.json", {
+        "schema_version": SCHEMA_VERSION, "at": now(), "head": head(root), "actionable": [r.id for r in results],
+        "tree": worktree_tree(root) if with_tree else None})
 
 
 def _one_line(text: str | None) -> str | None:

@@ -27,6 +27,8 @@ class IterateOptions:
     format: str = "text"
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
+    iteration: int | None = None  # set by the shell driver: numbers the prompt, records the work-tree hash
+    confirm: bool = False
 
 
 def mission_section(session: Session) -> str:
@@ -120,13 +122,19 @@ def run_iterate(opts: IterateOptions) -> int:
     git_thread = threading.Thread(target=lambda: git_text.append(git_section(session, previous)), daemon=True)
     git_thread.start()
     report = build_report(session, CheckOptions(only=list(opts.only), skip=list(opts.skip)))
-    record_iterate(session.root, report.actionable())
+    record_iterate(session.root, report.actionable(), with_tree=opts.iteration is not None)
+    if opts.confirm:
+        from dun.loop import render
+
+        git_thread.join()
+        sys.stdout.write(render(session, report, True, opts.iteration or 1))
+        return EXIT_OK
     if not report.actionable():
         data: Any = {"schema_version": 1, "kind": "all_pass", "status": "ALL_PASS", "exit_signal": True}
         sys.stdout.write(json.dumps(data) + "\n" if opts.format == "json" else ALL_PASS)
         return EXIT_OK
     git_thread.join()
-    prompt = build_prompt(session, report, opts, git_text[0] if git_text else "")
+    prompt = build_prompt(session, report, opts, git_text[0] if git_text else "", iteration=opts.iteration)
     for note in prompt.notes:
         sys.stderr.write(f"dun: {note}\n")
     sys.stdout.write(json.dumps(prompt.to_dict(), indent=2) + "\n" if opts.format == "json" else prompt.text)

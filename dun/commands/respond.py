@@ -43,7 +43,15 @@ def record_iteration_log(root: Path, iteration: int, parsed: ParseResult) -> Pat
     return path
 
 
-def run_respond(source: str | None, file: str | None, iteration: int | None, path: str | None) -> int:
+def run_respond(source: str | None, file: str | None, iteration: int | None, path: str | None,
+                decide: bool = False, before: bool = False, all_pass: bool = False,
+                exit_code: int | None = None) -> int:
+    if before or all_pass:
+        if not decide:
+            raise UsageError("--before and --all-pass go with --decide")
+        from dun.commands.decide import decide_all_pass, decide_before
+
+        return decide_before(path) if before else decide_all_pass(path)
     if source is not None and file is not None:
         raise UsageError("give the answer either as --file FILE or as '-' for stdin, not both")
     stream = _open(file if file is not None else source)
@@ -52,6 +60,12 @@ def run_respond(source: str | None, file: str | None, iteration: int | None, pat
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+    if decide:
+        if file is None:
+            raise UsageError("--decide needs the answer as --file F (the script keeps it in .dun/logs/)")
+        from dun.commands.decide import decide_after
+
+        return decide_after(path, parsed, Path(file), exit_code)
     root = find_repo(path).root
     handoff = build_handoff(root, parsed, iteration)
     write_handoff(root, handoff)
