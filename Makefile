@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/check_large_repo.py
 	$(BIN)/python bench/iterate_large_repo.py
 	$(BIN)/python bench/status_parse.py
+	$(BIN)/python bench/loop_overhead.py
 
 clean:
 	rm -rf $(VENV) build dist coverage.xml .coverage .mypy_cache .ruff_cache

@@ -100,6 +100,7 @@ class Loop:
         self.state: dict[str, Any] = {}
         self.signalled: int | None = None
         self.wakeup = threading.Event()
+        self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
 
     def say(self, text: str) -> None:
         sys.stderr.write(f"dun loop: {text}\n")
@@ -139,7 +140,8 @@ class Loop:
                 continue
             if decision:
                 return decision
-            report = build_report(self.session, CheckOptions())
+            tree = worktree_tree(self.root)
+            report = self.reuse(tree) or build_report(self.session, CheckOptions())
             confirmation = False
             if not report.actionable():
                 done = nothing_actionable(self.state, self.cfg, first)
@@ -147,7 +149,7 @@ class Loop:
                     return done
                 confirmation = True
             first = False
-            decision = self.iteration(report, confirmation)
+            decision = self.iteration(report, confirmation, tree)
             if self.signalled or decision.reason == "interrupted":
                 return self.interrupted()
             if decision.action == "stop":
@@ -156,6 +158,13 @@ class Loop:
                 self.wait(decision)
             elif self.cfg["loop"]["cooldown_s"] > 0:
                 self.wakeup.wait(self.cfg["loop"]["cooldown_s"])
+
+    def reuse(self, tree: str | None) -> Report | None:
+        """The checks of the previous iteration's end, when neither HEAD nor the work tree changed since."""
+        if self.last is None or tree is None:
+            return None
+        report, last_head, last_tree = self.last
+        return report if (last_tree, last_head) == (tree, head(self.root)) else None
 
     def wait(self, decision: Decision) -> None:
         """Sleep until the wait is over, a signal arrives, or STOP appears; a countdown on a terminal."""
@@ -176,9 +185,8 @@ class Loop:
     def interrupted(self) -> Decision:
         return Decision("stop", "stop_requested" if self.stop_now() else "interrupted")
 
-    def iteration(self, report: Report, confirmation: bool) -> Decision:
-        start = runs.Start([r.id for r in report.actionable()], head(self.root), worktree_tree(self.root),
-                           confirmation)
+    def iteration(self, report: Report, confirmation: bool, tree: str | None) -> Decision:
+        start = runs.Start([r.id for r in report.actionable()], head(self.root), tree, confirmation)
         n = self.state["iteration"] + 1
         prompt = render(self.session, report, confirmation, n)
         prompt_file = logs_dir(self.root) / f"iteration-{n}.prompt.md"
@@ -196,9 +204,10 @@ class Loop:
         with out_path.open("rb") as fh:
             parsed = parse_stream(fh)
         log["duration_s"] = round(time.monotonic() - t0, 3)
-        decision = runs.conclude(self.session, self.cfg, self.state, n, parsed, start, log, result.exit_code,
-                                 result.timed_out, self.adapter.cost(parsed.agent, self.cfg["agent"]), out_path,
-                                 result.start_error)
+        decision, after, tree_after = runs.conclude(
+            self.session, self.cfg, self.state, n, parsed, start, log, result.exit_code, result.timed_out,
+            self.adapter.cost(parsed.agent, self.cfg["agent"]), out_path, result.start_error)
+        self.last = (after, head(self.root), tree_after)
         self.say(summary(log))
         return Decision("stop", "interrupted") if result.interrupted else decision
 

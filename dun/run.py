@@ -15,6 +15,7 @@ from dun import circuit as breaker
 from dun.agent_run import group_alive, output_tail
 from dun.atomic import write_json_atomic
 from dun.commands.check import CheckOptions, build_report
+from dun.engine import Report
 from dun.handoff import build_handoff, now, read_json, write_handoff
 from dun.limits import AgentError, classify
 from dun.loopstate import archive_run, load_state, logs_dir, new_state, save_state
@@ -102,8 +103,9 @@ def resume_interrupted(root: Path, state: dict[str, Any], say: Any = None) -> No
 
 def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: int, parsed: ParseResult,
              start: Start, log: dict[str, Any], exit_code: int | None, timed_out: bool, cost: float | None,
-             out_path: Path, start_error: str | None = None) -> Decision:
-    """Everything after the agent answered: handoff, checks, git, breaker, counters, the log. Saves the state."""
+             out_path: Path, start_error: str | None = None) -> tuple[Decision, Report, str | None]:
+    """Everything after the agent answered: handoff, checks, git, breaker, counters, the log. Saves the state.
+    Returns the decision, and the checks and work-tree hash afterwards (the next iteration can reuse them)."""
     root = session.root
     write_handoff(root, build_handoff(root, parsed, n))
     error: AgentError | None
@@ -113,7 +115,8 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
         error = AgentError("other", f"timed out after {cfg['loop']['iteration_timeout_s']:g}s", None)
     else:
         error = classify(parsed.agent, exit_code, output_tail(out_path))
-    after_ids = [r.id for r in build_report(session, CheckOptions()).actionable()]
+    after = build_report(session, CheckOptions())
+    after_ids = [r.id for r in after.actionable()]
     head_after = head(root)
     tree_after = worktree_tree(root) if start.tree else None
     if start.tree and tree_after:
@@ -147,7 +150,7 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
     write_json_atomic(logs_dir(root) / f"iteration-{n}.json", log)
     state.update(iteration=max(state["iteration"], n), in_progress=None, agent_pgid=None)
     save(root, state, cfg)
-    return decision
+    return decision, after, tree_after
 
 
 def open_iteration(root: Path, state: dict[str, Any], cfg: dict[str, Any], agent: str, argv: list[str],

@@ -98,8 +98,8 @@ def decide_after(path: str | None, parsed: ParseResult, out_path: Path, exit_cod
                        bool(log.get("confirmation")))
     log["checks_before"] = {"actionable": len(start.actionable), "ids": start.actionable}
     timed_out = exit_code == runs.EXIT_TIMEOUT
-    decision = runs.conclude(session, cfg, state, n, parsed, start, log, exit_code, timed_out,
-                             _cost(session, cfg, parsed), out_path)
+    decision, _, _ = runs.conclude(session, cfg, state, n, parsed, start, log, exit_code, timed_out,
+                                   _cost(session, cfg, parsed), out_path)
     return _decision(session.root, state, cfg, decision)
 
 

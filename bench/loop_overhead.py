@@ -1,0 +1,116 @@
+"""loop_overhead: `dun loop` time per iteration with an instant fake agent, beside one `dun check`, and RSS growth.
+
+A mid-size repository (2,000 tracked files, 50 open boxes). The agent answers at once, changes nothing and never
+signals exit, so every iteration runs the whole loop machinery; the breaker's limits are raised so it keeps going.
+Targets: time per iteration <= 1.5x one `dun check`; RSS after iteration --rss-at (default 1,000) within 10% of
+RSS after iteration 10.
+Run: .venv/bin/python bench/loop_overhead.py [--runs N] [--iterations 50] [--rss-at 1000]
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Timing, dun_command, git, parser, report, time_command
+
+AGENT = """#!/bin/sh
+cat > /dev/null
+printf -- '---DUN_STATUS---\\nTASK_COMPLETED: none\\nSTATUS: IN_PROGRESS\\nFILES_MODIFIED: 0\\nEXIT_SIGNAL: false\\n'
+printf -- 'NEXT_RECOMMENDATION: keep going\\n---END_DUN_STATUS---\\n'
+"""
+
+
+def make_repo(root: Path, iterations: int) -> None:
+    git(root, "init", "-q", "-b", "main")
+    for i in range(2000):
+        path = root / f"src/pkg{i // 100}/mod{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"VALUE = {i}\n", encoding="utf-8")
+    boxes = "".join(f"- [ ] task {i}\n" for i in range(50))
+    (root / "MISSION.md").write_text(f"# Mission\n\n{boxes}", encoding="utf-8")
+    agent = root / "agent.sh"
+    agent.write_text(AGENT, encoding="utf-8")
+    agent.chmod(0o755)
+    dun = root / ".dun"
+    dun.mkdir()
+    (dun / ".gitignore").write_text("logs/\ncache/\narchive/\nstate.json\nhandoff.json\niterate.json\nREPORT.md\n"
+                                    "loop.lock\nSTOP\n", encoding="utf-8")
+    (dun / "config.yaml").write_text(
+        "plugins: {disabled: [python, go]}\n"
+        f"agent: {{name: command, command: [{agent}]}}\n"
+        f"loop: {{cooldown_s: 0, max_iterations: {iterations}, max_budget_usd: 0, max_calls_per_hour: 100000,"
+        " error_threshold: 100000}\n"
+        "circuit: {no_progress_limit: 1000000, half_open_after: 1000000}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "bench repo")
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def rss_growth(root: Path, early: int, late: int) -> tuple[int, int]:
+    """Run one long loop; sample the loop's RSS once iteration `early` and iteration `late` are logged."""
+    logs = root / ".dun" / "logs"
+    shutil.rmtree(logs, ignore_errors=True)  # the timed runs' logs must not be mistaken for this run's
+    (root / ".dun" / "state.json").unlink(missing_ok=True)
+    proc = subprocess.Popen([*dun_command(), "loop", "--max-iterations", str(late + 1)], cwd=root,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    samples = {}
+    try:
+        for target in (early, late):
+            while not (logs / f"iteration-{target + 1}.json").exists():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"dun loop exited {proc.returncode} before iteration {target}")
+                time.sleep(0.05)  # polling a file the loop writes; the bench measures, it does not synchronise
+            samples[target] = rss_kib(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    return samples[early], samples[late]
+
+
+def main() -> int:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--rss-at", type=int, default=1000)
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dun-bench-loop-") as tmp:
+        root = Path(tmp)
+        make_repo(root, args.iterations)
+        check = time_command([*dun_command(), "check", "--format", "json"], root, runs=args.runs,
+                             accept=lambda run: None if run.returncode in (0, 1) else f"exit {run.returncode}")
+        per_iteration = Timing(list(check.argv))
+        for _ in range(args.runs):
+            wall = time_command([*dun_command(), "loop", "--fresh"], root, runs=1, warmup=0,
+                                accept=lambda run: None if run.returncode == 1 else f"exit {run.returncode}")
+            state = json.loads((root / ".dun" / "state.json").read_text())
+            if state["stop_reason"] != "max_iterations" or state["iteration"] != args.iterations:
+                print(f"unexpected stop: {state['stop_reason']} after {state['iteration']}", file=sys.stderr)
+                return 2
+            run = wall.runs[0]
+            per_iteration.runs.append(type(run)(run.seconds / args.iterations, run.returncode, run.stdout,
+                                                run.stderr))
+        per_iteration.argv = [*dun_command(), "loop", f"(per iteration of {args.iterations})"]
+        early, late = rss_growth(root, 10, args.rss_at)
+    growth = (late - early) / early
+    notes = [f"RSS after iteration 10: {early / 1024:.1f} MiB, after {args.rss_at}: {late / 1024:.1f} MiB, "
+             f"growth {growth:+.1%} (target <= 10%): {'PASS' if growth <= 0.10 else 'FAIL'}"]
+    code = report("loop_overhead: time per loop iteration", per_iteration, "one dun check", check.median, 1.5,
+                  notes)
+    return code if growth <= 0.10 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
