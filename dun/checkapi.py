@@ -62,6 +62,7 @@ class CheckContext:
         self.config = config
         self._files: list[str] | None = None
         self._matches: dict[tuple[str, ...], list[str]] = {}
+        self.used = False  # set once a report was built from this context
         self._lock = threading.Lock()
 
     def files(self) -> list[str]:
@@ -72,6 +73,13 @@ class CheckContext:
 
                 self._files = list_files(self.root, self.is_git)
             return self._files
+
+    def refresh(self) -> None:
+        """Forget the file listing: the next look sees the tree as it is now (a loop's later iterations)."""
+        with self._lock:
+            self._files = None
+            self._matches = {}
+        self.used = False
 
     def prefetch(self) -> None:
         """Start listing files in the background: git runs while plugins and manifests load."""

@@ -44,6 +44,21 @@ def record(circuit: dict[str, Any], cfg: dict[str, Any], progress: bool, error: 
     return c
 
 
+def record_trust(circuit: dict[str, Any], cfg: dict[str, Any], discrepancies: int, oscillation: bool,
+                 now: float | None = None) -> dict[str, Any]:
+    """Discrepancies in a row, and oscillations in total, open the breaker too."""
+    c = {**new_circuit(), **circuit}
+    c["discrepancies"] = c["discrepancies"] + 1 if discrepancies else 0
+    c["oscillations"] += 1 if oscillation else 0
+    if c["state"] == OPEN:
+        return c
+    if c["discrepancies"] >= cfg["discrepancy_limit"]:
+        return trip(c, "untrustworthy", now)
+    if c["oscillations"] >= cfg["oscillation_limit"]:
+        return trip(c, "oscillation", now)
+    return c
+
+
 def trip(circuit: dict[str, Any], reason: str, now: float | None = None) -> dict[str, Any]:
     return {**circuit, "state": OPEN, "reason": reason, "opened_at": now if now is not None else time.time()}
 

@@ -59,6 +59,21 @@ CONFIG_FIELDS: dict[str, Field] = {
                                          default=2, minimum=1),
         "cooldown_min": Field("float", "Minutes after which an OPEN circuit becomes HALF_OPEN on a later start.",
                               default=30.0, minimum=0),
+        "discrepancy_limit": Field("int", "Iterations in a row with unverified claims before OPEN (untrustworthy).",
+                                   default=3, minimum=1),
+        "oscillation_limit": Field("int", "Oscillations before OPEN (oscillation).", default=2, minimum=1),
+    }),
+    "trust": Field("map", "What dun verifies about the agent, and what it does about it.", fields={
+        "on_task_tamper": Field("str", "A mission box removed, reworded or ticked without evidence: restore it "
+                                       "(and commit as dun), flag it, or stop the run.", default="restore",
+                                choices=("restore", "flag", "stop")),
+        "on_checker_tamper": Field("str", "dun's config, manifests, gates, coverage settings or protected paths "
+                                          "changed: revert, flag, or stop.", default="revert",
+                                   choices=("revert", "flag", "stop")),
+        "protected": Field("list", "More globs whose files the agent must not change or delete (e.g. tests/**); "
+                                   "adding files there is allowed.", default=[], item=Field("str", "glob")),
+        "oscillation_window": Field("int", "Iterations back in which a repeated work tree is an oscillation.",
+                                    default=6, minimum=1),
     }),
     "agent": Field("map", "Which agent CLI `dun loop` runs, and how.", fields={
         "name": Field("str", "Adapter: claude, codex, gemini, opencode, aider or command.", default="claude"),

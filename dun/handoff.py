@@ -92,28 +92,3 @@ def write_handoff(root: Path, handoff: dict[str, Any]) -> Path:
 
 def read_handoff(root: Path) -> dict[str, Any] | None:
     return read_json(dun_dir(root) / "handoff.json")
-
-
-def unverified_claims(handoff: dict[str, Any], actionable: list[CheckResult]) -> list[str]:
-    """Claims of the previous iteration that today's checks and git contradict."""
-    status = handoff.get("status") or {}
-    out: list[str] = []
-    failing = {r.id: r for r in actionable}
-    claim = status.get("task_completed")
-    if claim and status.get("status") == "COMPLETE":
-        check_id, _, location = claim.partition("@")
-        result = failing.get(check_id.strip())
-        if result is not None and not location:
-            out.append(f"your previous claim '{claim}' was not verified: check {result.id} still fails "
-                       f"({result.signal})")
-        elif result is not None and any(i.location() == location.strip() for i in result.items):
-            out.append(f"your previous claim '{claim}' was not verified: {location.strip()} is still listed by "
-                       f"{result.id}")
-    if status.get("exit_signal") and actionable:
-        out.append(f"you signalled EXIT_SIGNAL: true, but {len(actionable)} check(s) still fail: "
-                   + ", ".join(r.id for r in actionable[:5]))
-    claimed_files = status.get("files_modified")
-    changed = (handoff.get("git") or {}).get("files_changed")
-    if claimed_files and changed == 0:
-        out.append(f"you reported FILES_MODIFIED: {claimed_files}, but git shows no change since the iteration began")
-    return out

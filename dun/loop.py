@@ -123,7 +123,7 @@ class Loop:
         handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             with LoopLock(self.root):
-                self.state = runs.begin(self.root, self.cfg, self.opts.fresh, self.opts.reset_circuit, self.say)
+                self.state = runs.begin(self.session, self.cfg, self.opts.fresh, self.opts.reset_circuit, self.say)
                 return self.finish(self.drive())
         finally:
             for sig, handler in handlers.items():

@@ -57,9 +57,11 @@ def save(root: Path, state: dict[str, Any], cfg: dict[str, Any]) -> None:
     save_state(root, state)
 
 
-def begin(root: Path, cfg: dict[str, Any], fresh: bool = False, reset_circuit: bool = False,
+def begin(session: Session, cfg: dict[str, Any], fresh: bool = False, reset_circuit: bool = False,
           say: Any = None) -> dict[str, Any]:
-    """Start a new run or resume the one in progress; returns the state, saved."""
+    """Start a new run or resume the one in progress; returns the state, saved. A new run records the mission's
+    boxes and the checker's fingerprint it will be held to."""
+    root = session.root
     previous = load_state(root)
     if fresh and previous is not None:
         target = archive_run(root, previous)
@@ -70,6 +72,9 @@ def begin(root: Path, cfg: dict[str, Any], fresh: bool = False, reset_circuit: b
         state = new_state()
         if previous is not None:  # what must outlive a run: the call window, a pending wait, the breaker
             state.update(calls=previous["calls"], resume_at=previous["resume_at"], circuit=previous["circuit"])
+        from dun.trust.verify import start_run
+
+        start_run(session, cfg, head(root))
     else:
         state = previous
         resume_interrupted(root, state, say)
@@ -125,6 +130,16 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
         files_changed = diff_stat(root, start.head)[1] if start.head else 0
     newly_passing = sorted(set(start.actionable) - set(after_ids))
     commits = recent_commits(root, 50, since=start.head) if start.head and head_after else []
+    from dun.trust.verify import verify_iteration
+
+    verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, len(commits),
+                                    start.tree, tree_after, newly_passing)
+    if verification["restored"] or verification["reverted"]:  # dun repaired the tree: judge the repaired state
+        after = build_report(session, CheckOptions())
+        after_ids = [r.id for r in after.actionable()]
+        newly_passing = sorted(set(start.actionable) - set(after_ids))
+        head_after = head(root)
+        tree_after = worktree_tree(root) if start.tree else None
     progress = bool(start.head != head_after or files_changed or newly_passing)
     estimated = False
     budget = cfg["loop"]["budget_per_iteration_usd"]
@@ -133,6 +148,17 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
     denials = len(parsed.agent.get("permission_denials") or [])
     outcome = Outcome(parsed, error, cost or 0.0, progress, after_ids, start.confirmation, denials)
     decision = after_iteration(state, cfg, outcome)
+    found = verification["discrepancies"]
+    state["circuit"] = breaker.record_trust(state["circuit"], cfg["circuit"], len(found),
+                                            any(d["kind"] == "oscillation" for d in found))
+    if verification["stop"]:
+        decision = Decision("stop", verification["stop"])
+    elif decision.action != "stop" and state["circuit"]["state"] == breaker.OPEN:
+        decision = Decision("stop", "circuit_open")
+    handoff = build_handoff(root, parsed, n)
+    handoff["discrepancies"] = [d["detail"] for d in found]
+    write_handoff(root, handoff)
+    log["verification"] = {k: v for k, v in verification.items() if k != "stop"}
     log.update({
         "ended_at": now(), "exit_code": exit_code, "timed_out": timed_out, "cost_usd": cost,
         "cost_estimated": estimated, "session_id": parsed.agent.get("session_id"),

@@ -32,6 +32,9 @@ def build_report(session: Session, opts: CheckOptions) -> Report:
     start = time.monotonic()
     catalog = session.catalog()
     ctx = session.context()
+    if ctx.used:  # a second report in one process (the loop): the tree may have changed since
+        ctx.refresh()
+    ctx.used = True
     jobs = opts.jobs or int(session.config.get("check.jobs"))
     results = run_checks(catalog, ctx, jobs=jobs, only=opts.only, skip=opts.skip)
     report = Report(root=session.root, results=results, duration_s=time.monotonic() - start,

@@ -49,7 +49,7 @@ def decide_before(path: str | None) -> int:
     root = session.root
     state = load_state(root)
     if state is None or state.get("status") != "running" or state.get("in_progress"):
-        state = runs.begin(root, cfg)
+        state = runs.begin(session, cfg)
     decision = before_iteration(state, cfg, (root / ".dun" / "STOP").exists())
     if decision is not None:
         return _decision(root, state, cfg, decision)

@@ -12,7 +12,7 @@ from typing import Any
 from dun.commands.check import CheckOptions, build_report
 from dun.engine import Report
 from dun.errors import EXIT_OK, UsageError
-from dun.handoff import read_handoff, read_json, record_iterate, unverified_claims
+from dun.handoff import read_handoff, read_json, record_iterate
 from dun.prompt import ALL_PASS, MODES, Prompt, build, template
 from dun.repo import diff_stat, recent_commits
 from dun.session import Session, open_session
@@ -58,9 +58,31 @@ def handoff_section(handoff: dict[str, Any] | None, report: Report) -> str:
     git = handoff.get("git") or {}
     if git.get("commits"):
         lines.append(f"It made {len(git['commits'])} commit(s): " + "; ".join(git["commits"][:5]))
-    for claim in unverified_claims(handoff, report.actionable()):
+    for claim in _discrepancies(handoff, report):
         lines.append(f"NOT VERIFIED: {claim}")
+    actionable = report.actionable()
+    if status and status.get("exit_signal") and actionable:
+        lines.append(f"NOT VERIFIED: you signalled EXIT_SIGNAL: true, but {len(actionable)} check(s) still fail: "
+                     + ", ".join(r.id for r in actionable[:5]))
     return "\n".join(lines)
+
+
+def _discrepancies(handoff: dict[str, Any], report: Report) -> list[str]:
+    """What the loop recorded; for a handoff from a plain `dun respond`, the same claim checks against today's."""
+    if "discrepancies" in handoff:
+        return [str(d) for d in handoff["discrepancies"]]
+    from dun.status import StatusBlock
+    from dun.trust.claims import verify_claims
+
+    status = handoff.get("status")
+    if not status:
+        return []
+    block = StatusBlock(status=status["status"], exit_signal=bool(status["exit_signal"]),
+                        task_completed=status.get("task_completed"), files_modified=status.get("files_modified"))
+    git = handoff.get("git") or {}
+    changed = git.get("files_changed")
+    found, _ = verify_claims(block, report, changed if changed is not None else 1, len(git.get("commits") or []))
+    return [d["detail"] for d in found]
 
 
 def git_section(session: Session, previous: dict[str, Any] | None) -> str:

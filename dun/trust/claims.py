@@ -1,0 +1,44 @@
+"""Claim verification: TASK_COMPLETED, FILES_MODIFIED and completion claims against the re-run checks and git."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dun.engine import Report
+from dun.status import StatusBlock
+
+
+def discrepancy(kind: str, detail: str, **extra: Any) -> dict[str, Any]:
+    return {"kind": kind, "detail": detail, **extra}
+
+
+def verify_claims(block: StatusBlock | None, after: Report, files_changed: int, commits: int,
+                  ) -> tuple[list[dict[str, Any]], list[str]]:
+    """(discrepancies, notes) for one iteration's status block."""
+    if block is None:
+        return [], []
+    found: list[dict[str, Any]] = []
+    notes: list[str] = []
+    failing = {r.id: r for r in after.actionable()}
+    claim = block.task_completed
+    if claim and block.status == "COMPLETE":
+        check_id, _, location = claim.partition("@")
+        result = failing.get(check_id.strip())
+        if result is not None and (not location or any(i.location() == location.strip() for i in result.items)):
+            what = f"{location.strip()} is still listed by {result.id}" if location else \
+                f"check {result.id} still fails ({result.signal})"
+            found.append(discrepancy("unverified_completion", f"your previous claim '{claim}' was not verified: "
+                                     f"{what}", claim=claim, check=result.id))
+    changed = files_changed > 0 or commits > 0
+    if block.files_modified and files_changed == 0 and commits == 0:
+        found.append(discrepancy("phantom_changes", f"you reported FILES_MODIFIED: {block.files_modified}, but git "
+                                 "shows no change since the iteration began", claimed=block.files_modified))
+    elif block.files_modified is not None and block.files_modified != files_changed:
+        notes.append(f"FILES_MODIFIED {block.files_modified}, git shows {files_changed}")
+    # claiming completion without touching anything is only empty while work remains (a confirmation that all
+    # is done rightly changes nothing)
+    if (block.status == "COMPLETE" or block.exit_signal) and not changed and failing and not any(
+            d["kind"] == "phantom_changes" for d in found):
+        found.append(discrepancy("empty_completion", "you reported " + (
+            "EXIT_SIGNAL: true" if block.exit_signal else "STATUS: COMPLETE") + " but changed nothing at all"))
+    return found, notes

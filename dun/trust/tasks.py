@@ -1,0 +1,142 @@
+"""The task ratchet: the mission's boxes are recorded when a run starts; removing or rewording one is tampering,
+and ticking one counts only when its evidence (a `verify:` command under it, or a check it names) holds."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from dun.atomic import write_json_atomic
+from dun.engine import Report
+from dun.handoff import read_json
+from dun.markdown import Box, parse_boxes
+from dun.textfiles import read_text
+from dun.trust.claims import discrepancy
+
+VERIFY_TIMEOUT_S = 300
+
+
+def ledger_path(root: Path) -> Path:
+    return root / ".dun" / "tasks.json"
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def scan(root: Path, files: list[str]) -> list[dict[str, Any]]:
+    """Every box of the mission files, with its raw line (needed to restore it)."""
+    tasks: list[dict[str, Any]] = []
+    for rel in files:
+        text, _ = read_text(root / rel, strict_utf8=True)
+        if text is None:
+            continue
+        lines = text.split("\n")
+        seen: dict[str, int] = {}
+        for box in parse_boxes(text, rel):
+            digest = _hash(box.text)
+            seen[digest] = seen.get(digest, 0) + 1
+            tasks.append({"id": f"{rel}#{digest}.{seen[digest]}", "file": rel, "line": box.line, "text": box.text,
+                          "hash": digest, "checked": box.checked, "verify": box.verify,
+                          "raw": lines[box.line - 1].rstrip("\r")})
+    return tasks
+
+
+def record(root: Path, files: list[str]) -> list[dict[str, Any]]:
+    tasks = scan(root, files)
+    write_json_atomic(ledger_path(root), {"schema_version": 1, "files": files, "tasks": tasks})
+    return tasks
+
+
+def load(root: Path) -> tuple[list[str], list[dict[str, Any]]] | None:
+    data = read_json(ledger_path(root))
+    if not data or not isinstance(data.get("tasks"), list):
+        return None
+    return list(data.get("files") or []), data["tasks"]
+
+
+def _evidence(root: Path, task: dict[str, Any], after: Report) -> tuple[str, str]:
+    """("pass" | "fail" | "none", detail) for a box ticked during the iteration."""
+    if task.get("verify"):
+        try:
+            proc = subprocess.run(["sh", "-c", task["verify"]], cwd=root, capture_output=True,
+                                  timeout=VERIFY_TIMEOUT_S, stdin=subprocess.DEVNULL, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return "fail", f"verify: {task['verify']} timed out"
+        tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()[-1:]
+        return ("pass", "") if proc.returncode == 0 else (
+            "fail", f"verify: {task['verify']} exited {proc.returncode}{': ' + tail[0] if tail else ''}")
+    named = [r for r in after.results if r.id in task["text"].replace("`", " ").split()]
+    if named:
+        failing = [r.id for r in named if r in after.actionable()]
+        return ("fail", f"check {failing[0]} still fails") if failing else ("pass", "")
+    return "none", ""
+
+
+def compare(root: Path, ledger: list[dict[str, Any]], files: list[str], after: Report,
+            ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """(discrepancies, facts for the log, the new ledger with the accepted changes)."""
+    current = scan(root, files)
+    now_by_id = {t["id"]: t for t in current}
+    old_ids = {t["id"] for t in ledger}
+    found: list[dict[str, Any]] = []
+    facts: dict[str, Any] = {"added": [], "unticked": [], "ticked": [], "unverified": []}
+    accepted = []
+    for task in ledger:
+        new = now_by_id.get(task["id"])
+        if new is None:
+            found.append(discrepancy("task_tampered", f"box removed or reworded: {task['file']}:{task['line']} "
+                                     f"'{task['text']}'", task=task))
+            accepted.append(task)  # the ledger keeps the original
+            continue
+        if new["checked"] and not task["checked"]:
+            verdict, detail = _evidence(root, task, after)
+            if verdict == "fail":
+                found.append(discrepancy("unverified_completion", f"box ticked but its evidence fails: "
+                                         f"{task['file']}:{new['line']} '{task['text']}' ({detail})",
+                                         task={**task, "line": new["line"], "raw": new["raw"]}, flip=True))
+                accepted.append(task)
+                continue
+            facts["ticked"].append(task["text"])
+            if verdict == "none":
+                facts["unverified"].append(task["text"])
+        elif task["checked"] and not new["checked"]:
+            facts["unticked"].append(task["text"])
+        accepted.append({**new, "verify": new.get("verify") or task.get("verify")})
+    for task in current:
+        if task["id"] not in old_ids:
+            facts["added"].append(task["text"])
+            accepted.append(task)
+    return found, facts, accepted
+
+
+def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+    """Put removed or reworded boxes back and untick unverified flips, editing only those lines; returns the
+    files changed. The agent's other edits in the same files stay."""
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for d in tampered:
+        by_file.setdefault(d["task"]["file"], []).append(d)
+    changed = []
+    for rel, items in by_file.items():
+        path = root / rel
+        text, _ = read_text(path, strict_utf8=True)
+        lines = (text or "").split("\n")
+        current = {b.line: b for b in parse_boxes(text or "", rel)}
+        known = {t["hash"] for t in ledger}
+        for d in sorted(items, key=lambda d: d["task"]["line"], reverse=True):
+            task = d["task"]
+            at = task["line"] - 1
+            if d.get("flip"):
+                if 0 <= at < len(lines):
+                    lines[at] = lines[at].replace("[x]", "[ ]", 1).replace("[X]", "[ ]", 1)
+                continue
+            box: Box | None = current.get(task["line"])
+            if box is not None and _hash(box.text) not in known and 0 <= at < len(lines):
+                lines[at] = task["raw"]  # reworded in place: the original text comes back
+            else:
+                lines.insert(min(at, len(lines)), task["raw"])
+        path.write_text("\n".join(lines), encoding="utf-8")
+        changed.append(rel)
+    return changed

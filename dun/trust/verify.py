@@ -1,0 +1,82 @@
+"""After every iteration: claims, the task ratchet, checker tampering, removed tests and oscillation, with the
+configured policies applied. The result goes into the iteration log as `verification`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dun.engine import Report
+from dun.repo import git
+from dun.session import Session
+from dun.status import StatusBlock
+from dun.trust import tamper, tasks
+from dun.trust.claims import discrepancy, verify_claims
+
+
+def mission_files(session: Session) -> list[str]:
+    from dun.checks.checkboxes import mission_paths
+
+    ctx = session.context()
+    patterns = [f for c in session.catalog().checks if c.type == "checkboxes" for f in c.options.get("files", [])]
+    patterns.append(str(session.config.get("iterate.mission_file")))
+    return mission_paths(ctx, list(dict.fromkeys(patterns)))
+
+
+def start_run(session: Session, cfg: dict[str, Any], head: str | None) -> None:
+    """Record the ledger of boxes and the checker fingerprint a run is held to."""
+    tasks.record(session.root, mission_files(session))
+    tamper.record(session.root, session.context(), session.catalog(), cfg["trust"]["protected"], head)
+
+
+def _commit(root: Path, paths: list[str], message: str) -> bool:
+    """Commit dun's own repair of `paths` as dun, unless the agent left other uncommitted work in them."""
+    dirty = git(root, "diff", "--name-only", "HEAD", "--", *paths, check=False).stdout.decode().split()
+    git(root, "add", "--", *paths, check=False)
+    env_args = ["-c", "user.name=dun", "-c", "user.email=dun@localhost"]
+    proc = git(root, *env_args, "commit", "-q", "-m", message, "--", *paths, check=False)
+    return proc.returncode == 0 and bool(dirty)
+
+
+def verify_iteration(session: Session, cfg: dict[str, Any], state: dict[str, Any], block: StatusBlock | None,
+                     after: Report, files_changed: int, commits: int, tree_before: str | None,
+                     tree_after: str | None, newly_passing: list[str]) -> dict[str, Any]:
+    root = session.root
+    trust = cfg["trust"]
+    found, notes = verify_claims(block, after, files_changed, commits)
+    out: dict[str, Any] = {"discrepancies": found, "notes": notes, "restored": [], "reverted": [], "stop": None}
+    ledger = tasks.load(root)
+    if ledger is not None:
+        files, recorded = ledger
+        task_found, facts, accepted = tasks.compare(root, recorded, files, after)
+        out["tasks"] = facts
+        found += task_found
+        tampered = [d for d in task_found if d["kind"] in ("task_tampered", "unverified_completion")]
+        if tampered and trust["on_task_tamper"] == "restore":
+            out["restored"] = tasks.restore(root, tampered, recorded)
+            _commit(root, out["restored"], "dun: restore mission boxes the agent removed, reworded or ticked "
+                                           "without evidence")
+            accepted = tasks.scan(root, files)
+        elif tampered and trust["on_task_tamper"] == "stop":
+            out["stop"] = "task_tampered"
+        from dun.atomic import write_json_atomic
+
+        write_json_atomic(tasks.ledger_path(root), {"schema_version": 1, "files": files, "tasks": accepted})
+    ctx = session.context()
+    checker = tamper.compare(root, ctx, session.catalog(), trust["protected"])
+    found += checker
+    if checker and trust["on_checker_tamper"] == "revert":
+        out["reverted"] = tamper.revert(root, checker[0])
+        if out["reverted"]:
+            _commit(root, out["reverted"], "dun: revert changes to what decides 'done'")
+    elif checker and trust["on_checker_tamper"] == "stop":
+        out["stop"] = out["stop"] or "checker_tampered"
+    found += tamper.tests_removed(root, tree_before, tree_after, newly_passing)
+    trees: list[str] = list(state.get("trees") or [])
+    if tree_after and after.actionable() and tree_after in trees[-trust["oscillation_window"]:-1] \
+            and trees and tree_after != trees[-1]:
+        found.append(discrepancy("oscillation", "the work tree went back to a state of an earlier iteration while "
+                                 "checks still fail", tree=tree_after))
+    if tree_after:
+        state["trees"] = [*trees, tree_after][-max(trust["oscillation_window"], 1) - 1:]
+    return out
