@@ -130,7 +130,7 @@ class Loop:
                 signal.signal(sig, handler)
 
     def drive(self) -> Decision:
-        first = True
+        first = self.state["iteration"] == 0  # no agent has run in this run yet (a resumed run is not new)
         while True:
             if self.signalled:
                 return self.interrupted()

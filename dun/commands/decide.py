@@ -9,6 +9,7 @@ Each step prints one line and exits with a code the script acts on; no limit or 
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,8 @@ def _decision(root: Path, state: dict[str, Any], cfg: dict[str, Any], decision: 
     if decision.action == "stop":
         return _stop(root, state, cfg, decision.reason)
     if decision.action == "wait":
-        return _emit(f"wait {decision.wait_s:.0f} {decision.reason}", EXIT_WAIT)
+        # rounded up to a tenth: a wait never ends early, and a short one never becomes 0
+        return _emit(f"wait {math.ceil(decision.wait_s * 10) / 10:.1f} {decision.reason}", EXIT_WAIT)
     return _emit(f"continue {cfg['loop']['cooldown_s']:g}", EXIT_GO)
 
 
@@ -73,7 +75,8 @@ def decide_all_pass(path: str | None) -> int:
     session, state, cfg, n = _running(path)
     first = not any(log.get("exit_code") is not None for log in _run_logs(session.root, state))
     if nothing_actionable(state, cfg, first) is not None:
-        (logs_dir(session.root) / f"iteration-{n}.json").unlink(missing_ok=True)  # no agent ran
+        for suffix in (".json", ".prompt.md"):  # no agent ran: this iteration never happened
+            (logs_dir(session.root) / f"iteration-{n}{suffix}").unlink(missing_ok=True)
         state.update(iteration=n - 1, in_progress=None)
         return _stop(session.root, state, cfg, "complete")
     log = read_json(logs_dir(session.root) / f"iteration-{n}.json") or {}
