@@ -24,6 +24,10 @@ def record(circuit: dict[str, Any], cfg: dict[str, Any], progress: bool, error: 
     if limited:
         return c
     progressed = progress and error is None
+    if c.get("trial"):  # the first iteration after a cooldown decides: progress closes, anything else reopens
+        c["trial"] = False
+        if not progressed:
+            return trip(c, c.get("reason") or "no_progress", now)
     c["no_progress"] = 0 if progressed else c["no_progress"] + 1
     if error is None:
         c["same_error"], c["last_error"] = 0, None
@@ -67,5 +71,5 @@ def on_start(circuit: dict[str, Any], cooldown_min: float, now: float) -> dict[s
     """An OPEN circuit whose cooldown has passed becomes HALF_OPEN when a loop starts again."""
     c = {**new_circuit(), **circuit}
     if c["state"] == OPEN and c["opened_at"] is not None and now - c["opened_at"] >= cooldown_min * 60:
-        c.update(state=HALF_OPEN, no_progress=0, same_error=0, permission_denials=0, discrepancies=0)
+        c.update(state=HALF_OPEN, no_progress=0, same_error=0, permission_denials=0, discrepancies=0, trial=True)
     return c

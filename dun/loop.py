@@ -20,7 +20,7 @@ from dun.commands.iterate import IterateOptions, build_prompt, git_section, miss
 from dun.engine import Report
 from dun.errors import EXIT_OK, EXIT_WORK_REMAINS, UsageError
 from dun.handoff import read_json, record_iterate
-from dun.loopstate import LoopLock, load_state, logs_dir, new_state
+from dun.loopstate import LoopLock, load_state, logs_dir
 from dun.plugins import agent_adapters
 from dun.policy import Decision, before_iteration, nothing_actionable
 from dun.prompt import assemble, template
@@ -168,7 +168,9 @@ class Loop:
 
     def wait(self, decision: Decision) -> None:
         """Sleep until the wait is over, a signal arrives, or STOP appears; a countdown on a terminal."""
-        until = time.time() + decision.wait_s
+        # never past the run's time limit: the next before_iteration then stops with max_duration
+        deadline = self.state["started_epoch"] + self.cfg["loop"]["max_duration_h"] * 3600
+        until = min(time.time() + decision.wait_s, deadline)
         self.say(f"waiting {decision.wait_s / 60:.1f} min ({decision.reason}) until "
                  f"{time.strftime('%H:%M:%S', time.localtime(until))}")
         tty = sys.stderr.isatty()
@@ -206,10 +208,10 @@ class Loop:
         log["duration_s"] = round(time.monotonic() - t0, 3)
         decision, after, tree_after = runs.conclude(
             self.session, self.cfg, self.state, n, parsed, start, log, result.exit_code, result.timed_out,
-            self.adapter.cost(parsed.agent, self.cfg["agent"]), out_path, result.start_error)
+            self.adapter.cost(parsed.agent, self.cfg["agent"]), out_path, result.start_error, result.interrupted)
         self.last = (after, head(self.root), tree_after)
         self.say(summary(log))
-        return Decision("stop", "interrupted") if result.interrupted else decision
+        return decision
 
     def agent_started(self, pid: int) -> None:
         self.state["agent_pgid"] = pid
@@ -235,7 +237,7 @@ def run_loop(opts: LoopOptions) -> int:
 
 def dry_run(loop: Loop) -> int:
     """Render the next prompt and the decision, without calling an agent or changing any state."""
-    state = load_state(loop.root) or new_state()
+    state, _ = runs.starting_state(load_state(loop.root), loop.cfg, loop.opts.fresh, loop.opts.reset_circuit)
     decision = before_iteration(state, loop.cfg, loop.stop_requested())
     report = build_report(loop.session, CheckOptions())
     if decision is None and not report.actionable():

@@ -35,6 +35,7 @@ class Outcome:
     actionable_after: list[str]
     confirmation: bool = False  # the iteration ran with every check passing
     denials: int = 0
+    interrupted: bool = False  # stopped by SIGINT/SIGTERM or `dun stop --now`: neither a failure nor no progress
     flags: list[str] = field(default_factory=list)  # filled by the policy: premature_exit_claim, ...
 
 
@@ -52,7 +53,8 @@ def before_iteration(state: dict[str, Any], cfg: dict[str, Any], stop_requested:
     if now - state["started_epoch"] >= loop["max_duration_h"] * 3600:
         return Decision("stop", "max_duration")
     cap, per = loop["max_budget_usd"], loop["budget_per_iteration_usd"]
-    if cap > 0 and (state["cost_usd_total"] + per > cap or state["cost_usd_total"] >= cap):
+    # rounded: 0.2 + 0.1 must not exceed a 0.3 cap
+    if cap > 0 and (round(state["cost_usd_total"] + per, 6) > cap or round(state["cost_usd_total"], 6) >= cap):
         return Decision("stop", "budget")
     if state["errors_total"] >= loop["error_threshold"]:
         return Decision("stop", "error_threshold")
@@ -71,6 +73,8 @@ def after_iteration(state: dict[str, Any], cfg: dict[str, Any], out: Outcome,
     loop = cfg["loop"]
     state["cost_usd_total"] = round(state["cost_usd_total"] + out.cost_usd, 6)
     state["calls"] = prune([*state["calls"], now], now)
+    if out.interrupted:
+        return Decision("stop", "interrupted")
     limited = out.error is not None and out.error.kind in LIMIT_KINDS
     if out.error is not None and not limited:
         state["errors_total"] += 1
@@ -103,7 +107,7 @@ def after_iteration(state: dict[str, Any], cfg: dict[str, Any], out: Outcome,
         state["blocked"] = None
     if not out.actionable_after and block is not None and block.exit_signal:
         return Decision("stop", "complete")
-    if out.confirmation and state["confirmations"] >= loop["confirm_iterations"]:
+    if out.confirmation and not out.actionable_after and state["confirmations"] >= loop["confirm_iterations"]:
         return Decision("stop", "complete")
     if state["circuit"]["state"] == breaker.OPEN:
         return Decision("stop", "circuit_open")

@@ -63,27 +63,36 @@ def begin(session: Session, cfg: dict[str, Any], fresh: bool = False, reset_circ
     boxes and the checker's fingerprint it will be held to."""
     root = session.root
     previous = load_state(root)
-    if fresh and previous is not None:
-        target = archive_run(root, previous)
+    state, new_run = starting_state(previous, cfg, fresh, reset_circuit)
+    if new_run and previous is not None:
+        target = archive_run(root, previous)  # a run's logs are never overwritten by the next run's
         if say:
-            say(f"previous run archived in {target}")
-        previous = None
-    if previous is None or previous.get("status") == "complete":
-        state = new_state()
-        if previous is not None:  # what must outlive a run: the call window, a pending wait, the breaker
-            state.update(calls=previous["calls"], resume_at=previous["resume_at"], circuit=previous["circuit"])
+            say(f"previous run {previous.get('run_id')} archived in {target}")
+    if new_run:
         from dun.trust.verify import start_run
 
         start_run(session, cfg, head(root))
     else:
-        state = previous
         resume_interrupted(root, state, say)
-    if reset_circuit:
-        state["circuit"] = breaker.new_circuit()
-    state["circuit"] = breaker.on_start(state["circuit"], cfg["circuit"]["cooldown_min"], time.time())
     state.update(status="running", stop_reason=None, ended_at=None, pid=os.getpid())
     save(root, state, cfg)
     return state
+
+
+def starting_state(previous: dict[str, Any] | None, cfg: dict[str, Any], fresh: bool = False,
+                   reset_circuit: bool = False) -> tuple[dict[str, Any], bool]:
+    """The state a loop starts from, and whether it is a new run (pure: `--dry-run` uses it too)."""
+    new_run = previous is None or fresh or previous.get("status") == "complete"
+    if new_run:
+        state = new_state()
+        if previous is not None:  # what outlives a run: the call window, a pending wait, the breaker
+            state.update(calls=previous["calls"], resume_at=previous["resume_at"], circuit=previous["circuit"])
+    else:
+        state = copy.deepcopy(previous) if previous is not None else new_state()
+    if reset_circuit:
+        state["circuit"] = breaker.new_circuit()
+    state["circuit"] = breaker.on_start(state["circuit"], cfg["circuit"]["cooldown_min"], time.time())
+    return state, new_run
 
 
 def resume_interrupted(root: Path, state: dict[str, Any], say: Any = None) -> None:
@@ -101,20 +110,25 @@ def resume_interrupted(root: Path, state: dict[str, Any], say: Any = None) -> No
             log.update(ended_at=now(), decision={"action": "stop", "reason": "interrupted"}, interrupted=True)
             write_json_atomic(path, log)
         state["iteration"] = max(state["iteration"], n)
+        if state.get("call_started"):  # the lost call still counts against the hourly limit
+            state["calls"] = sorted([*state["calls"], state["call_started"]])
         if say:
             say(f"resuming after iteration {n}, which was interrupted")
-    state.update(in_progress=None, agent_pgid=None)
+    state.update(in_progress=None, agent_pgid=None, call_started=None)
 
 
 def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: int, parsed: ParseResult,
              start: Start, log: dict[str, Any], exit_code: int | None, timed_out: bool, cost: float | None,
-             out_path: Path, start_error: str | None = None) -> tuple[Decision, Report, str | None]:
+             out_path: Path, start_error: str | None = None, interrupted: bool = False,
+             ) -> tuple[Decision, Report, str | None]:
     """Everything after the agent answered: handoff, checks, git, breaker, counters, the log. Saves the state.
     Returns the decision, and the checks and work-tree hash afterwards (the next iteration can reuse them)."""
     root = session.root
     write_handoff(root, build_handoff(root, parsed, n))
     error: AgentError | None
-    if start_error:
+    if interrupted:
+        error = None  # we stopped it: not the agent's failure
+    elif start_error:
         error = AgentError("other", start_error, None)
     elif timed_out:
         error = AgentError("other", f"timed out after {cfg['loop']['iteration_timeout_s']:g}s", None)
@@ -146,12 +160,14 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
     if cost is None and timed_out and budget:
         cost, estimated = budget, True  # a killed call reports nothing: assume it spent its cap
     denials = len(parsed.agent.get("permission_denials") or [])
-    outcome = Outcome(parsed, error, cost or 0.0, progress, after_ids, start.confirmation, denials)
+    outcome = Outcome(parsed, error, cost or 0.0, progress, after_ids, start.confirmation, denials, interrupted)
     decision = after_iteration(state, cfg, outcome)
     found = verification["discrepancies"]
     state["circuit"] = breaker.record_trust(state["circuit"], cfg["circuit"], len(found),
                                             any(d["kind"] == "oscillation" for d in found))
-    if verification["stop"]:
+    if interrupted:
+        pass  # the stop already decided
+    elif verification["stop"]:
         decision = Decision("stop", verification["stop"])
     elif decision.action != "stop" and state["circuit"]["state"] == breaker.OPEN:
         decision = Decision("stop", "circuit_open")
@@ -159,6 +175,8 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
     handoff["discrepancies"] = [d["detail"] for d in found]
     write_handoff(root, handoff)
     log["verification"] = {k: v for k, v in verification.items() if k != "stop"}
+    if interrupted:
+        log["interrupted"] = True
     log.update({
         "ended_at": now(), "exit_code": exit_code, "timed_out": timed_out, "cost_usd": cost,
         "cost_estimated": estimated, "session_id": parsed.agent.get("session_id"),
@@ -174,7 +192,7 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
         "decision": decision.to_dict(),
     })
     write_json_atomic(logs_dir(root) / f"iteration-{n}.json", log)
-    state.update(iteration=max(state["iteration"], n), in_progress=None, agent_pgid=None)
+    state.update(iteration=max(state["iteration"], n), in_progress=None, agent_pgid=None, call_started=None)
     save(root, state, cfg)
     return decision, after, tree_after
 
@@ -188,7 +206,7 @@ def open_iteration(root: Path, state: dict[str, Any], cfg: dict[str, Any], agent
                            "prompt_file": prompt_file, "out_file": f"iteration-{n}.out",
                            "checks_before": {"actionable": len(start.actionable), "ids": start.actionable}}
     write_json_atomic(logs_dir(root) / f"iteration-{n}.json", log)
-    state.update(iteration=n, in_progress=n)
+    state.update(iteration=n, in_progress=n, call_started=time.time())
     save(root, state, cfg)
     return n, log
 

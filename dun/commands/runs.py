@@ -27,7 +27,12 @@ def run_status(path: str | None, as_json: bool) -> int:
     if state is None:
         sys.stdout.write("no loop has run here yet (`dun loop` starts one)\n")
         return EXIT_OK
-    running = f"running (pid {holder})" if holder else state["status"]
+    if holder:
+        running = f"running (pid {holder})"
+    elif state["status"] == "running":
+        running = "not running: the loop died (no process holds the lock); `dun loop` resumes the run"
+    else:
+        running = state["status"]
     c = state["circuit"]
     lines = [f"run {state['run_id']}: {running}" + (f", stopped: {state['stop_reason']}" if state.get("stop_reason")
                                                      else ""),
