@@ -135,6 +135,14 @@ def stop_cmd(path: str | None, now: bool) -> None:
     _exit(run_stop(path, now))
 
 
+@cli.command("guard")
+def guard_cmd() -> None:
+    """Claude Code PreToolUse hook: deny irreversible or out-of-bounds tool calls (event JSON on stdin, exit 0)."""
+    from dun.guard.hook import main as guard_main
+
+    _exit(guard_main())
+
+
 @cli.group("plugins")
 def plugins_group() -> None:
     """Inspect and validate plugins."""

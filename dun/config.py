@@ -95,6 +95,14 @@ CONFIG_FIELDS: dict[str, Field] = {
         "output_usd_per_mtok": Field("float", "Cost of a million output tokens, for CLIs that report only tokens.",
                                      default=0.0, minimum=0),
     }),
+    "guard": Field("map", "The `dun guard` PreToolUse hook.", fields={
+        "enabled": Field("bool", "`dun loop` wires the guard into the claude agent for the run.", default=True),
+        "allow": Field("list", "Patterns for commands (or Tool(path) for file tools) the guard allows although a "
+                               "built-in rule denies them: a glob over the normalized command, or re:REGEX.",
+                       default=[], item=Field("str", "pattern")),
+        "deny": Field("list", "Patterns the guard denies in addition to its built-in rules (same syntax; deny wins "
+                              "over allow).", default=[], item=Field("str", "pattern")),
+    }),
     "plugins": Field("map", "Which YAML plugin manifests load.", fields={
         "disabled": Field("list", "Manifest ids to ignore, e.g. [go].", default=[], item=Field("str", "id")),
         "dirs": Field("list", "Extra manifest directories, relative to the repo root; loaded after .dun/plugins.",

@@ -195,7 +195,8 @@ class Loop:
         write_text_atomic(prompt_file, prompt)
         record_iterate(self.root, report.actionable())
         budget = self.cfg["loop"]["budget_per_iteration_usd"] or None
-        inv = self.adapter.build(AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.root))
+        inv = self.adapter.build(AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.root,
+                                              self.guard_settings()))
         n, log = runs.open_iteration(self.root, self.state, self.cfg, self.adapter.name,
                                      redact(inv.argv, inv.redact), start, prompt_file.name)
         out_path = logs_dir(self.root) / f"iteration-{n}.out"
@@ -212,6 +213,20 @@ class Loop:
         self.last = (after, head(self.root), tree_after)
         self.say(summary(log))
         return decision
+
+    def guard_settings(self) -> Path | None:
+        """A settings file wiring `dun guard` in as the agent's PreToolUse hook for this run."""
+        if not self.cfg["guard"]["enabled"]:
+            return None
+        import json
+        import shlex
+
+        command = f"{shlex.quote(sys.executable)} -m dun guard"
+        settings = {"hooks": {"PreToolUse": [{"matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit",
+                                              "hooks": [{"type": "command", "command": command}]}]}}
+        path = self.root / ".dun" / "cache" / "guard-settings.json"
+        write_text_atomic(path, json.dumps(settings, indent=2) + "\n")
+        return path
 
     def agent_started(self, pid: int) -> None:
         self.state["agent_pgid"] = pid

@@ -17,6 +17,7 @@ class AgentRequest:
     config: dict[str, Any]  # the `agent:` config section, with CLI overrides applied
     budget_usd: float | None  # per-iteration cap, when there is one
     root: Path
+    settings_file: Path | None = None  # Claude Code settings for the run (the guard hook), when wired
 
 
 @dataclass

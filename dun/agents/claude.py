@@ -16,6 +16,8 @@ def build(req: AgentRequest) -> Invocation:
         argv += ["--allowedTools", *cfg["allowed_tools"]]
     if req.budget_usd:
         argv += ["--max-budget-usd", f"{req.budget_usd:g}"]
+    if req.settings_file is not None:
+        argv += ["--settings", str(req.settings_file)]  # the guard hook, without touching the user's settings
     if cfg.get("skip_permissions"):
         argv.append("--dangerously-skip-permissions")
     argv += list(cfg.get("extra_args") or [])

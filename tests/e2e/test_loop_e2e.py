@@ -138,7 +138,9 @@ def test_honest_mission_completes_in_three_iterations(tmp_path: Path, claude_bin
     assert log["agent"] == "claude"
     argv = log["argv"]
     assert argv[0] == str(claude_bin) and argv[1] == "-p" and argv[2].startswith("<prompt:")
-    assert argv[3:] == ["--output-format", "json", "--max-budget-usd", "5", "--dangerously-skip-permissions"]
+    settings = str(root / ".dun" / "cache" / "guard-settings.json")
+    assert argv[3:] == ["--output-format", "json", "--max-budget-usd", "5", "--settings", settings,
+                        "--dangerously-skip-permissions"]
     assert "stopped: complete after 3 iteration(s)" in proc.stderr
 
 

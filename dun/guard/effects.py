@@ -1,0 +1,237 @@
+"""What one simple command does, in the terms the rules speak: the files it deletes, writes or chmods (and where they
+are), the SQL it sends, and whether it runs code from the network. Knowledge of individual programs lives here."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from dun.guard.expand import FIND_TESTS, Ctx, Env, Val, classify
+from dun.guard.options import SPECS, Opts, Spec, parse, sliced
+
+DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "xhs", "aria2c", "lwp-request", "GET",
+                         "nc", "ncat", "lynx"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "rbash"})
+_PYTHON = re.compile(r"(python|pypy)[0-9.]*")
+_NODE = frozenset({"node", "nodejs", "bun", "deno"})
+_OTHER_INTERP = frozenset({"perl", "ruby", "php", "lua", "Rscript", "osascript", "pwsh"})
+# program -> (options whose value is a query, index of the first operand that is a query, required subcommand)
+SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
+    "psql": (("-c", "--command"), None, ""), "mysql": (("-e", "--execute"), None, ""),
+    "mariadb": (("-e", "--execute"), None, ""), "sqlite3": (("-cmd",), 1, ""), "duckdb": (("-c", "-s", "-cmd"), 1, ""),
+    "sqlcmd": (("-Q", "-q"), None, ""), "clickhouse-client": (("-q", "--query"), None, ""),
+    "cockroach": (("-e", "--execute"), None, "sql"), "mongosh": (("--eval",), None, ""),
+    "mongo": (("--eval",), None, ""),
+    "redis-cli": ((), 0, ""), "usql": (("-c", "--command"), None, ""), "snowsql": (("-q", "--query"), None, ""),
+    "bq": ((), 1, "query"),
+}
+_CHMOD_FLAGS = frozenset("cfvR")
+
+
+@dataclass(frozen=True)
+class Effect:
+    op: str  # delete, write or chmod
+    path: str
+    where: str  # a category from expand.category, or contents/unknown
+    recursive: bool = False
+
+
+@dataclass
+class Facts:
+    """One simple command as the rules see it."""
+
+    unit: str  # the normalized command: wrappers stripped, variables expanded, quotes removed
+    program: str = ""
+    sub: str = ""  # the first operand (git: the subcommand)
+    flags: list[str] = field(default_factory=list)
+    operands: list[str] = field(default_factory=list)  # the operands after `sub`
+    effects: list[Effect] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
+    download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
+
+
+@dataclass
+class Interp:
+    kind: str  # shell, python, node or other
+    code: list[Val]  # -c/-e code (shell code for a shell)
+    script: Val | None
+    stdin: bool  # reads its program from stdin
+    params: list[Val] = field(default_factory=list)  # sh -c CODE $0 $1 ...
+
+
+def program_name(val: Val) -> str:
+    return posixpath.basename(val.text) if val.text else ""
+
+
+def command_opts(prog: str, args: list[Val]) -> tuple[str, Opts]:
+    """(subcommand, options of what follows it) for matching; git's global options come off first."""
+    if prog == "git":
+        top = parse(args, SPECS["git"])
+        if not top.operands:
+            return "", top
+        sub = top.operands[0].text
+        return sub, parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
+    opts = parse(args, SPECS.get(prog, Spec()))
+    if opts.operands:
+        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:])
+    return "", opts
+
+
+def interpreter(prog: str, args: list[Val]) -> Interp | None:
+    if prog in SHELLS:
+        o = parse(args, SPECS["shell"])
+        if o.has("-c"):
+            return Interp("shell", o.operands[:1], None, False, o.operands[1:])
+        stdin = o.has("-s") or not o.operands or o.operands[0].text == "-"
+        return Interp("shell", [], None if stdin else o.operands[0], stdin)
+    kind, spec, code_opts = (("python", SPECS["python"], ("-c",)) if _PYTHON.fullmatch(prog) else
+                             ("node", SPECS["node"], ("-e", "--eval", "-p", "--print")) if prog in _NODE else
+                             ("other", SPECS["interp"], ("-e", "-E", "-r")) if prog in _OTHER_INTERP else
+                             ("", Spec(), ()))
+    if not kind:
+        return None
+    o = parse(args, spec)
+    code = o.value(*code_opts)
+    if code or o.has("-m"):
+        return Interp(kind, code, None, False)
+    stdin = not o.operands or o.operands[0].text == "-"
+    return Interp(kind, [], None if stdin else o.operands[0], stdin)
+
+
+def queries(prog: str, args: list[Val]) -> list[str]:
+    spec = SQL_CLIENTS.get(prog)
+    if spec is None:
+        return []
+    opts = parse(args, SPECS.get(prog, Spec()))
+    found = [v.text for v in opts.value(*spec[0])]
+    operands = opts.operands
+    if spec[2]:
+        if not operands or operands[0].text != spec[2]:
+            return []
+        operands = operands[1:]
+    if spec[1] is not None:
+        found += [" ".join(v.text for v in operands[spec[1]:])]
+    return found
+
+
+def child(val: Val) -> Val:
+    """Something under the directory `val` names (find's results)."""
+    return Val(val.text.rstrip("/") + "/{}", val.unknown_at, val.glob_at)
+
+
+def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]:
+    out: list[Effect] = []
+
+    def add(op: str, vals: list[Val], recursive: bool = False) -> None:
+        for v in vals:
+            if v.text and v.text != "-":
+                path, where = classify(v, ctx, env)
+                if op == "write" and path in env.temp:
+                    where = "temp"  # cp x /tmp writes /tmp/x
+                out.append(Effect(op, path, where, recursive))
+
+    if prog == "tar" and args and re.fullmatch(r"[A-Za-z]+", args[0].text):
+        args = [Val("-" + args[0].text), *args[1:]]  # tar xzf: the old bundled form
+    o = parse(args, SPECS.get(prog, Spec()))
+    ops = o.operands
+    if prog in ("rm", "unlink", "srm", "rimraf"):
+        add("delete", ops, prog == "rimraf" or o.has("-r", "-R", "--recursive"))
+    elif prog == "shred":
+        add("write", ops)
+    elif prog == "find":
+        found, _, deletes = find_parts(args)
+        if deletes:
+            add("delete", found, True)
+    elif prog in ("cp", "mv", "install", "ln"):
+        target = o.value("-t", "--target-directory")
+        if prog == "install" and o.has("-d", "--directory"):
+            add("write", ops)
+        elif prog == "ln" and len(ops) == 1 and not target:
+            add("write", [Val(posixpath.basename(ops[0].text.rstrip("/")) or ".")])
+        else:
+            add("write", target if target else ops[-1:] if len(ops) >= 2 else [])
+            if prog == "mv":
+                add("delete", ops if target else ops[:-1], True)
+    elif prog in ("tee", "touch", "mkdir", "truncate"):
+        add("write", ops)
+    elif prog in ("sed", "perl") and o.has("-i", "--in-place"):
+        scripted = o.value("-e", "--expression", "-f", "--file", "-E")
+        add("write", ops if scripted else ops[1:])
+    elif prog == "dd":
+        add("write", [sliced(v, 3) for v in ops if v.text.startswith("of=")])
+    elif prog in ("chmod", "chown", "chgrp"):
+        mode_in_flags = prog == "chmod" and any(f[1:] not in _CHMOD_FLAGS for f in o.flags if len(f) == 2)
+        skip = 0 if mode_in_flags or o.value("--reference") else 1
+        add("chmod", ops[skip:], o.has("-R", "--recursive"))
+    else:
+        out += _download_and_archive_effects(prog, o, ctx, env)
+    return out
+
+
+def _download_and_archive_effects(prog: str, o: Opts, ctx: Ctx, env: Env) -> list[Effect]:
+    vals: list[Val] = []
+    ops = o.operands
+    if prog == "curl":
+        outdir = o.value("--output-dir")
+        for v in o.value("-o", "--output"):
+            vals.append(Val(posixpath.join(outdir[0].text, v.text)) if outdir else v)
+        if o.has("-O", "--remote-name", "--remote-name-all"):
+            base = outdir[0].text + "/" if outdir else ""
+            vals += [Val(base + (posixpath.basename(u.text.split("?")[0]) or "index.html")) for u in ops]
+    elif prog == "wget":
+        vals += o.value("-O", "--output-document", "-o", "--output-file", "-a", "--append-output")
+        prefix = o.value("-P", "--directory-prefix")
+        if prefix:
+            vals += [child(p) for p in prefix]
+        elif not o.value("-O", "--output-document"):
+            vals += [Val(posixpath.basename(u.text.split("?")[0]) or "index.html") for u in ops]
+    elif prog == "tar":
+        if o.has("-x", "--extract", "--get"):
+            vals += [child(d) for d in o.value("-C", "--directory") or [Val(".")]]
+        elif o.has("-c", "--create", "-r", "--append", "-u", "--update", "-A"):
+            vals += o.value("-f", "--file")
+    elif prog == "unzip":
+        vals += [child(d) for d in o.value("-d") or [Val(".")]]
+    elif prog == "rsync" and len(ops) >= 2 and not re.match(r"[^/]*:", ops[-1].text):
+        vals.append(ops[-1])
+    elif prog == "git" and ops:
+        sub = ops[0].text
+        rest = parse(ops[1:], SPECS.get(f"git {sub}", Spec())).operands
+        if (sub == "clone" and len(rest) >= 2) or (sub == "worktree" and len(rest) >= 2 and rest[0].text == "add"):
+            vals.append(rest[1])
+    out = []
+    for v in vals:
+        if v.text and v.text != "-":
+            path, where = classify(v, ctx, env)
+            out.append(Effect("write", path, where))
+    return out
+
+
+def find_parts(args: list[Val]) -> tuple[list[Val], list[list[Val]], bool]:
+    """What find finds ({} under each start path, or the path itself when no test filters it), its -exec/-ok
+    commands with {} replaced, and whether it has -delete."""
+    i = 0
+    paths: list[Val] = []
+    while i < len(args) and not args[i].text.startswith(("-", "(", "!")):
+        paths.append(args[i])
+        i += 1
+    filtered = any(a.text in FIND_TESTS for a in args[i:])
+    found = [child(p) if filtered else p for p in paths or [Val(".")]]
+    commands: list[list[Val]] = []
+    deletes = False
+    while i < len(args):
+        text = args[i].text
+        if text == "-delete":
+            deletes = True
+        elif text in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j].text not in (";", "+"):
+                j += 1
+            for name in found:
+                commands.append([name if a.text == "{}" else Val(a.text.replace("{}", name.text), a.unknown_at,
+                                                                    a.glob_at, a.subs, a.dl) for a in args[i + 1:j]])
+            i = j
+        i += 1
+    return found, commands, deletes

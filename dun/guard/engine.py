@@ -1,0 +1,105 @@
+"""decide(): one PreToolUse event in, allow or deny out.
+
+Bash commands are parsed and walked (`walk.py`); every simple command found, however nested, is checked against
+the user's deny patterns, then (unless an allow pattern matches it) against the built-in rules. File tools (Write,
+Edit, MultiEdit, NotebookEdit) are checked by where their path lands. A command that cannot be parsed, a missing
+command, or an error inside the guard is a denial: the guard fails closed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from dun.guard.effects import Effect, Facts
+from dun.guard.expand import Ctx, Env, Val, classify, normalize
+from dun.guard.lexer import ShellError
+from dun.guard.rules import FILE_TOOLS, RuleSet, match
+from dun.guard.walk import Walker
+
+MAX_REASON = 300
+_PATH_KEYS = {"NotebookEdit": "notebook_path"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Literal["allow", "deny"]
+    rule: str | None = None
+    reason: str | None = None
+
+
+ALLOW = Verdict("allow")
+
+
+def deny(rule: str, reason: str) -> Verdict:
+    line = " ".join(f"dun guard [{rule}]: {reason}".split())
+    return Verdict("deny", rule, line if len(line) <= MAX_REASON else line[:MAX_REASON - 1] + "…")
+
+
+def make_env(root: Path) -> Env:
+    home = os.environ.get("HOME") or str(Path.home())
+    temp = Env("", "").temp
+    tmpdir = os.environ.get("TMPDIR")
+    if tmpdir and tmpdir.startswith("/") and normalize(tmpdir, None) not in ("/", home):
+        temp = (*temp, str(normalize(tmpdir, None)))
+    return Env(str(normalize(str(root), None)), str(normalize(home, None)), dict(os.environ), temp)
+
+
+def decide(event: dict[str, Any], root: Path, rules: RuleSet) -> Verdict:
+    tool = event.get("tool_name")
+    tool_input = event.get("tool_input")
+    cwd = event.get("cwd")
+    cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else str(root)
+    if tool == "Bash":
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        if not isinstance(command, str):
+            return deny("shell.unparseable", "unparseable command: tool_input.command is missing or not a string")
+        return decide_command(command, cwd, root, rules)
+    if tool in FILE_TOOLS:
+        key = _PATH_KEYS.get(str(tool), "file_path")
+        path = tool_input.get(key) if isinstance(tool_input, dict) else None
+        if not isinstance(path, str) or not path:
+            return deny("tool.bad-input", f"{tool}: tool_input.{key} is missing or not a string")
+        return decide_path(str(tool), path, cwd, root, rules)
+    return ALLOW
+
+
+def decide_command(command: str, cwd: str, root: Path, rules: RuleSet) -> Verdict:
+    env = make_env(root)
+    walker = Walker(env)
+    try:
+        walker.run(command, Ctx(normalize(cwd, None)))
+    except ShellError as exc:
+        return deny("shell.unparseable", f"unparseable command ({exc}); rewrite it in plain shell")
+    except (RecursionError, ValueError, IndexError, KeyError, TypeError, AttributeError) as exc:
+        return deny("shell.unparseable", f"unparseable command (guard error: {type(exc).__name__}: {exc})")
+    return check("Bash", walker.facts, rules)
+
+
+def decide_path(tool: str, path: str, cwd: str, root: Path, rules: RuleSet) -> Verdict:
+    env = make_env(root)
+    if path == "~" or path.startswith("~/"):
+        path = env.home + path[1:]
+    where_path, where = classify(Val(path), Ctx(normalize(cwd, None)), env)
+    facts = Facts(unit=where_path, program=tool, effects=[Effect("write", where_path, where)])
+    return check(tool, [facts], rules)
+
+
+def check(tool: str, all_facts: list[Facts], rules: RuleSet) -> Verdict:
+    for facts in all_facts:
+        for pattern in rules.deny:
+            if facts.unit and pattern.matches(tool, facts.unit):
+                return deny("config.deny", f"matches guard.deny pattern {pattern.source!r}: {facts.unit}")
+    for facts in all_facts:
+        if any(p.matches(tool, facts.unit) for p in rules.allow):
+            continue
+        for rule in rules.rules:
+            detail = match(rule, facts)
+            if detail is not None:
+                shown = facts.unit
+                if detail and detail not in facts.unit:
+                    shown += f" ({detail})" if detail.startswith("query: ") else f" (path {detail})"
+                return deny(rule.id, f"{rule.description}: {shown}")
+    return ALLOW
