@@ -79,36 +79,28 @@ def _skip_quoted(src: str, i: int) -> int:
     raise ShellError("unterminated double quote")
 
 
-def match_paren(src: str, i: int) -> int:
-    """The index of the `)` closing a `(` that ends just before i (quotes, escapes and nesting respected)."""
+def _match_close(src: str, i: int, opening: str, closing: str, what: str) -> int:
+    """The index of the `closing` that balances an `opening` ending just before i (quotes, escapes, nesting)."""
     depth = 1
     while i < len(src):
         c = src[i]
         if c in "\\'\"`" or src.startswith("$(", i):
             i = _skip_quoted(src, i) + 1
             continue
-        if c == "(":
+        if c == opening:
             depth += 1
-        elif c == ")":
+        elif c == closing:
             depth -= 1
             if depth == 0:
                 return i
         i += 1
-    raise ShellError("unterminated parenthesis or $(...)")
+    raise ShellError(f"unterminated {what}")
+
+
+def match_paren(src: str, i: int) -> int:
+    """The index of the `)` closing a `(` that ends just before i."""
+    return _match_close(src, i, "(", ")", "parenthesis or $(...)")
 
 
 def match_brace(src: str, i: int) -> int:
-    depth = 1
-    while i < len(src):
-        c = src[i]
-        if c in "\\'\"`" or src.startswith("$(", i):
-            i = _skip_quoted(src, i) + 1
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise ShellError("unterminated ${...}")
+    return _match_close(src, i, "{", "}", "${...}")
