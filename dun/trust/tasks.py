@@ -11,7 +11,7 @@ from typing import Any
 from dun.atomic import write_json_atomic
 from dun.engine import Report
 from dun.handoff import read_json
-from dun.markdown import Box, parse_boxes
+from dun.markdown import parse_boxes
 from dun.textfiles import read_text
 from dun.trust.claims import discrepancy
 
@@ -112,31 +112,67 @@ def compare(root: Path, ledger: list[dict[str, Any]], files: list[str], after: R
     return found, facts, accepted
 
 
-def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+def _positions(text: str, rel: str) -> dict[str, int]:
+    """Box hash (with its occurrence) -> 0-based line index, for the boxes in `text`."""
+    out: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for box in parse_boxes(text, rel):
+        digest = _hash(box.text)
+        seen[digest] = seen.get(digest, 0) + 1
+        out[f"{digest}.{seen[digest]}"] = box.line - 1
+    return out
+
+
+def _restore_file(lines: list[str], rel: str, items: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+    """Untick unverified flips, then put each missing box back after the nearest surviving box that preceded it
+    at the start (replacing a new box standing exactly there: a rewording)."""
+    for d in items:
+        if d.get("flip"):
+            at = d["task"]["line"] - 1  # a flip is located in the current file
+            if 0 <= at < len(lines):
+                lines[at] = lines[at].replace("[x]", "[ ]", 1).replace("[X]", "[ ]", 1)
+    missing = {d["task"]["id"] for d in items if not d.get("flip")}
+    order = [t for t in ledger if t["file"] == rel]
+    known = {t["id"].split("#", 1)[1] for t in order}
+    for index, task in enumerate(order):
+        if task["id"] not in missing:
+            continue
+        where = _positions("\n".join(lines), rel)
+        before = [where[t["id"].split("#", 1)[1]] for t in order[:index] if t["id"].split("#", 1)[1] in where]
+        after = [where[t["id"].split("#", 1)[1]] for t in order[index + 1:] if t["id"].split("#", 1)[1] in where]
+        at = before[-1] + 1 if before else (after[0] if after else len(lines))
+        newcomers = {pos for key, pos in where.items() if key not in known}
+        if at in newcomers and (not after or at < after[0]):
+            lines[at] = task["raw"]  # reworded in place
+        else:
+            lines.insert(at, task["raw"])
+    return lines
+
+
+def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, Any]],
+            start_head: str | None = None) -> list[str]:
     """Put removed or reworded boxes back and untick unverified flips, editing only those lines; returns the
-    files changed. The agent's other edits in the same files stay."""
+    files changed. The agent's other edits in the same files stay. A deleted file comes back whole."""
     by_file: dict[str, list[dict[str, Any]]] = {}
     for d in tampered:
         by_file.setdefault(d["task"]["file"], []).append(d)
     changed = []
     for rel, items in by_file.items():
         path = root / rel
-        text, _ = read_text(path, strict_utf8=True)
-        lines = (text or "").split("\n")
-        current = {b.line: b for b in parse_boxes(text or "", rel)}
-        known = {t["hash"] for t in ledger}
-        for d in sorted(items, key=lambda d: d["task"]["line"], reverse=True):
-            task = d["task"]
-            at = task["line"] - 1
-            if d.get("flip"):
-                if 0 <= at < len(lines):
-                    lines[at] = lines[at].replace("[x]", "[ ]", 1).replace("[X]", "[ ]", 1)
+        if not path.exists() and start_head:
+            from dun.repo import git
+
+            show = git(root, "show", f"{start_head}:{rel}", check=False)
+            if show.returncode == 0:
+                path.write_bytes(show.stdout)
+                changed.append(rel)
                 continue
-            box: Box | None = current.get(task["line"])
-            if box is not None and _hash(box.text) not in known and 0 <= at < len(lines):
-                lines[at] = task["raw"]  # reworded in place: the original text comes back
-            else:
-                lines.insert(min(at, len(lines)), task["raw"])
-        path.write_text("\n".join(lines), encoding="utf-8")
+        text, _ = read_text(path, strict_utf8=True)
+        trailing = (text or "").endswith("\n") or not text
+        lines = (text or "").split("\n")
+        if trailing and lines and lines[-1] == "":
+            lines.pop()
+        lines = _restore_file(lines, rel, items, ledger)
+        path.write_text("\n".join(lines) + ("\n" if trailing else ""), encoding="utf-8")
         changed.append(rel)
     return changed

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dun.engine import Report
+from dun.handoff import read_json
 from dun.repo import git
 from dun.session import Session
 from dun.status import StatusBlock
@@ -29,13 +30,28 @@ def start_run(session: Session, cfg: dict[str, Any], head: str | None) -> None:
     tamper.record(session.root, session.context(), session.catalog(), cfg["trust"]["protected"], head)
 
 
-def _commit(root: Path, paths: list[str], message: str) -> bool:
-    """Commit dun's own repair of `paths` as dun, unless the agent left other uncommitted work in them."""
-    dirty = git(root, "diff", "--name-only", "HEAD", "--", *paths, check=False).stdout.decode().split()
-    git(root, "add", "--", *paths, check=False)
-    env_args = ["-c", "user.name=dun", "-c", "user.email=dun@localhost"]
-    proc = git(root, *env_args, "commit", "-q", "-m", message, "--", *paths, check=False)
-    return proc.returncode == 0 and bool(dirty)
+def _dirty(root: Path, paths: list[str]) -> set[str]:
+    """Of `paths`, those with uncommitted changes (or untracked)."""
+    changed = git(root, "diff", "--name-only", "HEAD", "--", *paths, check=False).stdout.decode().split()
+    untracked = git(root, "ls-files", "--others", "--exclude-standard", "--", *paths, check=False).stdout.decode()
+    return set(changed) | set(untracked.split())
+
+
+def _commit(root: Path, paths: list[str], skip: set[str], message: str) -> list[str]:
+    """Commit dun's own repair as dun; files that held the agent's uncommitted work (`skip`) are left repaired in
+    the work tree only, so nothing of the agent's goes out under dun's name."""
+    import os
+    import subprocess
+
+    mine = [p for p in paths if p not in skip]
+    if not mine:
+        return []
+    env = {**os.environ, "GIT_AUTHOR_NAME": "dun", "GIT_AUTHOR_EMAIL": "dun@localhost",
+           "GIT_COMMITTER_NAME": "dun", "GIT_COMMITTER_EMAIL": "dun@localhost"}
+    subprocess.run(["git", "add", "-A", "--", *mine], cwd=root, env=env, capture_output=True, check=False)
+    proc = subprocess.run(["git", "commit", "-q", "-m", message, "--", *mine], cwd=root, env=env,
+                          capture_output=True, check=False, stdin=subprocess.DEVNULL)
+    return mine if proc.returncode == 0 else []
 
 
 def verify_iteration(session: Session, cfg: dict[str, Any], state: dict[str, Any], block: StatusBlock | None,
@@ -53,12 +69,17 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: dict[str, Any
         found += task_found
         tampered = [d for d in task_found if d["kind"] in ("task_tampered", "unverified_completion")]
         if tampered and trust["on_task_tamper"] == "restore":
-            out["restored"] = tasks.restore(root, tampered, recorded)
-            _commit(root, out["restored"], "dun: restore mission boxes the agent removed, reworded or ticked "
-                                           "without evidence")
+            files_hit = sorted({d["task"]["file"] for d in tampered})
+            dirty = _dirty(root, files_hit)
+            start_head = (read_json(tamper.fingerprint_path(root)) or {}).get("head")
+            out["restored"] = tasks.restore(root, tampered, recorded, start_head)
+            out["committed"] = _commit(root, out["restored"], dirty, "dun: restore mission boxes the agent "
+                                       "removed, reworded or ticked without evidence")
             accepted = tasks.scan(root, files)
         elif tampered and trust["on_task_tamper"] == "stop":
             out["stop"] = "task_tampered"
+        elif tampered:  # flag: recorded once; the ledger moves on so one offence is not reported every iteration
+            accepted = tasks.scan(root, files)
         from dun.atomic import write_json_atomic
 
         write_json_atomic(tasks.ledger_path(root), {"schema_version": 1, "files": files, "tasks": accepted})
@@ -68,7 +89,8 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: dict[str, Any
     if checker and trust["on_checker_tamper"] == "revert":
         out["reverted"] = tamper.revert(root, checker[0])
         if out["reverted"]:
-            _commit(root, out["reverted"], "dun: revert changes to what decides 'done'")
+            # a reverted file holds dun's version only, so committing it takes nothing of the agent's
+            _commit(root, out["reverted"], set(), "dun: revert changes to what decides 'done'")
     elif checker and trust["on_checker_tamper"] == "stop":
         out["stop"] = out["stop"] or "checker_tampered"
     found += tamper.tests_removed(root, tree_before, tree_after, newly_passing)
