@@ -170,7 +170,9 @@ def test_budget_stops_before_the_cap_is_crossed(tmp_path: Path, claude_bin: Path
                                             "Task one: tick the box, add done-one.txt"]
     for n in (1, 2):
         log = sc.iteration_log(root, n)
-        assert log["argv"][-3:] == ["--max-budget-usd", "0.45", "--dangerously-skip-permissions"]
+        settings = str(root / ".dun" / "cache" / "guard-settings.json")
+        assert log["argv"][-5:] == ["--max-budget-usd", "0.45", "--settings", settings,
+                                    "--dangerously-skip-permissions"]
         assert log["cost_usd"] == pytest.approx(printed[n - 1], abs=1e-12)
         assert log["decision"] == {"action": "continue", "reason": "work_remains", "wait_s": 0.0}
     assert not (root / ".dun" / "logs" / "iteration-3.json").exists()
