@@ -97,6 +97,9 @@ class Loop:
         self.opts = opts
         self.cfg = runs.effective_config(session, opts.overrides())
         self.adapter = adapter_for(session, self.cfg)
+        # a bad `agent:` section must fail now, before a run starts, not in the middle of iteration 1
+        self.adapter.build(AgentRequest("", logs_dir(self.root) / "check.prompt.md", self.cfg["agent"], None,
+                                        self.root))
         self.state: dict[str, Any] = {}
         self.signalled: int | None = None
         self.wakeup = threading.Event()

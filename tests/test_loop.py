@@ -1075,3 +1075,12 @@ def test_an_agent_that_cannot_start_is_a_failed_call(repo: Path, tmp_path: Path)
     first = log(repo, 1)
     assert first["error_kind"] == "other" and missing in first["error"]
     assert first["exit_code"] is None
+
+
+def test_a_bad_agent_section_fails_before_a_run_starts(repo: Path) -> None:
+    make_repo(repo, agent={"command": []})
+    proc = dun(repo, "loop")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "dun: agent.command: the `command` agent needs a command line, e.g. " \
+                                  "[my-agent, --json]"
+    assert not (repo / ".dun" / "state.json").exists(), "no run may start with an agent that cannot be called"
