@@ -31,7 +31,9 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow and not e2e" -x
 
 coverage: $(STAMP)
-	$(BIN)/python -m coverage run --source=dun -m pytest -q -m "not slow and not e2e"
+	rm -f .coverage .coverage.*
+	$(BIN)/python -m coverage run -m pytest -q -m "not slow and not e2e"
+	$(BIN)/python -m coverage combine -q
 	$(BIN)/python -m coverage xml -q -o coverage.xml
 
 bench: $(STAMP)
