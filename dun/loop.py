@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import sys
 import threading
@@ -97,9 +99,14 @@ class Loop:
         self.opts = opts
         self.cfg = runs.effective_config(session, opts.overrides())
         self.adapter = adapter_for(session, self.cfg)
-        # a bad `agent:` section must fail now, before a run starts, not in the middle of iteration 1
-        self.adapter.build(AgentRequest("", logs_dir(self.root) / "check.prompt.md", self.cfg["agent"], None,
-                                        self.root))
+        # a bad `agent:` section or a missing CLI must fail now, before a run starts, not in iteration 1
+        probe = self.adapter.build(AgentRequest("", logs_dir(self.root) / "check.prompt.md", self.cfg["agent"], None,
+                                                self.root))
+        program = probe.argv[0] if probe.argv else ""
+        runnable = shutil.which(program) if os.sep not in program else os.access(
+            program if os.path.isabs(program) else self.root / program, os.X_OK)  # the agent runs from the root
+        if not opts.dry_run and not runnable:
+            raise UsageError(f"agent command not found: {program} (install it, or set agent.command / --agent)")
         self.state: dict[str, Any] = {}
         self.signalled: int | None = None
         self.wakeup = threading.Event()

@@ -1065,16 +1065,19 @@ def test_an_unknown_agent_is_a_usage_error(repo: Path, tmp_path: Path, monkeypat
 
 
 def test_an_agent_that_cannot_start_is_a_failed_call(repo: Path, tmp_path: Path) -> None:
-    missing = str(tmp_path / "no-such-agent")
-    make_repo(repo, loop={"error_threshold": 2}, agent={"command": [missing]},
+    # the agent exists when the loop starts (it is checked then) and is gone by the second call
+    vanishing = tmp_path / "vanishing-agent"
+    vanishing.write_text("#!/bin/sh\nrm -f \"$0\"\ncat > /dev/null\necho 'no block'\n")
+    vanishing.chmod(0o755)
+    make_repo(repo, loop={"error_threshold": 1}, agent={"command": [str(vanishing)]},
               circuit={"half_open_after": 20, "no_progress_limit": 20, "same_error_limit": 20})
     done = dun(repo, "loop")
     assert done.returncode == 1, done.stderr
     s = state(repo)
-    assert (s["stop_reason"], s["errors_total"], s["iteration"]) == ("error_threshold", 2, 2)
-    first = log(repo, 1)
-    assert first["error_kind"] == "other" and missing in first["error"]
-    assert first["exit_code"] is None
+    assert (s["stop_reason"], s["errors_total"], s["iteration"]) == ("error_threshold", 1, 2)
+    second = log(repo, 2)
+    assert second["error_kind"] == "other" and str(vanishing) in second["error"]
+    assert second["exit_code"] is None
 
 
 def test_a_bad_agent_section_fails_before_a_run_starts(repo: Path) -> None:
@@ -1084,3 +1087,11 @@ def test_a_bad_agent_section_fails_before_a_run_starts(repo: Path) -> None:
     assert proc.stderr.strip() == "dun: agent.command: the `command` agent needs a command line, e.g. " \
                                   "[my-agent, --json]"
     assert not (repo / ".dun" / "state.json").exists(), "no run may start with an agent that cannot be called"
+
+
+def test_a_missing_agent_cli_fails_before_a_run_starts(repo: Path) -> None:
+    make_repo(repo, agent={"name": "claude", "command": ["no-such-claude-binary"]})
+    proc = dun(repo, "loop")
+    assert proc.returncode == 2
+    assert "agent command not found: no-such-claude-binary" in proc.stderr
+    assert not (repo / ".dun" / "state.json").exists()
