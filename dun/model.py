@@ -60,6 +60,29 @@ class Item:
         return self.file or ""
 
 
+MORE_PREFIX = "... and "
+
+
+def more_item(count: int, noun: str = "") -> Item:
+    """The item standing for `count` items a check left out (the prompt reads the count back: `folded_count`)."""
+    return Item(text=f"{MORE_PREFIX}{count} more" + (f" {noun}" if noun else ""))
+
+
+def cap_items(items: list[Item], limit: int, noun: str = "") -> list[Item]:
+    """At most `limit` items, the rest counted in one `more_item`."""
+    if len(items) <= limit:
+        return items
+    return [*items[:limit], more_item(len(items) - limit, noun)]
+
+
+def folded_count(item: Item) -> int | None:
+    """The count of a `more_item`, or None for a real item."""
+    words = item.text.split()
+    if item.text.startswith(MORE_PREFIX) and len(words) > 2 and words[2].isdigit():
+        return int(words[2])
+    return None
+
+
 @dataclass
 class Outcome:
     """What a check type's run function returns; the engine turns it into a CheckResult."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dun.model import CheckResult, Item, Level
+from dun.model import CheckResult, Item, Level, folded_count
 from dun.resources import data_dir
 
 ALL_PASS = "---DUN_ITERATE---\nSTATUS: ALL_PASS\nEXIT_SIGNAL: true\n---END_DUN_ITERATE---\n"
@@ -56,13 +56,8 @@ class Prompt:
 
 
 def _overflow(items: list[Item]) -> int:
-    """Items a check itself already folded (its own "... and N more" item)."""
-    total = 0
-    for item in items:
-        words = item.text.split()
-        if item.text.startswith("... and ") and len(words) > 2 and words[2].isdigit():
-            total += int(words[2])
-    return total
+    """Items a check itself already folded (its own `more_item`)."""
+    return sum(folded_count(item) or 0 for item in items)
 
 
 def _fold_line(result: CheckResult, hidden: list[Item], extra: int) -> str:
@@ -84,7 +79,7 @@ def render_entry(n: int, e: Entry) -> str:
         lines.append(f"Checks: {r.description}")
     if r.next:
         lines.append("Next: " + " / ".join(r.next.splitlines()))
-    real_items = [i for i in r.items if not i.text.startswith("... and ")]
+    real_items = [i for i in r.items if folded_count(i) is None]
     if real_items:
         lines.append("Items:")
         for item in real_items[: e.shown]:

@@ -9,7 +9,7 @@ from dun.checkapi import CheckContext, CheckSpec, CheckType
 from dun.globs import glob_errors, is_literal
 from dun.hookspecs import hookimpl
 from dun.markdown import DEFAULT_OPTIONAL_HEADINGS, Box, parse_boxes
-from dun.model import Item, Outcome, Status
+from dun.model import Item, Outcome, Status, cap_items
 from dun.schema import Field
 from dun.textfiles import read_text
 
@@ -66,9 +66,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     open_boxes = [b for b in boxes if not b.checked and not b.optional]
     optional_open = sum(1 for b in boxes if not b.checked and b.optional)
     done = sum(1 for b in boxes if b.checked)
-    items = [Item(text=b.text, file=b.file, line=b.line) for b in open_boxes[: o["max_items"]]]
-    if len(open_boxes) > o["max_items"]:
-        items.append(Item(text=f"... and {len(open_boxes) - o['max_items']} more boxes"))
+    items = cap_items([Item(text=b.text, file=b.file, line=b.line) for b in open_boxes], o["max_items"], "boxes")
     tally = f"{done}/{done + len(open_boxes)} boxes done"
     if optional_open:
         tally += f", {optional_open} optional open"

@@ -7,7 +7,7 @@ from typing import Any
 
 from dun.checkapi import CheckContext, CheckSpec, CheckType
 from dun.hookspecs import hookimpl
-from dun.model import Item, Outcome, Status
+from dun.model import Item, Outcome, Status, more_item
 from dun.proc import run_streaming
 from dun.schema import Field
 
@@ -75,7 +75,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     res = run_streaming(["sh", "-c", opts["command"]], cwd, spec.timeout, collect, opts["tail_lines"])
     detail = "\n".join(res.tail)
     if collect.extra:
-        collect.items.append(Item(text=f"... and {collect.extra} more"))
+        collect.items.append(more_item(collect.extra))
     if res.start_error:
         return Outcome(Status.ERROR, f"could not start sh: {res.start_error}")
     if res.timed_out:

@@ -11,7 +11,7 @@ from dun.cache import FileCache
 from dun.checkapi import CheckContext, CheckSpec, CheckType
 from dun.globs import glob_errors
 from dun.hookspecs import hookimpl
-from dun.model import Item, Outcome, Status
+from dun.model import Item, Outcome, Status, cap_items
 from dun.schema import Field
 from dun.textfiles import read_text
 
@@ -47,12 +47,6 @@ def validate(options: dict[str, Any]) -> list[tuple[str, str]]:
     return errors
 
 
-def _capped(items: list[Item], limit: int) -> list[Item]:
-    if len(items) <= limit:
-        return items
-    return [*items[:limit], Item(text=f"... and {len(items) - limit} more")]
-
-
 def _bounds(count: int, what: str, lo: int | None, hi: int | None) -> tuple[Status, str]:
     if lo is not None and count < lo:
         return Status.FAIL, f"{count} {what}, need at least {lo}"
@@ -71,14 +65,15 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
             return Outcome(Status.PASS, f"all {len(o['paths'])} paths {'exist' if want else 'absent'}")
         verb = "missing" if want else "present but should not be"
         items = [Item(text=verb, file=p) for p in wrong]
-        return Outcome(Status.FAIL, f"{len(wrong)} path(s) {verb}: {', '.join(wrong[:3])}", items=_capped(items, limit))
+        return Outcome(Status.FAIL, f"{len(wrong)} path(s) {verb}: {', '.join(wrong[:3])}",
+                       items=cap_items(items, limit))
     if rule == "pattern-count":
         return _pattern_count(ctx, o, ctx.match(o["glob"], existing=False))
     matched = ctx.match(o["glob"])
     if rule in ("glob-min-count", "glob-max-count"):
         status, signal = _bounds(len(matched), f"files match {', '.join(o['glob'])}", o["min"], o["max"])
         items = [Item(text=f"matches {', '.join(o['glob'])}", file=p) for p in matched] if o["max"] is not None else []
-        return Outcome(status, signal, items=_capped(items, limit) if status is Status.FAIL else [])
+        return Outcome(status, signal, items=cap_items(items, limit) if status is Status.FAIL else [])
     raise AssertionError(f"unhandled rule {rule}")  # the schema's choices make this unreachable
 
 
@@ -120,7 +115,7 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> 
     cache.save(keep=set(matched))
     status, signal = _bounds(len(hits), f"line(s) match /{o['pattern']}/ in {searched} files", o["min"], o["max"])
     detail = f"skipped {len(skipped)} unreadable or binary file(s): {', '.join(skipped[:5])}" if skipped else ""
-    return Outcome(status, signal, detail, _capped(hits, o["max_items"]) if status is Status.FAIL else [])
+    return Outcome(status, signal, detail, cap_items(hits, o["max_items"]) if status is Status.FAIL else [])
 
 
 @hookimpl

@@ -9,7 +9,7 @@ from typing import Any
 from dun.checkapi import CheckContext, CheckSpec, CheckType
 from dun.globs import glob_errors, match_files
 from dun.hookspecs import hookimpl
-from dun.model import Item, Outcome, Status
+from dun.model import Item, Outcome, Status, cap_items
 from dun.repo import git
 from dun.schema import Field
 
@@ -107,10 +107,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         status = status if status is Status.FAIL else Status.WARN
     if not problems:
         return Outcome(Status.PASS, f"clean working tree on {st['head']}")
-    limit = o["max_items"]
-    if len(items) > limit:
-        items = [*items[:limit], Item(f"... and {len(items) - limit} more")]
-    return Outcome(status, "; ".join(problems), items=items, next="\n".join(nexts))
+    return Outcome(status, "; ".join(problems), items=cap_items(items, o["max_items"]), next="\n".join(nexts))
 
 
 @hookimpl
