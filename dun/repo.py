@@ -16,9 +16,10 @@ class Repo:
     is_git: bool
 
 
-def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    """Run git in `root` with a stable, non-interactive environment."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+def git(root: Path, *args: str, check: bool = True,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run git in `root` with a stable, non-interactive environment (plus `env`, e.g. GIT_INDEX_FILE)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
     return subprocess.run(
         ["git", *args], cwd=root, env=env, capture_output=True, check=check, stdin=subprocess.DEVNULL
     )
@@ -123,12 +124,10 @@ def worktree_tree(root: Path) -> str | None:
         source = Path(index) if os.path.isabs(index) else root / index
         if source.exists():
             shutil.copyfile(source, tmp_index)
-        env = {**os.environ, "GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-        add = subprocess.run(["git", "add", "-A"], cwd=root, env=env, capture_output=True, stdin=subprocess.DEVNULL)
-        if add.returncode != 0:
+        index_env = {"GIT_INDEX_FILE": tmp_index}
+        if git(root, "add", "-A", check=False, env=index_env).returncode != 0:
             return None
-        tree = subprocess.run(["git", "write-tree"], cwd=root, env=env, capture_output=True,
-                              stdin=subprocess.DEVNULL)
+        tree = git(root, "write-tree", check=False, env=index_env)
         if tree.returncode != 0:
             return None
         return tree.stdout.decode().strip() or None

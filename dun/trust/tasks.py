@@ -4,7 +4,6 @@ and ticking one counts only when its evidence (a `verify:` command under it, or 
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from dun.atomic import write_json_atomic
 from dun.engine import Report
 from dun.handoff import read_json
 from dun.markdown import parse_boxes
+from dun.proc import run_streaming
 from dun.textfiles import read_text
 from dun.trust.claims import discrepancy
 
@@ -60,14 +60,13 @@ def load(root: Path) -> tuple[list[str], list[dict[str, Any]]] | None:
 def _evidence(root: Path, task: dict[str, Any], after: Report) -> tuple[str, str]:
     """("pass" | "fail" | "none", detail) for a box ticked during the iteration."""
     if task.get("verify"):
-        try:
-            proc = subprocess.run(["sh", "-c", task["verify"]], cwd=root, capture_output=True,
-                                  timeout=VERIFY_TIMEOUT_S, stdin=subprocess.DEVNULL, start_new_session=True)
-        except subprocess.TimeoutExpired:
+        # the command check's runner: its own process group, killed whole on timeout, output kept bounded
+        res = run_streaming(["sh", "-c", task["verify"]], root, VERIFY_TIMEOUT_S, tail_lines=5)
+        if res.timed_out:
             return "fail", f"verify: {task['verify']} timed out"
-        tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()[-1:]
-        return ("pass", "") if proc.returncode == 0 else (
-            "fail", f"verify: {task['verify']} exited {proc.returncode}{': ' + tail[0] if tail else ''}")
+        tail = [line for line in res.tail if line.strip()][-1:]
+        return ("pass", "") if res.exit_code == 0 else (
+            "fail", f"verify: {task['verify']} exited {res.exit_code}{': ' + tail[0].strip() if tail else ''}")
     named = [r for r in after.results if r.id in task["text"].replace("`", " ").split()]
     if named:
         failing = [r.id for r in named if r in after.actionable()]

@@ -40,17 +40,14 @@ def _dirty(root: Path, paths: list[str]) -> set[str]:
 def _commit(root: Path, paths: list[str], skip: set[str], message: str) -> list[str]:
     """Commit dun's own repair as dun; files that held the agent's uncommitted work (`skip`) are left repaired in
     the work tree only, so nothing of the agent's goes out under dun's name."""
-    import os
-    import subprocess
-
     mine = [p for p in paths if p not in skip]
     if not mine:
         return []
-    env = {**os.environ, "GIT_AUTHOR_NAME": "dun", "GIT_AUTHOR_EMAIL": "dun@localhost",
+    # set in the environment, which outranks a GIT_AUTHOR_* the user exported (`-c user.name` would not)
+    env = {"GIT_AUTHOR_NAME": "dun", "GIT_AUTHOR_EMAIL": "dun@localhost",
            "GIT_COMMITTER_NAME": "dun", "GIT_COMMITTER_EMAIL": "dun@localhost"}
-    subprocess.run(["git", "add", "-A", "--", *mine], cwd=root, env=env, capture_output=True, check=False)
-    proc = subprocess.run(["git", "commit", "-q", "-m", message, "--", *mine], cwd=root, env=env,
-                          capture_output=True, check=False, stdin=subprocess.DEVNULL)
+    git(root, "add", "-A", "--", *mine, check=False, env=env)
+    proc = git(root, "commit", "-q", "-m", message, "--", *mine, check=False, env=env)
     return mine if proc.returncode == 0 else []
 
 
