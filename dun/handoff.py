@@ -64,14 +64,16 @@ def _one_line(text: str | None) -> str | None:
     return flat[:MAX_TEXT] + ("..." if len(flat) > MAX_TEXT else "")
 
 
-def build_handoff(root: Path, parsed: ParseResult, iteration: int | None) -> dict[str, Any]:
-    base_record = read_json(dun_dir(root) / "iterate.json") or {}
-    base = base_record.get("head")
-    current = head(root)
-    git: dict[str, Any] = {"base_head": base, "head": current, "commits": [], "files_changed": None}
-    if base and current:
-        git["commits"] = recent_commits(root, 20, since=base)
-        git["files_changed"] = diff_stat(root, base)[1]
+def build_handoff(root: Path, parsed: ParseResult, iteration: int | None,
+                  git: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`git` (base_head, head, commits, files_changed) when the caller has read it already (the loop has)."""
+    if git is None:
+        base = (read_json(dun_dir(root) / "iterate.json") or {}).get("head")
+        current = head(root)
+        git = {"base_head": base, "head": current, "commits": [], "files_changed": None}
+        if base and current:
+            git["commits"] = recent_commits(root, 20, since=base)
+            git["files_changed"] = diff_stat(root, base)[1]
     status = parsed.block.to_dict() if parsed.block else None
     if status:
         status["task_completed"] = _one_line(status["task_completed"])

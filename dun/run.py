@@ -124,7 +124,6 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
     """Everything after the agent answered: handoff, checks, git, breaker, counters, the log. Saves the state.
     Returns the decision, and the checks and work-tree hash afterwards (the next iteration can reuse them)."""
     root = session.root
-    write_handoff(root, build_handoff(root, parsed, n))
     error: AgentError | None
     if interrupted:
         error = None  # we stopped it: not the agent's failure
@@ -171,7 +170,8 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
         decision = Decision("stop", verification["stop"])
     elif decision.action != "stop" and state["circuit"]["state"] == breaker.OPEN:
         decision = Decision("stop", "circuit_open")
-    handoff = build_handoff(root, parsed, n)
+    handoff = build_handoff(root, parsed, n, {"base_head": start.head, "head": head_after, "commits": commits[:20],
+                                              "files_changed": files_changed})
     handoff["discrepancies"] = [d["detail"] for d in found]
     write_handoff(root, handoff)
     log["verification"] = {k: v for k, v in verification.items() if k != "stop"}
