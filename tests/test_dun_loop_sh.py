@@ -24,6 +24,7 @@ import pexpect
 import pytest
 from conftest import git, write
 from fake_agent import FAKE_COMMAND, block, calls, write_scenario
+from test_loop import make_repo as loop_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "dun-loop.sh"
@@ -36,22 +37,10 @@ RUN_TIMEOUT_S = 30.0
 
 def make_repo(repo: Path, boxes: tuple[str, ...], ticked: tuple[str, ...] = (), loop: dict[str, Any] | None = None,
               circuit: dict[str, Any] | None = None) -> Path:
-    """A git repository with a committed MISSION.md and `.dun/config.yaml` (the fake agent as `command` agent)."""
+    """A fresh git repository set up as the loop tests set theirs up (the fake agent as `command` agent)."""
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
-    config: dict[str, Any] = {
-        "plugins": {"disabled": ["python"]},
-        "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"},
-        "loop": {"cooldown_s": 0, "kill_grace_s": 0.5, "iteration_timeout_s": 20, **(loop or {})},
-    }
-    if circuit:
-        config["circuit"] = circuit
-    write(repo, ".dun/config.yaml", json.dumps(config, indent=1) + "\n")  # JSON is YAML
-    write(repo, ".dun/.gitignore", (ROOT / "templates" / "dun.gitignore").read_text(encoding="utf-8"))
-    write(repo, "MISSION.md", "# Mission\n\n" + "".join(f"- [{'x' if b in ticked else ' '}] {b}\n" for b in boxes))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "mission")
-    return repo
+    return loop_repo(repo, boxes, ticked, loop, circuit)
 
 
 def work(box: str, exit: bool = False, cost: float = 0.01, status: str = "COMPLETE") -> dict[str, Any]:
