@@ -27,6 +27,7 @@ from dun.plugins import agent_adapters
 from dun.policy import Decision, before_iteration, nothing_actionable
 from dun.prompt import assemble, template
 from dun.repo import head, worktree_tree
+from dun.report import cost_text
 from dun.session import Session, open_session
 from dun.transcript import parse_stream
 
@@ -84,7 +85,7 @@ def render(session: Session, report: Report, confirmation: bool, n: int) -> str:
 def summary(log: dict[str, Any]) -> str:
     block = log.get("status_block") or {}
     claim = f"{block.get('status')} {block.get('task_completed') or ''}".strip() if block else "no status block"
-    cost = f"${log['cost_usd']:.4f}" if log.get("cost_usd") is not None else "cost unknown"
+    cost = cost_text(log.get("cost_usd"), "cost unknown")
     err = f", {log['error_kind']}" if log.get("error_kind") else ""
     decision = log["decision"]
     return (f"iteration {log['iteration']}: {log['agent']} exit {log['exit_code']}{err} in "

@@ -26,6 +26,10 @@ def iteration_logs(root: Path) -> list[dict[str, Any]]:
     return sorted(found, key=lambda log: int(log.get("iteration") or 0))
 
 
+def cost_text(value: Any, unknown: str = "-") -> str:
+    return f"${value:.4f}" if isinstance(value, int | float) and not isinstance(value, bool) else unknown
+
+
 def verdict(log: dict[str, Any]) -> str:
     if log.get("interrupted"):
         return "interrupted"
@@ -79,7 +83,7 @@ def write_report(root: Path, state: dict[str, Any], cfg: dict[str, Any]) -> Path
         lines.append(f"| ... | | | | {len(run_logs) - len(shown)} earlier iterations in .dun/logs/ | | |")
     for log in shown:
         block = log.get("status_block") or {}
-        cost = f"${log['cost_usd']:.4f}" if isinstance(log.get("cost_usd"), int | float) else "-"
+        cost = cost_text(log.get("cost_usd"))
         duration = f"{log['duration_s']:.0f}s" if isinstance(log.get("duration_s"), int | float) else "-"
         lines.append(f"| {log.get('iteration')} | {_cell(log.get('exit_code'))} | {cost} | {duration} | "
                      f"{_cell(block.get('task_completed'))} | {_cell(block.get('status') or log.get('parse_outcome'))}"

@@ -14,7 +14,7 @@ from dun.errors import EXIT_OK, UsageError
 from dun.handoff import ensure_runtime_dir, read_json
 from dun.loopstate import load_state, lock_holder, logs_dir
 from dun.repo import find_repo
-from dun.report import iteration_logs, verdict
+from dun.report import cost_text, iteration_logs, verdict
 
 
 def run_status(path: str | None, as_json: bool) -> int:
@@ -49,7 +49,7 @@ def run_status(path: str | None, as_json: bool) -> int:
 
 def _log_line(log: dict[str, Any]) -> str:
     block = log.get("status_block") or {}
-    cost = f"${log['cost_usd']:.4f}" if isinstance(log.get("cost_usd"), int | float) else "-"
+    cost = cost_text(log.get("cost_usd"))
     return (f"{log.get('iteration'):>4}  {log.get('started_at') or '-':25}  exit {log.get('exit_code')!s:4}  "
             f"{cost:>9}  {block.get('status') or log.get('parse_outcome') or '-':12}  "
             f"{(block.get('task_completed') or '-')[:30]:30}  {verdict(log)}")
