@@ -1,4 +1,4 @@
-"""Status parsing: `dun.transcript.parse_stream` over a 200 MB agent answer, as raw text and as Claude stream-json.
+"""Status parsing: `parse_stream` over a 200 MB agent answer, as raw text and as Claude stream-json.
 
 The answers are generated in a temp dir with a fixed seed: the text one from realistic log, test-output, diff and
 prose lines; the stream-json one from realistic events of 0.5-2 KB (assistant text and tool_use, user tool_result,
@@ -38,7 +38,7 @@ EXPECTED_BLOCK = {"task_completed": "lint-ruff@src/cli.py:27", "status": "COMPLE
 # Runs in a fresh interpreter per measurement: parse time, result, and this process's own peak RSS.
 CHILD = r"""
 import json, resource, sys, time
-from dun.transcript import parse_stream
+from dun.answer.transcript import parse_stream
 start = time.perf_counter()
 with open(sys.argv[1], "rb") as fh:
     result = parse_stream(fh)

@@ -11,7 +11,7 @@ def main() -> int:
 
         sys.stdout.write(f"dun, version {__version__}\n")
         return 0
-    from dun.cli import main as cli_main
+    from dun.cli.main import main as cli_main
 
     return cli_main()
 

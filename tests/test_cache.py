@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import git, write
 
-from dun.cache import cache_dir
-from dun.commands.check import CheckOptions, build_report
-from dun.session import open_session
+from dun.cli.commands.check import CheckOptions, build_report
+from dun.engine.cache import cache_dir
+from dun.engine.session import open_session
 
 PLUGIN = """\
 id: p

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from conftest import write
 
-from dun.catalog import load_catalog
-from dun.errors import ConfigError
-from dun.session import open_session
+from dun.core.errors import ConfigError
+from dun.engine.catalog import load_catalog
+from dun.engine.session import open_session
 
 ONE = """\
 id: {id}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dun.circuit import CLOSED, HALF_OPEN, OPEN, new_circuit, on_start, record, trip
+from dun.loop.circuit import CLOSED, HALF_OPEN, OPEN, new_circuit, on_start, record, trip
 
 CFG = {"half_open_after": 2, "no_progress_limit": 3, "same_error_limit": 5, "permission_denial_limit": 2,
        "cooldown_min": 30.0}

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import git, write
 
-from dun.cli import cli, main
+from dun.cli.main import cli, main
 
 DUN = str(Path(sys.executable).parent / "dun")
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from conftest import write
 
-from dun.config import load_config
-from dun.errors import ConfigError
+from dun.config.loader import load_config
+from dun.core.errors import ConfigError
 
 
 def test_defaults_without_any_file(repo: Path) -> None:

@@ -1,4 +1,4 @@
-"""Tests for dun.coverage_readers: real coverage.py output plus hand-written lcov and Go profiles."""
+"""Tests for dun.checks.readers.coverage: real coverage.py output plus hand-written lcov and Go profiles."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dun.coverage_readers import (
+from dun.checks.readers.coverage import (
     CoverageDataError,
     CoverageReport,
     FileCoverage,

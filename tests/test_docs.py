@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from dun.checks.gates import GATE_FIELDS
-from dun.config import CONFIG_FIELDS
-from dun.manifest import CHECK_FIELDS, MANIFEST_FIELDS, validate_manifest
-from dun.plugins import check_types, make_manager
-from dun.schema import Validator
-from dun.yamlio import load_yaml_text
+from dun.config.loader import CONFIG_FIELDS
+from dun.config.schema import Validator
+from dun.config.yamlio import load_yaml_text
+from dun.engine.manager import check_types, make_manager
+from dun.engine.manifest import CHECK_FIELDS, MANIFEST_FIELDS, validate_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)

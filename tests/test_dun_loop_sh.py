@@ -228,7 +228,7 @@ def test_hourly_call_limit_makes_both_wait_then_finish(tmp_path: Path) -> None:
     seeded = time.time() - 3600 + 4
 
     def seed(repo: Path) -> None:
-        from dun.loopstate import new_state
+        from dun.store.state import new_state
 
         previous = {**new_state(), "status": "complete", "stop_reason": "complete", "calls": [seeded]}
         write(repo, ".dun/state.json", json.dumps(previous))
@@ -243,8 +243,8 @@ def test_hourly_call_limit_makes_both_wait_then_finish(tmp_path: Path) -> None:
 
 def test_script_is_never_told_to_wait_less_than_dun_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from dun.commands.decide import EXIT_WAIT, decide_before
-    from dun.loopstate import new_state
+    from dun.loop.stepper import EXIT_WAIT, decide_before
+    from dun.store.state import new_state
 
     repo = make_repo(tmp_path / "repo", boxes=("alpha",))
     frozen = time.time()

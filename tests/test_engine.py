@@ -6,12 +6,12 @@ from typing import Any
 
 from conftest import write
 
-from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.commands.check import CheckOptions, build_report
-from dun.hookspecs import hookimpl
-from dun.model import Level, Outcome, Status, level_for
-from dun.plugins import make_manager
-from dun.session import Session, open_session
+from dun.cli.commands.check import CheckOptions, build_report
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.manager import make_manager
+from dun.engine.model import Level, Outcome, Status, level_for
+from dun.engine.session import Session, open_session
 
 RELEASE = threading.Event()
 
@@ -79,9 +79,9 @@ def test_crashing_check_becomes_error_and_run_goes_on(repo: Path) -> None:
 
 
 def test_a_hung_check_times_out_without_holding_the_others(repo: Path, monkeypatch: Any) -> None:
-    import dun.engine
+    import dun.engine.runner
 
-    monkeypatch.setattr(dun.engine, "TIMEOUT_GRACE_S", 0.0)
+    monkeypatch.setattr(dun.engine.runner, "TIMEOUT_GRACE_S", 0.0)
     RELEASE.clear()
     write(repo, ".dun/plugins/p.yaml", "id: p\nchecks:\n  - {id: stuck, type: hang, timeout: 0.3}\n"
                                        "  - {id: fine, type: files, rule: path-exists, paths: [README.md]}\n")

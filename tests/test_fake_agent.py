@@ -27,7 +27,7 @@ from fake_agent import (
     write_scenario,
 )
 
-from dun.transcript import parse_text
+from dun.answer.transcript import parse_text
 
 CORPUS = Path(__file__).parent / "corpus"
 FORMATS = ["claude-json", "claude-stream-json", "codex", "gemini", "text"]

@@ -6,7 +6,7 @@ import pathspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dun.globs import glob_errors, match_files
+from dun.core.globs import glob_errors, match_files
 
 SEGMENTS = ["src", "docs", "a.py", "b.md", "x.egg-info", "tests", "deep", "c.txt", "__init__.py", "gate.yml"]
 PATTERNS = ["*.py", "src/**/*.py", "docs/", "**/gate*.y*ml", "*.egg-info", "deep/*", "/src/a.py", "tests/**",

@@ -1,4 +1,4 @@
-"""Classifying failed agent calls and reading reset times (dun.limits): every usage-limit wording users reported,
+"""Classifying failed agent calls and reading reset times (dun.agents.limits): every usage-limit wording users reported,
 Claude's result shapes, Codex and Gemini error texts, prose that only talks about limits, and the breaker's
 error normalization."""
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dun.limits import AHEAD, BEHIND, ERROR_KINDS, AgentError, classify, normalize_error, parse_reset_time
+from dun.agents.limits import AHEAD, BEHIND, ERROR_KINDS, AgentError, classify, normalize_error, parse_reset_time
 
 NOW = datetime(2026, 11, 21, 18, 0, tzinfo=UTC).timestamp()  # 18:00 in London too (GMT in November)
 MIN, HOUR, DAY = 60.0, 3600.0, 86400.0

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dun.checkapi import CheckType
-from dun.errors import ConfigError
-from dun.manifest import validate_manifest
-from dun.plugins import check_types, make_manager
-from dun.yamlio import load_yaml_text
+from dun.config.yamlio import load_yaml_text
+from dun.core.errors import ConfigError
+from dun.engine.checkapi import CheckType
+from dun.engine.manager import check_types, make_manager
+from dun.engine.manifest import validate_manifest
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_triggers_need_exactly_one_kind(types: dict[str, CheckType]) -> None:
 def test_invalid_manifest_raises_through_load(tmp_path: object, types: dict[str, CheckType]) -> None:
     from pathlib import Path
 
-    from dun.manifest import load_manifest
+    from dun.engine.manifest import load_manifest
 
     path = Path(str(tmp_path)) / "bad.yaml"
     path.write_text("id: x\nchecks: []\n")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dun.markdown import Box, Heading, has_heading, parse_boxes, parse_headings
+from dun.checks.readers.markdown import Box, Heading, has_heading, parse_boxes, parse_headings
 
 
 def texts(doc: str) -> list[str]:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from dun.circuit import CLOSED, HALF_OPEN, OPEN, trip
-from dun.config import defaults_only
-from dun.limits import AgentError
-from dun.loopstate import new_state
-from dun.policy import Decision, Outcome, after_iteration, before_iteration, nothing_actionable
-from dun.status import StatusBlock
-from dun.transcript import ParseResult
+from dun.agents.limits import AgentError
+from dun.answer.block import StatusBlock
+from dun.answer.transcript import ParseResult
+from dun.config.loader import defaults_only
+from dun.loop.circuit import CLOSED, HALF_OPEN, OPEN, trip
+from dun.loop.policy import Decision, Outcome, after_iteration, before_iteration, nothing_actionable
+from dun.store.state import new_state
 
 NOW = 1_800_000_000.0
 

@@ -1,4 +1,4 @@
-"""The status block (dun.status): the line scanner, the typed reading of a block and the choice among blocks.
+"""The status block (dun.answer.block): the line scanner, the typed reading of a block and the choice among blocks.
 
 Transcript shapes (JSON, JSONL, streams) are tested in test_transcript.py; here lines are fed straight to
 BlockScanner and raw blocks straight to interpret/choose.
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dun.status import (
+from dun.answer.block import (
     END,
     MAX_BLOCK_LINES,
     MAX_VALUE_CHARS,

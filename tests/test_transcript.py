@@ -1,4 +1,4 @@
-"""Reading an agent's answer in every shape (dun.transcript): raw text, Claude Code json and stream-json, Codex
+"""Reading an agent's answer in every shape (dun.answer.transcript): raw text, Claude Code json and stream-json, Codex
 JSONL, Gemini json; the agent's own facts; bad input; bounded memory on huge answers.
 
 tests/corpus/ holds one realistic answer per file, written from the agents' documented output formats; CORPUS below
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dun.status import END, STATUSES, StatusBlock
-from dun.transcript import ParseResult, parse_stream, parse_text
+from dun.answer.block import END, STATUSES, StatusBlock
+from dun.answer.transcript import ParseResult, parse_stream, parse_text
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 OUTCOMES = {"parsed", "no_status_block", "parse_error"}

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from dun.errors import ConfigError
-from dun.yamlio import load_yaml_file, load_yaml_text, position
+from dun.config.yamlio import load_yaml_file, load_yaml_text, position
+from dun.core.errors import ConfigError
 
 BOMB = """\
 a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]

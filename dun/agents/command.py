@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation
-from dun.errors import ConfigError
-from dun.hookspecs import hookimpl
+from dun.core.errors import ConfigError
+from dun.engine.hookspecs import hookimpl
 
 
 def build(req: AgentRequest) -> Invocation:

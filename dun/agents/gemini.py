@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary
-from dun.hookspecs import hookimpl
+from dun.engine.hookspecs import hookimpl
 
 
 def build(req: AgentRequest) -> Invocation:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from dun.cache import FileCache
-from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.globs import glob_errors, is_literal
-from dun.hookspecs import hookimpl
-from dun.markdown import DEFAULT_OPTIONAL_HEADINGS, Box, parse_boxes
-from dun.model import Item, Outcome, Status, cap_items
-from dun.schema import Field
-from dun.textfiles import read_text
+from dun.checks.readers.markdown import DEFAULT_OPTIONAL_HEADINGS, Box, parse_boxes
+from dun.config.schema import Field
+from dun.core.globs import glob_errors, is_literal
+from dun.core.textfiles import read_text
+from dun.engine.cache import FileCache
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Item, Outcome, Status, cap_items
 
 FIELDS = {
     "files": Field("list", "Markdown files or globs to read.", default=["MISSION.md", "fix_plan.md"],

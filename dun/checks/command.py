@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.hookspecs import hookimpl
-from dun.model import Item, Outcome, Status, more_item
-from dun.proc import run_streaming
-from dun.schema import Field
+from dun.config.schema import Field
+from dun.core.proc import run_streaming
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Item, Outcome, Status, more_item
 
 PARSER_FIELDS = {
     "type": Field("str", "`lines`: each non-blank output line is an item; `regex`: each matching line is one.",

@@ -6,15 +6,15 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dun.cache import FileCache
-from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.globs import glob_errors, match_files
-from dun.hookspecs import hookimpl
-from dun.model import Item, Outcome, Status
-from dun.schema import Field
+from dun.config.schema import Field
+from dun.core.globs import glob_errors, match_files
+from dun.engine.cache import FileCache
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Item, Outcome, Status
 
 if TYPE_CHECKING:
-    from dun.coverage_readers import CoverageReport
+    from dun.checks.readers.coverage import CoverageReport
 
 FORMATS = ("auto", "coveragepy", "json", "cobertura", "lcov", "go")
 FIELDS = {
@@ -37,7 +37,7 @@ def _read_cached(path: Path, root: Path, fmt: str) -> CoverageReport:
 
     coverage.py's own data is not: its statement counts come from the current sources, not from the data file.
     """
-    from dun.coverage_readers import CoverageReport, FileCoverage, detect_format, read_coverage
+    from dun.checks.readers.coverage import CoverageReport, FileCoverage, detect_format, read_coverage
 
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "coveragepy":
@@ -65,7 +65,7 @@ def _below(value: float, limit: float) -> str:
 
 
 def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item]:
-    from dun.coverage_readers import line_ranges
+    from dun.checks.readers.coverage import line_ranges
 
     files = [f for f in report.files if f.missing and (below is None or f.percent < below)]
     files.sort(key=lambda f: (f.percent, -len(f.missing), f.path))
@@ -80,7 +80,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         status = Status(o["if_missing"])
         return Outcome(status, f"no coverage data: none of {', '.join(o['file'])} exists",
                        next=spec.next or "Run the tests with coverage to produce the data file.")
-    from dun.coverage_readers import CoverageDataError
+    from dun.checks.readers.coverage import CoverageDataError
 
     try:
         report = _read_cached(path, ctx.root, o["format"])

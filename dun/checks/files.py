@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dun.cache import FileCache
-from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.globs import glob_errors
-from dun.hookspecs import hookimpl
-from dun.model import Item, Outcome, Status, cap_items
-from dun.schema import Field
-from dun.textfiles import read_text
+from dun.config.schema import Field
+from dun.core.globs import glob_errors
+from dun.core.textfiles import read_text
+from dun.engine.cache import FileCache
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Item, Outcome, Status, cap_items
 
 RULES = ("path-exists", "path-missing", "glob-min-count", "glob-max-count", "pattern-count")
 FIELDS = {

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.errors import ConfigError
-from dun.globs import glob_errors, is_literal
-from dun.hookspecs import hookimpl
-from dun.markdown import has_heading
-from dun.model import Item, Outcome, Status
-from dun.schema import Field, Validator
-from dun.textfiles import read_text
-from dun.yamlio import load_yaml_file
+from dun.checks.readers.markdown import has_heading
+from dun.config.schema import Field, Validator
+from dun.config.yamlio import load_yaml_file
+from dun.core.errors import ConfigError
+from dun.core.globs import glob_errors, is_literal
+from dun.core.textfiles import read_text
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Item, Outcome, Status
 
 FIELDS = {
     "files": Field("list", "Globs of gate files.", required=True, item=Field("str", "glob"), scalar_ok=True),

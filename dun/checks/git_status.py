@@ -6,12 +6,12 @@ import shlex
 import subprocess
 from typing import Any
 
-from dun.checkapi import CheckContext, CheckSpec, CheckType
-from dun.globs import glob_errors, match_files
-from dun.hookspecs import hookimpl
-from dun.model import Item, Outcome, Status, cap_items
-from dun.repo import git
-from dun.schema import Field
+from dun.config.schema import Field
+from dun.core.git import git
+from dun.core.globs import glob_errors, match_files
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Item, Outcome, Status, cap_items
 
 FIELDS = {
     "untracked": Field("bool", "Report untracked files.", default=True),

@@ -165,7 +165,7 @@ def _log(root: Path, subject: dict[str, Any], verdict: Verdict, err: IO[str]) ->
 def config_patterns(root: Path, err: IO[str]) -> tuple[list[str], list[str]]:
     """guard.allow and guard.deny from the repository's dun config; empty (with a line on stderr) when unreadable."""
     try:
-        from dun.config import load_config
+        from dun.config.loader import load_config
 
         values = load_config(root).values.get("guard") or {}
         allow, deny_ = values.get("allow") or [], values.get("deny") or []

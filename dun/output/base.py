@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dun.engine import Report
-from dun.errors import EXIT_OK, EXIT_WORK_REMAINS
+from dun.core.errors import EXIT_OK, EXIT_WORK_REMAINS
+from dun.engine.runner import Report
 
 JSON_SCHEMA_VERSION = 1
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dun.engine import Report
-from dun.hookspecs import hookimpl
-from dun.model import Status
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Status
+from dun.engine.runner import Report
 from dun.output.base import FormatOptions, Formatter, summary_line
 
 _KIND = {Status.FAIL: "error", Status.ERROR: "error", Status.WARN: "warning"}

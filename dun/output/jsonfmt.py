@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from dun import __version__
-from dun.engine import Report
-from dun.hookspecs import hookimpl
+from dun.engine.hookspecs import hookimpl
+from dun.engine.runner import Report
 from dun.output.base import JSON_SCHEMA_VERSION, FormatOptions, Formatter, exit_code
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from dun.engine import Report
-from dun.hookspecs import hookimpl
-from dun.model import Status
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Status
+from dun.engine.runner import Report
 from dun.output.base import FormatOptions, Formatter
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dun.engine import Report
-from dun.status import StatusBlock
+from dun.answer.block import StatusBlock
+from dun.engine.runner import Report
 
 
 def discrepancy(kind: str, detail: str, **extra: Any) -> dict[str, Any]:

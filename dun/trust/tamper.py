@@ -8,10 +8,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from dun.atomic import write_json_atomic
-from dun.checkapi import CheckContext
-from dun.handoff import read_json
-from dun.repo import git
+from dun.answer.handoff import read_json
+from dun.core.atomic import write_json_atomic
+from dun.core.git import git
+from dun.engine.checkapi import CheckContext
 from dun.trust.claims import discrepancy
 
 CHECKER_GLOBS = [".dun/config.yaml", ".dun/plugins/**", ".dun/templates/**", ".coveragerc"]
@@ -92,7 +92,7 @@ def tests_removed(root: Path, tree_before: str | None, tree_after: str | None, n
     """Test files deleted, or fewer test functions, in an iteration where checks turned green."""
     if not newly_passing or not tree_before or not tree_after:
         return []
-    from dun.globs import match_files
+    from dun.core.globs import match_files
 
     deleted_proc = git(root, "diff", "--name-only", "--diff-filter=D", tree_before, tree_after, check=False)
     deleted = match_files(deleted_proc.stdout.decode("utf-8", "replace").split(), TEST_GLOBS)

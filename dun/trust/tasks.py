@@ -7,12 +7,12 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from dun.atomic import write_json_atomic
-from dun.engine import Report
-from dun.handoff import read_json
-from dun.markdown import parse_boxes
-from dun.proc import run_streaming
-from dun.textfiles import read_text
+from dun.answer.handoff import read_json
+from dun.checks.readers.markdown import parse_boxes
+from dun.core.atomic import write_json_atomic
+from dun.core.proc import run_streaming
+from dun.core.textfiles import read_text
+from dun.engine.runner import Report
 from dun.trust.claims import discrepancy
 
 VERIFY_TIMEOUT_S = 300
@@ -159,7 +159,7 @@ def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, A
     for rel, items in by_file.items():
         path = root / rel
         if not path.exists() and start_head:
-            from dun.repo import git
+            from dun.core.git import git
 
             show = git(root, "show", f"{start_head}:{rel}", check=False)
             if show.returncode == 0:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dun.engine import Report
-from dun.handoff import read_json
-from dun.repo import git
-from dun.session import Session
-from dun.status import StatusBlock
+from dun.answer.block import StatusBlock
+from dun.answer.handoff import read_json
+from dun.core.git import git
+from dun.engine.runner import Report
+from dun.engine.session import Session
 from dun.trust import tamper, tasks
 from dun.trust.claims import discrepancy, verify_claims
 
@@ -77,7 +77,7 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: dict[str, Any
             out["stop"] = "task_tampered"
         elif tampered:  # flag: recorded once; the ledger moves on so one offence is not reported every iteration
             accepted = tasks.scan(root, files)
-        from dun.atomic import write_json_atomic
+        from dun.core.atomic import write_json_atomic
 
         write_json_atomic(tasks.ledger_path(root), {"schema_version": 1, "files": files, "tasks": accepted})
     ctx = session.context()

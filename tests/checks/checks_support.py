@@ -17,14 +17,14 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from dun.catalog import Catalog
-from dun.checkapi import CheckContext, CheckType
-from dun.engine import run_one
-from dun.manifest import Manifest, validate_manifest
-from dun.model import CheckResult
-from dun.plugins import check_types, make_manager
-from dun.repo import find_repo
-from dun.yamlio import load_yaml_text
+from dun.config.yamlio import load_yaml_text
+from dun.core.git import find_repo
+from dun.engine.catalog import Catalog
+from dun.engine.checkapi import CheckContext, CheckType
+from dun.engine.manager import check_types, make_manager
+from dun.engine.manifest import Manifest, validate_manifest
+from dun.engine.model import CheckResult
+from dun.engine.runner import run_one
 
 SOURCE = "test.yaml"
 DEFAULT_TIMEOUT = 300.0

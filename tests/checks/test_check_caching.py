@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from checks_support import check, git, write
 
-from dun.model import Item, Status
+from dun.engine.model import Item, Status
 
 OLD_NS = 1_600_000_000_000_000_000
 

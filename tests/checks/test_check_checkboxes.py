@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks_support import check, write
 
-from dun.model import Item, Status
+from dun.engine.model import Item, Status
 
 CB = "type: checkboxes"
 

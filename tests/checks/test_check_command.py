@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from checks_support import check, manifest, write
 
-from dun.model import Item, Status
+from dun.engine.model import Item, Status
 
 
 def _alive(pid: int) -> bool:

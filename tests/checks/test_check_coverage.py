@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from checks_support import check, manifest
 
-from dun.model import Item, Status
+from dun.engine.model import Item, Status
 
 PARTIAL = """\
 def sign(x):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from checks_support import check, git, manifest, write
 
-from dun.model import Item, Status
+from dun.engine.model import Item, Status
 
 # --- path-exists / path-missing --------------------------------------------------------------------------------
 

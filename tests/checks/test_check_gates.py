@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks_support import check, manifest, write
 
-from dun.model import Item, Status
+from dun.engine.model import Item, Status
 
 GATES = "type: gates\nfiles: ['docs/gates/*.yml']"
 

@@ -8,7 +8,7 @@ import pytest
 from checks_support import check, git, write
 
 from dun.checks.git_status import parse_porcelain_v2
-from dun.model import Item, Status
+from dun.engine.model import Item, Status
 
 GS = "type: git-status"
 

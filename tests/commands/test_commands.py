@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write
 
-from dun.cli import cli, main
+from dun.cli.main import cli, main
 
 
 def invoke(args: list[str]) -> tuple[int, str, str]:
@@ -86,9 +86,9 @@ def test_entry_point_plugins_are_loaded(repo: Path, tmp_path: Path, monkeypatch:
     """A third-party package exposing an entry point in group `dun` adds a check type and a format."""
     site = tmp_path / "site"
     write(site, "dun_extra.py", '''
-from dun.checkapi import CheckType
-from dun.hookspecs import hookimpl
-from dun.model import Outcome, Status
+from dun.engine.checkapi import CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Outcome, Status
 
 @hookimpl
 def dun_check_types():

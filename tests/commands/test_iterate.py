@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import git, write
 
-from dun.prompt import ALL_PASS
+from dun.prompt.build import ALL_PASS
 
 DUN = str(Path(sys.executable).parent / "dun")
 

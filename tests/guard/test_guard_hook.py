@@ -125,7 +125,7 @@ def test_config_patterns_apply_and_bad_ones_are_reported(repo: Path) -> None:
 
 
 def test_main_reads_guard_config_from_the_events_repository(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import dun.config
+    import dun.config.loader
 
     seen: list[Path] = []
 
@@ -134,7 +134,7 @@ def test_main_reads_guard_config_from_the_events_repository(repo: Path, monkeypa
         guard = {"allow": ["git push --force origin scratch"], "deny": ["make deploy"]}
         return SimpleNamespace(values={"guard": guard})
 
-    monkeypatch.setattr(dun.config, "load_config", fake_load_config)
+    monkeypatch.setattr(dun.config.loader, "load_config", fake_load_config)
     out = io.StringIO()
     data = json.dumps(event(repo, command="git push --force origin scratch")).encode()
     assert main(io.BytesIO(data), out, io.StringIO()) == 0 and out.getvalue() == ""

@@ -4,8 +4,8 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from dun.engine import Report
-from dun.model import CheckResult, Item, Status
+from dun.engine.model import CheckResult, Item, Status
+from dun.engine.runner import Report
 from dun.output import github, jsonfmt, junit, llm, text
 from dun.output.base import FormatOptions
 

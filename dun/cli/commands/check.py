@@ -1,0 +1,72 @@
+"""`dun check`: run the checks and print them in the chosen format."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dun.core.errors import UsageError
+from dun.engine.manager import merged_mapping
+from dun.engine.runner import Report, run_checks
+from dun.engine.session import Session, open_session
+from dun.output.base import FormatOptions, Formatter, exit_code
+
+
+@dataclass
+class CheckOptions:
+    path: str | None = None
+    format: str | None = None
+    jobs: int | None = None
+    only: list[str] = field(default_factory=list)
+    skip: list[str] = field(default_factory=list)
+    strict: bool = False
+    verbose: bool = False
+    color: str = "auto"  # auto | always | never
+    output: str | None = None
+
+
+def build_report(session: Session, opts: CheckOptions) -> Report:
+    """Run the selected checks of a session; shared by every command that needs fresh results."""
+    start = time.monotonic()
+    catalog = session.catalog()
+    ctx = session.context()
+    if ctx.used:  # a second report in one process (the loop): the tree may have changed since
+        ctx.refresh()
+    ctx.used = True
+    jobs = opts.jobs or int(session.config.get("check.jobs"))
+    results = run_checks(catalog, ctx, jobs=jobs, only=opts.only, skip=opts.skip)
+    report = Report(root=session.root, results=results, duration_s=time.monotonic() - start,
+                    warn_is_actionable=opts.strict or bool(session.config.get("check.warn_is_actionable")))
+    if (opts.only or opts.skip) and not results:
+        report.notes.append("no check matched --only/--skip")
+    return report
+
+
+def formatter_for(session: Session, name: str) -> Formatter:
+    formats: dict[str, Formatter] = merged_mapping(session.pm, "dun_output_formats", "output format")
+    if name not in formats:
+        from dun.config.schema import did_you_mean
+
+        raise UsageError(f"unknown format '{name}'{did_you_mean(name, sorted(formats))}; "
+                         f"choose from {', '.join(sorted(formats))}")
+    return formats[name]
+
+
+def run_check(opts: CheckOptions) -> int:
+    session = open_session(opts.path)
+    session.context().prefetch()
+    fmt_name = opts.format or str(session.config.get("check.format"))
+    render = formatter_for(session, fmt_name)
+    report = build_report(session, opts)
+    to_tty = opts.output is None and sys.stdout.isatty()
+    color = opts.color == "always" or (opts.color == "auto" and to_tty)
+    text = render(report, FormatOptions(color=color and fmt_name == "text", verbose=opts.verbose))
+    if opts.output:
+        from dun.core.atomic import write_text_atomic
+
+        write_text_atomic(Path(opts.output), text)
+    else:
+        sys.stdout.write(text)
+    return exit_code(report)

@@ -1,0 +1,31 @@
+"""`dun config show`: the merged configuration, with where each value came from."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from dun.core.errors import EXIT_OK
+from dun.engine.session import open_session
+
+
+def run_show(path: str | None, as_json: bool, as_toml: bool = False) -> int:
+    session = open_session(path)
+    cfg = session.config
+    if as_toml:
+        import tomli_w
+
+        # ready to paste into pyproject.toml; None (unset) values have no TOML form and are left out
+        values = {s: {k: v for k, v in keys.items() if v is not None} for s, keys in cfg.values.items()}
+        sys.stdout.write(tomli_w.dumps({"tool": {"dun": values}}))
+        return EXIT_OK
+    if as_json:
+        sys.stdout.write(json.dumps({"source": cfg.source, "values": cfg.values}, indent=2) + "\n")
+        return EXIT_OK
+    lines = [f"# config read from: {cfg.source}"]
+    for key, value, spec in cfg.flat():
+        marker = "" if value != spec.default else "  (default)"
+        lines.append(f"{key} = {json.dumps(value)}{marker}")
+        lines.append(f"    {spec.type}: {spec.description}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK

@@ -1,0 +1,55 @@
+"""`dun plugins list` and `dun plugins validate`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from dun.core.errors import EXIT_OK, EXIT_USAGE, ConfigError
+from dun.engine.manager import check_types, describe, make_manager
+from dun.engine.manifest import load_manifest
+from dun.engine.session import open_session
+
+
+def run_list(path: str | None, as_json: bool) -> int:
+    session = open_session(path)
+    python_plugins = describe(session.pm)
+    catalog = session.catalog()
+    manifests: list[dict[str, Any]] = [
+        {"id": m.id, "origin": m.origin, "source": m.source, "checks": [c.id for c in m.checks],
+         "overrides": m.overrides, "enabled": enabled}
+        for enabled, group in ((True, catalog.manifests), (False, catalog.disabled)) for m in group]
+    if as_json:
+        data = {"python": [p.to_dict() for p in python_plugins], "manifests": manifests}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return EXIT_OK
+    lines = ["Python plugins:"]
+    for p in python_plugins:
+        lines.append(f"  {p.name:24} {p.source:12} hooks: {', '.join(p.hooks)}")
+    lines.append("YAML manifests (later layers override earlier ones by id):")
+    for m in manifests:
+        state = "" if m["enabled"] else " [disabled]"
+        lines.append(f"  {m['id']:24} {m['origin']:8} {m['source']}{state}")
+        lines.append(f"  {'':24} checks: {', '.join(m['checks'])}")
+        for old in m["overrides"]:
+            lines.append(f"  {'':24} overrides {old}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+def run_validate(files: list[str]) -> int:
+    """Validate manifest files with the same validator `dun check` uses; exit 2 when any is invalid."""
+    types = check_types(make_manager())
+    bad = 0
+    for name in files:
+        try:
+            manifest = load_manifest(Path(name), types, default_timeout=300.0)
+        except ConfigError as exc:
+            bad += 1
+            for line in exc.errors:
+                sys.stderr.write(line + "\n")
+            continue
+        sys.stdout.write(f"{name}: ok, plugin '{manifest.id}' with {len(manifest.checks)} check(s)\n")
+    return EXIT_USAGE if bad else EXIT_OK

@@ -1,0 +1,105 @@
+"""`dun status`, `dun logs` and `dun stop`: reading and steering a loop from another terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from dun.answer.handoff import ensure_runtime_dir, read_json
+from dun.core.atomic import write_text_atomic
+from dun.core.errors import EXIT_OK, UsageError
+from dun.core.git import find_repo
+from dun.loop.report import cost_text, iteration_logs, verdict
+from dun.store.state import load_state, lock_holder, logs_dir
+
+
+def run_status(path: str | None, as_json: bool) -> int:
+    root = find_repo(path).root
+    state = load_state(root)
+    holder = lock_holder(root)
+    if as_json:
+        sys.stdout.write(json.dumps({"state": state, "loop_pid": holder}, indent=2) + "\n")
+        return EXIT_OK
+    if state is None:
+        sys.stdout.write("no loop has run here yet (`dun loop` starts one)\n")
+        return EXIT_OK
+    if holder:
+        running = f"running (pid {holder})"
+    elif state["status"] == "running":
+        running = "not running: the loop died (no process holds the lock); `dun loop` resumes the run"
+    else:
+        running = state["status"]
+    c = state["circuit"]
+    lines = [f"run {state['run_id']}: {running}" + (f", stopped: {state['stop_reason']}" if state.get("stop_reason")
+                                                     else ""),
+             f"iteration {state['iteration']}, ${state['cost_usd_total']:.4f} spent, {state['errors_total']} failed "
+             f"call(s), started {state['started_at']}",
+             f"circuit {c['state']}" + (f" ({c['reason']})" if c.get("reason") else "")
+             + f", no progress {c['no_progress']}, same error {c['same_error']}"]
+    if state.get("resume_at") and state["resume_at"] > time.time():
+        until = time.strftime("%H:%M:%S", time.localtime(state["resume_at"]))
+        lines.append(f"waiting for a usage limit until {until}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+def _log_line(log: dict[str, Any]) -> str:
+    block = log.get("status_block") or {}
+    cost = cost_text(log.get("cost_usd"))
+    return (f"{log.get('iteration'):>4}  {log.get('started_at') or '-':25}  exit {log.get('exit_code')!s:4}  "
+            f"{cost:>9}  {block.get('status') or log.get('parse_outcome') or '-':12}  "
+            f"{(block.get('task_completed') or '-')[:30]:30}  {verdict(log)}")
+
+
+def run_logs(path: str | None, number: int | None, as_json: bool, out: bool) -> int:
+    root = find_repo(path).root
+    if number is None:
+        logs = iteration_logs(root)
+        if as_json:
+            sys.stdout.write(json.dumps(logs, indent=2) + "\n")
+        else:
+            sys.stdout.write("".join(_log_line(log) + "\n" for log in logs) or "no iterations logged yet\n")
+        return EXIT_OK
+    base = logs_dir(root) / f"iteration-{number}"
+    if out:
+        raw = base.with_suffix(".out")
+        if not raw.is_file():
+            raise UsageError(f"no agent output for iteration {number} ({raw.relative_to(root)})")
+        with raw.open("rb") as fh:
+            while chunk := fh.read(1 << 16):
+                sys.stdout.buffer.write(chunk)
+        return EXIT_OK
+    log = read_json(base.with_suffix(".json"))
+    if log is None:
+        raise UsageError(f"no log for iteration {number}")
+    if as_json:
+        sys.stdout.write(json.dumps(log, indent=2) + "\n")
+        return EXIT_OK
+    sys.stdout.write(_log_line(log) + "\n")
+    for key in ("argv", "error", "parse_error", "checks_before", "checks_after", "progress", "circuit", "decision",
+                "flags", "verification"):
+        if log.get(key) not in (None, [], {}):
+            sys.stdout.write(f"  {key}: {json.dumps(log[key])}\n")
+    return EXIT_OK
+
+
+def run_stop(path: str | None, now: bool) -> int:
+    root = find_repo(path).root
+    ensure_runtime_dir(root)
+    write_text_atomic(root / ".dun" / "STOP", "now\n" if now else "after-iteration\n")
+    holder = lock_holder(root)
+    if now and holder and holder > 0:
+        try:
+            os.kill(holder, signal.SIGTERM)
+        except ProcessLookupError:
+            holder = None
+    if holder:
+        when = "now" if now else "after the current iteration"
+        sys.stdout.write(f"asked the loop (pid {holder}) to stop {when}\n")
+    else:
+        sys.stdout.write("no loop is running; the next `dun loop` will stop before its first agent call\n")
+    return EXIT_OK

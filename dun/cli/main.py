@@ -1,0 +1,264 @@
+"""The click layer: parse flags, call a command function, map its result or exception to an exit code.
+
+Heavy modules are imported inside the commands so `dun --version` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dun import __version__
+from dun.core.errors import EXIT_INTERNAL, EXIT_USAGE, ConfigError, DunError
+
+PATH_ARG = click.argument("path", required=False, type=click.Path(file_okay=False))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="dun")
+def cli() -> None:
+    """dun finds the outstanding work in a repository and drives a coding agent until it is done."""
+
+
+@cli.command("check")
+@PATH_ARG
+@click.option("-f", "--format", "fmt", help="text, json, llm, junit or github (default: check.format).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Checks run at once (default: check.jobs).")
+@click.option("--only", multiple=True, metavar="GLOB", help="Run only checks whose id or plugin matches.")
+@click.option("--skip", multiple=True, metavar="GLOB", help="Leave out checks whose id or plugin matches.")
+@click.option("--strict", is_flag=True, help="Warnings are actionable too (exit 1).")
+@click.option("-v", "--verbose", is_flag=True, help="Show passing and skipped checks, all items and details.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to a file.")
+def check_cmd(path: str | None, fmt: str | None, jobs: int | None, only: tuple[str, ...], skip: tuple[str, ...],
+              strict: bool, verbose: bool, color: str, output: str | None) -> None:
+    """Run the checks and report outstanding work. Exit 0: nothing actionable; 1: work remains."""
+    from dun.cli.commands.check import CheckOptions, run_check
+
+    opts = CheckOptions(path=path, format=fmt, jobs=jobs, only=list(only), skip=list(skip), strict=strict,
+                        verbose=verbose, color=color, output=output)
+    _exit(run_check(opts))
+
+
+@cli.command("iterate")
+@PATH_ARG
+@click.option("-a", "--automation", type=click.Choice(["manual", "plan", "auto", "yolo"]),
+              help="Instruction style (default: iterate.automation, auto).")
+@click.option("--max-prompt-chars", type=int, metavar="N",
+              help="Prompt size bound (default: iterate.max_prompt_chars).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--only", multiple=True, metavar="GLOB", help="Only checks whose id or plugin matches.")
+@click.option("--skip", multiple=True, metavar="GLOB", help="Leave out matching checks.")
+@click.option("--iteration", type=click.IntRange(min=1), help="Number the prompt (the shell driver passes it).")
+@click.option("--confirm", is_flag=True, help="The confirmation prompt (every check passes; anything left?).")
+def iterate_cmd(path: str | None, automation: str | None, max_prompt_chars: int | None, fmt: str,
+                only: tuple[str, ...], skip: tuple[str, ...], iteration: int | None, confirm: bool) -> None:
+    """Print the prompt for one agent iteration: every actionable item, prioritized, with the status block."""
+    from dun.cli.commands.iterate import IterateOptions, run_iterate
+
+    _exit(run_iterate(IterateOptions(path=path, automation=automation, max_prompt_chars=max_prompt_chars,
+                                     format=fmt, only=only, skip=skip, iteration=iteration, confirm=confirm)))
+
+
+@cli.command("respond")
+@click.argument("source", required=False, metavar="[-]")
+@click.option("--file", "file", type=click.Path(dir_okay=False), help="Read the answer from FILE.")
+@click.option("--iteration", type=click.IntRange(min=1), help="Also record it in .dun/logs/iteration-N.json.")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@click.option("--decide", is_flag=True, help="Apply the loop's policy (for scripts/dun-loop.sh): exit 0 go/continue, "
+              "10 wait, 20 complete, 21 stopped.")
+@click.option("--before", is_flag=True, help="With --decide: the decision before an agent call.")
+@click.option("--all-pass", is_flag=True, help="With --decide: `dun iterate` printed ALL_PASS.")
+@click.option("--exit-code", type=int, help="With --decide: the agent's exit code (124: timed out).")
+def respond_cmd(source: str | None, file: str | None, iteration: int | None, path: str | None, decide: bool,
+                before: bool, all_pass: bool, exit_code: int | None) -> None:
+    """Parse an agent's answer (text, Claude/Codex/Gemini JSON). Exit 0: block parsed; 4: no valid block."""
+    from dun.cli.commands.respond import run_respond
+
+    _exit(run_respond(source, file, iteration, path, decide, before, all_pass, exit_code))
+
+
+@cli.command("loop")
+@PATH_ARG
+@click.option("--agent", help="Adapter: claude, codex, gemini, opencode, aider, command (default: agent.name).")
+@click.option("--model", help="Model passed to the agent (default: agent.model).")
+@click.option("--max-iterations", type=click.IntRange(min=1), help="Default: loop.max_iterations (100).")
+@click.option("--max-budget-usd", type=click.FloatRange(min=0), help="0 means no cap (default: loop.max_budget_usd).")
+@click.option("--iteration-timeout", type=click.FloatRange(min=1), help="Seconds (default: loop.iteration_timeout_s).")
+@click.option("--max-calls-per-hour", type=click.IntRange(min=1), help="Default: loop.max_calls_per_hour (100).")
+@click.option("--live", is_flag=True, help="Stream the agent's events (Claude stream-json) into the .out file.")
+@click.option("--fresh", is_flag=True, help="Archive the previous run's logs and state, start a new run.")
+@click.option("--reset-circuit", is_flag=True, help="Close the circuit breaker before starting.")
+@click.option("--dry-run", is_flag=True, help="Print the next prompt and the decision; call no agent.")
+def loop_cmd(path: str | None, agent: str | None, model: str | None, max_iterations: int | None,
+             max_budget_usd: float | None, iteration_timeout: float | None, max_calls_per_hour: int | None,
+             live: bool, fresh: bool, reset_circuit: bool, dry_run: bool) -> None:
+    """Run a fresh agent per iteration until the checks and the agent agree. Exit 0 complete, 1 stopped."""
+    from dun.loop.driver import LoopOptions, run_loop
+
+    _exit(run_loop(LoopOptions(path=path, agent=agent, model=model, max_iterations=max_iterations,
+                               max_budget_usd=max_budget_usd, iteration_timeout=iteration_timeout,
+                               max_calls_per_hour=max_calls_per_hour, fresh=fresh, reset_circuit=reset_circuit,
+                               dry_run=dry_run, live=live)))
+
+
+@cli.command("status")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status_cmd(path: str | None, as_json: bool) -> None:
+    """The loop's state in a few lines."""
+    from dun.cli.commands.runs import run_status
+
+    _exit(run_status(path, as_json))
+
+
+@cli.command("logs")
+@click.argument("number", required=False, type=click.IntRange(min=1), metavar="[N]")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--out", is_flag=True, help="The agent's raw output of iteration N.")
+def logs_cmd(number: int | None, path: str | None, as_json: bool, out: bool) -> None:
+    """List the iterations, or show iteration N."""
+    from dun.cli.commands.runs import run_logs
+
+    _exit(run_logs(path, number, as_json, out))
+
+
+@cli.command("stop")
+@PATH_ARG
+@click.option("--now", is_flag=True, help="Stop the agent at once instead of after the current iteration.")
+def stop_cmd(path: str | None, now: bool) -> None:
+    """Ask a running loop to stop (creates .dun/STOP)."""
+    from dun.cli.commands.runs import run_stop
+
+    _exit(run_stop(path, now))
+
+
+@cli.command("guard")
+def guard_cmd() -> None:
+    """Claude Code PreToolUse hook: deny irreversible or out-of-bounds tool calls (event JSON on stdin, exit 0)."""
+    from dun.guard.hook import main as guard_main
+
+    _exit(guard_main())
+
+
+@cli.group("plugins")
+def plugins_group() -> None:
+    """Inspect and validate plugins."""
+
+
+@plugins_group.command("list")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def plugins_list(path: str | None, as_json: bool) -> None:
+    """Show every Python plugin (source, hooks) and YAML manifest (layer, file, checks)."""
+    from dun.cli.commands.plugins import run_list
+
+    _exit(run_list(path, as_json))
+
+
+@plugins_group.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def plugins_validate(files: tuple[str, ...]) -> None:
+    """Validate manifest FILES with the validator `dun check` uses. Exit 2 when any is invalid."""
+    from dun.cli.commands.plugins import run_validate
+
+    _exit(run_validate(list(files)))
+
+
+@cli.command("explain")
+@click.argument("check_id", metavar="CHECK")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def explain_cmd(check_id: str, path: str | None, as_json: bool) -> None:
+    """Print a check's definition and where it came from."""
+    from dun.cli.commands.explain import run_explain
+
+    _exit(run_explain(check_id, path, as_json))
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Inspect the configuration."""
+
+
+@config_group.command("show")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--toml", "as_toml", is_flag=True, help="As a [tool.dun] table for pyproject.toml.")
+def config_show(path: str | None, as_json: bool, as_toml: bool) -> None:
+    """Print the merged config: every key, its value, and whether it is the default."""
+    from dun.cli.commands.config_cmd import run_show
+
+    _exit(run_show(path, as_json, as_toml))
+
+
+@cli.command("init")
+@PATH_ARG
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+def init_cmd(path: str | None, force: bool) -> None:
+    """Scaffold .dun/config.yaml, an example plugin and MISSION.md."""
+    from dun.cli.commands.init import run_init
+
+    _exit(run_init(path, force))
+
+
+def _exit(code: int) -> None:
+    sys.exit(code)
+
+
+def _crash_log(exc: BaseException) -> str:
+    """Write the traceback to a log file and return its path; the user sees one line."""
+    import datetime
+    import traceback
+
+    from dun.core.resources import user_state_dir
+
+    text = "".join(traceback.format_exception(exc))
+    try:
+        directory = user_state_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
+        path = directory / f"crash-{stamp}.log"
+        path.write_text(f"dun {__version__}\nargv: {sys.argv}\n\n{text}", encoding="utf-8")
+        return str(path)
+    except OSError:
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix="dun-crash-", suffix=".log")
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return name
+
+
+def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
+    """Console-script entry point; the one place exceptions become exit codes."""
+    try:
+        rv = entry.main(args=argv, prog_name="dun", standalone_mode=False)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    except click.exceptions.Abort:
+        click.echo("dun: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except ConfigError as exc:
+        for line in exc.errors:
+            click.echo(f"dun: {line}", err=True)
+        return exc.exit_code
+    except DunError as exc:
+        click.echo(f"dun: {exc}", err=True)
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        log = _crash_log(exc)
+        click.echo(f"dun: internal error: {type(exc).__name__}: {exc} (traceback in {log})".splitlines()[0], err=True)
+        return EXIT_INTERNAL
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""dun's configuration: every key declared with type, default and description; loaded from
+`.dun/config.yaml` or `[tool.dun]` in `pyproject.toml`."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dun.config.schema import Field, Validator, plain
+from dun.config.yamlio import load_yaml_file
+from dun.core.errors import ConfigError
+
+CONFIG_FIELDS: dict[str, Field] = {
+    "check": Field("map", "How `dun check` runs.", fields={
+        "jobs": Field("int", "Checks run at once (independent checks run concurrently).", default=8, minimum=1),
+        "timeout_s": Field("float", "Default per-check timeout in seconds.", default=300.0, minimum=0.1),
+        "warn_is_actionable": Field(
+            "bool", "Treat `warn` results as actionable (exit code 1), as `--strict` does.", default=False),
+        "format": Field("str", "Default output format of `dun check`.", default="text"),
+    }),
+    "iterate": Field("map", "How `dun iterate` renders the prompt.", fields={
+        "mission_file": Field("str", "The mission shown first in the prompt, relative to the root.",
+                              default="MISSION.md"),
+        "max_prompt_chars": Field("int", "Prompt size bound; lower-ranked items fold into counts beyond it.",
+                                  default=32000, minimum=2000),
+        "automation": Field("str", "Default automation mode.", default="auto",
+                            choices=("manual", "plan", "auto", "yolo")),
+        "items_per_check": Field("int", "Items listed per check before the rest fold into a count.", default=20,
+                                 minimum=1),
+    }),
+    "loop": Field("map", "Limits and pacing of `dun loop`.", fields={
+        "max_iterations": Field("int", "Stop after this many iterations in a run (max_iterations).", default=100,
+                                minimum=1),
+        "max_duration_h": Field("float", "Stop after this many hours (max_duration).", default=12.0, minimum=0.001),
+        "max_budget_usd": Field("float", "Total spend cap from the agents' real costs; 0 means no cap (budget).",
+                                default=50.0, minimum=0),
+        "budget_per_iteration_usd": Field("float", "Per-iteration cap, passed to the agent where it supports one.",
+                                          default=5.0, minimum=0),
+        "iteration_timeout_s": Field("float", "Kill the agent's process group after this long.", default=1800.0,
+                                     minimum=1),
+        "kill_grace_s": Field("float", "Seconds between SIGTERM and SIGKILL on timeout.", default=10.0, minimum=0),
+        "cooldown_s": Field("float", "Pause between iterations.", default=5.0, minimum=0),
+        "max_calls_per_hour": Field("int", "Agent calls allowed in any rolling hour.", default=100, minimum=1),
+        "usage_limit_wait_min": Field("float", "Wait after a rate or usage limit when the agent gave no reset time.",
+                                      default=60.0, minimum=0),
+        "confirm_iterations": Field("int", "Confirmation iterations when checks pass but the agent disagrees.",
+                                    default=2, minimum=0),
+        "error_threshold": Field("int", "Stop after this many failed iterations in total (error_threshold).",
+                                 default=10, minimum=1),
+    }),
+    "circuit": Field("map", "The circuit breaker of `dun loop`.", fields={
+        "half_open_after": Field("int", "No-progress iterations before HALF_OPEN.", default=2, minimum=1),
+        "no_progress_limit": Field("int", "No-progress iterations before OPEN.", default=3, minimum=1),
+        "same_error_limit": Field("int", "Iterations with the same normalized error before OPEN.", default=5,
+                                  minimum=1),
+        "permission_denial_limit": Field("int", "Iterations in a row with permission denials before OPEN.",
+                                         default=2, minimum=1),
+        "cooldown_min": Field("float", "Minutes after which an OPEN circuit becomes HALF_OPEN on a later start.",
+                              default=30.0, minimum=0),
+        "discrepancy_limit": Field("int", "Iterations in a row with unverified claims before OPEN (untrustworthy).",
+                                   default=3, minimum=1),
+        "oscillation_limit": Field("int", "Oscillations before OPEN (oscillation).", default=2, minimum=1),
+    }),
+    "trust": Field("map", "What dun verifies about the agent, and what it does about it.", fields={
+        "on_task_tamper": Field("str", "A mission box removed, reworded or ticked without evidence: restore it "
+                                       "(and commit as dun), flag it, or stop the run.", default="restore",
+                                choices=("restore", "flag", "stop")),
+        "on_checker_tamper": Field("str", "dun's config, manifests, gates, coverage settings or protected paths "
+                                          "changed: revert, flag, or stop.", default="revert",
+                                   choices=("revert", "flag", "stop")),
+        "protected": Field("list", "More globs whose files the agent must not change or delete (e.g. tests/**); "
+                                   "adding files there is allowed.", default=[], item=Field("str", "glob")),
+        "oscillation_window": Field("int", "Iterations back in which a repeated work tree is an oscillation.",
+                                    default=6, minimum=1),
+    }),
+    "agent": Field("map", "Which agent CLI `dun loop` runs, and how.", fields={
+        "name": Field("str", "Adapter: claude, codex, gemini, opencode, aider or command.", default="claude"),
+        "command": Field("list", "The command line of the `command` adapter (or the CLI binary to use instead of the "
+                                 "adapter's default).", default=[], item=Field("str", "argument"), scalar_ok=True),
+        "prompt_via": Field("str", "`command` adapter: give the prompt on stdin, as a file path ({prompt_file} in "
+                                   "the command), or as an argument ({prompt}).", default="stdin",
+                            choices=("stdin", "file", "arg")),
+        "model": Field("str", "Model name passed to the CLI.", default=None),
+        "allowed_tools": Field("list", "Claude --allowedTools rules, e.g. 'Bash(git *)'.", default=[],
+                               item=Field("str", "rule")),
+        "skip_permissions": Field("bool", "Pass the CLI's skip-permissions flag (unattended, sandboxed runs).",
+                                  default=False),
+        "extra_args": Field("list", "Arguments appended to the agent's command line.", default=[],
+                            item=Field("str", "argument")),
+        "live": Field("bool", "Stream events (Claude stream-json) into the iteration's .out file.", default=False),
+        "input_usd_per_mtok": Field("float", "Cost of a million input tokens, for CLIs that report only tokens.",
+                                    default=0.0, minimum=0),
+        "output_usd_per_mtok": Field("float", "Cost of a million output tokens, for CLIs that report only tokens.",
+                                     default=0.0, minimum=0),
+    }),
+    "guard": Field("map", "The `dun guard` PreToolUse hook.", fields={
+        "enabled": Field("bool", "`dun loop` wires the guard into the claude agent for the run.", default=True),
+        "allow": Field("list", "Patterns for commands (or Tool(path) for file tools) the guard allows although a "
+                               "built-in rule denies them: a glob over the normalized command, or re:REGEX.",
+                       default=[], item=Field("str", "pattern")),
+        "deny": Field("list", "Patterns the guard denies in addition to its built-in rules (same syntax; deny wins "
+                              "over allow).", default=[], item=Field("str", "pattern")),
+    }),
+    "plugins": Field("map", "Which YAML plugin manifests load.", fields={
+        "disabled": Field("list", "Manifest ids to ignore, e.g. [go].", default=[], item=Field("str", "id")),
+        "dirs": Field("list", "Extra manifest directories, relative to the repo root; loaded after .dun/plugins.",
+                      default=[], item=Field("str", "directory")),
+    }),
+}
+
+
+@dataclass
+class Config:
+    values: dict[str, Any]
+    source: str  # where it was read from, or "defaults"
+    fields: dict[str, Field] = field(default_factory=dict)
+
+    def get(self, dotted: str) -> Any:
+        node: Any = self.values
+        for part in dotted.split("."):
+            node = node[part]
+        return node
+
+    def flat(self) -> list[tuple[str, Any, Field]]:
+        """Every declared key as (dotted.key, value, field), in declaration order."""
+        out: list[tuple[str, Any, Field]] = []
+        for section, spec in self.fields.items():
+            for key, sub in (spec.fields or {}).items():
+                out.append((f"{section}.{key}", self.values.get(section, {}).get(key), sub))
+        return out
+
+
+def config_path(root: Path) -> Path:
+    return root / ".dun" / "config.yaml"
+
+
+def _read_raw(root: Path) -> tuple[Any, str]:
+    yaml_path = config_path(root)
+    if yaml_path.is_file():
+        data = load_yaml_file(yaml_path)
+        return ({} if data is None else data), str(yaml_path)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            doc = tomllib.loads(pyproject.read_text("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{pyproject}: {exc}") from None
+        section = doc.get("tool", {}).get("dun")
+        if section is not None:
+            return section, f"{pyproject} [tool.dun]"
+    return {}, "defaults"
+
+
+def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Config:
+    fields = dict(CONFIG_FIELDS)
+    for name, spec in (extra_fields or {}).items():
+        if name in fields:
+            raise ConfigError(f"config section '{name}' is declared by dun and by a plugin")
+        fields[name] = spec
+    raw, source = _read_raw(root)
+    validator = Validator(source.split(" ")[0])
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
+    values = validator.check_map(raw, {k: _with_defaults(v) for k, v in fields.items()})
+    if validator.errors:
+        raise ConfigError(validator.errors)
+    return Config(values=plain(values), source=source, fields=fields)
+
+
+def _with_defaults(section: Field) -> Field:
+    """A section left out of the file still gets every key's default."""
+    defaults = {k: f.default for k, f in (section.fields or {}).items()}
+    return Field(section.type, section.description, fields=section.fields, default=defaults)
+
+
+def defaults_only() -> Config:
+    return Config(values={k: {n: f.default for n, f in (v.fields or {}).items()} for k, v in CONFIG_FIELDS.items()},
+                  source="defaults", fields=dict(CONFIG_FIELDS))

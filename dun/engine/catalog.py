@@ -1,0 +1,112 @@
+"""Every manifest that applies to a repository, layered: built-in < Python plugins < user < repo."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pluggy
+
+from dun.config.loader import Config
+from dun.core.errors import ConfigError
+from dun.core.resources import data_dir, user_config_dir
+from dun.engine.checkapi import CheckSpec, CheckType
+from dun.engine.manager import check_types
+from dun.engine.manifest import Manifest, load_manifest, manifest_files
+
+
+@dataclass
+class Catalog:
+    manifests: list[Manifest]
+    types: dict[str, CheckType]
+    disabled: list[Manifest] = field(default_factory=list)
+
+    @property
+    def checks(self) -> list[CheckSpec]:
+        return sorted((c for m in self.manifests for c in m.checks), key=lambda c: c.sort_key)
+
+    def manifest(self, plugin_id: str) -> Manifest:
+        return next(m for m in self.manifests if m.id == plugin_id)
+
+    def find(self, check_id: str) -> CheckSpec | None:
+        return next((c for c in self.checks if c.id == check_id), None)
+
+
+def layers(root: Path, pm: pluggy.PluginManager, config: Config) -> list[tuple[str, Path]]:
+    """(origin, directory) in load order; later layers override earlier ones by manifest id."""
+    out: list[tuple[str, Path]] = [("builtin", data_dir("plugins"))]
+    for dirs in pm.hook.dun_manifest_dirs(root=root):
+        out.extend(("plugin", Path(d)) for d in dirs)
+    out.append(("user", user_config_dir() / "plugins"))
+    out.append(("repo", root / ".dun" / "plugins"))
+    out.extend(("repo", root / d) for d in config.get("plugins.dirs"))
+    return out
+
+
+def load_catalog(root: Path, pm: pluggy.PluginManager, config: Config) -> Catalog:
+    types = check_types(pm)
+    timeout = float(config.get("check.timeout_s"))
+    by_id: dict[str, Manifest] = {}
+    errors: list[str] = []
+    for origin, directory in layers(root, pm, config):
+        for path in manifest_files(directory):
+            try:
+                manifest = load_manifest(path, types, timeout, origin)
+            except ConfigError as exc:
+                errors.extend(exc.errors)
+                continue
+            previous = by_id.get(manifest.id)
+            if previous is not None:
+                manifest.overrides = [*previous.overrides, previous.source]
+            by_id[manifest.id] = manifest
+    if errors:
+        raise ConfigError(errors)
+    disabled_ids = set(config.get("plugins.disabled"))
+    active = [m for m in by_id.values() if m.id not in disabled_ids]
+    catalog = Catalog(manifests=active, types=types, disabled=[m for m in by_id.values() if m.id in disabled_ids])
+    _cross_check(catalog)
+    return catalog
+
+
+def _cross_check(catalog: Catalog) -> None:
+    """Check ids are unique across plugins, `after` names real checks, and there are no cycles."""
+    errors: list[str] = []
+    owner: dict[str, CheckSpec] = {}
+    for manifest in catalog.manifests:
+        for check in manifest.checks:
+            if check.id in owner:
+                errors.append(f"{check.source}: checks.id: duplicate check id '{check.id}' "
+                              f"(also defined at {owner[check.id].source})")
+            else:
+                owner[check.id] = check
+    for check in owner.values():
+        for dep in check.after:
+            if dep not in owner:
+                errors.append(f"{check.source}: after: unknown check '{dep}'")
+    if not errors:
+        errors.extend(_cycles(owner))
+    if errors:
+        raise ConfigError(errors)
+
+
+def _cycles(checks: dict[str, CheckSpec]) -> list[str]:
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+
+    def visit(cid: str, trail: list[str]) -> str | None:
+        if state.get(cid) == 2:
+            return None
+        if state.get(cid) == 1:
+            return " -> ".join([*trail[trail.index(cid):], cid])
+        state[cid] = 1
+        for dep in checks[cid].after:
+            found = visit(dep, [*trail, cid])
+            if found:
+                return found
+        state[cid] = 2
+        return None
+
+    for cid in checks:
+        cycle = visit(cid, [])
+        if cycle:
+            return [f"{checks[cid].source}: after: dependency cycle {cycle}"]
+    return []

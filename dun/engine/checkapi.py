@@ -1,0 +1,108 @@
+"""What a check type is, what it is given when it runs, and the facade it uses to see the repository."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dun.config.schema import Field
+from dun.engine.model import Outcome
+
+
+@dataclass
+class CheckSpec:
+    """A validated check definition from a manifest."""
+
+    id: str
+    plugin: str
+    type: str
+    priority: int
+    plugin_priority: int
+    timeout: float
+    description: str = ""
+    next: str | None = None
+    after: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)  # the type's own fields
+    source: str = ""  # file:line where it is defined
+    raw: dict[str, Any] = field(default_factory=dict)  # the definition as written
+
+    @property
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.plugin_priority, self.priority, self.id)
+
+
+ValidateFn = Callable[[dict[str, Any]], list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class CheckType:
+    """A kind of check. `run` must not raise for expected failures; the engine turns crashes into `error`.
+
+    `validate` receives the type's own fields after schema validation and returns (key, message) pairs
+    for rules a schema cannot express (e.g. one field required only when another has a given value).
+    """
+
+    name: str
+    description: str
+    fields: Mapping[str, Field]
+    run: Callable[[CheckSpec, CheckContext], Outcome]
+    validate: ValidateFn | None = None
+
+
+class CheckContext:
+    """Shared, read-only view of the repository for one `dun check` run. Safe to use from many threads."""
+
+    def __init__(self, root: Path, is_git: bool, config: Any = None) -> None:
+        self.root = root
+        self.is_git = is_git
+        self.config = config
+        self._files: list[str] | None = None
+        self._matches: dict[tuple[str, ...], list[str]] = {}
+        self.used = False  # set once a report was built from this context
+        self._lock = threading.Lock()
+
+    def files(self) -> list[str]:
+        """Tracked plus untracked-but-not-ignored files, repo-relative with '/' separators (listed once)."""
+        with self._lock:
+            if self._files is None:
+                from dun.core.git import list_files
+
+                self._files = list_files(self.root, self.is_git)
+            return self._files
+
+    def refresh(self) -> None:
+        """Forget the file listing: the next look sees the tree as it is now (a loop's later iterations)."""
+        with self._lock:
+            self._files = None
+            self._matches = {}
+        self.used = False
+
+    def prefetch(self) -> None:
+        """Start listing files in the background: git runs while plugins and manifests load."""
+        threading.Thread(target=self.files, daemon=True, name="dun:list-files").start()
+
+    def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
+        """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).
+
+        The listing can name tracked files deleted from the work tree; `existing=False` skips the stat that drops
+        them, for callers that stat or open each file anyway and skip missing ones themselves.
+        """
+        from dun.core.globs import match_files
+
+        if not existing:
+            return match_files(self.files(), patterns)
+        key = tuple(patterns)
+        with self._lock:
+            cached = self._matches.get(key)
+        if cached is None:
+            matched = match_files(self.files(), patterns)
+            if self.is_git:  # the listing may name tracked files deleted from the work tree
+                base = str(self.root)
+                matched = [p for p in matched if os.path.lexists(os.path.join(base, p))]
+            with self._lock:
+                cached = self._matches.setdefault(key, matched)
+        return cached

@@ -1,0 +1,126 @@
+"""Build a fresh PluginManager per invocation: built-ins first, then the `dun` entry points."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, cast
+
+import pluggy
+
+from dun.agents.base import AgentAdapter
+from dun.core.errors import ConfigError
+from dun.engine import hookspecs
+from dun.engine.checkapi import CheckType
+
+# Built-in plugins, registered through the same manager as third-party ones.
+BUILTIN_MODULES = (
+    "dun.checks.command",
+    "dun.checks.files",
+    "dun.checks.gates",
+    "dun.checks.git_status",
+    "dun.checks.coverage",
+    "dun.checks.checkboxes",
+    "dun.output.text",
+    "dun.output.jsonfmt",
+    "dun.output.llm",
+    "dun.output.junit",
+    "dun.output.github",
+    "dun.agents.claude",
+    "dun.agents.codex",
+    "dun.agents.gemini",
+    "dun.agents.opencode",
+    "dun.agents.aider",
+    "dun.agents.command",
+)
+ENTRY_POINT_GROUP = "dun"
+
+
+def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = ()) -> pluggy.PluginManager:
+    pm = pluggy.PluginManager("dun")
+    pm.add_hookspecs(hookspecs)
+    for name in BUILTIN_MODULES:
+        pm.register(importlib.import_module(name), name=f"builtin:{name.removeprefix('dun.')}")
+    for plugin in extra:
+        pm.register(plugin)
+    if entry_points:
+        try:
+            pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        except Exception as exc:  # a broken third-party plugin must not become a traceback
+            raise ConfigError(f"a plugin in entry-point group '{ENTRY_POINT_GROUP}' failed to load: {exc}") from None
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise ConfigError(f"plugin {exc.plugin!r}: {exc}") from None
+    return pm
+
+
+def _owner(pm: pluggy.PluginManager, impl_plugin: Any) -> str:
+    return pm.get_name(impl_plugin) or repr(impl_plugin)
+
+
+def check_types(pm: pluggy.PluginManager) -> dict[str, CheckType]:
+    found: dict[str, CheckType] = {}
+    owners: dict[str, str] = {}
+    for impl in reversed(pm.hook.dun_check_types.get_hookimpls()):
+        declared = cast(list[CheckType], impl.function() or [])
+        for ctype in declared:
+            owner = _owner(pm, impl.plugin)
+            if ctype.name in found:
+                raise ConfigError(f"check type '{ctype.name}' is declared by both {owners[ctype.name]} and {owner}")
+            found[ctype.name] = ctype
+            owners[ctype.name] = owner
+    return found
+
+
+def agent_adapters(pm: pluggy.PluginManager) -> dict[str, AgentAdapter]:
+    found: dict[str, AgentAdapter] = {}
+    for impl in reversed(pm.hook.dun_agents.get_hookimpls()):
+        for adapter in cast(list[AgentAdapter], impl.function() or []):
+            if adapter.name in found:
+                raise ConfigError(f"agent '{adapter.name}' is declared twice (second by {_owner(pm, impl.plugin)})")
+            found[adapter.name] = adapter
+    return found
+
+
+def merged_mapping(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict[str, Any]:
+    """Merge the dict results of a hook, refusing a key declared by two plugins."""
+    found: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+    for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
+        declared = cast(dict[str, Any], impl.function() or {})
+        for key, value in declared.items():
+            owner = _owner(pm, impl.plugin)
+            if key in found:
+                raise ConfigError(f"{what} '{key}' is declared by both {owners[key]} and {owner}")
+            found[key] = value
+            owners[key] = owner
+    return found
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    source: str
+    hooks: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "hooks": self.hooks}
+
+
+def describe(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    dists = {id(plugin): dist for plugin, dist in pm.list_plugin_distinfo()}
+    out = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        dist = dists.get(id(plugin))
+        if dist is not None:
+            source = f"entry point ({dist.project_name} {dist.version})"
+        elif name.startswith("builtin:"):
+            source = "builtin"
+        else:
+            source = "registered"
+        hooks = sorted(caller.name for caller in (pm.get_hookcallers(plugin) or []))
+        out.append(PluginInfo(name=name, source=source, hooks=hooks))
+    return sorted(out, key=lambda p: (p.source != "builtin", p.name))

@@ -1,0 +1,139 @@
+"""Run checks: triggers, selection, dependencies, concurrency and per-check timeouts."""
+
+from __future__ import annotations
+
+import fnmatch
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dun.engine.catalog import Catalog
+from dun.engine.checkapi import CheckContext, CheckSpec
+from dun.engine.model import CheckResult, Outcome, Status
+
+# A check type that enforces its own timeout (command) gets this long to report it before the engine gives up.
+TIMEOUT_GRACE_S = 5.0
+ACTIONABLE_STATUSES = (Status.FAIL, Status.ERROR, Status.WARN)
+
+
+@dataclass
+class Report:
+    """The results of one run, ordered by plugin priority, check priority, then id."""
+
+    root: Path
+    results: list[CheckResult]
+    duration_s: float = 0.0
+    warn_is_actionable: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def actionable(self) -> list[CheckResult]:
+        statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if self.warn_is_actionable else set())
+        return [r for r in self.results if r.status in statuses]
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Status}
+        for r in self.results:
+            out[r.status.value] += 1
+        return out
+
+
+def selected(check: CheckSpec, only: Sequence[str], skip: Sequence[str]) -> bool:
+    names = (check.id, check.plugin, f"{check.plugin}/{check.id}")
+    if only and not any(fnmatch.fnmatchcase(n, g) for g in only for n in names):
+        return False
+    return not any(fnmatch.fnmatchcase(n, g) for g in skip for n in names)
+
+
+def trigger_miss(triggers: list[dict[str, str]], ctx: CheckContext) -> str | None:
+    """None when the plugin applies; otherwise why not."""
+    if not triggers:
+        return None
+    for trig in triggers:
+        if "path-exists" in trig and (ctx.root / trig["path-exists"]).exists():
+            return None
+        if "glob-exists" in trig and ctx.match([trig["glob-exists"]]):
+            return None
+    wanted = ", ".join(f"{k} {v}" for t in triggers for k, v in t.items())
+    return f"not applicable: no trigger matched ({wanted})"
+
+
+def run_one(catalog: Catalog, check: CheckSpec, ctx: CheckContext) -> CheckResult:
+    start = time.monotonic()
+    try:
+        outcome = catalog.types[check.type].run(check, ctx)
+    except Exception as exc:  # a crashing check must never stop the run
+        frames = traceback.format_exception(exc)[-3:]
+        outcome = Outcome(Status.ERROR, f"check crashed: {type(exc).__name__}: {exc}".splitlines()[0],
+                          detail="".join(frames).strip())
+    return to_result(check, outcome, time.monotonic() - start)
+
+
+def to_result(check: CheckSpec, outcome: Outcome, duration: float) -> CheckResult:
+    return CheckResult(
+        id=check.id, plugin=check.plugin, type=check.type, status=outcome.status, priority=check.priority,
+        signal=outcome.signal, detail=outcome.detail, items=outcome.items,
+        next=(outcome.next or check.next) if outcome.status in ACTIONABLE_STATUSES else None,
+        duration_s=duration, description=check.description,
+    )
+
+
+def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequence[str] = (),
+               skip: Sequence[str] = ()) -> list[CheckResult]:
+    """Run every selected check that applies; returns results in the documented order."""
+    results: dict[str, CheckResult] = {}
+    todo: dict[str, CheckSpec] = {}
+    for manifest in catalog.manifests:
+        miss = trigger_miss(manifest.triggers, ctx)
+        for check in manifest.checks:
+            if not selected(check, only, skip):
+                continue
+            if miss:
+                results[check.id] = to_result(check, Outcome(Status.SKIP, miss), 0.0)
+            else:
+                todo[check.id] = check
+    _schedule(catalog, ctx, todo, results, max(1, jobs))
+    order = {c.id: c.sort_key for c in catalog.checks}
+    return sorted(results.values(), key=lambda r: order[r.id])
+
+
+def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
+              results: dict[str, CheckResult], jobs: int) -> None:
+    """Start checks whose `after` dependencies are done, at most `jobs` at once, each with a deadline."""
+    done_q: queue.Queue[CheckResult] = queue.Queue()
+    running: dict[str, float] = {}  # id -> deadline
+    waiting = dict(todo)
+
+    def worker(check: CheckSpec) -> None:
+        done_q.put(run_one(catalog, check, ctx))
+
+    while waiting or running:
+        for cid, check in list(waiting.items()):
+            if len(running) >= jobs:
+                break
+            if any(dep in waiting or dep in running for dep in check.after):
+                continue
+            del waiting[cid]
+            running[cid] = time.monotonic() + check.timeout + TIMEOUT_GRACE_S
+            # Daemon threads: a check stuck past its deadline must not keep dun alive at exit.
+            threading.Thread(target=worker, args=(check,), daemon=True, name=f"check:{cid}").start()
+        if not running:
+            break
+        wait = max(0.0, min(running.values()) - time.monotonic())
+        try:
+            result = done_q.get(timeout=wait)
+        except queue.Empty:
+            now = time.monotonic()
+            for cid, deadline in list(running.items()):
+                if deadline <= now:
+                    del running[cid]
+                    check = todo[cid]
+                    results[cid] = to_result(check, Outcome(Status.ERROR, f"timed out after {check.timeout:g}s"),
+                                             check.timeout)
+            continue
+        if result.id in running:  # a late result after its deadline is dropped
+            del running[result.id]
+            results[result.id] = result

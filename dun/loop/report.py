@@ -1,0 +1,99 @@
+"""`.dun/REPORT.md`, written at every stop, and the readers behind `dun status` and `dun logs`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from dun.answer.handoff import read_json
+from dun.core.atomic import write_text_atomic
+from dun.store.state import logs_dir
+
+MAX_ROWS = 200  # the report stays readable after a long night: older rows are summarised
+
+
+def iteration_logs(root: Path) -> list[dict[str, Any]]:
+    """Every readable `.dun/logs/iteration-N.json`, in iteration order."""
+    directory = logs_dir(root)
+    found = []
+    for path in directory.glob("iteration-*.json") if directory.is_dir() else []:
+        match = re.fullmatch(r"iteration-(\d+)\.json", path.name)
+        log = read_json(path) if match else None
+        if log is not None:
+            log.setdefault("iteration", int(match.group(1)) if match else 0)
+            found.append(log)
+    return sorted(found, key=lambda log: int(log.get("iteration") or 0))
+
+
+def cost_text(value: Any, unknown: str = "-") -> str:
+    return f"${value:.4f}" if isinstance(value, int | float) and not isinstance(value, bool) else unknown
+
+
+def verdict(log: dict[str, Any]) -> str:
+    if log.get("interrupted"):
+        return "interrupted"
+    parts = []
+    if log.get("error_kind"):
+        parts.append(log["error_kind"])
+    if log.get("timed_out"):
+        parts.append("timed out")
+    parts += list(log.get("flags") or [])
+    for d in (log.get("verification") or {}).get("discrepancies", []):
+        parts.append(d.get("kind", "discrepancy"))
+    if (log.get("progress") or {}).get("newly_passing"):
+        parts.append("passing: " + ", ".join(log["progress"]["newly_passing"]))
+    elif (log.get("progress") or {}).get("files_changed") or (log.get("progress") or {}).get("commits"):
+        parts.append("progress")
+    elif not parts:
+        parts.append("no progress")
+    return "; ".join(parts)
+
+
+def _cell(value: Any) -> str:
+    return str(value if value is not None else "-").replace("|", "\\|").replace("\n", " ")[:80]
+
+
+def write_report(root: Path, state: dict[str, Any], cfg: dict[str, Any]) -> Path:
+    logs = iteration_logs(root)
+    run_logs = [log for log in logs if log.get("run_id") in (None, state.get("run_id"))]
+    cap = cfg["loop"]["max_budget_usd"]
+    first, last = (run_logs[0], run_logs[-1]) if run_logs else ({}, {})
+    before = (first.get("checks_before") or {}).get("ids")
+    after = (last.get("checks_after") or {}).get("ids")
+    lines = [
+        "# dun loop report", "",
+        f"- run: `{state.get('run_id')}`",
+        f"- status: **{state.get('status')}**, stop reason: **{state.get('stop_reason')}**",
+        f"- started: {state.get('started_at')}, ended: {state.get('ended_at')}",
+        f"- iterations: {state.get('iteration')} ({len(run_logs)} logged), failed calls: {state.get('errors_total')}",
+        f"- cost: ${state.get('cost_usd_total', 0):.4f}" + (f" of ${cap:g} budget" if cap > 0 else " (no budget cap)"),
+        f"- circuit: {state['circuit']['state']}" + (f" ({state['circuit']['reason']})"
+                                                     if state["circuit"].get("reason") else ""),
+        f"- checks actionable before: {len(before) if before is not None else '-'}"
+        + (f" ({', '.join(before)})" if before else ""),
+        f"- checks actionable after: {len(after) if after is not None else '-'}"
+        + (f" ({', '.join(after)})" if after else ""),
+        "", "## Iterations", "",
+        "| # | exit | cost | duration | task claimed | status | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    shown = run_logs[-MAX_ROWS:]
+    if len(run_logs) > len(shown):
+        lines.append(f"| ... | | | | {len(run_logs) - len(shown)} earlier iterations in .dun/logs/ | | |")
+    for log in shown:
+        block = log.get("status_block") or {}
+        cost = cost_text(log.get("cost_usd"))
+        duration = f"{log['duration_s']:.0f}s" if isinstance(log.get("duration_s"), int | float) else "-"
+        lines.append(f"| {log.get('iteration')} | {_cell(log.get('exit_code'))} | {cost} | {duration} | "
+                     f"{_cell(block.get('task_completed'))} | {_cell(block.get('status') or log.get('parse_outcome'))}"
+                     f" | {_cell(verdict(log))} |")
+    discrepancies = [(log.get("iteration"), d) for log in run_logs
+                     for d in (log.get("verification") or {}).get("discrepancies", [])]
+    if discrepancies:
+        lines += ["", "## Claims dun could not verify", ""]
+        lines += [f"- iteration {n}: `{d.get('kind')}` {d.get('detail', '')}" for n, d in discrepancies]
+    lines += ["", "Logs: `.dun/logs/iteration-N.json` (`dun logs N`), agent output: `dun logs N --out`.", ""]
+    path = root / ".dun" / "REPORT.md"
+    write_text_atomic(path, "\n".join(lines))
+    return path
