@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -127,3 +128,27 @@ class CheckResult:
             "items": [i.to_dict() for i in self.items],
             "duration_s": round(self.duration_s, 3),
         }
+
+
+ACTIONABLE_STATUSES = (Status.FAIL, Status.ERROR, Status.WARN)
+
+
+@dataclass
+class Report:
+    """The results of one run, ordered by plugin priority, check priority, then id."""
+
+    root: Path
+    results: list[CheckResult]
+    duration_s: float = 0.0
+    warn_is_actionable: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def actionable(self) -> list[CheckResult]:
+        statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if self.warn_is_actionable else set())
+        return [r for r in self.results if r.status in statuses]
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Status}
+        for r in self.results:
+            out[r.status.value] += 1
+        return out

@@ -8,37 +8,13 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from dun.engine.catalog import Catalog
 from dun.engine.checkapi import CheckContext, CheckSpec
-from dun.engine.model import CheckResult, Outcome, Status
+from dun.engine.model import ACTIONABLE_STATUSES, CheckResult, Outcome, Status
 
 # A check type that enforces its own timeout (command) gets this long to report it before the engine gives up.
 TIMEOUT_GRACE_S = 5.0
-ACTIONABLE_STATUSES = (Status.FAIL, Status.ERROR, Status.WARN)
-
-
-@dataclass
-class Report:
-    """The results of one run, ordered by plugin priority, check priority, then id."""
-
-    root: Path
-    results: list[CheckResult]
-    duration_s: float = 0.0
-    warn_is_actionable: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    def actionable(self) -> list[CheckResult]:
-        statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if self.warn_is_actionable else set())
-        return [r for r in self.results if r.status in statuses]
-
-    def counts(self) -> dict[str, int]:
-        out = {s.value: 0 for s in Status}
-        for r in self.results:
-            out[r.status.value] += 1
-        return out
 
 
 def selected(check: CheckSpec, only: Sequence[str], skip: Sequence[str]) -> bool:

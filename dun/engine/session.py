@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from dun.core.git import Repo, find_repo
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext
 from dun.engine.manager import make_manager, merged_mapping
+from dun.engine.model import Report
 
 
 @dataclass
@@ -36,6 +39,24 @@ class Session:
         if self._catalog is None:
             self._catalog = load_catalog(self.root, self.pm, self.config)
         return self._catalog
+
+    def report(self, only: Sequence[str] = (), skip: Sequence[str] = (), jobs: int | None = None,
+               strict: bool = False) -> Report:
+        """Run the selected checks; every command that needs fresh results comes here."""
+        from dun.engine.runner import run_checks
+
+        start = time.monotonic()
+        catalog = self.catalog()
+        ctx = self.context()
+        if ctx.used:  # a second report in one process (the loop): the tree may have changed since
+            ctx.refresh()
+        ctx.used = True
+        results = run_checks(catalog, ctx, jobs=jobs or int(self.config.get("check.jobs")), only=only, skip=skip)
+        report = Report(root=self.root, results=results, duration_s=time.monotonic() - start,
+                        warn_is_actionable=strict or bool(self.config.get("check.warn_is_actionable")))
+        if (only or skip) and not results:
+            report.notes.append("no check matched --only/--skip")
+        return report
 
 
 def open_session(path: Path | str | None = None) -> Session:

@@ -15,20 +15,18 @@ from typing import Any
 
 from dun.agents.base import AgentAdapter, AgentRequest
 from dun.agents.runner import run_agent
-from dun.answer.handoff import read_json, record_iterate
+from dun.answer.handoff import record_iterate
 from dun.answer.transcript import parse_stream
-from dun.cli.commands.check import CheckOptions, build_report
-from dun.cli.commands.iterate import IterateOptions, build_prompt, git_section, mission_section
 from dun.core.atomic import write_text_atomic
 from dun.core.errors import EXIT_OK, EXIT_WORK_REMAINS, UsageError
 from dun.core.git import head, worktree_tree
 from dun.engine.manager import agent_adapters
-from dun.engine.runner import Report
+from dun.engine.model import Report
 from dun.engine.session import Session, open_session
 from dun.loop import lifecycle as runs
 from dun.loop.policy import Decision, before_iteration, nothing_actionable
 from dun.loop.report import cost_text
-from dun.prompt.build import assemble, template
+from dun.prompt.sections import render
 from dun.store.state import LoopLock, load_state, logs_dir
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -70,16 +68,6 @@ def adapter_for(session: Session, cfg: dict[str, Any]) -> AgentAdapter:
     if name not in adapters:
         raise UsageError(f"unknown agent '{name}'; choose from {', '.join(sorted(adapters))}")
     return adapters[name]
-
-
-def render(session: Session, report: Report, confirmation: bool, n: int) -> str:
-    """The prompt of iteration `n`: `dun iterate`'s, or the confirmation prompt when every check passes."""
-    if not confirmation:
-        git_text = git_section(session, read_json(session.root / ".dun" / "iterate.json"))
-        return build_prompt(session, report, IterateOptions(), git_text, iteration=n).text
-    sections = {"mission": mission_section(session), "instructions": template(session.root, "confirm.md"),
-                "status_template": template(session.root, "status-block.md")}
-    return assemble(session.root, sections, n)
 
 
 def summary(log: dict[str, Any]) -> str:
@@ -152,7 +140,7 @@ class Loop:
             if decision:
                 return decision
             tree = worktree_tree(self.root)
-            report = self.reuse(tree) or build_report(self.session, CheckOptions())
+            report = self.reuse(tree) or self.session.report()
             confirmation = False
             if not report.actionable():
                 done = nothing_actionable(self.state, self.cfg, first)
@@ -265,7 +253,7 @@ def dry_run(loop: Loop) -> int:
     """Render the next prompt and the decision, without calling an agent or changing any state."""
     state, _ = runs.starting_state(load_state(loop.root), loop.cfg, loop.opts.fresh, loop.opts.reset_circuit)
     decision = before_iteration(state, loop.cfg, loop.stop_requested())
-    report = build_report(loop.session, CheckOptions())
+    report = loop.session.report()
     if decision is None and not report.actionable():
         decision = nothing_actionable(state, loop.cfg, state["iteration"] == 0)
     if decision is not None:

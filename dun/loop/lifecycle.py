@@ -15,10 +15,9 @@ from dun.agents.limits import AgentError, classify
 from dun.agents.runner import group_alive, output_tail
 from dun.answer.handoff import build_handoff, now, read_json, write_handoff
 from dun.answer.transcript import ParseResult
-from dun.cli.commands.check import CheckOptions, build_report
 from dun.core.atomic import write_json_atomic
 from dun.core.git import changed_paths, diff_stat, head, recent_commits, worktree_tree
-from dun.engine.runner import Report
+from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.loop import circuit as breaker
 from dun.loop.policy import Decision, Outcome, after_iteration
@@ -133,7 +132,7 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
         error = AgentError("other", f"timed out after {cfg['loop']['iteration_timeout_s']:g}s", None)
     else:
         error = classify(parsed.agent, exit_code, output_tail(out_path))
-    after = build_report(session, CheckOptions())
+    after = session.report()
     after_ids = [r.id for r in after.actionable()]
     head_after = head(root)
     tree_after = worktree_tree(root) if start.tree else None
@@ -148,7 +147,7 @@ def conclude(session: Session, cfg: dict[str, Any], state: dict[str, Any], n: in
     verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, len(commits),
                                     start.tree, tree_after, newly_passing)
     if verification["restored"] or verification["reverted"]:  # dun repaired the tree: judge the repaired state
-        after = build_report(session, CheckOptions())
+        after = session.report()
         after_ids = [r.id for r in after.actionable()]
         newly_passing = sorted(set(start.actionable) - set(after_ids))
         head_after = head(root)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dun.core.errors import EXIT_OK, EXIT_WORK_REMAINS
-from dun.engine.runner import Report
+from dun.engine.model import Report
 
 JSON_SCHEMA_VERSION = 1
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dun.engine.hookspecs import hookimpl
-from dun.engine.model import Status
-from dun.engine.runner import Report
+from dun.engine.model import Report, Status
 from dun.output.base import FormatOptions, Formatter, summary_line
 
 _KIND = {Status.FAIL: "error", Status.ERROR: "error", Status.WARN: "warning"}

@@ -7,7 +7,7 @@ from typing import Any
 
 from dun import __version__
 from dun.engine.hookspecs import hookimpl
-from dun.engine.runner import Report
+from dun.engine.model import Report
 from dun.output.base import JSON_SCHEMA_VERSION, FormatOptions, Formatter, exit_code
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dun.engine.hookspecs import hookimpl
-from dun.engine.model import CheckResult, Status
-from dun.engine.runner import Report
+from dun.engine.model import CheckResult, Report, Status
 from dun.output.base import FormatOptions, Formatter, summary_line
 
 _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31;1", Status.WARN: "33", Status.SKIP: "2"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dun.answer.block import StatusBlock
-from dun.engine.runner import Report
+from dun.engine.model import Report
 
 
 def discrepancy(kind: str, detail: str, **extra: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from dun.checks.readers.markdown import parse_boxes
 from dun.core.atomic import write_json_atomic
 from dun.core.proc import run_streaming
 from dun.core.textfiles import read_text
-from dun.engine.runner import Report
+from dun.engine.model import Report
 from dun.trust.claims import discrepancy
 
 VERIFY_TIMEOUT_S = 300

@@ -9,7 +9,7 @@ from typing import Any
 from dun.answer.block import StatusBlock
 from dun.answer.handoff import read_json
 from dun.core.git import git
-from dun.engine.runner import Report
+from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.trust import tamper, tasks
 from dun.trust.claims import discrepancy, verify_claims

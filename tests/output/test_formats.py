@@ -4,8 +4,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from dun.engine.model import CheckResult, Item, Status
-from dun.engine.runner import Report
+from dun.engine.model import CheckResult, Item, Report, Status
 from dun.output import github, jsonfmt, junit, llm, text
 from dun.output.base import FormatOptions
 

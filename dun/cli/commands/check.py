@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dun.core.errors import UsageError
 from dun.engine.manager import merged_mapping
-from dun.engine.runner import Report, run_checks
+from dun.engine.model import Report
 from dun.engine.session import Session, open_session
 from dun.output.base import FormatOptions, Formatter, exit_code
 
@@ -28,20 +27,7 @@ class CheckOptions:
 
 
 def build_report(session: Session, opts: CheckOptions) -> Report:
-    """Run the selected checks of a session; shared by every command that needs fresh results."""
-    start = time.monotonic()
-    catalog = session.catalog()
-    ctx = session.context()
-    if ctx.used:  # a second report in one process (the loop): the tree may have changed since
-        ctx.refresh()
-    ctx.used = True
-    jobs = opts.jobs or int(session.config.get("check.jobs"))
-    results = run_checks(catalog, ctx, jobs=jobs, only=opts.only, skip=opts.skip)
-    report = Report(root=session.root, results=results, duration_s=time.monotonic() - start,
-                    warn_is_actionable=opts.strict or bool(session.config.get("check.warn_is_actionable")))
-    if (opts.only or opts.skip) and not results:
-        report.notes.append("no check matched --only/--skip")
-    return report
+    return session.report(opts.only, opts.skip, opts.jobs, opts.strict)
 
 
 def formatter_for(session: Session, name: str) -> Formatter:

@@ -1,0 +1,126 @@
+"""The prompt's sections (mission, handoff, git, loop numbers) and the two prompts built from them: the work prompt
+of `dun iterate` and the confirmation prompt when every check passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dun.answer.handoff import read_handoff, read_json
+from dun.core.errors import UsageError
+from dun.core.git import diff_stat, recent_commits
+from dun.core.textfiles import read_text
+from dun.engine.model import Report
+from dun.engine.session import Session
+from dun.prompt.build import MODES, Prompt, assemble, build, template
+
+
+def mission_section(session: Session) -> str:
+    rel = str(session.config.get("iterate.mission_file"))
+    text, problem = read_text(session.root / rel)
+    if text is None:
+        return "" if "No such file" in problem else f"({rel} could not be read: {problem})"
+    return f"From {rel}:\n\n{text.strip()}"
+
+
+def handoff_section(handoff: dict[str, Any] | None, report: Report) -> str:
+    if not handoff:
+        return ""
+    status = handoff.get("status")
+    lines = []
+    if handoff.get("outcome") != "parsed" or not status:
+        reason = handoff.get("error") or "no status block"
+        lines.append(f"The previous iteration gave no valid status block ({reason}). End this one with the block.")
+    else:
+        lines.append(f"Claimed: {status.get('task_completed') or '(nothing named)'}, STATUS {status.get('status')}, "
+                     f"EXIT_SIGNAL {str(status.get('exit_signal')).lower()}, "
+                     f"FILES_MODIFIED {status.get('files_modified')}")
+        if status.get("next_recommendation"):
+            lines.append(f"Its NEXT_RECOMMENDATION: {status['next_recommendation']}")
+    if (handoff.get("agent") or {}).get("is_error"):
+        lines.append(f"The agent call ended in an error: {handoff['agent'].get('error') or 'see the logs'}")
+    git = handoff.get("git") or {}
+    if git.get("commits"):
+        lines.append(f"It made {len(git['commits'])} commit(s): " + "; ".join(git["commits"][:5]))
+    for claim in _discrepancies(handoff, report):
+        lines.append(f"NOT VERIFIED: {claim}")
+    actionable = report.actionable()
+    if status and status.get("exit_signal") and actionable:
+        lines.append(f"NOT VERIFIED: you signalled EXIT_SIGNAL: true, but {len(actionable)} check(s) still fail: "
+                     + ", ".join(r.id for r in actionable[:5]))
+    return "\n".join(lines)
+
+
+def _discrepancies(handoff: dict[str, Any], report: Report) -> list[str]:
+    """What the loop recorded; for a handoff from a plain `dun respond`, the same claim checks against today's."""
+    if "discrepancies" in handoff:
+        return [str(d) for d in handoff["discrepancies"]]
+    from dun.answer.block import StatusBlock
+    from dun.trust.claims import verify_claims
+
+    status = handoff.get("status")
+    if not status:
+        return []
+    block = StatusBlock(status=status["status"], exit_signal=bool(status["exit_signal"]),
+                        task_completed=status.get("task_completed"), files_modified=status.get("files_modified"))
+    git = handoff.get("git") or {}
+    changed = git.get("files_changed")
+    found, _ = verify_claims(block, report, changed if changed is not None else 1, len(git.get("commits") or []))
+    return [d["detail"] for d in found]
+
+
+def git_section(session: Session, previous: dict[str, Any] | None) -> str:
+    if not session.repo.is_git:
+        return ""
+    commits = recent_commits(session.root, 10)
+    lines = ["Last commits:", *(f"- {c}" for c in commits)] if commits else ["No commits yet."]
+    base = (previous or {}).get("head")
+    if base:
+        stat, changed = diff_stat(session.root, base)
+        if stat:
+            lines += ["", f"Changes since the previous iteration ({changed} files):", stat]
+    return "\n".join(lines)
+
+
+def loop_section(root: Path) -> str:
+    """Shown when `dun loop` is running: it keeps these numbers in .dun/state.json."""
+    state = read_json(root / ".dun" / "state.json")
+    if not state or state.get("status") != "running":
+        return ""
+    parts = [f"Iteration {state.get('iteration')}"]
+    if "cost_usd_total" in state:
+        parts.append(f"spent ${state['cost_usd_total']:.2f}")
+    if state.get("budget_left_usd") is not None:
+        parts.append(f"${state['budget_left_usd']:.2f} left")
+    if state.get("calls_left_hour") is not None:
+        parts.append(f"{state['calls_left_hour']} calls left this hour")
+    return ", ".join(parts) + "."
+
+
+def build_prompt(session: Session, report: Report, git_text: str, iteration: int | None = None,
+                 automation: str | None = None, max_prompt_chars: int | None = None) -> Prompt:
+    """`dun iterate`'s prompt: the mission, the handoff, git, the loop's numbers and every actionable item."""
+    mode = automation or str(session.config.get("iterate.automation"))
+    if mode not in MODES:
+        raise UsageError(f"unknown automation mode '{mode}'; choose from {', '.join(MODES)}")
+    sections = {
+        "mission": mission_section(session),
+        "handoff": handoff_section(read_handoff(session.root), report),
+        "git": git_text,
+        "loop": loop_section(session.root),
+        "instructions": template(session.root, f"instructions/{mode}.md"),
+        "status_template": template(session.root, "status-block.md"),
+    }
+    budget = max_prompt_chars or int(session.config.get("iterate.max_prompt_chars"))
+    return build(session.root, sections, report.actionable(), budget,
+                 int(session.config.get("iterate.items_per_check")), iteration)
+
+
+def render(session: Session, report: Report, confirmation: bool, n: int) -> str:
+    """The prompt of iteration `n`: `dun iterate`'s, or the confirmation prompt when every check passes."""
+    if not confirmation:
+        git_text = git_section(session, read_json(session.root / ".dun" / "iterate.json"))
+        return build_prompt(session, report, git_text, iteration=n).text
+    sections = {"mission": mission_section(session), "instructions": template(session.root, "confirm.md"),
+                "status_template": template(session.root, "status-block.md")}
+    return assemble(session.root, sections, n)
