@@ -25,6 +25,7 @@ e2e: $(STAMP) claude-cli
 test: $(STAMP) claude-cli
 	$(BIN)/ruff check dun tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 unit: $(STAMP)

@@ -1,3 +1,22 @@
-"""dun: find the outstanding work in a repository and drive a coding agent until it is done."""
+"""dun: find the outstanding work in a repository and drive a coding agent until it is done.
+
+The folders are the parts (docs/architecture.md draws the layers and the life of one iteration):
+
+    dun/cli/        click and the command functions; the one error handler maps exceptions to exit codes
+    dun/plugin.py   the public API: everything a third-party plugin imports
+    dun/loop/       the iteration engine (engine.py, conclude.py), `dun loop` (driver.py), the shell driver's
+                    stepper (stepper.py), the policy, the circuit breaker, the rate window, REPORT.md
+    dun/prompt/     the prompt's sections and the work and confirmation prompts
+    dun/trust/      verify, don't trust: claims, the task ratchet, checker tampering, removed tests
+    dun/guard/      `dun guard`, the PreToolUse hook: a shell reader and rules as data
+    dun/agents/     one adapter per agent CLI (command line, environment, answer shape, errors, cost), the runner
+    dun/answer/     the status block, the shapes of agents' answers, the handoff
+    dun/checks/     the check types (`type:` in a manifest) and the readers they share (coverage, markdown)
+    dun/output/     the formats of `dun check` (text, json, llm, junit, github)
+    dun/engine/     session, plugin manager and hookspecs, manifests, catalog, check API, results, runner
+    dun/config/     config keys, the schema-as-data validator, YAML with positions
+    dun/store/      the owner of `.dun/`: every path, the typed records, the loop lock
+    dun/core/       exit codes and kinds, errors, atomic writes, processes, git, globs, text reads
+"""
 
 __version__ = "0.1.0"

@@ -20,8 +20,8 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || { echo "dun-loop.sh: give the agent command after --" >&2; exit 2; }
 cd "$repo" || exit 2
-timeout_s=$("$DUN" config show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["values"]["loop"]["iteration_timeout_s"])') || exit 2
-grace_s=$("$DUN" config show --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["values"]["loop"]["kill_grace_s"])') || exit 2
+timeout_s=$("$DUN" config get loop.iteration_timeout_s) || exit 2
+grace_s=$("$DUN" config get loop.kill_grace_s) || exit 2
 
 # act on one decision line: go/continue/confirm -> return 0; wait -> sleep, return 1; stop -> exit
 act() {
@@ -38,16 +38,12 @@ act() {
 while :; do
   line=$("$DUN" respond --decide --before); act $? "$line" || continue
   n=${line#go }
-  prompt=.dun/logs/iteration-$n.prompt.md
-  "$DUN" iterate --iteration "$n" > "$prompt" || exit 2
-  if grep -q '^STATUS: ALL_PASS$' "$prompt"; then
-    line=$("$DUN" respond --decide --all-pass); act $? "$line" || continue
-    "$DUN" iterate --iteration "$n" --confirm > "$prompt" || exit 2
-  fi
-  # `timeout` runs the agent in its own process group and signals the whole group: TERM, then KILL after grace
-  timeout -k "$grace_s" "$timeout_s" "$@" < "$prompt" > ".dun/logs/iteration-$n.out" 2>&1
+  # `timeout` runs the agent in its own process group and signals the whole group: TERM, then KILL after grace.
+  # stdout is the answer dun parses; stderr (warnings, errors) is kept apart so it can never break its shape.
+  timeout -k "$grace_s" "$timeout_s" "$@" < ".dun/logs/iteration-$n.prompt.md" \
+    > ".dun/logs/iteration-$n.out" 2> ".dun/logs/iteration-$n.err"
   agent_rc=$?
-  line=$("$DUN" respond --file ".dun/logs/iteration-$n.out" --iteration "$n" --decide --exit-code "$agent_rc")
+  line=$("$DUN" respond --decide --iteration "$n" --exit-code "$agent_rc")
   if act $? "$line"; then
     sleep "${line#continue }"
   fi

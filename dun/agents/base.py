@@ -1,11 +1,16 @@
-"""What an agent adapter is: how to call one CLI for one iteration, and what it costs."""
+"""What an agent adapter is: the whole lifecycle of one CLI for one iteration. Its command line and environment
+(`build`), any settings file it needs (the guard hook), the shape of its answer (`parse`), how its failures read
+(`classify`), and what a call cost (`cost`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from dun.agents.limits import AgentError, classify
+from dun.answer.transcript import ParseResult, parse_stream
 
 
 @dataclass(frozen=True)
@@ -17,7 +22,8 @@ class AgentRequest:
     config: dict[str, Any]  # the `agent:` config section, with CLI overrides applied
     budget_usd: float | None  # per-iteration cap, when there is one
     root: Path
-    settings_file: Path | None = None  # Claude Code settings for the run (the guard hook), when wired
+    guard_command: str | None = None  # `dun guard` as a shell command, when the guard is enabled
+    state_dir: Path | None = None  # `.dun/cache/`: where an adapter may write settings files for the run
 
 
 @dataclass
@@ -55,9 +61,21 @@ def binary(config: dict[str, Any], default: str) -> list[str]:
     return list(command) if command else [default]
 
 
+def classify_failure(agent: dict[str, Any], exit_code: int | None, stdout_tail: str,
+                     stderr_tail: str) -> AgentError | None:
+    """The default: the CLI's own error facts first, else the text of both streams (stderr last, where most CLIs
+    print their errors)."""
+    return classify(agent, exit_code, "\n".join(t for t in (stdout_tail, stderr_tail) if t))
+
+
 @dataclass(frozen=True)
 class AgentAdapter:
+    """One agent CLI. Only `name`, `description` and `build` are required; the rest default to the generic
+    readers, which know Claude Code, Codex, Gemini and plain-text answers."""
+
     name: str
     description: str
     build: Callable[[AgentRequest], Invocation]
     cost: Callable[[dict[str, Any], dict[str, Any]], float | None] = reported_cost
+    parse: Callable[[BinaryIO], ParseResult] = parse_stream
+    classify: Callable[[dict[str, Any], int | None, str, str], AgentError | None] = classify_failure

@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary
+from dun.core.atomic import write_text_atomic
 from dun.engine.hookspecs import hookimpl
+
+GUARDED_TOOLS = "Bash|Write|Edit|MultiEdit|NotebookEdit"
+
+
+def guard_settings(req: AgentRequest) -> Path | None:
+    """A settings file wiring `dun guard` in as the PreToolUse hook for this run, without touching the user's."""
+    if req.guard_command is None or req.state_dir is None:
+        return None
+    settings = {"hooks": {"PreToolUse": [{"matcher": GUARDED_TOOLS,
+                                          "hooks": [{"type": "command", "command": req.guard_command}]}]}}
+    path = req.state_dir / "guard-settings.json"
+    write_text_atomic(path, json.dumps(settings, indent=2) + "\n")
+    return path
 
 
 def build(req: AgentRequest) -> Invocation:
@@ -16,8 +33,9 @@ def build(req: AgentRequest) -> Invocation:
         argv += ["--allowedTools", *cfg["allowed_tools"]]
     if req.budget_usd:
         argv += ["--max-budget-usd", f"{req.budget_usd:g}"]
-    if req.settings_file is not None:
-        argv += ["--settings", str(req.settings_file)]  # the guard hook, without touching the user's settings
+    settings = guard_settings(req)
+    if settings is not None:
+        argv += ["--settings", str(settings)]
     if cfg.get("skip_permissions"):
         argv.append("--dangerously-skip-permissions")
     argv += list(cfg.get("extra_args") or [])

@@ -95,19 +95,20 @@ def kill_tree(pids: list[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
-def run_agent(inv: Invocation, cwd: Path, out_path: Path, timeout: float, grace: float,
+def run_agent(inv: Invocation, cwd: Path, out_path: Path, err_path: Path, timeout: float, grace: float,
               on_start: Callable[[int], None] | None = None,
               should_stop: Callable[[], bool] | None = None) -> AgentRun:
-    """Run the agent to completion, timeout, or until `should_stop()` says so (checked every 0.5 s)."""
+    """Run the agent to completion, timeout, or until `should_stop()` says so (checked every 0.5 s). Its stdout
+    (the answer) and stderr (warnings, errors) go to two files: a warning must never break the answer's shape."""
     out_path.parent.mkdir(parents=True, exist_ok=True)
     subreaper = become_subreaper()
     before = set(descendants(os.getpid())) if subreaper else set()
     start = time.monotonic()
-    with out_path.open("wb") as out, contextlib.ExitStack() as stack:
+    with out_path.open("wb") as out, err_path.open("wb") as err, contextlib.ExitStack() as stack:
         stdin = stack.enter_context(inv.stdin_file.open("rb")) if inv.stdin_file else subprocess.DEVNULL
         try:
             proc = subprocess.Popen(inv.argv, cwd=cwd, env=agent_env(inv.env), stdin=stdin, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                    stderr=err, start_new_session=True)
         except OSError as exc:
             return AgentRun(None, False, 0.0, start_error=f"{inv.argv[0]}: {exc.strerror or exc}")
         if on_start is not None:
@@ -136,6 +137,36 @@ def run_agent(inv: Invocation, cwd: Path, out_path: Path, timeout: float, grace:
         if subreaper:
             kill_tree([p for p in descendants(os.getpid()) if p not in before])
     return AgentRun(proc.returncode, timed_out, time.monotonic() - start, interrupted=interrupted)
+
+
+def process_start_time(pid: int) -> float | None:
+    """The start time of `pid` in clock ticks since boot (Linux), to tell a process from a later one that reused
+    its id; None where /proc is not available."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    try:
+        return float(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def stop_recorded_agent(pgid: int | None, started: float | None) -> bool:
+    """Kill the agent a killed loop left running, but only when the recorded group is provably still that agent:
+    its leader alive with the recorded start time. A reused id belongs to someone else and is left alone."""
+    if not pgid or not group_alive(pgid):
+        return False
+    now_started = process_start_time(pgid)
+    if started is None or now_started is None or now_started != started:
+        return False
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        tree = descendants(pgid)
+        os.killpg(pgid, signal.SIGKILL)
+        kill_tree(tree)
+    return True
 
 
 def group_alive(pgid: int) -> bool:

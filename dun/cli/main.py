@@ -10,7 +10,8 @@ import sys
 import click
 
 from dun import __version__
-from dun.core.errors import EXIT_INTERNAL, EXIT_USAGE, ConfigError, DunError
+from dun.core.errors import ConfigError, DunError
+from dun.core.kinds import ExitCode
 
 PATH_ARG = click.argument("path", required=False, type=click.Path(file_okay=False))
 
@@ -64,19 +65,19 @@ def iterate_cmd(path: str | None, automation: str | None, max_prompt_chars: int 
 @cli.command("respond")
 @click.argument("source", required=False, metavar="[-]")
 @click.option("--file", "file", type=click.Path(dir_okay=False), help="Read the answer from FILE.")
-@click.option("--iteration", type=click.IntRange(min=1), help="Also record it in .dun/logs/iteration-N.json.")
+@click.option("--iteration", type=click.IntRange(min=1),
+              help="Also record it in .dun/logs/iteration-N.json; with --decide: the iteration `--before` opened.")
 @click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
-@click.option("--decide", is_flag=True, help="Apply the loop's policy (for scripts/dun-loop.sh): exit 0 go/continue, "
-              "10 wait, 20 complete, 21 stopped.")
-@click.option("--before", is_flag=True, help="With --decide: the decision before an agent call.")
-@click.option("--all-pass", is_flag=True, help="With --decide: `dun iterate` printed ALL_PASS.")
+@click.option("--decide", is_flag=True, help="Run the loop's engine one step (for scripts/dun-loop.sh): exit 0 "
+              "go/continue, 10 wait, 20 complete, 21 stopped.")
+@click.option("--before", is_flag=True, help="With --decide: the step before an agent call (prints go N).")
 @click.option("--exit-code", type=int, help="With --decide: the agent's exit code (124: timed out).")
 def respond_cmd(source: str | None, file: str | None, iteration: int | None, path: str | None, decide: bool,
-                before: bool, all_pass: bool, exit_code: int | None) -> None:
+                before: bool, exit_code: int | None) -> None:
     """Parse an agent's answer (text, Claude/Codex/Gemini JSON). Exit 0: block parsed; 4: no valid block."""
     from dun.cli.commands.respond import run_respond
 
-    _exit(run_respond(source, file, iteration, path, decide, before, all_pass, exit_code))
+    _exit(run_respond(source, file, iteration, path, decide, before, exit_code))
 
 
 @cli.command("loop")
@@ -194,6 +195,16 @@ def config_show(path: str | None, as_json: bool, as_toml: bool) -> None:
     _exit(run_show(path, as_json, as_toml))
 
 
+@config_group.command("get")
+@click.argument("key")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+def config_get(key: str, path: str | None) -> None:
+    """Print one value (KEY as section.name), for scripts."""
+    from dun.cli.commands.config_cmd import run_get
+
+    _exit(run_get(key, path))
+
+
 @cli.command("init")
 @PATH_ARG
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
@@ -237,13 +248,13 @@ def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
     try:
         rv = entry.main(args=argv, prog_name="dun", standalone_mode=False)
     except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        return int(exc.code or 0) if not isinstance(exc.code, str) else ExitCode.USAGE
     except click.exceptions.Abort:
         click.echo("dun: interrupted", err=True)
         return 130
     except click.ClickException as exc:
         exc.show()
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except ConfigError as exc:
         for line in exc.errors:
             click.echo(f"dun: {line}", err=True)
@@ -256,7 +267,7 @@ def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
     except Exception as exc:
         log = _crash_log(exc)
         click.echo(f"dun: internal error: {type(exc).__name__}: {exc} (traceback in {log})".splitlines()[0], err=True)
-        return EXIT_INTERNAL
+        return ExitCode.INTERNAL
     return rv if isinstance(rv, int) else 0
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from dun.config.schema import Field, Validator, plain
 from dun.config.yamlio import load_yaml_file
 from dun.core.errors import ConfigError
+from dun.store.store import Store
 
 CONFIG_FIELDS: dict[str, Field] = {
     "check": Field("map", "How `dun check` runs.", fields={
@@ -133,7 +134,7 @@ class Config:
 
 
 def config_path(root: Path) -> Path:
-    return root / ".dun" / "config.yaml"
+    return Store(root).config_path
 
 
 def _read_raw(root: Path) -> tuple[Any, str]:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-EXIT_OK = 0
-EXIT_WORK_REMAINS = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
+from dun.core.kinds import ExitCode
 
 
 class DunError(Exception):
     """An error the user can act on: printed as one line, never with a traceback."""
 
-    exit_code = EXIT_USAGE
+    exit_code = ExitCode.USAGE
 
 
 class UsageError(DunError):

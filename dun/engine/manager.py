@@ -8,7 +8,6 @@ from typing import Any, cast
 
 import pluggy
 
-from dun.agents.base import AgentAdapter
 from dun.core.errors import ConfigError
 from dun.engine import hookspecs
 from dun.engine.checkapi import CheckType
@@ -55,7 +54,7 @@ def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = ()) -> plug
     return pm
 
 
-def _owner(pm: pluggy.PluginManager, impl_plugin: Any) -> str:
+def owner(pm: pluggy.PluginManager, impl_plugin: Any) -> str:
     return pm.get_name(impl_plugin) or repr(impl_plugin)
 
 
@@ -65,21 +64,11 @@ def check_types(pm: pluggy.PluginManager) -> dict[str, CheckType]:
     for impl in reversed(pm.hook.dun_check_types.get_hookimpls()):
         declared = cast(list[CheckType], impl.function() or [])
         for ctype in declared:
-            owner = _owner(pm, impl.plugin)
+            who = owner(pm, impl.plugin)
             if ctype.name in found:
-                raise ConfigError(f"check type '{ctype.name}' is declared by both {owners[ctype.name]} and {owner}")
+                raise ConfigError(f"check type '{ctype.name}' is declared by both {owners[ctype.name]} and {who}")
             found[ctype.name] = ctype
-            owners[ctype.name] = owner
-    return found
-
-
-def agent_adapters(pm: pluggy.PluginManager) -> dict[str, AgentAdapter]:
-    found: dict[str, AgentAdapter] = {}
-    for impl in reversed(pm.hook.dun_agents.get_hookimpls()):
-        for adapter in cast(list[AgentAdapter], impl.function() or []):
-            if adapter.name in found:
-                raise ConfigError(f"agent '{adapter.name}' is declared twice (second by {_owner(pm, impl.plugin)})")
-            found[adapter.name] = adapter
+            owners[ctype.name] = who
     return found
 
 
@@ -90,11 +79,11 @@ def merged_mapping(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict[
     for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
         declared = cast(dict[str, Any], impl.function() or {})
         for key, value in declared.items():
-            owner = _owner(pm, impl.plugin)
+            who = owner(pm, impl.plugin)
             if key in found:
-                raise ConfigError(f"{what} '{key}' is declared by both {owners[key]} and {owner}")
+                raise ConfigError(f"{what} '{key}' is declared by both {owners[key]} and {who}")
             found[key] = value
-            owners[key] = owner
+            owners[key] = who
     return found
 
 

@@ -1,4 +1,8 @@
-"""Whether the loop goes on, waits or stops: one pure policy shared by `dun loop` and `dun respond --decide`."""
+"""Whether the loop goes on, waits or stops: the whole decision, in pure functions over the state.
+
+Both drivers (`dun loop` and `dun respond --decide` for scripts/dun-loop.sh) reach every decision here, through
+the iteration engine: limits, waits, the dual gate, the circuit breaker and the trust stops.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,30 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dun.agents.limits import AgentError
+from dun.agents.limits import AgentError, normalize_error
 from dun.answer.transcript import ParseResult
+from dun.core.kinds import LIMIT_KINDS, Action, ContinueReason, DiscrepancyKind, StopReason, WaitReason
 from dun.loop import circuit as breaker
 from dun.loop.ratewindow import prune, wait_needed
-
-LIMIT_KINDS = ("rate_limit", "usage_limit")
+from dun.store.records import LoopState
 
 
 @dataclass
 class Decision:
-    action: str  # continue | wait | stop
-    reason: str
+    action: str  # Action
+    reason: str  # StopReason, WaitReason or ContinueReason
     wait_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "reason": self.reason, "wait_s": round(self.wait_s, 1)}
+        return {"action": str(self.action), "reason": str(self.reason), "wait_s": round(self.wait_s, 1)}
+
+
+def stop(reason: str) -> Decision:
+    return Decision(Action.STOP, reason)
 
 
 @dataclass
-class Outcome:
+class IterationOutcome:
     """What one iteration produced, as the policy needs it."""
 
     parsed: ParseResult
@@ -35,38 +43,52 @@ class Outcome:
     actionable_after: list[str]
     confirmation: bool = False  # the iteration ran with every check passing
     denials: int = 0
-    interrupted: bool = False  # stopped by SIGINT/SIGTERM or `dun stop --now`: neither a failure nor no progress
+    interrupted: bool = False  # stopped by a signal or `dun stop --now`: neither a failure nor no progress
+    discrepancies: list[dict[str, Any]] = field(default_factory=list)  # what trust verification found
+    trust_stop: str | None = None  # a trust policy of `stop` that fired (task_tampered, checker_tampered)
     flags: list[str] = field(default_factory=list)  # filled by the policy: premature_exit_claim, ...
 
 
-def before_iteration(state: dict[str, Any], cfg: dict[str, Any], stop_requested: bool,
+def before_iteration(state: LoopState, cfg: dict[str, Any], stop_requested: bool,
                      now: float | None = None) -> Decision | None:
     """A stop or wait due before the next agent call, or None to go ahead."""
     now = time.time() if now is None else now
     loop = cfg["loop"]
     if stop_requested:
-        return Decision("stop", "stop_requested")
+        return stop(StopReason.STOP_REQUESTED)
     if state["circuit"]["state"] == breaker.OPEN:
-        return Decision("stop", "circuit_open")
+        return stop(StopReason.CIRCUIT_OPEN)
     if state["iteration"] >= loop["max_iterations"]:
-        return Decision("stop", "max_iterations")
+        return stop(StopReason.MAX_ITERATIONS)
     if now - state["started_epoch"] >= loop["max_duration_h"] * 3600:
-        return Decision("stop", "max_duration")
+        return stop(StopReason.MAX_DURATION)
     cap, per = loop["max_budget_usd"], loop["budget_per_iteration_usd"]
     # rounded: 0.2 + 0.1 must not exceed a 0.3 cap
     if cap > 0 and (round(state["cost_usd_total"] + per, 6) > cap or round(state["cost_usd_total"], 6) >= cap):
-        return Decision("stop", "budget")
+        return stop(StopReason.BUDGET)
     if state["errors_total"] >= loop["error_threshold"]:
-        return Decision("stop", "error_threshold")
-    if state.get("resume_at") and state["resume_at"] > now:
-        return Decision("wait", "usage_limit", state["resume_at"] - now)
+        return stop(StopReason.ERROR_THRESHOLD)
+    resume_at = state.get("resume_at")
+    if resume_at and resume_at > now:
+        return Decision(Action.WAIT, WaitReason.USAGE_LIMIT, resume_at - now)
     wait = wait_needed(state["calls"], loop["max_calls_per_hour"], now)
     if wait > 0:
-        return Decision("wait", "hourly_call_limit", wait)
+        return Decision(Action.WAIT, WaitReason.HOURLY_CALL_LIMIT, wait)
     return None
 
 
-def after_iteration(state: dict[str, Any], cfg: dict[str, Any], out: Outcome,
+def nothing_actionable(state: LoopState, cfg: dict[str, Any]) -> Decision | None:
+    """Checks all pass before an iteration: complete, or None to run a confirmation iteration.
+
+    Complete at once when no agent has run in this run yet (a resumed run is not new: an interrupted iteration
+    counts), when the last agent signalled EXIT_SIGNAL, or after enough confirmations."""
+    first = state["iteration"] == 0
+    if first or state.get("last_exit_signal") or state["confirmations"] >= cfg["loop"]["confirm_iterations"]:
+        return stop(StopReason.COMPLETE)
+    return None
+
+
+def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome,
                     now: float | None = None) -> Decision:
     """Fold an iteration into `state` (in place) and decide what comes next."""
     now = time.time() if now is None else now
@@ -74,20 +96,19 @@ def after_iteration(state: dict[str, Any], cfg: dict[str, Any], out: Outcome,
     state["cost_usd_total"] = round(state["cost_usd_total"] + out.cost_usd, 6)
     state["calls"] = prune([*state["calls"], now], now)
     if out.interrupted:
-        return Decision("stop", "interrupted")
+        return stop(StopReason.INTERRUPTED)
     limited = out.error is not None and out.error.kind in LIMIT_KINDS
     if out.error is not None and not limited:
         state["errors_total"] += 1
-    if limited:
-        assert out.error is not None
+    if out.error is not None and limited:
         wait_s = loop["usage_limit_wait_min"] * 60
-        reset = out.error.reset_at if out.error.reset_at and out.error.reset_at > now else now + wait_s
-        state["resume_at"] = reset
-    from dun.agents.limits import normalize_error
-
-    state["circuit"] = breaker.record(state["circuit"], cfg["circuit"], out.progress,
-                                      normalize_error(out.error.message) if out.error and not limited else None,
-                                      out.denials, limited, now)
+        state["resume_at"] = out.error.reset_at if out.error.reset_at and out.error.reset_at > now else now + wait_s
+    error_text = normalize_error(out.error.message) if out.error and not limited else None
+    state["circuit"] = breaker.record(state["circuit"], cfg["circuit"], out.progress, error_text, out.denials,
+                                      limited, now)
+    oscillation = any(d.get("kind") == DiscrepancyKind.OSCILLATION for d in out.discrepancies)
+    state["circuit"] = breaker.record_trust(state["circuit"], cfg["circuit"], len(out.discrepancies), oscillation,
+                                            now)
     block = out.parsed.block
     state["last_exit_signal"] = block.exit_signal if block else None
     if out.confirmation:
@@ -96,28 +117,23 @@ def after_iteration(state: dict[str, Any], cfg: dict[str, Any], out: Outcome,
         state["confirmations"] = 0
     if block and block.exit_signal and out.actionable_after:
         out.flags.append("premature_exit_claim")
+    if out.trust_stop:
+        return stop(out.trust_stop)
     if block and block.status == "BLOCKED":
         task = block.task_completed or ""
-        previous = state.get("blocked") or {}
-        count = previous.get("count", 0) + 1 if previous.get("task") == task else 1
+        previous = state.get("blocked")
+        count = previous["count"] + 1 if previous and previous["task"] == task else 1
         state["blocked"] = {"task": task, "count": count}
         if count >= 2:
-            return Decision("stop", "agent_blocked")
+            return stop(StopReason.AGENT_BLOCKED)
     else:
         state["blocked"] = None
     if not out.actionable_after and block is not None and block.exit_signal:
-        return Decision("stop", "complete")
+        return stop(StopReason.COMPLETE)
     if out.confirmation and not out.actionable_after and state["confirmations"] >= loop["confirm_iterations"]:
-        return Decision("stop", "complete")
+        return stop(StopReason.COMPLETE)
     if state["circuit"]["state"] == breaker.OPEN:
-        return Decision("stop", "circuit_open")
-    if limited:
-        return Decision("wait", out.error.kind if out.error else "usage_limit", state["resume_at"] - now)
-    return Decision("continue", "work_remains" if out.actionable_after else "confirm")
-
-
-def nothing_actionable(state: dict[str, Any], cfg: dict[str, Any], first: bool) -> Decision | None:
-    """Checks all pass before an iteration: complete, or None to run a confirmation iteration."""
-    if first or state.get("last_exit_signal") or state["confirmations"] >= cfg["loop"]["confirm_iterations"]:
-        return Decision("stop", "complete")
-    return None
+        return stop(StopReason.CIRCUIT_OPEN)
+    if out.error is not None and limited:
+        return Decision(Action.WAIT, out.error.kind, (state["resume_at"] or now) - now)
+    return Decision(Action.CONTINUE, ContinueReason.WORK_REMAINS if out.actionable_after else ContinueReason.CONFIRM)

@@ -2,45 +2,30 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
-from dun.answer.handoff import read_json
-from dun.core.atomic import write_text_atomic
-from dun.store.state import logs_dir
+from dun.store.records import IterationLog, LoopState
+from dun.store.store import Store
 
 MAX_ROWS = 200  # the report stays readable after a long night: older rows are summarised
-
-
-def iteration_logs(root: Path) -> list[dict[str, Any]]:
-    """Every readable `.dun/logs/iteration-N.json`, in iteration order."""
-    directory = logs_dir(root)
-    found = []
-    for path in directory.glob("iteration-*.json") if directory.is_dir() else []:
-        match = re.fullmatch(r"iteration-(\d+)\.json", path.name)
-        log = read_json(path) if match else None
-        if log is not None:
-            log.setdefault("iteration", int(match.group(1)) if match else 0)
-            found.append(log)
-    return sorted(found, key=lambda log: int(log.get("iteration") or 0))
 
 
 def cost_text(value: Any, unknown: str = "-") -> str:
     return f"${value:.4f}" if isinstance(value, int | float) and not isinstance(value, bool) else unknown
 
 
-def verdict(log: dict[str, Any]) -> str:
+def verdict(log: IterationLog | dict[str, Any]) -> str:
     if log.get("interrupted"):
         return "interrupted"
-    parts = []
+    parts: list[str] = []
     if log.get("error_kind"):
-        parts.append(log["error_kind"])
+        parts.append(str(log["error_kind"]))
     if log.get("timed_out"):
         parts.append("timed out")
     parts += list(log.get("flags") or [])
     for d in (log.get("verification") or {}).get("discrepancies", []):
-        parts.append(d.get("kind", "discrepancy"))
+        parts.append(str(d.get("kind", "discrepancy")))
     if (log.get("progress") or {}).get("newly_passing"):
         parts.append("passing: " + ", ".join(log["progress"]["newly_passing"]))
     elif (log.get("progress") or {}).get("files_changed") or (log.get("progress") or {}).get("commits"):
@@ -54,8 +39,8 @@ def _cell(value: Any) -> str:
     return str(value if value is not None else "-").replace("|", "\\|").replace("\n", " ")[:80]
 
 
-def write_report(root: Path, state: dict[str, Any], cfg: dict[str, Any]) -> Path:
-    logs = iteration_logs(root)
+def write_report(store: Store, state: LoopState, cfg: dict[str, Any]) -> Path:
+    logs = store.iteration_logs()
     run_logs = [log for log in logs if log.get("run_id") in (None, state.get("run_id"))]
     cap = cfg["loop"]["max_budget_usd"]
     first, last = (run_logs[0], run_logs[-1]) if run_logs else ({}, {})
@@ -94,6 +79,4 @@ def write_report(root: Path, state: dict[str, Any], cfg: dict[str, Any]) -> Path
         lines += ["", "## Claims dun could not verify", ""]
         lines += [f"- iteration {n}: `{d.get('kind')}` {d.get('detail', '')}" for n, d in discrepancies]
     lines += ["", "Logs: `.dun/logs/iteration-N.json` (`dun logs N`), agent output: `dun logs N --out`.", ""]
-    path = root / ".dun" / "REPORT.md"
-    write_text_atomic(path, "\n".join(lines))
-    return path
+    return store.write_report("\n".join(lines))

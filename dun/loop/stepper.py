@@ -1,29 +1,30 @@
-"""`dun respond --decide`: the loop's policy, one step at a time, for `scripts/dun-loop.sh`.
+"""`dun respond --decide`: the iteration engine one step per process, for scripts/dun-loop.sh.
 
-Each step prints one line and exits with a code the script acts on; no limit or rule lives in the script:
+Each step prints one line and exits with a code the script acts on; no limit, rule or prompt logic lives in the
+script:
 
-    --before             go N | wait SECONDS REASON | stop REASON
-    --all-pass           confirm N | stop complete          (after `dun iterate` printed ALL_PASS)
-    --file F (after)     continue COOLDOWN | wait SECONDS REASON | stop REASON
+    --before                          go N (prompt in .dun/logs/iteration-N.prompt.md) | wait S REASON | stop REASON
+    --iteration N --exit-code RC      continue COOLDOWN | wait S REASON | stop REASON
+      (the answer: .dun/logs/iteration-N.out, stderr in iteration-N.err, or --file F)
+
+The steps are the engine's, as `dun loop` runs them: `--before` is `start` then `next`, the answer step is
+`conclude`, and a stop is `finish`. A step killed half-way leaves the state `dun loop` would leave.
 """
 
 from __future__ import annotations
 
 import math
+import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
-from dun.answer.handoff import read_json
-from dun.answer.transcript import ParseResult
 from dun.core.errors import UsageError
+from dun.core.kinds import Action, ExitCode, StopReason
 from dun.engine.session import open_session
-from dun.loop import lifecycle as runs
-from dun.loop.policy import Decision, before_iteration, nothing_actionable
-from dun.store.state import load_state, logs_dir
-
-EXIT_GO, EXIT_WAIT, EXIT_COMPLETE, EXIT_STOPPED = 0, 10, 20, 21
-SHELL_AGENT = "shell"
+from dun.loop.conclude import AgentFacts
+from dun.loop.engine import Engine, adapter_for, effective_config
+from dun.loop.policy import Decision
+from dun.store.lock import LoopLock
 
 
 def _emit(line: str, code: int) -> int:
@@ -31,83 +32,50 @@ def _emit(line: str, code: int) -> int:
     return code
 
 
-def _stop(root: Path, state: dict[str, Any], cfg: dict[str, Any], reason: str) -> int:
-    runs.finish(root, state, cfg, reason)
-    return _emit(f"stop {reason}", EXIT_COMPLETE if reason == "complete" else EXIT_STOPPED)
-
-
-def _decision(root: Path, state: dict[str, Any], cfg: dict[str, Any], decision: Decision) -> int:
-    if decision.action == "stop":
-        return _stop(root, state, cfg, decision.reason)
-    if decision.action == "wait":
+def _answer(engine: Engine, decision: Decision) -> int:
+    if decision.action == Action.STOP:
+        engine.finish(decision)
+        complete = decision.reason == StopReason.COMPLETE
+        return _emit(f"stop {decision.reason}", ExitCode.STEP_COMPLETE if complete else ExitCode.STEP_STOPPED)
+    if decision.action == Action.WAIT:
         # rounded up to a tenth: a wait never ends early, and a short one never becomes 0
-        return _emit(f"wait {math.ceil(decision.wait_s * 10) / 10:.1f} {decision.reason}", EXIT_WAIT)
-    return _emit(f"continue {cfg['loop']['cooldown_s']:g}", EXIT_GO)
+        return _emit(f"wait {math.ceil(decision.wait_s * 10) / 10:.1f} {decision.reason}", ExitCode.STEP_WAIT)
+    return _emit(f"continue {engine.cfg['loop']['cooldown_s']:g}", ExitCode.OK)
+
+
+def _engine(path: str | None) -> Engine:
+    session = open_session(path)
+    cfg = effective_config(session, {})
+    return Engine(session, cfg, adapter_for(session, cfg), external=True,
+                  say=_say)
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"dun: {text}\n")
 
 
 def decide_before(path: str | None) -> int:
-    session = open_session(path)
-    cfg = runs.effective_config(session, {})
-    root = session.root
-    state = load_state(root)
-    if state is None or state.get("status") != "running" or state.get("in_progress"):
-        state = runs.begin(session, cfg)
-    decision = before_iteration(state, cfg, (root / ".dun" / "STOP").exists())
-    if decision is not None:
-        return _decision(root, state, cfg, decision)
-    start = runs.Start([], None, None)
-    n, _ = runs.open_iteration(root, state, cfg, SHELL_AGENT, ["(scripts/dun-loop.sh)"], start,
-                               f"iteration-{state['iteration'] + 1}.prompt.md")
-    return _emit(f"go {n}", EXIT_GO)
+    """Start or resume the run, then the engine's next step: a stop, a wait, or `go N` with the prompt written."""
+    engine = _engine(path)
+    with LoopLock(engine.store):  # a `dun loop` in the same repo must not interleave with the script
+        engine.start()
+        step = engine.next(engine.store.stop_requested())
+        if isinstance(step, Decision):
+            return _answer(engine, step)
+        return _emit(f"go {step.n}", ExitCode.OK)
 
 
-def _running(path: str | None) -> tuple[Any, dict[str, Any], dict[str, Any], int]:
-    session = open_session(path)
-    cfg = runs.effective_config(session, {})
-    state = load_state(session.root)
-    if state is None or not state.get("in_progress"):
-        raise UsageError("no iteration in progress: run `dun respond --decide --before` first")
-    return session, state, cfg, int(state["in_progress"])
-
-
-def decide_all_pass(path: str | None) -> int:
-    """`dun iterate` found nothing actionable: complete, or a confirmation iteration."""
-    session, state, cfg, n = _running(path)
-    first = not any(log.get("exit_code") is not None for log in _run_logs(session.root, state))
-    if nothing_actionable(state, cfg, first) is not None:
-        for suffix in (".json", ".prompt.md"):  # no agent ran: this iteration never happened
-            (logs_dir(session.root) / f"iteration-{n}{suffix}").unlink(missing_ok=True)
-        state.update(iteration=n - 1, in_progress=None)
-        return _stop(session.root, state, cfg, "complete")
-    log = read_json(logs_dir(session.root) / f"iteration-{n}.json") or {}
-    log["confirmation"] = True
-    from dun.core.atomic import write_json_atomic
-
-    write_json_atomic(logs_dir(session.root) / f"iteration-{n}.json", log)
-    return _emit(f"confirm {n}", EXIT_GO)
-
-
-def _run_logs(root: Path, state: dict[str, Any]) -> list[dict[str, Any]]:
-    from dun.loop.report import iteration_logs
-
-    return [log for log in iteration_logs(root) if log.get("run_id") == state.get("run_id")]
-
-
-def decide_after(path: str | None, parsed: ParseResult, out_path: Path, exit_code: int | None) -> int:
-    session, state, cfg, n = _running(path)
-    log = read_json(logs_dir(session.root) / f"iteration-{n}.json") or {"schema_version": 1, "iteration": n}
-    base = read_json(session.root / ".dun" / "iterate.json") or {}
-    start = runs.Start(list(base.get("actionable") or []), base.get("head"), base.get("tree"),
-                       bool(log.get("confirmation")))
-    log["checks_before"] = {"actionable": len(start.actionable), "ids": start.actionable}
-    timed_out = exit_code == runs.EXIT_TIMEOUT
-    decision, _, _ = runs.conclude(session, cfg, state, n, parsed, start, log, exit_code, timed_out,
-                                   _cost(session, cfg, parsed), out_path)
-    return _decision(session.root, state, cfg, decision)
-
-
-def _cost(session: Any, cfg: dict[str, Any], parsed: ParseResult) -> float | None:
-    from dun.engine.manager import agent_adapters
-
-    adapter = agent_adapters(session.pm).get(cfg["agent"]["name"])
-    return adapter.cost(parsed.agent, cfg["agent"]) if adapter else None
+def decide_after(path: str | None, iteration: int | None, exit_code: int | None, answer: Path | None) -> int:
+    """Conclude iteration N from its answer and the agent's exit code (124: `timeout` killed it)."""
+    if iteration is None:
+        raise UsageError("--decide needs --iteration N (the number `--before` printed)")
+    engine = _engine(path)
+    with LoopLock(engine.store):
+        engine.attach(iteration)
+        out = engine.store.iteration_file(iteration, ".out")
+        if answer is not None and answer.resolve() != out.resolve():
+            shutil.copyfile(answer, out)  # the log keeps the answer it was judged on
+        if not out.is_file():
+            raise UsageError(f"no answer for iteration {iteration}: {out} is missing")
+        timed_out = exit_code == ExitCode.AGENT_TIMEOUT
+        return _answer(engine, engine.conclude(iteration, AgentFacts(exit_code, timed_out)))

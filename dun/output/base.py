@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dun.core.errors import EXIT_OK, EXIT_WORK_REMAINS
+from dun.core.kinds import ExitCode
 from dun.engine.model import Report
 
 JSON_SCHEMA_VERSION = 1
@@ -21,7 +21,7 @@ Formatter = Callable[[Report, FormatOptions], str]
 
 
 def exit_code(report: Report) -> int:
-    return EXIT_WORK_REMAINS if report.actionable() else EXIT_OK
+    return ExitCode.WORK_REMAINS if report.actionable() else ExitCode.OK
 
 
 def summary_line(report: Report) -> str:

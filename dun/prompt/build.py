@@ -10,6 +10,7 @@ from typing import Any
 
 from dun.core.resources import data_dir
 from dun.engine.model import CheckResult, Item, Level, folded_count
+from dun.store.store import Store
 
 ALL_PASS = "---DUN_ITERATE---\nSTATUS: ALL_PASS\nEXIT_SIGNAL: true\n---END_DUN_ITERATE---\n"
 MODES = ("manual", "plan", "auto", "yolo")
@@ -22,7 +23,7 @@ DETAIL_LINES = 15
 
 def template(root: Path, name: str) -> str:
     """A template from `.dun/templates/` when the repo overrides it, else dun's own."""
-    override = root / ".dun" / "templates" / name
+    override = Store(root).templates_dir / name
     path = override if override.is_file() else data_dir("templates") / name
     return path.read_text(encoding="utf-8")
 

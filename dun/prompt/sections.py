@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dun.answer.handoff import read_handoff, read_json
-from dun.core.errors import UsageError
+from dun.core.errors import DunError, UsageError
 from dun.core.git import diff_stat, recent_commits
 from dun.core.textfiles import read_text
 from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.prompt.build import MODES, Prompt, assemble, build, template
+from dun.store.records import Handoff
+from dun.store.store import Store
 
 
 def mission_section(session: Session) -> str:
@@ -23,7 +24,7 @@ def mission_section(session: Session) -> str:
     return f"From {rel}:\n\n{text.strip()}"
 
 
-def handoff_section(handoff: dict[str, Any] | None, report: Report) -> str:
+def handoff_section(handoff: Handoff | None, report: Report) -> str:
     if not handoff:
         return ""
     status = handoff.get("status")
@@ -51,7 +52,7 @@ def handoff_section(handoff: dict[str, Any] | None, report: Report) -> str:
     return "\n".join(lines)
 
 
-def _discrepancies(handoff: dict[str, Any], report: Report) -> list[str]:
+def _discrepancies(handoff: Handoff, report: Report) -> list[str]:
     """What the loop recorded; for a handoff from a plain `dun respond`, the same claim checks against today's."""
     if "discrepancies" in handoff:
         return [str(d) for d in handoff["discrepancies"]]
@@ -84,7 +85,10 @@ def git_section(session: Session, previous: dict[str, Any] | None) -> str:
 
 def loop_section(root: Path) -> str:
     """Shown when `dun loop` is running: it keeps these numbers in .dun/state.json."""
-    state = read_json(root / ".dun" / "state.json")
+    try:
+        state = Store(root).read_state()
+    except DunError:  # a corrupt state is `dun loop`'s to report, not the prompt's
+        return ""
     if not state or state.get("status") != "running":
         return ""
     parts = [f"Iteration {state.get('iteration')}"]
@@ -105,7 +109,7 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
         raise UsageError(f"unknown automation mode '{mode}'; choose from {', '.join(MODES)}")
     sections = {
         "mission": mission_section(session),
-        "handoff": handoff_section(read_handoff(session.root), report),
+        "handoff": handoff_section(Store(session.root).read_handoff(), report),
         "git": git_text,
         "loop": loop_section(session.root),
         "instructions": template(session.root, f"instructions/{mode}.md"),
@@ -119,7 +123,7 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
 def render(session: Session, report: Report, confirmation: bool, n: int) -> str:
     """The prompt of iteration `n`: `dun iterate`'s, or the confirmation prompt when every check passes."""
     if not confirmation:
-        git_text = git_section(session, read_json(session.root / ".dun" / "iterate.json"))
+        git_text = git_section(session, Store(session.root).read_iterate())
         return build_prompt(session, report, git_text, iteration=n).text
     sections = {"mission": mission_section(session), "instructions": template(session.root, "confirm.md"),
                 "status_template": template(session.root, "status-block.md")}

@@ -8,10 +8,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from dun.answer.handoff import read_json
 from dun.core.atomic import write_json_atomic
 from dun.core.git import git
 from dun.engine.checkapi import CheckContext
+from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
 
 CHECKER_GLOBS = [".dun/config.yaml", ".dun/plugins/**", ".dun/templates/**", ".coveragerc"]
@@ -20,7 +20,7 @@ TEST_PATTERN = r"^\s*(def test_|async def test_|func Test|it\(|test\()"
 
 
 def fingerprint_path(root: Path) -> Path:
-    return root / ".dun" / "fingerprint.json"
+    return Store(root).fingerprint_path
 
 
 def _globs(catalog: Any, protected: list[str]) -> list[str]:

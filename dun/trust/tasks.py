@@ -7,19 +7,19 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from dun.answer.handoff import read_json
 from dun.checks.readers.markdown import parse_boxes
 from dun.core.atomic import write_json_atomic
 from dun.core.proc import run_streaming
 from dun.core.textfiles import read_text
 from dun.engine.model import Report
+from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
 
 VERIFY_TIMEOUT_S = 300
 
 
 def ledger_path(root: Path) -> Path:
-    return root / ".dun" / "tasks.json"
+    return Store(root).tasks_path
 
 
 def _hash(text: str) -> str:

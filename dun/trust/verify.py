@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from dun.answer.block import StatusBlock
-from dun.answer.handoff import read_json
 from dun.core.git import git
 from dun.engine.model import Report
 from dun.engine.session import Session
+from dun.store.records import LoopState
+from dun.store.store import read_json
 from dun.trust import tamper, tasks
 from dun.trust.claims import discrepancy, verify_claims
 
@@ -51,7 +52,7 @@ def _commit(root: Path, paths: list[str], skip: set[str], message: str) -> list[
     return mine if proc.returncode == 0 else []
 
 
-def verify_iteration(session: Session, cfg: dict[str, Any], state: dict[str, Any], block: StatusBlock | None,
+def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, block: StatusBlock | None,
                      after: Report, files_changed: int, commits: int, tree_before: str | None,
                      tree_after: str | None, newly_passing: list[str]) -> dict[str, Any]:
     root = session.root

@@ -7,7 +7,8 @@ import json
 import sys
 
 from dun.config.schema import did_you_mean
-from dun.core.errors import EXIT_OK, UsageError
+from dun.core.errors import UsageError
+from dun.core.kinds import ExitCode
 from dun.engine.model import Status, level_for
 from dun.engine.session import open_session
 
@@ -31,7 +32,7 @@ def run_explain(check_id: str, path: str | None, as_json: bool) -> int:
     }
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
-        return EXIT_OK
+        return ExitCode.OK
     from ruamel.yaml import YAML
 
     buf = io.StringIO()
@@ -56,4 +57,4 @@ def run_explain(check_id: str, path: str | None, as_json: bool) -> int:
     lines.append("  definition:")
     lines.extend("    " + line for line in buf.getvalue().rstrip().splitlines())
     sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_OK
+    return ExitCode.OK

@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 import sys
 
-from dun.core.errors import EXIT_OK, UsageError
+from dun.core.errors import UsageError
 from dun.core.git import find_repo
+from dun.core.kinds import ExitCode
 from dun.core.resources import data_dir
 
 # template name -> path in the repo
@@ -30,4 +31,4 @@ def run_init(path: str | None, force: bool) -> int:
         shutil.copyfile(src, dest)
         sys.stdout.write(f"wrote {dest.relative_to(root)}\n")
     sys.stdout.write("next: edit MISSION.md and .dun/plugins/example.yaml, then run `dun check`\n")
-    return EXIT_OK
+    return ExitCode.OK

@@ -8,11 +8,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from dun.answer.handoff import read_json, record_iterate
-from dun.core.errors import EXIT_OK, UsageError
+from dun.answer.handoff import record_iterate
+from dun.core.errors import UsageError
+from dun.core.kinds import ExitCode
 from dun.engine.session import open_session
 from dun.prompt.build import ALL_PASS
 from dun.prompt.sections import build_prompt, git_section, render
+from dun.store.store import Store
 
 
 @dataclass
@@ -34,25 +36,26 @@ def run_iterate(opts: IterateOptions) -> int:
         raise UsageError("--max-prompt-chars must be at least 1000")
     session = open_session(opts.path)
     session.context().prefetch()
-    previous = read_json(session.root / ".dun" / "iterate.json")
+    store = Store(session.root)
+    previous = store.read_iterate()
     # git log and diff are subprocesses: run them while the checks run
     git_text: list[str] = []
     git_thread = threading.Thread(target=lambda: git_text.append(git_section(session, previous)), daemon=True)
     git_thread.start()
     report = session.report(opts.only, opts.skip)
-    record_iterate(session.root, report.actionable(), with_tree=opts.iteration is not None)
+    record_iterate(store, report.actionable(), with_tree=opts.iteration is not None)
     if opts.confirm:
         git_thread.join()
         sys.stdout.write(render(session, report, True, opts.iteration or 1))
-        return EXIT_OK
+        return ExitCode.OK
     if not report.actionable():
         data: Any = {"schema_version": 1, "kind": "all_pass", "status": "ALL_PASS", "exit_signal": True}
         sys.stdout.write(json.dumps(data) + "\n" if opts.format == "json" else ALL_PASS)
-        return EXIT_OK
+        return ExitCode.OK
     git_thread.join()
     prompt = build_prompt(session, report, git_text[0] if git_text else "", opts.iteration, opts.automation,
                           opts.max_prompt_chars)
     for note in prompt.notes:
         sys.stderr.write(f"dun: {note}\n")
     sys.stdout.write(json.dumps(prompt.to_dict(), indent=2) + "\n" if opts.format == "json" else prompt.text)
-    return EXIT_OK
+    return ExitCode.OK

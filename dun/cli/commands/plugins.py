@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dun.core.errors import EXIT_OK, EXIT_USAGE, ConfigError
+from dun.core.errors import ConfigError
+from dun.core.kinds import ExitCode
 from dun.engine.manager import check_types, describe, make_manager
 from dun.engine.manifest import load_manifest
 from dun.engine.session import open_session
@@ -24,7 +25,7 @@ def run_list(path: str | None, as_json: bool) -> int:
     if as_json:
         data = {"python": [p.to_dict() for p in python_plugins], "manifests": manifests}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
-        return EXIT_OK
+        return ExitCode.OK
     lines = ["Python plugins:"]
     for p in python_plugins:
         lines.append(f"  {p.name:24} {p.source:12} hooks: {', '.join(p.hooks)}")
@@ -36,7 +37,7 @@ def run_list(path: str | None, as_json: bool) -> int:
         for old in m["overrides"]:
             lines.append(f"  {'':24} overrides {old}")
     sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def run_validate(files: list[str]) -> int:
@@ -52,4 +53,4 @@ def run_validate(files: list[str]) -> int:
                 sys.stderr.write(line + "\n")
             continue
         sys.stdout.write(f"{name}: ok, plugin '{manifest.id}' with {len(manifest.checks)} check(s)\n")
-    return EXIT_USAGE if bad else EXIT_OK
+    return ExitCode.USAGE if bad else ExitCode.OK

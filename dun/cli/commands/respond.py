@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from dun.answer.handoff import build_handoff, ensure_runtime_dir, read_json, write_handoff
+from dun.answer.handoff import build_handoff
 from dun.answer.transcript import ParseResult, parse_stream
-from dun.core.atomic import write_json_atomic
-from dun.core.errors import EXIT_OK, UsageError
+from dun.core.errors import UsageError
 from dun.core.git import find_repo
-
-EXIT_NO_BLOCK = 4
+from dun.core.kinds import ExitCode
+from dun.store.records import LOG_SCHEMA_VERSION
+from dun.store.store import Store
 
 
 def _open(source: str | None) -> BinaryIO:
@@ -30,28 +30,32 @@ def _open(source: str | None) -> BinaryIO:
         raise UsageError(f"{source}: cannot read: {exc.strerror or exc}") from None
 
 
-def record_iteration_log(root: Path, iteration: int, parsed: ParseResult) -> Path:
+def record_iteration_log(store: Store, iteration: int, parsed: ParseResult) -> None:
     """Add the parsed answer to `.dun/logs/iteration-N.json`, keeping what the loop already wrote there."""
-    path = ensure_runtime_dir(root) / "logs" / f"iteration-{iteration}.json"
-    log = read_json(path) or {"schema_version": 1, "iteration": iteration}
+    store.ensure()
+    log = store.read_log(iteration) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": iteration}
     log["status_block"] = parsed.block.to_dict() if parsed.block else None
     log["parse_error"] = parsed.error if parsed.outcome != "parsed" else None
     log["parse_outcome"] = parsed.outcome
     log["answer_shape"] = parsed.shape
     log.setdefault("agent_facts", {}).update(parsed.agent)
-    write_json_atomic(path, log)
-    return path
+    store.write_log(log)
 
 
 def run_respond(source: str | None, file: str | None, iteration: int | None, path: str | None,
-                decide: bool = False, before: bool = False, all_pass: bool = False,
-                exit_code: int | None = None) -> int:
-    if before or all_pass:
-        if not decide:
-            raise UsageError("--before and --all-pass go with --decide")
-        from dun.loop.stepper import decide_all_pass, decide_before
+                decide: bool = False, before: bool = False, exit_code: int | None = None) -> int:
+    if before and not decide:
+        raise UsageError("--before goes with --decide")
+    if decide:
+        from dun.loop.stepper import decide_after, decide_before
 
-        return decide_before(path) if before else decide_all_pass(path)
+        if before:
+            if source is not None or file is not None or iteration is not None:
+                raise UsageError("--decide --before takes no answer and no --iteration")
+            return decide_before(path)
+        if source is not None:
+            raise UsageError("--decide reads the answer from .dun/logs/iteration-N.out (or --file F), not stdin")
+        return decide_after(path, iteration, exit_code, Path(file) if file is not None else None)
     if source is not None and file is not None:
         raise UsageError("give the answer either as --file FILE or as '-' for stdin, not both")
     stream = _open(file if file is not None else source)
@@ -60,18 +64,11 @@ def run_respond(source: str | None, file: str | None, iteration: int | None, pat
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    if decide:
-        if file is None:
-            raise UsageError("--decide needs the answer as --file F (the script keeps it in .dun/logs/)")
-        from dun.loop.stepper import decide_after
-
-        return decide_after(path, parsed, Path(file), exit_code)
-    root = find_repo(path).root
-    handoff = build_handoff(root, parsed, iteration)
-    write_handoff(root, handoff)
+    store = Store(find_repo(path).root)
+    store.write_handoff(build_handoff(store, parsed, iteration))
     if iteration is not None:
-        record_iteration_log(root, iteration, parsed)
+        record_iteration_log(store, iteration, parsed)
     sys.stdout.write(json.dumps(parsed.to_dict(), indent=2) + "\n")
     for note in parsed.notes:
         sys.stderr.write(f"dun: {note}\n")
-    return EXIT_OK if parsed.outcome == "parsed" else EXIT_NO_BLOCK
+    return ExitCode.OK if parsed.outcome == "parsed" else ExitCode.NO_BLOCK

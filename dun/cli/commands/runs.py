@@ -7,26 +7,26 @@ import os
 import signal
 import sys
 import time
-from typing import Any
 
-from dun.answer.handoff import ensure_runtime_dir, read_json
-from dun.core.atomic import write_text_atomic
-from dun.core.errors import EXIT_OK, UsageError
+from dun.core.errors import UsageError
 from dun.core.git import find_repo
-from dun.loop.report import cost_text, iteration_logs, verdict
-from dun.store.state import load_state, lock_holder, logs_dir
+from dun.core.kinds import ExitCode
+from dun.loop.report import cost_text, verdict
+from dun.store.lock import lock_holder
+from dun.store.records import IterationLog
+from dun.store.store import Store
 
 
 def run_status(path: str | None, as_json: bool) -> int:
-    root = find_repo(path).root
-    state = load_state(root)
-    holder = lock_holder(root)
+    store = Store(find_repo(path).root)
+    state = store.read_state()
+    holder = lock_holder(store)
     if as_json:
         sys.stdout.write(json.dumps({"state": state, "loop_pid": holder}, indent=2) + "\n")
-        return EXIT_OK
+        return ExitCode.OK
     if state is None:
         sys.stdout.write("no loop has run here yet (`dun loop` starts one)\n")
-        return EXIT_OK
+        return ExitCode.OK
     if holder:
         running = f"running (pid {holder})"
     elif state["status"] == "running":
@@ -40,14 +40,15 @@ def run_status(path: str | None, as_json: bool) -> int:
              f"call(s), started {state['started_at']}",
              f"circuit {c['state']}" + (f" ({c['reason']})" if c.get("reason") else "")
              + f", no progress {c['no_progress']}, same error {c['same_error']}"]
-    if state.get("resume_at") and state["resume_at"] > time.time():
-        until = time.strftime("%H:%M:%S", time.localtime(state["resume_at"]))
+    resume_at = state.get("resume_at")
+    if resume_at and resume_at > time.time():
+        until = time.strftime("%H:%M:%S", time.localtime(resume_at))
         lines.append(f"waiting for a usage limit until {until}")
     sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_OK
+    return ExitCode.OK
 
 
-def _log_line(log: dict[str, Any]) -> str:
+def _log_line(log: IterationLog) -> str:
     block = log.get("status_block") or {}
     cost = cost_text(log.get("cost_usd"))
     return (f"{log.get('iteration'):>4}  {log.get('started_at') or '-':25}  exit {log.get('exit_code')!s:4}  "
@@ -56,42 +57,41 @@ def _log_line(log: dict[str, Any]) -> str:
 
 
 def run_logs(path: str | None, number: int | None, as_json: bool, out: bool) -> int:
-    root = find_repo(path).root
+    store = Store(find_repo(path).root)
+    root = store.root
     if number is None:
-        logs = iteration_logs(root)
+        logs = store.iteration_logs()
         if as_json:
             sys.stdout.write(json.dumps(logs, indent=2) + "\n")
         else:
             sys.stdout.write("".join(_log_line(log) + "\n" for log in logs) or "no iterations logged yet\n")
-        return EXIT_OK
-    base = logs_dir(root) / f"iteration-{number}"
+        return ExitCode.OK
     if out:
-        raw = base.with_suffix(".out")
+        raw = store.iteration_file(number, ".out")
         if not raw.is_file():
             raise UsageError(f"no agent output for iteration {number} ({raw.relative_to(root)})")
         with raw.open("rb") as fh:
             while chunk := fh.read(1 << 16):
                 sys.stdout.buffer.write(chunk)
-        return EXIT_OK
-    log = read_json(base.with_suffix(".json"))
+        return ExitCode.OK
+    log = store.read_log(number)
     if log is None:
         raise UsageError(f"no log for iteration {number}")
     if as_json:
         sys.stdout.write(json.dumps(log, indent=2) + "\n")
-        return EXIT_OK
+        return ExitCode.OK
     sys.stdout.write(_log_line(log) + "\n")
     for key in ("argv", "error", "parse_error", "checks_before", "checks_after", "progress", "circuit", "decision",
                 "flags", "verification"):
         if log.get(key) not in (None, [], {}):
             sys.stdout.write(f"  {key}: {json.dumps(log[key])}\n")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def run_stop(path: str | None, now: bool) -> int:
-    root = find_repo(path).root
-    ensure_runtime_dir(root)
-    write_text_atomic(root / ".dun" / "STOP", "now\n" if now else "after-iteration\n")
-    holder = lock_holder(root)
+    store = Store(find_repo(path).root)
+    store.request_stop(now)
+    holder = lock_holder(store)
     if now and holder and holder > 0:
         try:
             os.kill(holder, signal.SIGTERM)
@@ -102,4 +102,4 @@ def run_stop(path: str | None, now: bool) -> int:
         sys.stdout.write(f"asked the loop (pid {holder}) to stop {when}\n")
     else:
         sys.stdout.write("no loop is running; the next `dun loop` will stop before its first agent call\n")
-    return EXIT_OK
+    return ExitCode.OK

@@ -13,8 +13,9 @@ from dun.answer.block import StatusBlock
 from dun.answer.transcript import ParseResult
 from dun.config.loader import defaults_only
 from dun.loop.circuit import CLOSED, HALF_OPEN, OPEN, trip
-from dun.loop.policy import Decision, Outcome, after_iteration, before_iteration, nothing_actionable
-from dun.store.state import new_state
+from dun.loop.policy import Decision, after_iteration, before_iteration, nothing_actionable
+from dun.loop.policy import IterationOutcome as Outcome
+from dun.store.records import new_state
 
 NOW = 1_800_000_000.0
 
@@ -281,21 +282,21 @@ def test_decision_to_dict() -> None:
 
 
 def test_nothing_actionable_before_the_first_iteration_is_complete() -> None:
-    assert nothing_actionable(state(), cfg(), True) == Decision("stop", "complete")
+    assert nothing_actionable(state(iteration=0), cfg()) == Decision("stop", "complete")
 
 
 def test_nothing_actionable_after_the_agent_agreed_is_complete() -> None:
-    assert nothing_actionable(state(last_exit_signal=True), cfg(), False) == Decision("stop", "complete")
+    assert nothing_actionable(state(last_exit_signal=True, iteration=1), cfg()) == Decision("stop", "complete")
 
 
 def test_nothing_actionable_while_the_agent_disagrees_asks_for_a_confirmation() -> None:
-    assert nothing_actionable(state(last_exit_signal=False), cfg(), False) is None
-    assert nothing_actionable(state(last_exit_signal=None, confirmations=1), cfg(confirm_iterations=2),
-                              False) is None
+    assert nothing_actionable(state(last_exit_signal=False, iteration=1), cfg()) is None
+    assert nothing_actionable(state(last_exit_signal=None, confirmations=1, iteration=1),
+                              cfg(confirm_iterations=2)) is None
 
 
 def test_nothing_actionable_after_enough_confirmations_is_complete() -> None:
-    s = state(last_exit_signal=False, confirmations=2)
-    assert nothing_actionable(s, cfg(confirm_iterations=2), False) == Decision("stop", "complete")
-    assert nothing_actionable(state(last_exit_signal=False), cfg(confirm_iterations=0), False) == Decision(
+    s = state(last_exit_signal=False, confirmations=2, iteration=2)
+    assert nothing_actionable(s, cfg(confirm_iterations=2)) == Decision("stop", "complete")
+    assert nothing_actionable(state(last_exit_signal=False, iteration=1), cfg(confirm_iterations=0)) == Decision(
         "stop", "complete")

@@ -24,9 +24,9 @@ import pexpect
 import pytest
 from conftest import git, write
 from fake_agent import FAKE_COMMAND, block, calls, write_scenario
-from test_loop import make_repo as loop_repo
+from test_driver import make_repo as loop_repo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "dun-loop.sh"
 VENV_BIN = Path(sys.executable).parent  # where `dun` is installed: the script finds it on PATH
 RUN_TIMEOUT_S = 30.0
@@ -228,7 +228,7 @@ def test_hourly_call_limit_makes_both_wait_then_finish(tmp_path: Path) -> None:
     seeded = time.time() - 3600 + 4
 
     def seed(repo: Path) -> None:
-        from dun.store.state import new_state
+        from dun.store.records import new_state
 
         previous = {**new_state(), "status": "complete", "stop_reason": "complete", "calls": [seeded]}
         write(repo, ".dun/state.json", json.dumps(previous))
@@ -243,14 +243,15 @@ def test_hourly_call_limit_makes_both_wait_then_finish(tmp_path: Path) -> None:
 
 def test_script_is_never_told_to_wait_less_than_dun_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from dun.loop.stepper import EXIT_WAIT, decide_before
-    from dun.store.state import new_state
+    from dun.core.kinds import ExitCode
+    from dun.loop.stepper import decide_before
+    from dun.store.records import new_state
 
     repo = make_repo(tmp_path / "repo", boxes=("alpha",))
     frozen = time.time()
     write(repo, ".dun/state.json", json.dumps({**new_state(), "resume_at": frozen + 0.4}))  # a usage-limit wait
     monkeypatch.setattr(time, "time", lambda: frozen)
-    assert decide_before(str(repo)) == EXIT_WAIT
+    assert decide_before(str(repo)) == ExitCode.STEP_WAIT
     action, seconds, reason = capsys.readouterr().out.split()
     assert (action, reason) == ("wait", "usage_limit")
     assert float(seconds) >= 0.4, f"dun asked the script to sleep {seconds} s of a 0.4 s wait"

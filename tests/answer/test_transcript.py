@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from dun.answer.block import END, STATUSES, StatusBlock
 from dun.answer.transcript import ParseResult, parse_stream, parse_text
 
-CORPUS_DIR = Path(__file__).parent / "corpus"
+CORPUS_DIR = Path(__file__).parents[1] / "corpus"
 OUTCOMES = {"parsed", "no_status_block", "parse_error"}
 SHAPES = {"text", "claude-json", "claude-stream-json", "codex-jsonl", "gemini-json", "jsonl", "json"}
 SID = "9f1c2b7e-4d3a-4c51-9a0e-2f6b8d4e1a73"

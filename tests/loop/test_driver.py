@@ -23,7 +23,7 @@ import pytest
 from conftest import git, write
 from fake_agent import FAKE_COMMAND, alive, block, calls, child_pid, sidecar, write_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DUN = [sys.executable, "-m", "dun"]
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import GIT_ENV, git, write
 from fake_agent import FAKE_COMMAND, block, calls, write_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DUN = [sys.executable, "-m", "dun"]
 PY = sys.executable
 MISSION = "# Mission\n\n- [ ] alpha\n- [ ] beta\n- [ ] gamma\n"

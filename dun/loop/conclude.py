@@ -1,0 +1,114 @@
+"""Judging one iteration after its agent answered: the error, the checks again, git, trust verification, the
+handoff, the policy's decision and the completed log record."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from dun.agents.base import AgentAdapter
+from dun.agents.limits import AgentError
+from dun.answer.handoff import build_handoff
+from dun.answer.transcript import ParseResult
+from dun.core.git import changed_paths, diff_stat, head, recent_commits, worktree_tree
+from dun.core.kinds import ErrorKind
+from dun.core.timefmt import now_iso
+from dun.engine.model import Report
+from dun.engine.session import Session
+from dun.loop.policy import Decision, IterationOutcome, after_iteration
+from dun.store.records import IterationLog, LoopState, Start
+from dun.store.store import Store
+
+
+@dataclass
+class AgentFacts:
+    """How the agent call ended, as the driver saw it."""
+
+    exit_code: int | None
+    timed_out: bool = False
+    start_error: str | None = None  # the command could not start
+    interrupted: bool = False  # we stopped it (signal, `dun stop --now`): not the agent's failure
+    duration_s: float | None = None
+
+
+def agent_error(adapter: AgentAdapter, cfg: dict[str, Any], parsed: ParseResult, facts: AgentFacts,
+                stdout_tail: str, stderr_tail: str) -> AgentError | None:
+    if facts.interrupted:
+        return None
+    if facts.start_error:
+        return AgentError(ErrorKind.OTHER, facts.start_error, None)
+    if facts.timed_out:
+        return AgentError(ErrorKind.OTHER, f"timed out after {cfg['loop']['iteration_timeout_s']:g}s", None)
+    return adapter.classify(parsed.agent, facts.exit_code, stdout_tail, stderr_tail)
+
+
+def known_cost(value: float | None) -> float | None:
+    """A reported cost that is not a finite, non-negative number is unknown, never a refund or a disabled cap."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: AgentAdapter, n: int,
+          parsed: ParseResult, start: Start, log: IterationLog, facts: AgentFacts, stdout_tail: str,
+          stderr_tail: str) -> tuple[Decision, Report, str | None]:
+    """Fold the iteration into `state` and `log` (in place). Returns the decision, and the checks and work-tree
+    hash afterwards (the next iteration may reuse them)."""
+    root = session.root
+    error = agent_error(adapter, cfg, parsed, facts, stdout_tail, stderr_tail)
+    after = session.report()
+    after_ids = [r.id for r in after.actionable()]
+    head_after = head(root)
+    tree_after = worktree_tree(root) if start["tree"] else None
+    if start["tree"] and tree_after:
+        files_changed = len(changed_paths(root, start["tree"], tree_after))
+    else:  # no tree hash recorded at the start: compare with the starting commit instead
+        files_changed = diff_stat(root, start["head"])[1] if start["head"] else 0
+    newly_passing = sorted(set(start["actionable"]) - set(after_ids))
+    commits = recent_commits(root, 50, since=start["head"]) if start["head"] and head_after else []
+    from dun.trust.verify import verify_iteration
+
+    verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, len(commits),
+                                    start["tree"], tree_after, newly_passing)
+    if verification["restored"] or verification["reverted"]:  # dun repaired the tree: judge the repaired state
+        after = session.report()
+        after_ids = [r.id for r in after.actionable()]
+        newly_passing = sorted(set(start["actionable"]) - set(after_ids))
+        head_after = head(root)
+        tree_after = worktree_tree(root) if start["tree"] else None
+    progress = bool(start["head"] != head_after or files_changed or newly_passing)
+    cost = known_cost(adapter.cost(parsed.agent, cfg["agent"]))
+    estimated = False
+    budget = cfg["loop"]["budget_per_iteration_usd"]
+    if cost is None and budget and (facts.timed_out or parsed.agent.get("cost_usd") is not None):
+        cost, estimated = budget, True  # a killed call reports nothing, a garbled one lies: assume its cap
+    denials = len(parsed.agent.get("permission_denials") or [])
+    found = verification["discrepancies"]
+    outcome = IterationOutcome(parsed, error, cost or 0.0, progress, after_ids, start["confirmation"], denials,
+                               facts.interrupted, found, None if facts.interrupted else verification["stop"])
+    decision = after_iteration(state, cfg, outcome)
+    handoff = build_handoff(Store(root), parsed, n, {"base_head": start["head"], "head": head_after,
+                                                     "commits": commits[:20], "files_changed": files_changed})
+    handoff["discrepancies"] = [d["detail"] for d in found]
+    Store(root).write_handoff(handoff)
+    log["verification"] = {k: v for k, v in verification.items() if k != "stop"}
+    if facts.interrupted:
+        log["interrupted"] = True
+    if facts.duration_s is not None:
+        log["duration_s"] = round(facts.duration_s, 3)
+    log.update({
+        "ended_at": now_iso(), "exit_code": facts.exit_code, "timed_out": facts.timed_out, "cost_usd": cost,
+        "cost_estimated": estimated, "session_id": parsed.agent.get("session_id"),
+        "error_kind": error.kind if error else None, "error": error.message if error else None,
+        "reset_at": error.reset_at if error else None,
+        "status_block": parsed.block.to_dict() if parsed.block else None,
+        "parse_error": parsed.error if parsed.outcome != "parsed" else None,
+        "parse_outcome": parsed.outcome, "answer_shape": parsed.shape,
+        "checks_after": {"actionable": len(after_ids), "ids": after_ids},
+        "progress": {"head_before": start["head"], "head_after": head_after, "commits": commits,
+                     "files_changed": files_changed, "tree_hash": tree_after, "newly_passing": newly_passing},
+        "permission_denials": denials, "flags": outcome.flags, "circuit": state["circuit"],
+        "decision": decision.to_dict(),
+    })
+    return decision, after, tree_after

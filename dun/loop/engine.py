@@ -1,0 +1,291 @@
+"""The iteration engine: the steps of one iteration, written once, for both drivers.
+
+    start     start a run, or resume one (an iteration left open by a kill is closed as interrupted)
+    next      stop or wait (policy), else run the checks, render the prompt and open iteration N
+    (agent)   `dun loop` runs the adapter's command in-process; scripts/dun-loop.sh runs its own command
+    conclude  parse the answer, re-run the checks, verify the claims, decide (policy), log, save
+    finish    record the stop reason and write the report
+
+`dun loop` (driver.py) calls these in one process; `dun respond --decide` (stepper.py) calls one step per process.
+Every step starts from `.dun/state.json` and ends by saving it, so both drivers take the same decision from the
+same state, whichever step a kill interrupted.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dun.agents.base import AgentAdapter, AgentRequest, Invocation
+from dun.agents.registry import agent_adapters
+from dun.agents.runner import output_tail, process_start_time, stop_recorded_agent
+from dun.answer.handoff import record_iterate
+from dun.core.errors import UsageError
+from dun.core.git import head, worktree_tree
+from dun.core.kinds import Action, ExitCode, StopReason
+from dun.core.timefmt import now_iso
+from dun.engine.model import Report
+from dun.engine.session import Session
+from dun.loop import circuit as breaker
+from dun.loop.conclude import AgentFacts, judge
+from dun.loop.policy import Decision, before_iteration, nothing_actionable
+from dun.loop.ratewindow import calls_left
+from dun.loop.report import write_report
+from dun.prompt.sections import render
+from dun.store.records import LOG_SCHEMA_VERSION, IterationLog, LoopState, Start, new_state
+from dun.store.store import Store
+
+SHELL_AGENT = "shell"
+
+
+def effective_config(session: Session, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The config values with command-line overrides (`loop.max_iterations`, `agent.name`, ...) on top."""
+    cfg = copy.deepcopy(session.config.values)
+    for dotted, value in overrides.items():
+        if value is not None:
+            section, key = dotted.split(".")
+            cfg[section][key] = value
+    return cfg
+
+
+def redact(argv: list[str], secrets: list[str]) -> list[str]:
+    out = []
+    for arg in argv:
+        for secret in secrets:
+            if secret and secret in arg:
+                arg = arg.replace(secret, f"<prompt: {len(secret)} chars>" if len(secret) > 80 else "<redacted>")
+        out.append(arg)
+    return out
+
+
+@dataclass
+class Opened:
+    """An iteration whose prompt is written and whose agent may now run."""
+
+    n: int
+    prompt: str
+    prompt_file: Path
+    confirmation: bool
+    invocation: Invocation | None  # None for the shell driver, which runs its own command
+
+
+def exit_code_for(reason: str, signalled_term: bool = False) -> int:
+    if reason == StopReason.COMPLETE:
+        return ExitCode.OK
+    if reason == StopReason.INTERRUPTED:
+        return ExitCode.SIGTERM if signalled_term else ExitCode.SIGINT
+    return ExitCode.WORK_REMAINS
+
+
+def adapter_for(session: Session, cfg: dict[str, Any]) -> AgentAdapter:
+    adapters = agent_adapters(session.pm)
+    name = cfg["agent"]["name"]
+    if name not in adapters:
+        raise UsageError(f"unknown agent '{name}'; choose from {', '.join(sorted(adapters))}")
+    return adapters[name]
+
+
+class Engine:
+    def __init__(self, session: Session, cfg: dict[str, Any], adapter: AgentAdapter, external: bool = False,
+                 say: Callable[[str], None] | None = None) -> None:
+        self.session = session
+        self.cfg = cfg
+        self.adapter = adapter
+        self.external = external  # the shell driver runs the agent: no argv of ours, no guard wiring
+        self.store = Store(session.root)
+        self.say = say or (lambda text: None)
+        self.state: LoopState = new_state()
+        self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
+
+    # -- state ---------------------------------------------------------------------------------------------
+    def save(self) -> None:
+        loop, state = self.cfg["loop"], self.state
+        state["calls_left_hour"] = calls_left(state["calls"], loop["max_calls_per_hour"], time.time())
+        cap = loop["max_budget_usd"]
+        state["budget_left_usd"] = round(cap - state["cost_usd_total"], 4) if cap > 0 else None
+        self.store.write_state(state)
+
+    def starting_state(self, fresh: bool = False,
+                       reset_circuit: bool = False) -> tuple[LoopState, LoopState | None, bool]:
+        """The state a run starts from, the previous run's state, and whether this is a new run (pure: it writes
+        nothing, so `--dry-run` uses it too)."""
+        previous = self._read_previous(fresh)
+        new_run = previous is None or fresh or previous["status"] == "complete"
+        if new_run:
+            state = new_state()
+            if previous is not None:  # what outlives a run: the call window, a pending wait, the breaker
+                state.update({"calls": previous["calls"], "resume_at": previous["resume_at"],
+                              "circuit": previous["circuit"]})
+        else:
+            assert previous is not None
+            state = copy.deepcopy(previous)
+        if reset_circuit:
+            state["circuit"] = breaker.new_circuit()
+        state["circuit"] = breaker.on_start(state["circuit"], self.cfg["circuit"]["cooldown_min"], time.time())
+        return state, previous, new_run
+
+    def _read_previous(self, fresh: bool) -> LoopState | None:
+        from dun.store.store import StateCorrupt
+
+        try:
+            return self.store.read_state()
+        except StateCorrupt as exc:
+            if not fresh:
+                raise
+            self.say(f"{str(exc).split(';')[0]}; kept as {self.store.set_aside_state()}; starting a new run")
+            return None
+
+    def start(self, fresh: bool = False, reset_circuit: bool = False) -> LoopState:
+        """Start a new run or resume the one in progress; the state is saved. A new run archives the previous
+        run's logs (never overwriting them) and records the boxes and the checker fingerprint it is held to."""
+        state, previous, new_run = self.starting_state(fresh, reset_circuit)
+        self.state = state
+        if new_run:
+            if previous is not None or self._stray_logs():
+                target = self.store.archive_run(previous["run_id"] if previous else None)
+                self.say(f"previous run {previous['run_id'] if previous else '(no state)'} archived in {target}")
+            from dun.trust.verify import start_run
+
+            start_run(self.session, self.cfg, head(self.session.root))
+        else:
+            self._close_interrupted()
+        state.update({"status": "running", "stop_reason": None, "ended_at": None, "pid": os.getpid()})
+        self.save()
+        return state
+
+    def _stray_logs(self) -> bool:
+        """Logs of an earlier run with no state to name it: they are archived, never overwritten."""
+        return self.store.logs_dir.is_dir() and any(self.store.logs_dir.glob("iteration-*.json"))
+
+    def _close_interrupted(self) -> None:
+        """After a crash or kill -9: the unfinished iteration is logged as interrupted and its agent killed."""
+        state = self.state
+        killed = stop_recorded_agent(state.get("agent_pgid"), state.get("agent_started"))
+        if killed:
+            self.say(f"killed the agent left running by the previous loop (process group {state['agent_pgid']})")
+        n = state.get("in_progress")
+        if n:
+            log = self.store.read_log(n) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": n,
+                                             "run_id": state["run_id"]}
+            if not log.get("ended_at"):
+                log.update({"ended_at": now_iso(), "decision": {"action": "stop", "reason": "interrupted"},
+                            "interrupted": True})
+                self.store.write_log(log)
+            state["iteration"] = max(state["iteration"], n)
+            call = state.get("call_started")
+            if call:  # the lost call still counts against the hourly limit
+                state["calls"] = sorted([*state["calls"], call])
+            self.say(f"resuming after iteration {n}, which was interrupted")
+        state.update({"in_progress": None, "start": None, "agent_pgid": None, "agent_started": None,
+                      "call_started": None})
+
+    def attach(self, n: int) -> LoopState:
+        """The shell driver's answer step: the run must have iteration `n` open."""
+        state = self.store.read_state()
+        if state is None or state["status"] != "running" or not state["in_progress"]:
+            raise UsageError("no iteration in progress: run `dun respond --decide --before` first")
+        if state["in_progress"] != n:
+            raise UsageError(f"--iteration {n} does not match the iteration in progress ({state['in_progress']})")
+        self.state = state
+        return state
+
+    # -- the steps -----------------------------------------------------------------------------------------
+    def next(self, stop_requested: bool) -> Decision | Opened:
+        """A stop or wait that is due, or the next iteration opened with its prompt written."""
+        decision = before_iteration(self.state, self.cfg, stop_requested)
+        if decision is not None:
+            return decision
+        tree = worktree_tree(self.session.root)
+        report = self._reuse(tree) or self.session.report()
+        confirmation = False
+        if not report.actionable():
+            done = nothing_actionable(self.state, self.cfg)
+            if done is not None:
+                return done
+            confirmation = True
+        return self._open(report, confirmation, tree)
+
+    def _reuse(self, tree: str | None) -> Report | None:
+        """The checks of the previous iteration's end, when neither HEAD nor the work tree changed since."""
+        if self.last is None or tree is None:
+            return None
+        report, last_head, last_tree = self.last
+        return report if (last_tree, last_head) == (tree, head(self.session.root)) else None
+
+    def request(self, prompt: str, prompt_file: Path, wire_guard: bool = True) -> AgentRequest:
+        guard = None
+        if wire_guard and self.cfg["guard"]["enabled"]:
+            guard = f"{shlex.quote(sys.executable)} -m dun guard"
+        budget = self.cfg["loop"]["budget_per_iteration_usd"] or None
+        return AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.session.root, guard,
+                            self.store.cache_dir)
+
+    def _open(self, report: Report, confirmation: bool, tree: str | None) -> Opened:
+        state, store = self.state, self.store
+        n = state["iteration"] + 1
+        actionable = [r.id for r in report.actionable()]
+        start: Start = {"actionable": actionable, "head": head(self.session.root), "tree": tree,
+                        "confirmation": confirmation}
+        prompt = render(self.session, report, confirmation, n)
+        prompt_file = store.iteration_file(n, ".prompt.md")
+        from dun.core.atomic import write_text_atomic
+
+        write_text_atomic(prompt_file, prompt)
+        record_iterate(store, report.actionable())
+        inv = None
+        if self.external:
+            agent, argv = SHELL_AGENT, ["(scripts/dun-loop.sh)"]
+        else:
+            inv = self.adapter.build(self.request(prompt, prompt_file))
+            agent, argv = self.adapter.name, redact(inv.argv, inv.redact)
+        log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"],
+                             "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,
+                             "prompt_file": prompt_file.name, "out_file": f"iteration-{n}.out",
+                             "err_file": f"iteration-{n}.err",
+                             "checks_before": {"actionable": len(actionable), "ids": actionable}}
+        store.write_log(log)
+        state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time()})
+        self.save()
+        return Opened(n, prompt, prompt_file, confirmation, inv)
+
+    def agent_started(self, pid: int) -> None:
+        self.state["agent_pgid"] = pid
+        self.state["agent_started"] = process_start_time(pid)
+        self.save()
+
+    def conclude(self, n: int, facts: AgentFacts) -> Decision:
+        """Everything after the agent answered; saves the state and returns the decision."""
+        state, store = self.state, self.store
+        start = state["start"] or {"actionable": [], "head": None, "tree": None, "confirmation": False}
+        with store.iteration_file(n, ".out").open("rb") as fh:
+            parsed = self.adapter.parse(fh)
+        log = store.read_log(n) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"]}
+        stdout_tail = output_tail(store.iteration_file(n, ".out"))
+        stderr_tail = output_tail(store.iteration_file(n, ".err"))
+        decision, after, tree_after = judge(self.session, self.cfg, state, self.adapter, n, parsed, start, log, facts,
+                                            stdout_tail, stderr_tail)
+        store.write_log(log)
+        state.update({"iteration": max(state["iteration"], n), "in_progress": None, "start": None, "agent_pgid": None,
+                      "agent_started": None, "call_started": None})
+        self.save()
+        self.last = (after, head(self.session.root), tree_after)
+        return decision
+
+    def finish(self, decision: Decision) -> Path:
+        """Record the stop reason, consume a STOP request, write the report."""
+        assert decision.action == Action.STOP
+        reason = str(decision.reason)
+        complete = reason == StopReason.COMPLETE
+        self.state.update({"status": "complete" if complete else "stopped", "stop_reason": reason,
+                           "ended_at": now_iso()})
+        if reason == StopReason.STOP_REQUESTED:
+            self.store.consume_stop()
+        self.save()
+        return write_report(self.store, self.state, self.cfg)

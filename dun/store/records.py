@@ -1,0 +1,189 @@
+"""The typed, versioned records dun keeps under `.dun/`: the loop state, the iteration log, the handoff.
+
+They are TypedDicts because they are JSON on disk first: a person reads them, `jq` reads them, and older files
+load by filling in the keys they lack (`Store.read_state`). Every key is declared here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from typing import Any, TypedDict
+
+from dun.core.kinds import CircuitState
+from dun.core.timefmt import now_iso
+
+STATE_SCHEMA_VERSION = 1
+LOG_SCHEMA_VERSION = 1
+HANDOFF_SCHEMA_VERSION = 1
+
+
+class Circuit(TypedDict, total=False):
+    state: str  # CircuitState
+    no_progress: int
+    same_error: int
+    last_error: str | None
+    permission_denials: int
+    discrepancies: int
+    oscillations: int
+    opened_at: float | None
+    reason: str | None  # CircuitReason
+    trial: bool  # the first iteration after a cooldown decides whether it closes
+
+
+class Blocked(TypedDict):
+    task: str
+    count: int
+
+
+class Start(TypedDict):
+    """Where the iteration in progress began: what its conclusion compares against."""
+
+    actionable: list[str]
+    head: str | None
+    tree: str | None
+    confirmation: bool
+
+
+class LoopState(TypedDict):
+    """`.dun/state.json`: one run of `dun loop` or of scripts/dun-loop.sh, saved after every step."""
+
+    schema_version: int
+    run_id: str
+    status: str  # running | stopped | complete
+    stop_reason: str | None  # StopReason
+    iteration: int  # iterations opened in this run (an interrupted one counts)
+    started_at: str
+    started_epoch: float
+    updated_at: str
+    ended_at: str | None
+    cost_usd_total: float
+    calls: list[float]  # epoch seconds of agent calls in the rolling hour
+    resume_at: float | None  # a usage-limit wait ends here
+    circuit: Circuit
+    errors_total: int
+    in_progress: int | None  # the iteration whose agent may be running
+    start: Start | None  # where `in_progress` began
+    agent_pgid: int | None
+    agent_started: float | None  # the agent's process start time (pid reuse check)
+    call_started: float | None
+    confirmations: int
+    blocked: Blocked | None
+    last_exit_signal: bool | None
+    trees: list[str]  # work-tree hashes of the last iterations (oscillation)
+    pid: int | None
+    calls_left_hour: int | None
+    budget_left_usd: float | None
+
+
+def new_circuit() -> Circuit:
+    return {"state": CircuitState.CLOSED, "no_progress": 0, "same_error": 0, "last_error": None,
+            "permission_denials": 0, "discrepancies": 0, "oscillations": 0, "opened_at": None, "reason": None}
+
+
+def new_state() -> LoopState:
+    return {"schema_version": STATE_SCHEMA_VERSION, "run_id": uuid.uuid4().hex[:12], "status": "running",
+            "stop_reason": None, "iteration": 0, "started_at": now_iso(), "started_epoch": time.time(),
+            "updated_at": now_iso(), "ended_at": None, "cost_usd_total": 0.0, "calls": [], "resume_at": None,
+            "circuit": new_circuit(), "errors_total": 0, "in_progress": None, "start": None, "agent_pgid": None,
+            "agent_started": None, "call_started": None, "confirmations": 0, "blocked": None,
+            "last_exit_signal": None, "trees": [], "pid": None, "calls_left_hour": None, "budget_left_usd": None}
+
+
+# What each state key may hold on disk; anything else makes the file corrupt (never silently a new run).
+_NUM = (int, float)
+_STATE_TYPES: dict[str, tuple[type, ...]] = {
+    "schema_version": (int,), "run_id": (str,), "status": (str,), "stop_reason": (str, type(None)),
+    "iteration": (int,), "started_at": (str,), "started_epoch": _NUM, "updated_at": (str,),
+    "ended_at": (str, type(None)), "cost_usd_total": _NUM, "calls": (list,), "resume_at": (*_NUM, type(None)),
+    "circuit": (dict,), "errors_total": (int,), "in_progress": (int, type(None)), "start": (dict, type(None)),
+    "agent_pgid": (int, type(None)), "agent_started": (*_NUM, type(None)), "call_started": (*_NUM, type(None)),
+    "confirmations": (int,), "blocked": (dict, type(None)), "last_exit_signal": (bool, type(None)),
+    "trees": (list,), "pid": (int, type(None)), "calls_left_hour": (int, type(None)),
+    "budget_left_usd": (*_NUM, type(None)),
+}
+RUN_STATUSES = ("running", "stopped", "complete")
+
+
+def state_problem(data: Any) -> str | None:
+    """Why `data` is not a loop state this version can resume, or None."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    version = data.get("schema_version", STATE_SCHEMA_VERSION)
+    if version != STATE_SCHEMA_VERSION:
+        return f"schema_version {version!r}; this dun reads {STATE_SCHEMA_VERSION}"
+    for key, types in _STATE_TYPES.items():
+        if key not in data:
+            continue
+        value = data[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            return f"{key}: {type(value).__name__} {str(value)[:40]!r} is not a valid value"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{key}: {value} is not a finite number"
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0 and key != "schema_version":
+            return f"{key}: {value} is negative"
+    if data.get("status", "running") not in RUN_STATUSES:
+        return f"status: {data['status']!r} is not one of {', '.join(RUN_STATUSES)}"
+    if any(not isinstance(c, int | float) or isinstance(c, bool) or not math.isfinite(c)
+           for c in data.get("calls", [])):
+        return "calls: not a list of times"
+    if any(not isinstance(t, str) for t in data.get("trees", [])):
+        return "trees: not a list of hashes"
+    circuit = data.get("circuit") or {}
+    if circuit.get("state", CircuitState.CLOSED) not in tuple(CircuitState):
+        return f"circuit.state: {circuit.get('state')!r} is not a circuit state"
+    return None
+
+
+class IterationLog(TypedDict, total=False):
+    """`.dun/logs/iteration-N.json`: opened before the agent runs, completed when its answer was judged."""
+
+    schema_version: int
+    iteration: int
+    run_id: str | None
+    started_at: str
+    ended_at: str
+    agent: str
+    argv: list[str]
+    confirmation: bool
+    prompt_file: str
+    out_file: str
+    err_file: str
+    checks_before: dict[str, Any]  # {actionable: N, ids: [...]}
+    checks_after: dict[str, Any]
+    duration_s: float
+    exit_code: int | None
+    timed_out: bool
+    interrupted: bool
+    cost_usd: float | None
+    cost_estimated: bool
+    session_id: str | None
+    error_kind: str | None  # ErrorKind
+    error: str | None
+    reset_at: float | None
+    status_block: dict[str, Any] | None
+    parse_error: str | None
+    parse_outcome: str
+    answer_shape: str
+    agent_facts: dict[str, Any]
+    progress: dict[str, Any]
+    permission_denials: int
+    flags: list[str]
+    circuit: Circuit
+    verification: dict[str, Any]
+    decision: dict[str, Any]  # {action, reason, wait_s}
+
+
+class Handoff(TypedDict, total=False):
+    """`.dun/handoff.json`: what one iteration leaves the next, built from facts, never free text."""
+
+    schema_version: int
+    written_at: str
+    iteration: int | None
+    outcome: str
+    status: dict[str, Any] | None
+    error: str | None
+    agent: dict[str, Any]
+    git: dict[str, Any]
+    discrepancies: list[str]

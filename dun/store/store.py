@@ -1,0 +1,227 @@
+"""`Store`: the one owner of a repository's `.dun/` directory. Every path under it is named here, and every record
+is read and written here: atomically, typed, versioned. Other modules ask the store; none spells `.dun/...`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+from dun.core.atomic import write_json_atomic, write_text_atomic
+from dun.core.errors import DunError
+from dun.core.resources import data_dir
+from dun.core.timefmt import now_iso
+from dun.store.records import Handoff, IterationLog, LoopState, new_state, state_problem
+
+DIR = ".dun"
+_ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
+
+
+class StateCorrupt(DunError):
+    """`.dun/state.json` cannot be resumed; it was moved aside and nothing else was touched."""
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from a dun file, or None when it is missing or unreadable (a torn file loses nothing)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class Store:
+    """The `.dun/` directory of one repository (or worktree)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir = root / DIR
+
+    # -- paths ---------------------------------------------------------------------------------------------
+    @property
+    def state_path(self) -> Path:
+        return self.dir / "state.json"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.dir / "logs"
+
+    @property
+    def stop_path(self) -> Path:
+        return self.dir / "STOP"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.dir / "loop.lock"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.dir / "cache"
+
+    @property
+    def handoff_path(self) -> Path:
+        return self.dir / "handoff.json"
+
+    @property
+    def iterate_path(self) -> Path:
+        """Where the last `dun iterate` started: the base of `dun respond`'s git facts and the next diff stat."""
+        return self.dir / "iterate.json"
+
+    @property
+    def report_path(self) -> Path:
+        return self.dir / "REPORT.md"
+
+    @property
+    def fingerprint_path(self) -> Path:
+        return self.dir / "fingerprint.json"
+
+    @property
+    def tasks_path(self) -> Path:
+        return self.dir / "tasks.json"
+
+    @property
+    def guard_log_path(self) -> Path:
+        return self.logs_dir / "guard.jsonl"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.dir / "archive"
+
+    @property
+    def config_path(self) -> Path:
+        return self.dir / "config.yaml"
+
+    @property
+    def plugins_dir(self) -> Path:
+        return self.dir / "plugins"
+
+    @property
+    def templates_dir(self) -> Path:
+        return self.dir / "templates"
+
+    def iteration_file(self, n: int, suffix: str) -> Path:
+        """`.dun/logs/iteration-N<suffix>`: `.json` the log, `.prompt.md`, `.out` (stdout), `.err` (stderr)."""
+        return self.logs_dir / f"iteration-{int(n)}{suffix}"
+
+    def ensure(self) -> Path:
+        """`.dun/`, with a .gitignore for dun's runtime files when it has none, so they never show as work."""
+        self.dir.mkdir(exist_ok=True)
+        ignore = self.dir / ".gitignore"
+        if not ignore.exists():  # the same file `dun init` writes
+            shutil.copyfile(data_dir("templates") / "dun.gitignore", ignore)
+        return self.dir
+
+    # -- the loop state ------------------------------------------------------------------------------------
+    def read_state(self) -> LoopState | None:
+        """The state of the current run; None when no run ever started. A file that is not a state this version can
+        resume raises StateCorrupt and stays where it is: a run is never silently restarted over it."""
+        try:
+            raw = self.state_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StateCorrupt(f"{self.state_path}: cannot read: {exc.strerror or exc}") from None
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problem: str | None = f"not JSON ({exc.msg} at line {exc.lineno})"
+        except ValueError as exc:
+            problem = f"not JSON ({exc})"
+        else:
+            problem = state_problem(data)
+        if problem is not None:
+            raise StateCorrupt(f"{self.state_path.relative_to(self.root)} cannot be resumed: {problem}; "
+                               "`dun loop --fresh` keeps it aside and starts a new run (logs are archived)")
+        return cast(LoopState, {**new_state(), **data})  # files from older versions gain the new keys
+
+    def set_aside_state(self) -> Path | None:
+        """`--fresh` over a corrupt state: keep the file for a person (`state.json.corrupt-TIME`), out of the way."""
+        if not self.state_path.exists():
+            return None
+        kept = self.state_path.with_name(f"state.json.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+        os.replace(self.state_path, kept)
+        return kept
+
+    def write_state(self, state: LoopState) -> None:
+        state["updated_at"] = now_iso()
+        self.ensure()
+        write_json_atomic(self.state_path, state)
+
+    def archive_run(self, run_id: str | None) -> Path | None:
+        """A new run moves the previous run's logs, state and report aside, never deleting them."""
+        if run_id is None and not self.logs_dir.exists():
+            return None
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", run_id or "")[:64].strip(".") or time.strftime("%Y%m%dT%H%M%S")
+        target = self.archive_dir / safe
+        if target.exists():  # a run id seen before (a restored state): never merge two runs' logs
+            target = self.archive_dir / f"{safe}-{time.strftime('%Y%m%dT%H%M%S')}"
+        target.mkdir(parents=True, exist_ok=True)
+        for path in (self.logs_dir, self.state_path, self.report_path, self.handoff_path, self.iterate_path):
+            if path.exists():
+                shutil.move(str(path), str(target / path.name))
+        return target
+
+    # -- iteration logs ------------------------------------------------------------------------------------
+    def read_log(self, n: int) -> IterationLog | None:
+        return cast(IterationLog | None, read_json(self.iteration_file(n, ".json")))
+
+    def write_log(self, log: IterationLog) -> None:
+        write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), log)
+
+    def iteration_logs(self) -> list[IterationLog]:
+        """Every readable `.dun/logs/iteration-N.json`, in iteration order."""
+        found: list[IterationLog] = []
+        for path in self.logs_dir.glob("iteration-*.json") if self.logs_dir.is_dir() else []:
+            match = _ITERATION_FILE.fullmatch(path.name)
+            log = read_json(path) if match else None
+            if match and log is not None:
+                log.setdefault("iteration", int(match.group(1)))
+                found.append(cast(IterationLog, log))
+        return sorted(found, key=lambda log: int(log.get("iteration") or 0))
+
+    # -- handoff and the iterate base ----------------------------------------------------------------------
+    def read_handoff(self) -> Handoff | None:
+        return cast(Handoff | None, read_json(self.handoff_path))
+
+    def write_handoff(self, handoff: Handoff) -> Path:
+        self.ensure()
+        write_json_atomic(self.handoff_path, handoff)
+        return self.handoff_path
+
+    def read_iterate(self) -> dict[str, Any] | None:
+        return read_json(self.iterate_path)
+
+    def write_iterate(self, record: dict[str, Any]) -> None:
+        self.ensure()
+        write_json_atomic(self.iterate_path, record)
+
+    # -- STOP ----------------------------------------------------------------------------------------------
+    def request_stop(self, now: bool) -> None:
+        self.ensure()
+        write_text_atomic(self.stop_path, "now\n" if now else "after-iteration\n")
+
+    def stop_requested(self) -> bool:
+        return self.stop_path.exists()
+
+    def stop_now(self) -> bool:
+        """`dun stop --now`: kill the agent instead of waiting for the iteration to end."""
+        try:
+            return self.stop_path.read_text(errors="replace").strip() == "now"
+        except OSError:
+            return False
+
+    def consume_stop(self) -> None:
+        self.stop_path.unlink(missing_ok=True)  # consumed: the next start runs
+
+    def write_report(self, text: str) -> Path:
+        write_text_atomic(self.report_path, text)
+        return self.report_path
+
+    def files(self) -> Iterator[Path]:
+        """Every file under `.dun/` (for tests and `dun doctor`)."""
+        yield from (p for p in self.dir.rglob("*") if p.is_file())
