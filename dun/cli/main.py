@@ -204,6 +204,58 @@ def init_cmd(path: str | None, force: bool) -> None:
     _exit(run_init(path, force))
 
 
+REPO_OPT = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+PLATFORM_OPT = click.option("--platform", type=click.Choice(["systemd", "launchd"]),
+                            help="Default: launchd on macOS, systemd elsewhere.")
+
+
+@cli.group("service")
+def service_group() -> None:
+    """Run `dun loop` under systemd (a user unit) or launchd, restarted by exit code."""
+
+
+@service_group.command("install", context_settings={"ignore_unknown_options": True})
+@REPO_OPT
+@PLATFORM_OPT
+@click.option("--timer", metavar="CALENDAR", help="Start on a schedule (systemd OnCalendar, e.g. daily or 02:00).")
+@click.option("--env-file", type=click.Path(dir_okay=False), help="KEY=value file with API keys (default: "
+              "service.env_file, else ~/.config/dun/service.env).")
+@click.option("--log-file", type=click.Path(dir_okay=False), help="Append output here instead of the journal.")
+@click.option("--no-enable", is_flag=True, help="Write the files; print the systemctl/launchctl commands instead.")
+@click.option("--dry-run", is_flag=True, help="Print the files and commands; write nothing.")
+@click.argument("loop_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- LOOP_ARGS...]")
+def service_install(path: str | None, platform: str | None, timer: str | None, env_file: str | None,
+                    log_file: str | None, no_enable: bool, dry_run: bool, loop_args: tuple[str, ...]) -> None:
+    """Write and enable the unit (or plist) running `dun loop LOOP_ARGS` in the repository."""
+    from dun.cli.commands.service import ServiceOptions, run_install
+
+    _exit(run_install(ServiceOptions(path=path, platform=platform, timer=timer, env_file=env_file,
+                                     log_file=log_file, loop_args=loop_args, enable=not no_enable, dry_run=dry_run)))
+
+
+@service_group.command("uninstall")
+@REPO_OPT
+@PLATFORM_OPT
+@click.option("--no-enable", is_flag=True, help="Remove the files; print the systemctl/launchctl commands instead.")
+@click.option("--dry-run", is_flag=True, help="Print what would be removed; remove nothing.")
+def service_uninstall(path: str | None, platform: str | None, no_enable: bool, dry_run: bool) -> None:
+    """Stop and disable the repository's service and remove its files."""
+    from dun.cli.commands.service import ServiceOptions, run_uninstall
+
+    _exit(run_uninstall(ServiceOptions(path=path, platform=platform, enable=not no_enable, dry_run=dry_run)))
+
+
+@service_group.command("status")
+@REPO_OPT
+@PLATFORM_OPT
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def service_status(path: str | None, platform: str | None, as_json: bool) -> None:
+    """The repository's service: files, supervisor state, the loop. Exit 1 when not installed."""
+    from dun.cli.commands.service import ServiceOptions, run_status
+
+    _exit(run_status(ServiceOptions(path=path, platform=platform), as_json))
+
+
 def _exit(code: int) -> None:
     sys.exit(code)
 
