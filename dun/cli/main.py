@@ -197,11 +197,20 @@ def config_show(path: str | None, as_json: bool, as_toml: bool) -> None:
 @cli.command("init")
 @PATH_ARG
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-def init_cmd(path: str | None, force: bool) -> None:
-    """Scaffold .dun/config.yaml, an example plugin and MISSION.md."""
+@click.option("--ci", type=click.Choice(["github", "github-matrix"]),
+              help="Write a GitHub Actions workflow instead: dun check on push (github), or one loop per dun/* "
+                   "branch (github-matrix).")
+@click.option("--schedule", metavar="CRON", help="With --ci github: add a scheduled `dun loop` job opening a pull "
+              "request; with github-matrix: when it runs (default '0 2 * * *').")
+@click.option("--budget", type=float, default=5.0, show_default=True, help="--max-budget-usd of each loop job.")
+@click.option("--parallel", type=click.IntRange(min=1), default=2, show_default=True,
+              help="github-matrix: jobs at once (max-parallel).")
+def init_cmd(path: str | None, force: bool, ci: str | None, schedule: str | None, budget: float,
+             parallel: int) -> None:
+    """Scaffold .dun/config.yaml, an example plugin and MISSION.md (or, with --ci, a CI workflow)."""
     from dun.cli.commands.init import run_init
 
-    _exit(run_init(path, force))
+    _exit(run_init(path, force, ci, schedule, budget, parallel))
 
 
 REPO_OPT = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
