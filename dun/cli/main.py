@@ -265,6 +265,21 @@ def service_status(path: str | None, platform: str | None, as_json: bool) -> Non
     _exit(run_status(ServiceOptions(path=path, platform=platform), as_json))
 
 
+@cli.group("fleet")
+def fleet_group() -> None:
+    """Several loops of one repository, one per git worktree."""
+
+
+@fleet_group.command("status")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def fleet_status_cmd(path: str | None, as_json: bool) -> None:
+    """Every loop of the repository (each worktree's state and lock) and the limits its agents share."""
+    from dun.cli.commands.fleet import run_fleet_status
+
+    _exit(run_fleet_status(path, as_json))
+
+
 def _exit(code: int) -> None:
     sys.exit(code)
 
