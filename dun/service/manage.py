@@ -21,10 +21,12 @@ from dun.service.spec import ServiceSpec
 
 @dataclass
 class Plan:
-    """What install or uninstall does: files to write or remove, then supervisor commands."""
+    """What install or uninstall does: stop the job (a failure there only warns: it may not be loaded), write or
+    remove the files, then tell the supervisor."""
 
     files: dict[Path, str] = field(default_factory=dict)
     remove: list[Path] = field(default_factory=list)
+    stop: list[list[str]] = field(default_factory=list)
     commands: list[list[str]] = field(default_factory=list)
 
 
@@ -32,7 +34,9 @@ def install_plan(spec: ServiceSpec, platform: str, version: int | None = None) -
     if platform == "launchd":
         written = {path: data.decode("utf-8") for path, data in launchd.files(spec).items()}
         (plist,) = written
-        return Plan(files=written, commands=launchd.enable_commands(plist))
+        # launchd refuses to bootstrap a loaded job: a re-install unloads the old one first
+        stop = launchd.disable_commands(spec.name) if plist.exists() else []
+        return Plan(files=written, stop=stop, commands=launchd.enable_commands(plist))
     if spec.timer is not None:
         systemd.check_calendar(spec.timer)
     return Plan(files=systemd.files(spec, version), commands=systemd.enable_commands(spec))
@@ -51,8 +55,9 @@ def uninstall_plan(name: str, platform: str) -> Plan:
     if not present:
         return Plan()
     if platform == "launchd":
-        return Plan(remove=present, commands=launchd.disable_commands(name))
-    return Plan(remove=present, commands=systemd.disable_commands(name, [p.name for p in present]))
+        return Plan(remove=present, stop=launchd.disable_commands(name))
+    return Plan(remove=present, stop=systemd.disable_commands([p.name for p in present]),
+                commands=systemd.reload_commands())
 
 
 def can_manage(platform: str) -> bool:
@@ -65,8 +70,8 @@ def show(plan: Plan) -> str:
     """The dry run: every file with its path, then the commands."""
     parts = [f"# {path}\n{text}" for path, text in plan.files.items()]
     parts += [f"# remove {path}\n" for path in plan.remove]
-    if plan.commands:
-        parts.append("# then run:\n" + "".join(f"{shlex.join(c)}\n" for c in plan.commands))
+    if plan.stop or plan.commands:
+        parts.append("# then run:\n" + "".join(f"{shlex.join(c)}\n" for c in [*plan.stop, *plan.commands]))
     return "\n".join(parts)
 
 
@@ -74,29 +79,25 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 
-def apply(plan: Plan, manage: bool, say: Callable[[str], None], uninstall: bool = False) -> None:
-    """Write or remove the files, then run the commands, or print them when `manage` is off. Uninstall stops the
-    job first (the supervisor must let go of it before its file goes) and only warns when that fails: a job that
-    was never loaded is still uninstalled."""
-    first = 1 if uninstall and manage else 0
-    _commands(plan.commands[:first], manage, say, strict=False)
+def apply(plan: Plan, manage: bool, say: Callable[[str], None]) -> None:
+    """Run the plan; with `manage` off, do the file part and print the commands for the user to run."""
+    if manage:
+        _commands(plan.stop, say, strict=False)
     for path, text in plan.files.items():
         write_text_atomic(path, text)
         say(f"wrote {path}")
     for path in plan.remove:
         path.unlink(missing_ok=True)
         say(f"removed {path}")
-    _commands(plan.commands[first:], manage, say, strict=not uninstall)
-
-
-def _commands(commands: list[list[str]], manage: bool, say: Callable[[str], None], strict: bool) -> None:
-    if not commands:
-        return
-    if not manage:
+    if manage:
+        _commands(plan.commands, say, strict=True)
+    elif plan.stop or plan.commands:
         say("not calling the supervisor (--no-enable, or no user session bus); run:")
-        for argv in commands:
+        for argv in [*plan.stop, *plan.commands]:
             say(f"  {shlex.join(argv)}")
-        return
+
+
+def _commands(commands: list[list[str]], say: Callable[[str], None], strict: bool) -> None:
     for argv in commands:
         proc = _run(argv)
         if proc.returncode == 0:

@@ -142,13 +142,16 @@ def can_manage() -> bool:
     return Path(runtime, "bus").exists() if runtime else False
 
 
+def reload_commands() -> list[list[str]]:
+    return [["systemctl", "--user", "daemon-reload"]]
+
+
 def enable_commands(spec: ServiceSpec) -> list[list[str]]:
-    return [["systemctl", "--user", "daemon-reload"],
-            ["systemctl", "--user", "enable", "--now", main_unit(spec)]]
+    return [*reload_commands(), ["systemctl", "--user", "enable", "--now", main_unit(spec)]]
 
 
-def disable_commands(name: str, units: list[str]) -> list[list[str]]:
-    return [["systemctl", "--user", "disable", "--now", *units], ["systemctl", "--user", "daemon-reload"]]
+def disable_commands(units: list[str]) -> list[list[str]]:
+    return [["systemctl", "--user", "disable", "--now", *units]]
 
 
 def unit_status(name: str) -> dict[str, str]:

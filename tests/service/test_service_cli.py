@@ -4,6 +4,7 @@ touches the real supervisor here."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,25 @@ def test_the_cli_runs_as_a_real_process(repo: Path, isolated_home: Path) -> None
                            "launchd", "--dry-run"], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "<key>Label</key>" in proc.stdout and not (isolated_home / "Library").exists()
+
+
+def test_launchd_reinstall_unloads_first_and_uninstall_tolerates_an_unloaded_job(
+        repo: Path, isolated_home: Path, tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")  # launchctl is the recording fake
+    name, domain = service_name(repo), f"gui/{os.getuid()}"
+    plist = isolated_home / "Library" / "LaunchAgents" / f"{name}.plist"
+    assert invoke(["service", "install", "-C", str(repo), "--platform", "launchd"])[0] == 0
+    assert invoke(["service", "install", "-C", str(repo), "--platform", "launchd"])[0] == 0
+    assert calls(tools) == [f"launchctl bootstrap {domain} {plist}", f"launchctl bootout {domain}/{name}",
+                            f"launchctl bootstrap {domain} {plist}"]
+    (tmp_path / "fakebin" / "launchctl").write_text("#!/bin/sh\necho 'Boot-out failed: 3: No such process' >&2\n"
+                                                    "exit 3\n")
+    code, out, _ = invoke(["service", "uninstall", "-C", str(repo), "--platform", "launchd"])
+    assert code == 0 and "warning: `launchctl bootout" in out and "No such process" in out
+    assert not plist.exists()
+
+
+def test_a_systemd_reinstall_says_how_to_apply_it_to_a_running_loop(repo: Path, tools: Path) -> None:
+    args = ["service", "install", "-C", str(repo), "--platform", "systemd", "--no-enable"]
+    assert "keeps its old settings" not in invoke(args)[1]
+    assert f"systemctl --user restart {service_name(repo)}.service" in invoke(args)[1]

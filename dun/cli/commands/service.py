@@ -80,7 +80,10 @@ def run_install(opts: ServiceOptions) -> int:
         return EXIT_OK
     if spec.log_file is not None:
         spec.log_file.parent.mkdir(parents=True, exist_ok=True)
+    reinstall = platform == "systemd" and bool(manage.installed_files(spec.name, platform))
     manage.apply(plan, opts.enable and manage.can_manage(platform), say)
+    if reinstall:
+        say(f"a loop already running keeps its old settings until `systemctl --user restart {spec.name}.service`")
     if not spec.env_file.exists():
         say(f"API keys: put KEY=value lines in {spec.env_file} (chmod 600); it is read at each start")
     elif warning := env_file_warning(spec.env_file):
@@ -102,7 +105,7 @@ def run_uninstall(opts: ServiceOptions) -> int:
     if opts.dry_run:
         sys.stdout.write(manage.show(plan))
         return EXIT_OK
-    manage.apply(plan, opts.enable and manage.can_manage(platform), say, uninstall=True)
+    manage.apply(plan, opts.enable and manage.can_manage(platform), say)
     return EXIT_OK
 
 
