@@ -111,7 +111,7 @@ def render_timer(spec: ServiceSpec) -> str:
         f"Description=Start the dun loop in {escape_specifiers(str(spec.root))} ({escape_specifiers(spec.timer)})",
         "",
         "[Timer]",
-        f"OnCalendar={spec.timer}",
+        f"OnCalendar={escape_specifiers(spec.timer)}",
         # a start missed while the machine was off happens at the next boot; a loop still running is left alone
         "Persistent=true",
         f"Unit={spec.name}.service",

@@ -37,6 +37,7 @@ def test_plist_parses_and_runs_the_loop_through_the_wrapper(repo: Path, isolated
     assert doc["RunAtLoad"] is False and doc["KeepAlive"] == {"SuccessfulExit": False}
     log = isolated_home / "Library" / "Logs" / "dun" / f"{service_name(repo)}.log"
     assert doc["StandardOutPath"] == doc["StandardErrorPath"] == str(log)
+    assert log.parent.is_dir(), "launchd does not create the log directory itself"
     assert "launchctl bootstrap gui/" in out  # printed, not run
 
 

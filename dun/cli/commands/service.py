@@ -62,6 +62,10 @@ def build_spec(opts: ServiceOptions) -> tuple[ServiceSpec, str]:
     env_file = resolve_path(opts.env_file, Path.cwd()) if opts.env_file else (
         resolve_path(configured, root) if configured else default_env_file())
     log_file = resolve_path(opts.log_file, Path.cwd()) if opts.log_file else None
+    if log_file is None and platform == "launchd":  # launchd has no journal: always a file
+        from dun.service.launchd import default_log
+
+        log_file = default_log(service_name(root))
     spec = ServiceSpec(name=service_name(root), root=root, argv=loop_argv(root, list(opts.loop_args)),
                        env_file=env_file, log_file=log_file, timer=opts.timer)
     return spec, platform
