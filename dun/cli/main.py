@@ -92,16 +92,20 @@ def respond_cmd(source: str | None, file: str | None, iteration: int | None, pat
 @click.option("--fresh", is_flag=True, help="Archive the previous run's logs and state, start a new run.")
 @click.option("--reset-circuit", is_flag=True, help="Close the circuit breaker before starting.")
 @click.option("--dry-run", is_flag=True, help="Print the next prompt and the decision; call no agent.")
+@click.option("--worktree", metavar="NAME", help="Run in the git worktree .dun/worktrees/NAME (made when missing), "
+              "with its own state, lock and logs.")
+@click.option("--branch", metavar="B", help="With --worktree: its branch (default dun/NAME).")
 def loop_cmd(path: str | None, agent: str | None, model: str | None, max_iterations: int | None,
              max_budget_usd: float | None, iteration_timeout: float | None, max_calls_per_hour: int | None,
-             live: bool, fresh: bool, reset_circuit: bool, dry_run: bool) -> None:
+             live: bool, fresh: bool, reset_circuit: bool, dry_run: bool, worktree: str | None,
+             branch: str | None) -> None:
     """Run a fresh agent per iteration until the checks and the agent agree. Exit 0 complete, 1 stopped."""
     from dun.loop.driver import LoopOptions, run_loop
 
     _exit(run_loop(LoopOptions(path=path, agent=agent, model=model, max_iterations=max_iterations,
                                max_budget_usd=max_budget_usd, iteration_timeout=iteration_timeout,
                                max_calls_per_hour=max_calls_per_hour, fresh=fresh, reset_circuit=reset_circuit,
-                               dry_run=dry_run, live=live)))
+                               dry_run=dry_run, live=live, worktree=worktree, branch=branch)))
 
 
 @cli.command("status")
@@ -208,11 +212,88 @@ def config_get(key: str, path: str | None) -> None:
 @cli.command("init")
 @PATH_ARG
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-def init_cmd(path: str | None, force: bool) -> None:
-    """Scaffold .dun/config.yaml, an example plugin and MISSION.md."""
+@click.option("--ci", type=click.Choice(["github", "github-matrix"]),
+              help="Write a GitHub Actions workflow instead: dun check on push (github), or one loop per dun/* "
+                   "branch (github-matrix).")
+@click.option("--schedule", metavar="CRON", help="With --ci github: add a scheduled `dun loop` job opening a pull "
+              "request; with github-matrix: when it runs (default '0 2 * * *').")
+@click.option("--budget", type=float, default=5.0, show_default=True, help="--max-budget-usd of each loop job.")
+@click.option("--parallel", type=click.IntRange(min=1), default=2, show_default=True,
+              help="github-matrix: jobs at once (max-parallel).")
+def init_cmd(path: str | None, force: bool, ci: str | None, schedule: str | None, budget: float,
+             parallel: int) -> None:
+    """Scaffold .dun/config.yaml, an example plugin and MISSION.md (or, with --ci, a CI workflow)."""
     from dun.cli.commands.init import run_init
 
-    _exit(run_init(path, force))
+    _exit(run_init(path, force, ci, schedule, budget, parallel))
+
+
+REPO_OPT = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+PLATFORM_OPT = click.option("--platform", type=click.Choice(["systemd", "launchd"]),
+                            help="Default: launchd on macOS, systemd elsewhere.")
+
+
+@cli.group("service")
+def service_group() -> None:
+    """Run `dun loop` under systemd (a user unit) or launchd, restarted by exit code."""
+
+
+@service_group.command("install", context_settings={"ignore_unknown_options": True})
+@REPO_OPT
+@PLATFORM_OPT
+@click.option("--timer", metavar="CALENDAR", help="Start on a schedule (systemd OnCalendar, e.g. daily or 02:00).")
+@click.option("--env-file", type=click.Path(dir_okay=False), help="KEY=value file with API keys (default: "
+              "service.env_file, else ~/.config/dun/service.env).")
+@click.option("--log-file", type=click.Path(dir_okay=False), help="Append output here instead of the journal.")
+@click.option("--no-enable", is_flag=True, help="Write the files; print the systemctl/launchctl commands instead.")
+@click.option("--dry-run", is_flag=True, help="Print the files and commands; write nothing.")
+@click.argument("loop_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- LOOP_ARGS...]")
+def service_install(path: str | None, platform: str | None, timer: str | None, env_file: str | None,
+                    log_file: str | None, no_enable: bool, dry_run: bool, loop_args: tuple[str, ...]) -> None:
+    """Write and enable the unit (or plist) running `dun loop LOOP_ARGS` in the repository."""
+    from dun.cli.commands.service import ServiceOptions, check_loop_args, run_install
+
+    check_loop_args(loop_cmd, loop_args)  # parsed as `dun loop` would: a typo fails now, not at 2 a.m.
+    _exit(run_install(ServiceOptions(path=path, platform=platform, timer=timer, env_file=env_file,
+                                     log_file=log_file, loop_args=loop_args, enable=not no_enable, dry_run=dry_run)))
+
+
+@service_group.command("uninstall")
+@REPO_OPT
+@PLATFORM_OPT
+@click.option("--no-enable", is_flag=True, help="Remove the files; print the systemctl/launchctl commands instead.")
+@click.option("--dry-run", is_flag=True, help="Print what would be removed; remove nothing.")
+def service_uninstall(path: str | None, platform: str | None, no_enable: bool, dry_run: bool) -> None:
+    """Stop and disable the repository's service and remove its files."""
+    from dun.cli.commands.service import ServiceOptions, run_uninstall
+
+    _exit(run_uninstall(ServiceOptions(path=path, platform=platform, enable=not no_enable, dry_run=dry_run)))
+
+
+@service_group.command("status")
+@REPO_OPT
+@PLATFORM_OPT
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def service_status(path: str | None, platform: str | None, as_json: bool) -> None:
+    """The repository's service: files, supervisor state, the loop. Exit 1 when not installed."""
+    from dun.cli.commands.service import ServiceOptions, run_status
+
+    _exit(run_status(ServiceOptions(path=path, platform=platform), as_json))
+
+
+@cli.group("fleet")
+def fleet_group() -> None:
+    """Several loops of one repository, one per git worktree."""
+
+
+@fleet_group.command("status")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def fleet_status_cmd(path: str | None, as_json: bool) -> None:
+    """Every loop of the repository (each worktree's state and lock) and the limits its agents share."""
+    from dun.cli.commands.fleet import run_fleet_status
+
+    _exit(run_fleet_status(path, as_json))
 
 
 def _exit(code: int) -> None:

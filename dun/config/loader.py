@@ -104,6 +104,20 @@ CONFIG_FIELDS: dict[str, Field] = {
         "deny": Field("list", "Patterns the guard denies in addition to its built-in rules (same syntax; deny wins "
                               "over allow).", default=[], item=Field("str", "pattern")),
     }),
+    "service": Field("map", "`dun service`: the loop run by systemd or launchd.", fields={
+        "env_file": Field("str", "KEY=value file with the agent's API keys, loaded by the supervisor at each start "
+                                 "and never copied into the unit (default: ~/.config/dun/service.env).",
+                          default=None),
+    }),
+    "fleet": Field("map", "Several loops on one machine: worktrees and the limits they share.", fields={
+        "worktrees_dir": Field("str", "Where `dun loop --worktree NAME` creates worktrees, relative to the root.",
+                               default=".dun/worktrees"),
+        "shared_limits": Field("bool", "Loops of one agent on this machine share one hourly call window, pause "
+                                       "together on a usage limit and share fleet.budget_usd_per_day.",
+                               default=True),
+        "budget_usd_per_day": Field("float", "Spend cap per agent across all loops on this machine in any 24 "
+                                             "hours; 0 means no cap.", default=0.0, minimum=0),
+    }),
     "plugins": Field("map", "Which YAML plugin manifests load.", fields={
         "disabled": Field("list", "Manifest ids to ignore, e.g. [go].", default=[], item=Field("str", "id")),
         "dirs": Field("list", "Extra manifest directories, relative to the repo root; loaded after .dun/plugins.",

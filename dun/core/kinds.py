@@ -47,6 +47,7 @@ class StopReason(enum.StrEnum):
     AGENT_BLOCKED = "agent_blocked"  # STATUS: BLOCKED twice on the same task
     TASK_TAMPERED = "task_tampered"  # trust.on_task_tamper: stop
     CHECKER_TAMPERED = "checker_tampered"  # trust.on_checker_tamper: stop
+    SHARED_BUDGET = "shared_budget"  # fleet.budget_usd_per_day spent by this agent's loops on this machine
 
 
 class WaitReason(enum.StrEnum):
@@ -55,6 +56,7 @@ class WaitReason(enum.StrEnum):
     USAGE_LIMIT = "usage_limit"
     RATE_LIMIT = "rate_limit"
     HOURLY_CALL_LIMIT = "hourly_call_limit"
+    SHARED_CALL_LIMIT = "shared_call_limit"  # the hourly window this agent's loops on this machine share
 
 
 class ContinueReason(enum.StrEnum):

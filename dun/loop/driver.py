@@ -44,6 +44,8 @@ class LoopOptions:
     reset_circuit: bool = False
     dry_run: bool = False
     live: bool = False
+    worktree: str | None = None  # run in the git worktree .dun/worktrees/NAME (created when missing)
+    branch: str | None = None  # the worktree's branch (default dun/NAME)
 
     def overrides(self) -> dict[str, Any]:
         return {"loop.max_iterations": self.max_iterations, "loop.max_budget_usd": self.max_budget_usd,
@@ -166,6 +168,12 @@ class Loop:
 
 
 def run_loop(opts: LoopOptions) -> int:
+    if opts.branch and not opts.worktree:
+        raise UsageError("--branch goes with --worktree NAME")
+    if opts.worktree:
+        from dun.fleet.worktrees import prepare
+
+        opts.path = str(prepare(opts.path, opts.worktree, opts.branch).path)
     session = open_session(opts.path)
     loop = Loop(session, opts)
     return dry_run(loop) if opts.dry_run else loop.run()

@@ -29,14 +29,15 @@ from dun.agents.runner import output_tail, process_start_time, stop_recorded_age
 from dun.answer.handoff import record_iterate
 from dun.core.errors import UsageError
 from dun.core.git import head, worktree_tree
-from dun.core.kinds import Action, ExitCode, StopReason
+from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
+from dun.core.ratewindow import calls_left
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
+from dun.fleet.limits import shared_limits_for
 from dun.loop import circuit as breaker
 from dun.loop.conclude import AgentFacts, judge
-from dun.loop.policy import Decision, before_iteration, nothing_actionable
-from dun.loop.ratewindow import calls_left
+from dun.loop.policy import Decision, before_iteration, nothing_actionable, stop
 from dun.loop.report import write_report
 from dun.prompt.sections import render
 from dun.store.records import LOG_SCHEMA_VERSION, IterationLog, LoopState, Start, new_state
@@ -103,6 +104,7 @@ class Engine:
         self.say = say or (lambda text: None)
         self.state: LoopState = new_state()
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
+        self.shared = shared_limits_for(cfg)
 
     # -- state ---------------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -210,7 +212,25 @@ class Engine:
             if done is not None:
                 return done
             confirmation = True
+        shared = self._reserve_shared_call()  # last: a call is reserved only when one will be made
+        if shared is not None:
+            return shared
         return self._open(report, confirmation, tree)
+
+    def _reserve_shared_call(self) -> Decision | None:
+        """The limits this agent's loops on this machine share (`fleet.shared_limits`): one hourly window, one
+        daily budget, one usage-limit pause. None when the call is granted (and recorded)."""
+        if self.shared is None:
+            return None
+        cap = self.cfg["fleet"]["budget_usd_per_day"]
+        if cap > 0 and self.shared.spent_usd() >= cap:
+            return stop(StopReason.SHARED_BUDGET)
+        paused = self.shared.paused_until()
+        wait = self.shared.reserve_call(self.cfg["loop"]["max_calls_per_hour"])
+        if wait > 0:
+            reason = WaitReason.USAGE_LIMIT if paused else WaitReason.SHARED_CALL_LIMIT
+            return Decision(Action.WAIT, reason, wait)
+        return None
 
     def _reuse(self, tree: str | None) -> Report | None:
         """The checks of the previous iteration's end, when neither HEAD nor the work tree changed since."""
@@ -276,6 +296,10 @@ class Engine:
                       "agent_started": None, "call_started": None})
         self.save()
         self.last = (after, head(self.session.root), tree_after)
+        if self.shared is not None:
+            self.shared.record_cost((store.read_log(n) or {}).get("cost_usd") or 0.0)
+            if decision.action == Action.WAIT and decision.reason in LIMIT_KINDS and state["resume_at"]:
+                self.shared.pause_until(state["resume_at"], str(decision.reason))  # the others of this agent wait
         return decision
 
     def finish(self, decision: Decision) -> Path:

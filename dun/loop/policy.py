@@ -13,8 +13,8 @@ from typing import Any
 from dun.agents.limits import AgentError, normalize_error
 from dun.answer.transcript import ParseResult
 from dun.core.kinds import LIMIT_KINDS, Action, ContinueReason, DiscrepancyKind, StopReason, WaitReason
+from dun.core.ratewindow import prune, wait_needed
 from dun.loop import circuit as breaker
-from dun.loop.ratewindow import prune, wait_needed
 from dun.store.records import LoopState
 
 

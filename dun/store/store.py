@@ -139,6 +139,13 @@ class Store:
                                "`dun loop --fresh` keeps it aside and starts a new run (logs are archived)")
         return cast(LoopState, {**new_state(), **data})  # files from older versions gain the new keys
 
+    def peek_state(self) -> LoopState | None:
+        """The state for a display (`dun fleet status`, `dun service status`): None when missing or unreadable."""
+        try:
+            return self.read_state()
+        except StateCorrupt:
+            return None
+
     def set_aside_state(self) -> Path | None:
         """`--fresh` over a corrupt state: keep the file for a person (`state.json.corrupt-TIME`), out of the way."""
         if not self.state_path.exists():

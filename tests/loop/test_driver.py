@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import git, write
 from fake_agent import FAKE_COMMAND, alive, block, calls, child_pid, sidecar, write_scenario
+from loop_support import make_repo, work
 
 ROOT = Path(__file__).resolve().parents[2]
 DUN = [sys.executable, "-m", "dun"]
@@ -48,31 +49,6 @@ def gone(pid: int, timeout: float = 5.0) -> bool:
     with contextlib.suppress(AssertionError):
         until(lambda: not alive(pid), f"pid {pid} to end", timeout)
     return not alive(pid)
-
-
-def make_repo(repo: Path, boxes: tuple[str, ...] = ("alpha", "beta", "gamma"), ticked: tuple[str, ...] = (),
-              loop: dict[str, Any] | None = None, circuit: dict[str, Any] | None = None,
-              agent: dict[str, Any] | None = None) -> Path:
-    """`.dun/config.yaml` driving the fake agent, the runtime .gitignore and a MISSION.md, all committed."""
-    config: dict[str, Any] = {
-        "plugins": {"disabled": ["python"]},
-        "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin", **(agent or {})},
-        "loop": {"cooldown_s": 0, "kill_grace_s": 0.5, "iteration_timeout_s": 20, **(loop or {})},
-    }
-    if circuit:
-        config["circuit"] = circuit
-    write(repo, ".dun/config.yaml", json.dumps(config, indent=1) + "\n")  # JSON is YAML
-    write(repo, ".dun/.gitignore", (ROOT / "templates" / "dun.gitignore").read_text(encoding="utf-8"))
-    write(repo, "MISSION.md", "# Mission\n\n" + "".join(f"- [{'x' if b in ticked else ' '}] {b}\n" for b in boxes))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "mission")
-    return repo
-
-
-def work(box: str, cost: float = 0.01, exit: bool = False, **extra: Any) -> dict[str, Any]:
-    """A step that does one box for real: ticks it and commits."""
-    return {"actions": [{"tick": "MISSION.md", "box": box}, {"commit": f"Do {box}"}],
-            "status": block(task=box, exit=exit), "cost_usd": cost, **extra}
 
 
 def idle(**extra: Any) -> dict[str, Any]:

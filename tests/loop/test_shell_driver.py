@@ -24,7 +24,7 @@ import pexpect
 import pytest
 from conftest import git, write
 from fake_agent import FAKE_COMMAND, block, calls, write_scenario
-from test_driver import make_repo as loop_repo
+from loop_support import make_repo as loop_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "dun-loop.sh"
@@ -78,8 +78,10 @@ class Run:
 
 def spawn(name: str, argv: list[str], repo: Path, scenario: Path, cwd: Path | None = None) -> Run:
     """Run `argv` on a terminal until it ends; the fake agent plays `scenario`."""
+    # each side its own user state: loops of one agent on one machine share limits (fleet.shared_limits), and the
+    # two sides run at the same time
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "DUN_FAKE_SCENARIO": str(scenario), "TERM": "dumb"}
+           "DUN_FAKE_SCENARIO": str(scenario), "TERM": "dumb", "XDG_STATE_HOME": str(repo.parent / "state")}
     child = pexpect.spawn(argv[0], argv[1:], cwd=str(cwd or repo), env=env, timeout=RUN_TIMEOUT_S,
                           encoding="utf-8", codec_errors="replace", dimensions=(50, 200))
     try:

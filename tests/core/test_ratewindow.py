@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dun.loop.ratewindow import WINDOW_S, calls_left, prune, wait_needed
+from dun.core.ratewindow import WINDOW_S, calls_left, prune, wait_needed
 
 NOW = 1_800_000_000.0
 

@@ -1,0 +1,52 @@
+"""The data behind `dun fleet status`: every loop of the repository (one per worktree) and the limits its agents
+share on this machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dun.fleet.limits import SharedLimits, known_agents
+from dun.fleet.worktrees import Worktree, list_worktrees, main_root, worktrees_dir
+from dun.store.lock import lock_holder
+from dun.store.store import Store
+
+STATE_KEYS = ("run_id", "stop_reason", "iteration", "cost_usd_total", "errors_total", "resume_at", "started_at",
+              "updated_at")
+
+
+def loop_info(worktree: Worktree, name: str) -> dict[str, Any]:
+    """One worktree's loop: `running` when a process holds its lock, `died` when the state says running but
+    nobody holds it, else the state's own status (or `never run`)."""
+    present = worktree.path.is_dir()
+    state = Store(worktree.path).peek_state() if present else None
+    pid = lock_holder(Store(worktree.path)) if present else None
+    if pid:
+        status = "running"
+    elif state is None:
+        status = "never run" if present else "missing"
+    else:
+        status = "died" if state["status"] == "running" else str(state["status"])
+    info: dict[str, Any] = {"name": name, "path": str(worktree.path), "branch": worktree.branch,
+                            "head": worktree.head, "status": status, "pid": pid}
+    raw: dict[str, Any] = dict(state) if state is not None else {}
+    info.update({key: raw.get(key) for key in STATE_KEYS})
+    info["circuit"] = (raw.get("circuit") or {}).get("state")
+    return info
+
+
+def fleet_status(root: Path, configured_dir: str | None = None) -> dict[str, Any]:
+    main = main_root(root)
+    base = worktrees_dir(main, configured_dir)
+    loops = []
+    for wt in list_worktrees(main):
+        path = wt.path.resolve()
+        if wt.main:
+            name = "(main)"
+        elif path.parent == base:
+            name = path.name
+        else:
+            name = str(path)
+        loops.append(loop_info(wt, name))
+    shared = [SharedLimits(agent).snapshot() for agent in known_agents()]
+    return {"repository": str(main), "worktrees_dir": str(base), "loops": loops, "shared_limits": shared}

@@ -1,0 +1,58 @@
+"""A loop's side of the shared limits, run as a real process by test_shared_limits.py.
+
+    limits_worker.py STORE CLOCK reserve ATTEMPTS LIMIT   -> prints the times of the granted calls (JSON)
+    limits_worker.py STORE CLOCK pause UNTIL              -> pauses the agent
+    limits_worker.py STORE CLOCK query LIMIT              -> prints paused_until and one reserve_call answer
+
+Each waits for a line on stdin first, so the test can release all of them at once. The clock is shared through
+the CLOCK file: each reading advances it by one minute, so simulated time passes only as calls are attempted.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from pathlib import Path
+
+from dun.fleet.limits import SharedLimits
+
+BASE, STEP = 1_000_000.0, 60.0
+
+
+class SharedClock:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.last = 0.0
+
+    def __call__(self) -> float:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            ticks = int(os.pread(fd, 32, 0).decode() or 0) + 1
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(ticks).encode(), 0)
+        finally:
+            os.close(fd)
+        self.last = BASE + ticks * STEP
+        return self.last
+
+
+def main() -> None:
+    store, clock_file, mode, *rest = sys.argv[1:]
+    clock = SharedClock(Path(clock_file))
+    limits = SharedLimits("claude", Path(store), clock)
+    sys.stdin.readline()  # the starting gun
+    if mode == "reserve":
+        attempts, limit = int(rest[0]), int(rest[1])
+        granted = [clock.last for _ in range(attempts) if limits.reserve_call(limit) == 0.0]
+        print(json.dumps(granted))
+    elif mode == "pause":
+        print(json.dumps(limits.pause_until(float(rest[0]), "usage_limit")))
+    else:
+        print(json.dumps([limits.paused_until(), limits.reserve_call(int(rest[0]))]))
+
+
+if __name__ == "__main__":
+    main()

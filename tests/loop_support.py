@@ -1,0 +1,37 @@
+"""Helpers the loop tests share: a repository set up for the fake agent, and a step that does one box."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import git, write
+from fake_agent import FAKE_COMMAND, block
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_repo(repo: Path, boxes: tuple[str, ...] = ("alpha", "beta", "gamma"), ticked: tuple[str, ...] = (),
+              loop: dict[str, Any] | None = None, circuit: dict[str, Any] | None = None,
+              agent: dict[str, Any] | None = None) -> Path:
+    """`.dun/config.yaml` driving the fake agent, the runtime .gitignore and a MISSION.md, all committed."""
+    config: dict[str, Any] = {
+        "plugins": {"disabled": ["python"]},
+        "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin", **(agent or {})},
+        "loop": {"cooldown_s": 0, "kill_grace_s": 0.5, "iteration_timeout_s": 20, **(loop or {})},
+    }
+    if circuit:
+        config["circuit"] = circuit
+    write(repo, ".dun/config.yaml", json.dumps(config, indent=1) + "\n")  # JSON is YAML
+    write(repo, ".dun/.gitignore", (ROOT / "templates" / "dun.gitignore").read_text(encoding="utf-8"))
+    write(repo, "MISSION.md", "# Mission\n\n" + "".join(f"- [{'x' if b in ticked else ' '}] {b}\n" for b in boxes))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "mission")
+    return repo
+
+
+def work(box: str, cost: float = 0.01, exit: bool = False, **extra: Any) -> dict[str, Any]:
+    """A step that does one box for real: ticks it and commits."""
+    return {"actions": [{"tick": "MISSION.md", "box": box}, {"commit": f"Do {box}"}],
+            "status": block(task=box, exit=exit), "cost_usd": cost, **extra}
