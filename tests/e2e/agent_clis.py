@@ -7,6 +7,7 @@ stdin closed, TERM=dumb, and an environment stripped of inherited variables that
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -35,6 +36,61 @@ STRIPPED_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https
 # Prices the servers' usage is billed at where a CLI takes prices from config (aider, opencode, pi): USD per
 # million tokens. Codex and Gemini never print dollars.
 PRICE_IN_PER_MTOK, PRICE_OUT_PER_MTOK = 2.0, 8.0
+
+
+# --- the one-box mission every CLI is driven through -------------------------------------------------------------
+
+MISSION = "# Mission\n\n- [ ] x\n"
+TICKED = "# Mission\n\n- [x] x\n"
+PROMPT = "Tick the box `x` in MISSION.md, commit it with git, and end with a DUN status block."
+TICK_COMMAND = "sed -i 's/^- \\[ \\] x$/- [x] x/' MISSION.md && git add MISSION.md && git commit -q -m 'Tick box x'"
+STATUS_BLOCK = ("---DUN_STATUS---\n"
+                "STATUS: COMPLETE\n"
+                "TASKS_COMPLETED_THIS_LOOP: 1\n"
+                "FILES_MODIFIED: 1\n"
+                "TESTS_STATUS: PASSING\n"
+                "WORK_TYPE: IMPLEMENTATION\n"
+                "EXIT_SIGNAL: true\n"
+                "RECOMMENDATION: done\n"
+                "---END_DUN_STATUS---")
+FINAL_TEXT = f"Ticked box x in MISSION.md and committed it.\n\n{STATUS_BLOCK}"
+# aider does not run shell commands under --yes: it edits with a SEARCH/REPLACE block and commits by itself
+AIDER_EDIT = "MISSION.md\n```\n<<<<<<< SEARCH\n- [ ] x\n=======\n- [x] x\n>>>>>>> REPLACE\n```"
+TOOL_USAGE = {"input_tokens": 1000, "output_tokens": 50}
+FINAL_USAGE = {"input_tokens": 1200, "output_tokens": 100}
+GITIGNORE_TEMPLATE = HERE.parents[1] / "templates" / "dun.gitignore"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
+                          env={**os.environ, **GIT_IDENTITY, "GIT_CONFIG_NOSYSTEM": "1"}).stdout
+
+
+def make_repo(root: Path) -> Path:
+    """A git repository with an unticked MISSION.md and dun's .dun/.gitignore, all committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "MISSION.md").write_text(MISSION, encoding="utf-8")
+    (root / ".dun").mkdir(exist_ok=True)
+    (root / ".dun" / ".gitignore").write_text(GITIGNORE_TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def success_scenario(cli: str) -> list[list[dict[str, Any]]]:
+    """One episode: the shell step that ticks and commits, then the final answer (aider: one edit answer)."""
+    if cli == "aider":
+        return [[{"text": f"Ticking box x.\n\n{AIDER_EDIT}\n\n{STATUS_BLOCK}", "usage": FINAL_USAGE}]]
+    return [[{"shell": TICK_COMMAND, "usage": TOOL_USAGE}, {"text": FINAL_TEXT, "usage": FINAL_USAGE}]]
+
+
+def error_scenario(status: int) -> list[list[dict[str, Any]]]:
+    """Every request of the episode gets this HTTP error (retry-after 0 where a CLI honours it)."""
+    if status == 429:
+        return [[{"error": {"status": 429, "message": "Rate limit reached for requests. Please try again in 20s.",
+                            "retry_after": 0}}]]
+    return [[{"error": {"status": status, "message": "Incorrect API key provided: dummy-key."}}]]
 
 
 def version(name: str) -> str:
@@ -67,7 +123,11 @@ def base_env(home: Path) -> dict[str, str]:
         # The Gemini CLI runs shell commands with GIT_CONFIG_GLOBAL=/dev/null, so ~/.gitconfig's identity is not
         # seen there: the agents' commits need it from the environment (or the repository's own config).
         **GIT_IDENTITY,
+        # a private temp dir: Codex refuses to put its helper binaries (the sandbox launcher) under the temp dir,
+        # and the Gemini CLI writes error reports there
+        "TMPDIR": str(home / "tmp"),
     })
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
     return env
 
 
@@ -110,21 +170,8 @@ class Cli:
         return binary(self.name)
 
     def installed(self) -> str | None:
-        """None when the pinned binary runs, else why not."""
-        path = self.binary
-        if not path.exists():
-            return f"{self.name} {self.version} is not installed: run `bash tests/e2e/install_agents.sh {self.name}`"
-        try:
-            out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
-                                 stdin=subprocess.DEVNULL, env={**os.environ, "HOME": str(path.parent)})
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"{path} does not run: {exc}"
-        text = out.stdout + out.stderr
-        if out.returncode != 0:
-            return f"{path} --version failed: {text.strip()[:300]}"
-        if f"DUN_E2E_{self.name.upper()}_BIN" not in os.environ and self.version not in text:
-            return f"{path} is {text.strip()!r}, not the pinned {self.version}: rerun install_agents.sh"
-        return None
+        """None when the pinned binary runs, else why not (asked once per process: --version takes seconds)."""
+        return _installed(self.name, str(self.binary))
 
     def run(self, home: Path, repo: Path, server: AgentServer, prompt: str, timeout: float = 120,
             **options: Any) -> Run:
@@ -138,18 +185,37 @@ class Cli:
         return Run(self.name, setup.argv, proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
 
 
+@functools.cache
+def _installed(name: str, binary_path: str) -> str | None:
+    path = Path(binary_path)
+    if not path.exists():
+        return f"{name} {version(name)} is not installed: run `bash tests/e2e/install_agents.sh {name}`"
+    try:
+        # a HOME of its own, as install_agents.sh uses: some CLIs write config on their first start
+        home = install_dir(name) / ".home"
+        home.mkdir(parents=True, exist_ok=True)
+        out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{path} does not run: {exc}"
+    text = out.stdout + out.stderr
+    if out.returncode != 0:
+        return f"{path} --version failed: {text.strip()[:300]}"
+    if f"DUN_E2E_{name.upper()}_BIN" not in os.environ and version(name) not in text:
+        return f"{path} is {text.strip()!r}, not the pinned {version(name)}: rerun install_agents.sh"
+    return None
+
+
 # --- codex -----------------------------------------------------------------------------------------------------------
 
 
 def setup_codex(home: Path, repo: Path, server: AgentServer, prompt: str, *, sandbox: bool = False,
-                model: str | None = MODEL) -> Setup:
+                git_writable: bool = True, model: str | None = None) -> Setup:
     """``codex exec --json``. OPENAI_BASE_URL is ignored by 0.169.0: the endpoint is a model provider in
     $CODEX_HOME/config.toml. ``model`` None keeps Codex's own default model (which works in code mode: a JavaScript
     ``exec`` tool instead of ``exec_command``)."""
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
-    tmpdir = home / "tmp"
-    tmpdir.mkdir(exist_ok=True)
     lines = []
     if model:
         lines.append(f'model = "{model}"')
@@ -172,12 +238,13 @@ def setup_codex(home: Path, repo: Path, server: AgentServer, prompt: str, *, san
     config = codex_home / "config.toml"
     config.write_text("\n".join(lines), encoding="utf-8")
     env = base_env(home)
-    env.update({"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": API_KEY, "TMPDIR": str(tmpdir)})
+    env.update({"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": API_KEY})
     argv = [str(binary("codex")), "exec", "--json", "--skip-git-repo-check"]
     if sandbox:
         # workspace-write keeps .git read-only unless it is listed as a writable root
-        argv += ["--sandbox", "workspace-write",
-                 "-c", f"sandbox_workspace_write.writable_roots={json.dumps([str(repo / '.git')])}"]
+        argv += ["--sandbox", "workspace-write"]
+        if git_writable:
+            argv += ["-c", f"sandbox_workspace_write.writable_roots={json.dumps([str(repo / '.git')])}"]
     else:
         argv.append("--dangerously-bypass-approvals-and-sandbox")
     argv.append(prompt)
@@ -309,3 +376,50 @@ CLIS: dict[str, Cli] = {
     "aider": Cli("aider", ChatServer, setup_aider),
     "pi": Cli("pi", ChatServer, setup_pi),
 }
+
+
+# --- reading what a CLI printed ---------------------------------------------------------------------------------------
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    events = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                events.append(obj)
+    return events
+
+
+def final_text(cli: str, stdout: str) -> str:
+    """The agent's final answer as each CLI prints it on stdout (where dun must look for the status block)."""
+    if cli == "codex":  # the last agent_message item
+        items = [e["item"] for e in json_lines(stdout) if e.get("type") == "item.completed"]
+        texts = [i.get("text", "") for i in items if i.get("type") == "agent_message"]
+        return texts[-1] if texts else ""
+    if cli == "gemini":  # json: {"response": ...}; stream-json: the assistant message deltas
+        events = json_lines(stdout)
+        if len(events) == 1 and "response" in events[0]:
+            return str(events[0]["response"])
+        try:
+            data = json.loads(stdout)
+            if isinstance(data, dict) and "response" in data:
+                return str(data["response"])
+        except json.JSONDecodeError:
+            pass
+        return "".join(str(e.get("content", "")) for e in events
+                       if e.get("type") == "message" and e.get("role") == "assistant")
+    if cli == "opencode":  # the text parts of the last step
+        texts = [e["part"].get("text", "") for e in json_lines(stdout) if e.get("type") == "text"]
+        return texts[-1] if texts else ""
+    if cli == "pi":  # json mode: the last assistant message_end; text mode: stdout itself
+        ends = [e["message"] for e in json_lines(stdout)
+                if e.get("type") == "message_end" and (e.get("message") or {}).get("role") == "assistant"]
+        if not ends:
+            return stdout
+        return "".join(c.get("text", "") for c in ends[-1].get("content") or [] if c.get("type") == "text")
+    return stdout  # aider prints plain text
