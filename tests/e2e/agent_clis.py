@@ -17,10 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    from .agent_servers import AgentServer, ChatServer, GeminiServer, ResponsesServer
-except ImportError:  # run as a script
-    from agent_servers import AgentServer, ChatServer, GeminiServer, ResponsesServer  # type: ignore[no-redef]
+from .agent_servers import AgentServer, ChatServer, GeminiServer, ResponsesServer
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("DUN_E2E_CACHE", HERE / ".cache"))

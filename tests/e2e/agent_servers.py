@@ -27,13 +27,19 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 try:
     from .model_server import DEFAULT_USAGE, ModelServer, Scenario, Step, _Handler
 except ImportError:  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from model_server import DEFAULT_USAGE, ModelServer, Scenario, Step, _Handler  # type: ignore[no-redef]
+    from model_server import (  # type: ignore[no-redef,import-not-found]
+        DEFAULT_USAGE,
+        ModelServer,
+        Scenario,
+        Step,
+        _Handler,
+    )
 
 Message = dict[str, Any]
 SHELL = "$shell"  # the placeholder tool name a {"shell": ...} step becomes
@@ -74,7 +80,8 @@ def current_turn(messages: list[Message]) -> list[Message]:
     environment context) before the prompt, so "no assistant turn yet" is judged from the last prompt only."""
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
-        blocks = message.get("content") if isinstance(message.get("content"), list) else []
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
         if message.get("role") == "user" and not any(b.get("type") == "tool_result" for b in blocks):
             return messages[i:]
     return messages
@@ -229,7 +236,8 @@ class ApiHandler(_Handler):
         if not messages:
             return []
         last = messages[-1]
-        blocks = last.get("content") if isinstance(last.get("content"), list) else []
+        content = last.get("content")
+        blocks = content if isinstance(content, list) else []
         return [{"tool_use_id": b.get("tool_use_id"), "is_error": bool(b.get("is_error")),
                  "content": str(b.get("content", ""))[:4000]} for b in blocks if b.get("type") == "tool_result"]
 
@@ -664,6 +672,13 @@ class AgentServer(ModelServer):
     @property
     def base_url(self) -> str:
         return self.url + self.api_path
+
+    def start(self) -> Self:
+        super().start()
+        return self
+
+    def __enter__(self) -> Self:
+        return self.start()
 
 
 class ChatServer(AgentServer):

@@ -101,7 +101,7 @@ def capture_claude(work: Path) -> list[dict[str, Any]]:
     rows = []
     ok = [[{"tool_use": "Bash", "input": {"command": TICK_COMMAND, "description": "Tick box x"}, "usage": TOOL_USAGE},
            {"text": FINAL_TEXT, "usage": FINAL_USAGE}]]
-    cases = [("json_verbose_ok", ok), ("json_verbose_401", [[{"error": {
+    cases: list[tuple[str, list[list[dict[str, Any]]]]] = [("json_verbose_ok", ok), ("json_verbose_401", [[{"error": {
         "status": 401, "type": "authentication_error", "message": "invalid x-api-key"}}]]),
         ("json_verbose_429", [[{"error": {"status": 429, "type": "rate_limit_error",
                                            "message": "Number of requests has exceeded your rate limit",
