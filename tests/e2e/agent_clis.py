@@ -300,7 +300,10 @@ def setup_opencode(home: Path, repo: Path, server: AgentServer, prompt: str, *, 
     env = base_env(home)
     env.update({"OPENCODE_CONFIG": str(path), "OPENCODE_DISABLE_MODELS_FETCH": "1",
                 "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-                "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1"})
+                "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+                # opencode installs @opencode-ai/plugin into its config dir in the background at every start, with
+                # its embedded npm client: offline mode makes that fail at once (a warning in its log) instead
+                "npm_config_offline": "true"})
     argv = [str(binary("opencode")), "run", "--format", "json", "--title", "scripted run"]
     if auto:
         argv.append("--auto")
@@ -328,7 +331,9 @@ def setup_aider(home: Path, repo: Path, server: AgentServer, prompt: str, *, fil
     }}, indent=2) + "\n", encoding="utf-8")
     env = base_env(home)
     env.update({"OPENAI_API_BASE": server.base_url, "OPENAI_API_KEY": API_KEY,
-                "AIDER_CHECK_UPDATE": "false", "AIDER_ANALYTICS": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+                "AIDER_CHECK_UPDATE": "false", "AIDER_ANALYTICS": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                # its console wraps lines (error messages too) at 80 columns otherwise
+                "COLUMNS": "400"})
     argv = [str(binary("aider")), "--message-file", str(message), "--yes", "--no-pretty",
             "--stream" if stream else "--no-stream",
             "--model", f"openai/{MODEL}", "--edit-format", "diff", "--model-metadata-file", str(metadata),
