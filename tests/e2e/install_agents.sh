@@ -17,8 +17,8 @@ VERSIONS="$HERE/agent_versions.json"
 CACHE="${DUN_E2E_CACHE:-$HERE/.cache}"
 PYTHON="${PYTHON:-python3}"
 
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-    echo "install_agents: $PYTHON is missing; cannot read $VERSIONS (the e2e tests will skip)"
+if ! "$PYTHON" -c 'import json' >/dev/null 2>&1; then
+    echo "install_agents: $PYTHON is missing or does not run; cannot read $VERSIONS (the e2e tests will skip)"
     exit 0
 fi
 
