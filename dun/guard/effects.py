@@ -24,14 +24,26 @@ SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
     "cockroach": (("-e", "--execute"), None, "sql"), "mongosh": (("--eval",), None, ""),
     "mongo": (("--eval",), None, ""),
     "redis-cli": ((), 0, ""), "usql": (("-c", "--command"), None, ""), "snowsql": (("-q", "--query"), None, ""),
-    "bq": ((), 1, "query"),
+    "bq": ((), 1, "query"), "cqlsh": (("-e", "--execute"), None, ""),
 }
 _CHMOD_FLAGS = frozenset("cfvR")
 
 
+# The signals a simple command can raise, for rules to match.
+SIGNALS = {
+    "unseen-code": "runs code the guard cannot read: decoded, generated or read from a pipe at run time",
+    "generated-program": "runs a program whose name is the output of a command",
+    "unknown-program": "runs a program whose name is a variable the guard cannot resolve",
+    "obfuscated-code": "an interpreter evaluates code it decodes at run time",
+    "kill-all": "signals every process (kill -1, killall -u, pkill .)",
+    "fork-bomb": "a function that starts itself more than once",
+    "privileged-container": "a container with the host's privileges (--privileged, --pid=host, SYS_ADMIN, devices)",
+}
+
+
 @dataclass(frozen=True)
 class Effect:
-    op: str  # delete, write or chmod
+    op: str  # delete, write, chmod, mount (a container bind), use (an operand of an unknown program)
     path: str
     where: str  # a category from expand.category, or contents/unknown
     recursive: bool = False
@@ -48,6 +60,8 @@ class Facts:
     operands: list[str] = field(default_factory=list)  # the operands after `sub`
     effects: list[Effect] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)  # `option=value` for options with values (-X=DELETE)
+    signals: set[str] = field(default_factory=set)  # what the walker noticed beyond files: see SIGNALS
     exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
     download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
 
@@ -65,18 +79,25 @@ def program_name(val: Val) -> str:
     return posixpath.basename(val.text) if val.text else ""
 
 
-def command_opts(prog: str, args: list[Val]) -> tuple[str, Opts]:
-    """(subcommand, options of what follows it) for matching; git's global options come off first."""
+def command_opts(prog: str, args: list[Val]) -> tuple[str, Opts, list[str]]:
+    """(subcommand, options of what follows it, `option=value` strings) for matching; git's global options come off
+    first (its `-c key=value` become `-c=key=value` with the key in lower case, as git reads it)."""
     if prog == "git":
         top = parse(args, SPECS["git"])
+        config = [f"-c={k.lower()}={v}" for k, _, v in (c.text.partition("=") for c in top.value("-c"))]
         if not top.operands:
-            return "", top
+            return "", top, config
         sub = top.operands[0].text
-        return sub, parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
+        opts = parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
+        return sub, opts, config + option_values(opts)
     opts = parse(args, SPECS.get(prog, Spec()))
     if opts.operands:
-        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:])
-    return "", opts
+        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:]), option_values(opts)
+    return "", opts, option_values(opts)
+
+
+def option_values(opts: Opts) -> list[str]:
+    return [f"{name}={v.text}" for name, vals in opts.values.items() for v in vals]
 
 
 def interpreter(prog: str, args: list[Val]) -> Interp | None:

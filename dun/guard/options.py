@@ -151,6 +151,25 @@ SPECS: dict[str, Spec] = {
     "node": Spec("epr", _long("--eval", "--print", "--require"), stop=True),
     "interp": Spec("eErI", stop=True),
 }
+SPECS.update({
+    "git prune": Spec(long=_long("--expire")),
+    "git gc": Spec(),
+    "aws": Spec(long=_long("--region", "--profile", "--output", "--endpoint-url", "--query", "--color",
+                           "--ca-bundle", "--cli-read-timeout", "--cli-connect-timeout", "--cli-binary-format")),
+    "gh": Spec("XfFHqtpRn", _long("--method", "--raw-field", "--field", "--header", "--jq", "--template", "--input",
+                                  "--repo", "--hostname", "--preview", "--cache", "--title", "--body", "--notes")),
+    "docker": Spec("Hcl", _long("--host", "--context", "--config", "--log-level")),
+    "kubectl": Spec("nlfcos", _long("--namespace", "--context", "--kubeconfig", "--selector", "--filename",
+                                   "--output", "--cluster", "--user", "--server", "--grace-period", "--timeout")),
+    "helm": Spec("n", _long("--namespace", "--kube-context", "--kubeconfig")),
+    "kill": Spec("sn", _long("--signal")),
+    "crontab": Spec("u"),
+    "cqlsh": Spec("eukp", _long("--execute", "--keyspace", "--username", "--password")),
+    "gcloud": Spec(long=_long("--project", "--zone", "--region", "--format", "--account", "--configuration")),
+    "az": Spec("gnso", _long("--resource-group", "--name", "--subscription", "--output", "--query")),
+})
+SPECS["podman"] = SPECS["nerdctl"] = SPECS["docker"]
+SPECS["oc"] = SPECS["kubectl"]
 SPECS["mariadb"] = SPECS["mysqladmin"] = SPECS["mysql"]
 SPECS["terraform"] = SPECS["tofu"] = SPECS["terragrunt"] = Spec(words=True)  # -destroy, -auto-approve
 SPECS["mongo"] = SPECS["mongosh"]

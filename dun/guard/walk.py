@@ -176,9 +176,10 @@ class Walker:
             return None
         prog, args = program_name(u.argv[0]), u.argv[1:]
         seen.add(prog)
-        sub, opts = command_opts(prog, args)
+        sub, opts, values = command_opts(prog, args)
         facts = Facts(unit=unit, program=prog, sub=sub, flags=opts.flags, operands=[v.text for v in opts.operands],
-                      effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args))
+                      effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args),
+                      values=values)
         self.facts.append(facts)
         self.code(facts, u.argv, where, feed, seen)
         if prog == "find":
