@@ -7,15 +7,25 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from dun.guard.expand import FIND_TESTS, Ctx, Env, Val, classify
+from dun.guard import writers
+from dun.guard.expand import FIND_TESTS, Ctx, Env, Val
 from dun.guard.options import SPECS, Opts, Spec, parse, sliced
+from dun.guard.paths import classify
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "xhs", "aria2c", "lwp-request", "GET",
                          "nc", "ncat", "lynx"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "rbash"})
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*")
-_NODE = frozenset({"node", "nodejs", "bun", "deno"})
-_OTHER_INTERP = frozenset({"perl", "ruby", "php", "lua", "Rscript", "osascript", "pwsh"})
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+# program -> (kind, option spec, options whose value is the program)
+_INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "python": ("python", "python", ("-c",)),
+    **{name: ("node", "node", ("-e", "--eval", "-p", "--print")) for name in ("node", "nodejs", "bun")},
+    "perl": ("perl", "interp", ("-e", "-E")), "ruby": ("ruby", "interp", ("-e",)), "php": ("php", "interp", ("-r",)),
+    **{name: ("lua", "interp", ("-e",)) for name in ("lua", "luajit", "lua5.1", "lua5.3", "lua5.4")},
+    "Rscript": ("r", "interp", ("-e",)), "osascript": ("osascript", "interp", ("-e",)),
+    **{name: ("pwsh", "pwsh", ("-c", "-Command", "-command")) for name in ("pwsh", "powershell")},
+}
 # program -> (options whose value is a query, index of the first operand that is a query, required subcommand)
 SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
     "psql": (("-c", "--command"), None, ""), "mysql": (("-e", "--execute"), None, ""),
@@ -68,36 +78,16 @@ class Facts:
 
 @dataclass
 class Interp:
-    kind: str  # shell, python, node or other
-    code: list[Val]  # -c/-e code (shell code for a shell)
+    kind: str  # shell, python, node, perl, ruby, php, lua, r, awk, osascript, pwsh
+    code: list[Val]  # -c/-e code (shell code for a shell), or awk's program
     script: Val | None
     stdin: bool  # reads its program from stdin
-    params: list[Val] = field(default_factory=list)  # sh -c CODE $0 $1 ...
+    params: list[Val] = field(default_factory=list)  # the parameters after the code (sh -c CODE $0 $1 ...)
+    unseen: bool = False  # its program is encoded (pwsh -EncodedCommand)
 
 
 def program_name(val: Val) -> str:
     return posixpath.basename(val.text) if val.text else ""
-
-
-def command_opts(prog: str, args: list[Val]) -> tuple[str, Opts, list[str]]:
-    """(subcommand, options of what follows it, `option=value` strings) for matching; git's global options come off
-    first (its `-c key=value` become `-c=key=value` with the key in lower case, as git reads it)."""
-    if prog == "git":
-        top = parse(args, SPECS["git"])
-        config = [f"-c={k.lower()}={v}" for k, _, v in (c.text.partition("=") for c in top.value("-c"))]
-        if not top.operands:
-            return "", top, config
-        sub = top.operands[0].text
-        opts = parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
-        return sub, opts, config + option_values(opts)
-    opts = parse(args, SPECS.get(prog, Spec()))
-    if opts.operands:
-        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:]), option_values(opts)
-    return "", opts, option_values(opts)
-
-
-def option_values(opts: Opts) -> list[str]:
-    return [f"{name}={v.text}" for name, vals in opts.values.items() for v in vals]
 
 
 def interpreter(prog: str, args: list[Val]) -> Interp | None:
@@ -105,20 +95,30 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
         o = parse(args, SPECS["shell"])
         if o.has("-c"):
             return Interp("shell", o.operands[:1], None, False, o.operands[1:])
-        stdin = o.has("-s") or not o.operands or o.operands[0].text == "-"
-        return Interp("shell", [], None if stdin else o.operands[0], stdin)
-    kind, spec, code_opts = (("python", SPECS["python"], ("-c",)) if _PYTHON.fullmatch(prog) else
-                             ("node", SPECS["node"], ("-e", "--eval", "-p", "--print")) if prog in _NODE else
-                             ("other", SPECS["interp"], ("-e", "-E", "-r")) if prog in _OTHER_INTERP else
-                             ("", Spec(), ()))
-    if not kind:
+        stdin = o.has("-s") or not o.operands
+        return Interp("shell", [], None if stdin else o.operands[0], stdin, o.operands[1:])
+    if prog in _AWK:
+        o = parse(args, SPECS["awk"])
+        if o.value("-e", "--source"):
+            return Interp("awk", o.value("-e", "--source"), None, False)
+        if o.value("-f", "--file"):
+            return Interp("awk", [], o.value("-f", "--file")[0], False)
+        return Interp("awk", o.operands[:1], None, False) if o.operands else None
+    if prog in ("deno", "bun") and args and args[0].text == "eval":
+        return Interp("node", args[1:2], None, False, args[2:])
+    entry = _INTERPRETERS.get(prog) or (_INTERPRETERS["python"] if _PYTHON.fullmatch(prog) else None)
+    if entry is None:
         return None
-    o = parse(args, spec)
+    kind, spec_name, code_opts = entry
+    o = parse(args, SPECS[spec_name])
     code = o.value(*code_opts)
+    if kind == "pwsh":
+        encoded = any(a.text.lower() in ("-encodedcommand", "-enc", "-ec", "-e") for a in args)
+        return Interp(kind, code or o.operands[:1], None, False, unseen=encoded)
     if code or o.has("-m"):
-        return Interp(kind, code, None, False)
+        return Interp(kind, code, None, False, o.operands)
     stdin = not o.operands or o.operands[0].text == "-"
-    return Interp(kind, [], None if stdin else o.operands[0], stdin)
+    return Interp(kind, [], None if stdin else o.operands[0], stdin, o.operands[1:])
 
 
 def queries(prog: str, args: list[Val]) -> list[str]:
@@ -148,7 +148,7 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
     def add(op: str, vals: list[Val], recursive: bool = False) -> None:
         for v in vals:
             if v.text and v.text != "-":
-                path, where = classify(v, ctx, env)
+                path, where = classify(v, ctx, env, follow=op != "delete")
                 if op == "write" and path in env.temp:
                     where = "temp"  # cp x /tmp writes /tmp/x
                 out.append(Effect(op, path, where, recursive))
@@ -188,6 +188,9 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
         add("chmod", ops[skip:], o.has("-R", "--recursive"))
     else:
         out += _download_and_archive_effects(prog, o, ctx, env)
+        other = writers.spec(prog)
+        for op, val in writers.writes(prog, o if other is None else parse(args, other), args, env.home):
+            add(op, [val], op == "delete" or (op == "chmod" and o.has("-R", "--recursive")))
     return out
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dun.guard.effects import Effect, Facts
-from dun.guard.expand import Ctx, Env, Val, classify, normalize
+from dun.guard.expand import Ctx, Env, Val
 from dun.guard.lexer import ShellError
+from dun.guard.paths import classify, normalize
 from dun.guard.rules import FILE_TOOLS, RuleSet, match
 from dun.guard.walk import Walker
 

@@ -38,7 +38,7 @@ DATA_RULES: tuple[Rule, ...] = (
                          r"^\s*(del|unlink|hdel)\b", r"\b(deleteMany|remove|delete_many)\s*\(\s*(\{\s*\})?\s*\)")),
           Match(programs=("etcdctl",), subcommands=("del",)),
           Match(programs=("curl",), values_any=("-X=DELETE", "--request=DELETE"),
-                args_any=("*/_all", "*/_all[/?]*", "*/[*]", "*/[*][/?]*")))),
+                subcommands=("*/_all", "*/_all[/?]*", "*/[*]", "*/[*][/?]*")))),
 )
 
 CONTAINER_RULES: tuple[Rule, ...] = (
