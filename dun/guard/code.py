@@ -56,10 +56,13 @@ def scan(code: str, lang: str, params: list[str]) -> CodeFacts:
     _fold(prog)
     out = CodeFacts()
     skeleton = prog.skeleton
-    if api.EXEC_CALLS.search(skeleton) or prog.exec_literals:
-        out.commands = _commands(prog)
+    calls = _exec_calls(prog, code)
+    if calls or prog.exec_literals:
+        out.commands = _commands(prog, calls)
     if api.EVAL_CALLS.search(skeleton) and api.DECODERS.search(code):
-        out.unseen = True
+        out.unseen = True  # exec(b64decode(...)), eval(pack(...)), exec(open(...).read())
+    if any(api.DECODERS.search(region) for region in calls):
+        out.unseen = True  # os.system(b64decode(...).decode())
     out.deletes = _deletes(prog)
     out.writes = _writes(prog)
     out.unseen = out.unseen or any(shlex_words(c)[:1] and shlex_words(c)[0].rsplit("/", 1)[-1] in _SHELL_NAMES
@@ -202,8 +205,9 @@ def _fold(prog: _Program) -> None:
 def _folded(prog: _Program, kind: str, m: re.Match[str]) -> str:
     values = [prog.values[int(i)] for i in _LIT.findall(m.group(0))]
     if kind == "join":  # os.path.join('/etc', f): what it cannot know is unknown
-        values = [values[0]] + [prog.values[int(lit.group(1))] if (lit := _LIT.fullmatch(a.strip())) else UNKNOWN
-                                for a in _top_level_split(m.group(2))[1:]]
+        values = [prog.values[int(m.group(1))]] + [
+            prog.values[int(lit.group(1))] if (lit := _LIT.fullmatch(a.strip())) else UNKNOWN
+            for a in _top_level_split(m.group(2))[1:]]
     if kind == "pass":
         return values[0]
     if kind in ("join", "joinpath", "slash"):
@@ -226,13 +230,33 @@ def _region(skeleton: str, start: int) -> str:
     return rest if end is None else rest[:end.start()]
 
 
-def _commands(prog: _Program) -> list[str]:
+def _exec_calls(prog: _Program, code: str) -> list[str]:
+    """The argument regions of the calls that run commands."""
+    found = list(api.EXEC_CALLS.finditer(prog.skeleton))
+    if "subprocess" in code:
+        found += list(api.SUBPROCESS_CALLS.finditer(prog.skeleton))
+    return [_region(prog.skeleton, m.end() - (1 if prog.skeleton[m.end() - 1] in "('\" " else 0)) for m in found]
+
+
+def _argv_join(texts: list[str]) -> str:
+    """An argv as a command line: words quoted where they need it, but `~` and unknown parts left to expand."""
+    out = []
+    for t in texts:
+        if re.fullmatch(r"[\w@%+=:,./~-]+", t):
+            out.append(t)
+        elif UNKNOWN in t:
+            out.append('"' + t.replace('"', '\\"') + '"')
+        else:
+            out.append(shlex.quote(t))
+    return " ".join(out)
+
+
+def _commands(prog: _Program, regions: list[str]) -> list[str]:
     out = [prog.values[i] for i in prog.exec_literals]
-    for m in api.EXEC_CALLS.finditer(prog.skeleton):
-        region = _region(prog.skeleton, m.end() - (1 if prog.skeleton[m.end() - 1] in "('\" " else 0))
+    for region in regions:
         texts = [prog.values[int(i)] for i in _LIT.findall(region)]
         if len(texts) > 1:
-            out.append(" ".join(shlex.quote(t) if " " not in t else t for t in texts))
+            out.append(_argv_join(texts))
             out.append("".join(texts))
     out += [v for v in prog.values if v.strip()]  # a command built earlier: cmd = '...'; os.system(cmd)
     return list(dict.fromkeys(out))

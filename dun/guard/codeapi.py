@@ -49,6 +49,7 @@ DECODERS = re.compile(r"b64decode|b32decode|b16decode|a85decode|base64|decode64|
                       r"|rot.?13|codecs\.decode|zlib|gzip|bz2|lzma|marshal|decompress|gzinflate|gzuncompress"
                       r"|str_rot13|strrev|unpack|\bpack\s*\(|atob|Buffer\.from|fromCharCode|\bchr\s*\(|\[::-1\]"
                       r"|\.reverse\b|\\x[0-9a-fA-F]{2}|sys\.stdin|\binput\s*\(|STDIN|readline|urlopen|requests\."
+                      r"|\.read\(\)|read_text|readFileSync|File\.read|file_get_contents|\bslurp\b"
                       r"|\bfetch\s*\(|-EncodedCommand|FromBase64String", re.I)
 # The home directory (replaced by '~'), the working directory ('.'), script parameters (their values).
 HOME_IDIOMS = re.compile(r"""
@@ -70,4 +71,7 @@ PASS_THROUGH = re.compile(r"\b(?:pathlib\.)?(?:Pure)?(?:Posix)?Path|os\.path\.(?
                           r"|File\.expand_path|Pathname\.new|path\.resolve|String|str|glob\.glob|glob|Dir\.glob"
                           r"|normalizePath|path\.expand")
 JOIN_CALLS = re.compile(r"\b(?:os\.path\.join|path\.join|path\.resolve|File\.join|file\.path|Join-Path|joinpath"
-                        r"|catfile)")
+                        r"|catfile)|\brequire\(\x00\d+\x00\)\.(?:join|resolve)")
+# With subprocess imported under another name (import subprocess as s), its calls by their own names.
+SUBPROCESS_CALLS = re.compile(r"(?<![\w])(?:\w+\.)?(?:check_call|check_output|getoutput|getstatusoutput|Popen|call|run)"
+                              r"\s*\(")

@@ -67,18 +67,16 @@ def read_corpus(path: Path) -> list[CorpusClass]:
 
 @contextmanager
 def corpus_environment(home: str = HOME) -> Iterator[None]:
-    """HOME fixed and TMPDIR unset while deciding, so the rates do not depend on the machine."""
-    saved = {name: os.environ.get(name) for name in ("HOME", "TMPDIR")}
-    os.environ["HOME"] = home
-    os.environ.pop("TMPDIR", None)
+    """Only HOME (fixed) and PATH in the environment while deciding, so the rates do not depend on the machine: the
+    guard reads unknown variables ($DIR) from its environment."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update({"HOME": home, "PATH": saved.get("PATH", "/usr/bin:/bin")})
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def decide_bash(command: str, rules: RuleSet | None = None, root: Path = ROOT) -> Verdict:

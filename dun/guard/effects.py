@@ -37,6 +37,7 @@ SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
     "bq": ((), 1, "query"), "cqlsh": (("-e", "--execute"), None, ""),
 }
 _CHMOD_FLAGS = frozenset("cfvR")
+_NOT_FILTERS = frozenset({"-type", "-xtype", "-readable", "-writable", "-executable", "-fstype", "-prune"})
 
 
 # The signals a simple command can raise, for rules to match.
@@ -177,6 +178,8 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
                 add("delete", ops if target else ops[:-1], True)
     elif prog in ("tee", "touch", "mkdir", "truncate"):
         add("write", ops)
+    elif prog in _AWK and any(v.text == "inplace" for v in o.value("-i", "--include")):
+        add("write", ops[1:])
     elif prog in ("sed", "perl") and o.has("-i", "--in-place"):
         scripted = o.value("-e", "--expression", "-f", "--file", "-E")
         add("write", ops if scripted else ops[1:])
@@ -233,6 +236,18 @@ def _download_and_archive_effects(prog: str, o: Opts, ctx: Ctx, env: Env) -> lis
     return out
 
 
+def _find_filters(args: list[Val]) -> bool:
+    """Whether find's expression selects some files only: -type, -prune'd paths and depth limits do not."""
+    words = [a.text for a in args]
+    for n, word in enumerate(words):
+        if word in FIND_TESTS and word not in _NOT_FILTERS:
+            pruned = word in ("-path", "-ipath", "-wholename", "-name") and words[n + 2:n + 3] == ["-prune"] \
+                and "-o" in words[n + 3:n + 4]
+            if not pruned:
+                return True
+    return False
+
+
 def find_parts(args: list[Val]) -> tuple[list[Val], list[list[Val]], bool]:
     """What find finds ({} under each start path, or the path itself when no test filters it), its -exec/-ok
     commands with {} replaced, and whether it has -delete."""
@@ -241,7 +256,7 @@ def find_parts(args: list[Val]) -> tuple[list[Val], list[list[Val]], bool]:
     while i < len(args) and not args[i].text.startswith(("-", "(", "!")):
         paths.append(args[i])
         i += 1
-    filtered = any(a.text in FIND_TESTS for a in args[i:])
+    filtered = _find_filters(args[i:])
     found = [child(p) if filtered else p for p in paths or [Val(".")]]
     commands: list[list[Val]] = []
     deletes = False

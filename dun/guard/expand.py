@@ -15,6 +15,7 @@ from dun.guard.lexer import ARITH, CMD, LIT, PROC, QUOTED, VAR, Part, ShellError
 
 REMOTE_HOME = "/~remote"  # the home directory on another machine (ssh, docker exec): never local
 DEFAULT_IFS = " \t\n"
+_SHELL_STATE = frozenset({"OLDPWD", "PWD", "IFS", "RANDOM", "LINENO", "SECONDS", "PPID", "BASHPID", "_"})
 _TILDE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*=)?~([+-]|[A-Za-z0-9_.-]*)(?=/|$)")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|[0-9]+|[@*#?$!-])(?::?-(.*))?\Z", re.S)
 FIND_TESTS = frozenset({  # find predicates that select some files (without one, find returns its start paths too)
@@ -91,8 +92,9 @@ def lookup(name: str, ctx: Ctx, env: Env) -> str | None:
         return REMOTE_HOME if ctx.remote else env.home
     if name == "PWD":
         return ctx.cwd
-    value = None if ctx.remote else env.environ.get(name)
-    return value or None
+    if ctx.remote or name in _SHELL_STATE:
+        return None  # the hook's own values, not the agent shell's
+    return env.environ.get(name) or None
 
 
 class _Builder:

@@ -173,6 +173,7 @@ SPECS.update({
     "az": Spec("gnso", _long("--resource-group", "--name", "--subscription", "--output", "--query")),
 })
 SPECS["podman"] = SPECS["nerdctl"] = SPECS["docker"]
+SPECS["gawk"] = SPECS["mawk"] = SPECS["nawk"] = SPECS["awk"]
 SPECS["oc"] = SPECS["kubectl"]
 SPECS["mariadb"] = SPECS["mysqladmin"] = SPECS["mysql"]
 SPECS["terraform"] = SPECS["tofu"] = SPECS["terragrunt"] = Spec(words=True)  # -destroy, -auto-approve

@@ -66,17 +66,24 @@ class Unwrapped:
     remote: bool = False
 
 
-def unwrap(argv: list[Val], stdin_paths: list[Val] | None) -> Unwrapped:
+def unwrap(argv: list[Val], stdin_paths: list[Val] | None, stdin_text: str | None = None) -> Unwrapped:
     u = Unwrapped(argv)
     for _ in range(32):
         if not u.argv:
             break
         prog, rest = program_name(u.argv[0]), u.argv[1:]
-        new = _step(prog, rest, u, stdin_paths)
+        new = _step(prog, rest, u, _names(stdin_paths, stdin_text))
         if new is None:
             break
         u.argv = new
     return u
+
+
+def _names(paths: list[Val] | None, text: str | None) -> list[Val] | None:
+    """What xargs reads: the names a stage prints, else the lines of known text."""
+    if paths is not None:
+        return paths
+    return [Val(line) for line in text.splitlines() if line.strip()] if text is not None else None
 
 
 def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | None) -> list[Val] | None:
@@ -93,7 +100,11 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         return parse(rest[skip:], Spec(stop=True)).operands
     if prog in _WRAPPERS:
         o = parse(rest, _WRAPPERS[prog])
-        return [] if prog in ("sudo", "doas") and o.has("-v", "-k", "-K", "-l") else o.operands
+        if prog in ("sudo", "doas") and o.has("-v", "-k", "-K", "-l"):
+            return []
+        if prog in ("sudo", "doas") and not o.operands and o.has("-s", "-i"):
+            return [Val("sh")]  # sudo -s: a root shell reading its commands from stdin
+        return o.operands
     if prog == "env":
         o = parse(rest, _ENV)
         u.nested += [(s.text, u.remote) for s in o.value("-S", "--split-string")]
@@ -114,7 +125,12 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         o = parse(rest, {"flock": _FLOCK, "watch": _WATCH, "su": _SU}[prog])
         code = o.value("-c", "--command")
         if prog == "flock" and not code:
-            return o.operands[1:]
+            after = parse(o.operands[1:], Spec("c", _long("--command")))  # flock FILE -c 'cmd'
+            code = after.value("-c", "--command")
+            if not code:
+                return o.operands[1:]
+        if prog == "su" and not code:
+            return [Val("sh")]  # su USER: a shell reading its commands from stdin
         u.nested += [(c.text, u.remote) for c in code]
         if prog == "watch":
             u.nested.append((" ".join(v.text for v in o.operands), u.remote))

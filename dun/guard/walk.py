@@ -190,7 +190,7 @@ class Walker:
 
     def command(self, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str], effects: list[Effect],
                 redirs: str) -> Facts | None:
-        u = unwrap(argv, feed.paths if feed else None)
+        u = unwrap(argv, feed.paths if feed else None, feed.text if feed else None)
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
             seen |= self.run(code, ctx.child(remote=remote))
