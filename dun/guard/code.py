@@ -15,17 +15,11 @@ import shlex
 from dataclasses import dataclass, field
 
 from dun.guard import codeapi as api
+from dun.guard.codestrings import ARG, CWD, HOME, QUOTE_OPEN, UNKNOWN, balanced, inner, param, string
 
-UNKNOWN = "${__dun_unknown}"
-_HOME, _CWD, _ARG = "\x01", "\x02", "\x03"
 _LIT = re.compile(r"\x00(\d+)\x00")
 _L = r"\x00(\d+)\x00"
 _IDENT = r"\$?[A-Za-z_][\w.]*(?:\[[^\]\x00]*\])?(?:\(\))?"
-_QUOTE_OPEN = re.compile(r"(?<![\w\x00])([rRbBuUfF]{0,2})('''|\"\"\"|'|\"|`)"
-                         r"|(?:(?<![\w$@%&])(q[qwx]?)|(?<![\w)\]'\"\s])(%[qQwWx]?))([({\[<])")
-_CLOSE = {"(": ")", "{": "}", "[": "]", "<": ">"}
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "`": "`", "e": "\x1b"}
-_INTERPOLATION = re.compile(r"#\{[^}]*\}|\$\{[^}]*\}|\$[A-Za-z_]\w*(?:\[[^\]]*\]|\{[^}]*\})?")
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish"})
 
 
@@ -79,20 +73,20 @@ def shlex_words(text: str) -> list[str]:
 
 def _read(code: str, lang: str, params: list[str]) -> _Program:
     """Split the code into literals and the rest; idioms for HOME, the cwd and the parameters become literals."""
-    code = api.HOME_IDIOMS.sub(_HOME, code)
-    code = api.CWD_IDIOMS.sub(_CWD, code)
-    code = api.ARGV.sub(lambda m: _ARG + str(_param_index(m)) + _ARG, code)
+    code = api.HOME_IDIOMS.sub(HOME, code)
+    code = api.CWD_IDIOMS.sub(CWD, code)
+    code = api.ARGV.sub(lambda m: ARG + str(_param_index(m)) + ARG, code)
     prog = _Program("", [])
     parts: list[str] = []
     i = 0
     while i < len(code):
-        m = _QUOTE_OPEN.search(code, i)
+        m = QUOTE_OPEN.search(code, i)
         if m is None:
             parts.append(_idioms(code[i:], prog, params))
             break
         parts.append(_idioms(code[i:m.start()], prog, params))
-        body, i, is_exec = _string(code, m, lang)
-        index = prog.literal(_inner(body, params, m))
+        body, i, is_exec = string(code, m, lang)
+        index = prog.literal(inner(body, params, m))
         if is_exec:
             prog.exec_literals.append(index)
         parts.append(prog.lit(index))
@@ -107,74 +101,12 @@ def _param_index(m: re.Match[str]) -> int:
     return -1
 
 
-def _param(index: int, params: list[str]) -> str:
-    return params[index - 1] if 1 <= index <= len(params) else UNKNOWN
-
-
 def _idioms(text: str, prog: _Program, params: list[str]) -> str:
-    if _HOME in text:
-        text = text.replace(_HOME, prog.lit(prog.literal("~")))
-    if _CWD in text:
-        text = text.replace(_CWD, prog.lit(prog.literal(".")))
-    return re.sub(_ARG + r"(-?\d+)" + _ARG, lambda m: prog.lit(prog.literal(_param(int(m.group(1)), params))), text)
-
-
-def _string(code: str, m: re.Match[str], lang: str) -> tuple[str, int, bool]:
-    """(raw body, index after the string, whether its quoting makes it a command) for the string opening at m."""
-    name = m.group(3) or m.group(4)
-    if name:  # q(...), qq{...}, qx(...), %x(...)
-        opener = m.group(5)
-        end = _balanced(code, m.end(), opener, _CLOSE[opener])
-        return code[m.end():end], end + 1, name in ("qx", "%x")
-    quote = m.group(2)
-    j = m.end()
-    while j < len(code):
-        if code[j] == "\\" and "r" not in m.group(1).lower():
-            j += 2
-            continue
-        if code.startswith(quote, j):
-            body = code[m.end():j]
-            return (body if "r" in m.group(1).lower() else _unescape(body)), j + len(quote), \
-                quote == "`" and lang not in ("node", "deno", "bun")
-        j += 1
-    return code[m.end():], len(code), False
-
-
-def _balanced(code: str, start: int, opener: str, closer: str) -> int:
-    depth = 1
-    for j in range(start, len(code)):
-        if code[j] == opener:
-            depth += 1
-        elif code[j] == closer:
-            depth -= 1
-            if depth == 0:
-                return j
-    return len(code)
-
-
-def _unescape(body: str) -> str:
-    def one(m: re.Match[str]) -> str:
-        esc = m.group(1)
-        if esc[0] in "xX":
-            return chr(int(esc[1:], 16))
-        if esc[0].isdigit() and len(esc) > 1:
-            return chr(int(esc, 8))
-        return _ESCAPES.get(esc, "\\" + esc)
-
-    return re.sub(r"\\(x[0-9a-fA-F]{2}|[0-7]{2,3}|.)", one, body, flags=re.S)
-
-
-def _inner(body: str, params: list[str], m: re.Match[str]) -> str:
-    """A literal's text: idioms inside it resolved, other interpolations unknown."""
-    body = body.replace(_HOME, "~").replace(_CWD, ".")
-    body = re.sub(_ARG + r"(-?\d+)" + _ARG, lambda a: _param(int(a.group(1)), params), body)
-    interpolates = m.group(2) in ('"', "`", '"""') or "f" in (m.group(1) or "").lower() or (
-        m.group(3) or m.group(4)) in ("qq", "qx", "%x", "%Q", "%W")
-    if not interpolates:
-        return body
-    if "f" in (m.group(1) or "").lower():
-        body = re.sub(r"\{[^}]*\}", UNKNOWN, body)
-    return _INTERPOLATION.sub(lambda i: "~" if "HOME" in i.group(0) else UNKNOWN, body)
+    if HOME in text:
+        text = text.replace(HOME, prog.lit(prog.literal("~")))
+    if CWD in text:
+        text = text.replace(CWD, prog.lit(prog.literal(".")))
+    return re.sub(ARG + r"(-?\d+)" + ARG, lambda m: prog.lit(prog.literal(param(int(m.group(1)), params))), text)
 
 
 _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -225,7 +157,7 @@ def _region(skeleton: str, start: int) -> str:
     stripped = rest.lstrip()
     if stripped.startswith("("):
         at = start + len(rest) - len(stripped)
-        return skeleton[at + 1:_balanced(skeleton, at + 1, "(", ")")]
+        return skeleton[at + 1:balanced(skeleton, at + 1, "(", ")")]
     end = re.search(r"[;\n}]", rest)
     return rest if end is None else rest[:end.start()]
 

@@ -15,8 +15,8 @@ from typing import Protocol
 
 from dun.guard import code as interp_code
 from dun.guard.effects import SQL_CLIENTS, Effect, Facts, interpreter
-from dun.guard.expand import Ctx, Env, Val
-from dun.guard.lexer import ShellError
+from dun.guard.expand import Ctx, Env, Val, expand
+from dun.guard.lexer import ShellError, tokenize
 from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
@@ -115,9 +115,6 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
 
 def path_val(text: str, ctx: Ctx, env: Env) -> Val:
     """A path from interpreter code as a shell word would be: `~` expanded, globs seen, unknown parts unknown."""
-    from dun.guard.expand import expand
-    from dun.guard.lexer import tokenize
-
     try:
         tokens = tokenize(text)
     except ShellError:

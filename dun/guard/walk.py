@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 
-from dun.guard import programs
+from dun.guard import linestate, programs
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, child, file_effects, find_parts, program_name, queries
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import LIT, ShellError, Word, expand_body, tokenize
-from dun.guard.options import Spec, command_opts, parse, sliced
+from dun.guard.options import command_opts, sliced
 from dun.guard.paths import classify, normalize
 from dun.guard.runs import Stream, run_code
 from dun.guard.shell import Group, Pipeline, Redirect, Simple
@@ -28,7 +28,6 @@ _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _STDOUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
 _DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_LN = Spec("tS", frozenset({"--target-directory", "--suffix"}))
 
 
 class Walker:
@@ -249,7 +248,7 @@ class Walker:
                     ctx.vars[a.text] = None
                     ctx.arrays.pop(a.text, None)
         elif prog == "set":
-            self.positional(args, ctx)
+            linestate.positional(args, ctx)
         elif prog == "alias":
             for a in args:
                 _, eq, body = a.text.partition("=")
@@ -258,43 +257,7 @@ class Walker:
         elif prog == "trap" and args and not args[0].text.startswith("-") and len(args) > 1:
             seen |= self.run(args[0].text, ctx.child())
         elif prog == "ln":
-            self.symlink(args, ctx)
-
-    def positional(self, args: list[Val], ctx: Ctx) -> None:
-        """`set -- a b c` (or `set a b c`): the positional parameters."""
-        words = [a.text for a in args]
-        if "--" in words:
-            params = args[words.index("--") + 1:]
-        elif args and not words[0].startswith(("-", "+")):
-            params = args
-        else:
-            return
-        for i in range(1, 10):
-            ctx.vars.pop(str(i), None)
-        for i, v in enumerate(params, 1):
-            ctx.vars[str(i)] = v.text if v.known else None
-        ctx.arrays["@"] = [v.text for v in params] if all(v.known for v in params) else None
-        ctx.vars["#"] = str(len(params))
-
-    def symlink(self, args: list[Val], ctx: Ctx) -> None:
-        """Remember `ln -s TARGET NAME`, so later paths through NAME land where TARGET is."""
-        o = parse(args, _LN)
-        if not o.has("-s", "--symbolic") or not o.operands:
-            return
-        ops, into = o.operands, o.value("-t", "--target-directory")
-        if into:
-            pairs = [(t, Val(into[0].text.rstrip("/") + "/" + t.text.rstrip("/").rsplit("/", 1)[-1])) for t in ops]
-        elif len(ops) == 1:
-            pairs = [(ops[0], Val(ops[0].text.rstrip("/").rsplit("/", 1)[-1] or "."))]
-        else:
-            pairs = [(ops[0], ops[1])] if len(ops) == 2 else [
-                (t, Val(ops[-1].text.rstrip("/") + "/" + t.text.rstrip("/").rsplit("/", 1)[-1])) for t in ops[:-1]]
-        for target, name in pairs:
-            link = normalize(name.text, ctx.cwd) if name.known else None
-            if link is None:
-                continue
-            base = link.rsplit("/", 1)[0] or "/"
-            ctx.links[link] = normalize(target.text, base) if target.known and target.glob_at is None else None
+            linestate.symlink(args, ctx)
 
     def stream_out(self, prog: str, args: list[Val], feed: Stream | None) -> Stream:
         if prog == "echo":
