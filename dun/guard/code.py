@@ -18,6 +18,7 @@ from dun.guard import codeapi as api
 from dun.guard.codestrings import ARG, CWD, HOME, QUOTE_OPEN, UNKNOWN, balanced, inner, param, string
 
 _LIT = re.compile(r"\x00(\d+)\x00")
+_MAX_FOLD_ROUNDS = 16
 _L = r"\x00(\d+)\x00"
 _IDENT = r"\$?[A-Za-z_][\w.]*(?:\[[^\]\x00]*\])?(?:\(\))?"
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish"})
@@ -58,7 +59,7 @@ def scan(code: str, lang: str, params: list[str]) -> CodeFacts:
     if any(api.DECODERS.search(region) for region in calls):
         out.unseen = True  # os.system(b64decode(...).decode())
     out.deletes = _deletes(prog)
-    out.writes = _writes(prog)
+    out.writes = _writes(prog, lang)
     out.unseen = out.unseen or any(shlex_words(c)[:1] and shlex_words(c)[0].rsplit("/", 1)[-1] in _SHELL_NAMES
                                    and len(shlex_words(c)) == 1 for c in out.commands)
     return out
@@ -123,14 +124,15 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def _fold(prog: _Program) -> None:
-    for _ in range(64):
+    """Fold every foldable expression, innermost first, until nothing changes (each round is one pass per pattern)."""
+    for _ in range(_MAX_FOLD_ROUNDS):
+        before = prog.skeleton
         for pattern, kind in _FOLDS:
-            m = pattern.search(prog.skeleton)
-            if m is not None:
-                text = _folded(prog, kind, m)
-                prog.skeleton = prog.skeleton[:m.start()] + prog.lit(prog.literal(text)) + prog.skeleton[m.end():]
-                break
-        else:
+            def fold(m: re.Match[str], kind: str = kind) -> str:
+                return prog.lit(prog.literal(_folded(prog, kind, m)))
+
+            prog.skeleton = pattern.sub(fold, prog.skeleton)
+        if prog.skeleton == before:
             return
 
 
@@ -222,7 +224,7 @@ def _deletes(prog: _Program) -> list[tuple[str, bool]]:
     return out
 
 
-def _writes(prog: _Program) -> list[str]:
+def _writes(prog: _Program, lang: str) -> list[str]:
     out: list[str] = []
     skeleton = prog.skeleton
     for m in api.OPEN_CALLS.finditer(skeleton):  # open(path, 'w'): only a mode that writes
@@ -243,8 +245,9 @@ def _writes(prog: _Program) -> list[str]:
         mode = prog.values[int(m.group(1))]
         if mode.lstrip().startswith((">", "+<", "+>")):
             out.append(prog.values[int(m.group(2))] if m.group(2) else mode.lstrip("+<> "))
-    for m in re.finditer(rf"\bprintf?\b[^;{{}}]*?>>?\s*\(?\s*{_L}", skeleton):  # awk: print > "file"
-        out.append(prog.values[int(m.group(1))])
+    if lang == "awk":  # print > "file"
+        for m in re.finditer(rf"\bprintf?\b[^;{{}}\n]*?>>?\s*\(?\s*{_L}", skeleton):
+            out.append(prog.values[int(m.group(1))])
     return out
 
 
