@@ -7,15 +7,25 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from dun.guard.expand import FIND_TESTS, Ctx, Env, Val, classify
+from dun.guard import writers
+from dun.guard.expand import FIND_TESTS, Ctx, Env, Val
 from dun.guard.options import SPECS, Opts, Spec, parse, sliced
+from dun.guard.paths import classify
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "xhs", "aria2c", "lwp-request", "GET",
                          "nc", "ncat", "lynx"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "rbash"})
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*")
-_NODE = frozenset({"node", "nodejs", "bun", "deno"})
-_OTHER_INTERP = frozenset({"perl", "ruby", "php", "lua", "Rscript", "osascript", "pwsh"})
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+# program -> (kind, option spec, options whose value is the program)
+_INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "python": ("python", "python", ("-c",)),
+    **{name: ("node", "node", ("-e", "--eval", "-p", "--print")) for name in ("node", "nodejs", "bun")},
+    "perl": ("perl", "interp", ("-e", "-E")), "ruby": ("ruby", "interp", ("-e",)), "php": ("php", "interp", ("-r",)),
+    **{name: ("lua", "interp", ("-e",)) for name in ("lua", "luajit", "lua5.1", "lua5.3", "lua5.4")},
+    "Rscript": ("r", "interp", ("-e",)), "osascript": ("osascript", "interp", ("-e",)),
+    **{name: ("pwsh", "pwsh", ("-c", "-Command", "-command")) for name in ("pwsh", "powershell")},
+}
 # program -> (options whose value is a query, index of the first operand that is a query, required subcommand)
 SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
     "psql": (("-c", "--command"), None, ""), "mysql": (("-e", "--execute"), None, ""),
@@ -24,14 +34,27 @@ SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
     "cockroach": (("-e", "--execute"), None, "sql"), "mongosh": (("--eval",), None, ""),
     "mongo": (("--eval",), None, ""),
     "redis-cli": ((), 0, ""), "usql": (("-c", "--command"), None, ""), "snowsql": (("-q", "--query"), None, ""),
-    "bq": ((), 1, "query"),
+    "bq": ((), 1, "query"), "cqlsh": (("-e", "--execute"), None, ""),
 }
 _CHMOD_FLAGS = frozenset("cfvR")
+_NOT_FILTERS = frozenset({"-type", "-xtype", "-readable", "-writable", "-executable", "-fstype", "-prune"})
+
+
+# The signals a simple command can raise, for rules to match.
+SIGNALS = {
+    "unseen-code": "runs code the guard cannot read: decoded, generated or read from a pipe at run time",
+    "generated-program": "runs a program whose name is the output of a command",
+    "unknown-program": "runs a program whose name is a variable the guard cannot resolve",
+    "obfuscated-code": "an interpreter evaluates code it decodes at run time",
+    "kill-all": "signals every process (kill -1, killall -u, pkill .)",
+    "fork-bomb": "a function that starts itself more than once",
+    "privileged-container": "a container with the host's privileges (--privileged, --pid=host, SYS_ADMIN, devices)",
+}
 
 
 @dataclass(frozen=True)
 class Effect:
-    op: str  # delete, write or chmod
+    op: str  # delete, write, chmod, mount (a container bind), use (an operand of an unknown program)
     path: str
     where: str  # a category from expand.category, or contents/unknown
     recursive: bool = False
@@ -48,35 +71,24 @@ class Facts:
     operands: list[str] = field(default_factory=list)  # the operands after `sub`
     effects: list[Effect] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)  # `option=value` for options with values (-X=DELETE)
+    signals: set[str] = field(default_factory=set)  # what the walker noticed beyond files: see SIGNALS
     exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
     download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
 
 
 @dataclass
 class Interp:
-    kind: str  # shell, python, node or other
-    code: list[Val]  # -c/-e code (shell code for a shell)
+    kind: str  # shell, python, node, perl, ruby, php, lua, r, awk, osascript, pwsh
+    code: list[Val]  # -c/-e code (shell code for a shell), or awk's program
     script: Val | None
     stdin: bool  # reads its program from stdin
-    params: list[Val] = field(default_factory=list)  # sh -c CODE $0 $1 ...
+    params: list[Val] = field(default_factory=list)  # the parameters after the code (sh -c CODE $0 $1 ...)
+    unseen: bool = False  # its program is encoded (pwsh -EncodedCommand)
 
 
 def program_name(val: Val) -> str:
     return posixpath.basename(val.text) if val.text else ""
-
-
-def command_opts(prog: str, args: list[Val]) -> tuple[str, Opts]:
-    """(subcommand, options of what follows it) for matching; git's global options come off first."""
-    if prog == "git":
-        top = parse(args, SPECS["git"])
-        if not top.operands:
-            return "", top
-        sub = top.operands[0].text
-        return sub, parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
-    opts = parse(args, SPECS.get(prog, Spec()))
-    if opts.operands:
-        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:])
-    return "", opts
 
 
 def interpreter(prog: str, args: list[Val]) -> Interp | None:
@@ -84,20 +96,30 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
         o = parse(args, SPECS["shell"])
         if o.has("-c"):
             return Interp("shell", o.operands[:1], None, False, o.operands[1:])
-        stdin = o.has("-s") or not o.operands or o.operands[0].text == "-"
-        return Interp("shell", [], None if stdin else o.operands[0], stdin)
-    kind, spec, code_opts = (("python", SPECS["python"], ("-c",)) if _PYTHON.fullmatch(prog) else
-                             ("node", SPECS["node"], ("-e", "--eval", "-p", "--print")) if prog in _NODE else
-                             ("other", SPECS["interp"], ("-e", "-E", "-r")) if prog in _OTHER_INTERP else
-                             ("", Spec(), ()))
-    if not kind:
+        stdin = o.has("-s") or not o.operands
+        return Interp("shell", [], None if stdin else o.operands[0], stdin, o.operands[1:])
+    if prog in _AWK:
+        o = parse(args, SPECS["awk"])
+        if o.value("-e", "--source"):
+            return Interp("awk", o.value("-e", "--source"), None, False)
+        if o.value("-f", "--file"):
+            return Interp("awk", [], o.value("-f", "--file")[0], False)
+        return Interp("awk", o.operands[:1], None, False) if o.operands else None
+    if prog in ("deno", "bun") and args and args[0].text == "eval":
+        return Interp("node", args[1:2], None, False, args[2:])
+    entry = _INTERPRETERS.get(prog) or (_INTERPRETERS["python"] if _PYTHON.fullmatch(prog) else None)
+    if entry is None:
         return None
-    o = parse(args, spec)
+    kind, spec_name, code_opts = entry
+    o = parse(args, SPECS[spec_name])
     code = o.value(*code_opts)
+    if kind == "pwsh":
+        encoded = any(a.text.lower() in ("-encodedcommand", "-enc", "-ec", "-e") for a in args)
+        return Interp(kind, code or o.operands[:1], None, False, unseen=encoded)
     if code or o.has("-m"):
-        return Interp(kind, code, None, False)
+        return Interp(kind, code, None, False, o.operands)
     stdin = not o.operands or o.operands[0].text == "-"
-    return Interp(kind, [], None if stdin else o.operands[0], stdin)
+    return Interp(kind, [], None if stdin else o.operands[0], stdin, o.operands[1:])
 
 
 def queries(prog: str, args: list[Val]) -> list[str]:
@@ -127,7 +149,7 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
     def add(op: str, vals: list[Val], recursive: bool = False) -> None:
         for v in vals:
             if v.text and v.text != "-":
-                path, where = classify(v, ctx, env)
+                path, where = classify(v, ctx, env, follow=op != "delete")
                 if op == "write" and path in env.temp:
                     where = "temp"  # cp x /tmp writes /tmp/x
                 out.append(Effect(op, path, where, recursive))
@@ -156,6 +178,8 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
                 add("delete", ops if target else ops[:-1], True)
     elif prog in ("tee", "touch", "mkdir", "truncate"):
         add("write", ops)
+    elif prog in _AWK and any(v.text == "inplace" for v in o.value("-i", "--include")):
+        add("write", ops[1:])
     elif prog in ("sed", "perl") and o.has("-i", "--in-place"):
         scripted = o.value("-e", "--expression", "-f", "--file", "-E")
         add("write", ops if scripted else ops[1:])
@@ -167,6 +191,9 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
         add("chmod", ops[skip:], o.has("-R", "--recursive"))
     else:
         out += _download_and_archive_effects(prog, o, ctx, env)
+        other = writers.spec(prog)
+        for op, val in writers.writes(prog, o if other is None else parse(args, other), args, env.home):
+            add(op, [val], op == "delete" or (op == "chmod" and o.has("-R", "--recursive")))
     return out
 
 
@@ -209,6 +236,18 @@ def _download_and_archive_effects(prog: str, o: Opts, ctx: Ctx, env: Env) -> lis
     return out
 
 
+def _find_filters(args: list[Val]) -> bool:
+    """Whether find's expression selects some files only: -type, -prune'd paths and depth limits do not."""
+    words = [a.text for a in args]
+    for n, word in enumerate(words):
+        if word in FIND_TESTS and word not in _NOT_FILTERS:
+            pruned = word in ("-path", "-ipath", "-wholename", "-name") and words[n + 2:n + 3] == ["-prune"] \
+                and "-o" in words[n + 3:n + 4]
+            if not pruned:
+                return True
+    return False
+
+
 def find_parts(args: list[Val]) -> tuple[list[Val], list[list[Val]], bool]:
     """What find finds ({} under each start path, or the path itself when no test filters it), its -exec/-ok
     commands with {} replaced, and whether it has -delete."""
@@ -217,7 +256,7 @@ def find_parts(args: list[Val]) -> tuple[list[Val], list[list[Val]], bool]:
     while i < len(args) and not args[i].text.startswith(("-", "(", "!")):
         paths.append(args[i])
         i += 1
-    filtered = any(a.text in FIND_TESTS for a in args[i:])
+    filtered = _find_filters(args[i:])
     found = [child(p) if filtered else p for p in paths or [Val(".")]]
     commands: list[list[Val]] = []
     deletes = False

@@ -9,18 +9,24 @@ command, or an error inside the guard is a denial: the guard fails closed.
 from __future__ import annotations
 
 import os
+import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from dun.guard.effects import Effect, Facts
-from dun.guard.expand import Ctx, Env, Val, classify, normalize
+from dun.guard.expand import Ctx, Env, Val
 from dun.guard.lexer import ShellError
+from dun.guard.paths import classify, normalize
 from dun.guard.rules import FILE_TOOLS, RuleSet, match
 from dun.guard.walk import Walker
 
 MAX_REASON = 300
 _PATH_KEYS = {"NotebookEdit": "notebook_path"}
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh")
+_SHELL_SHEBANG = re.compile(r"#!\s*\S*/(?:env\s+)?(?:sh|bash|zsh|dash|ksh|ash)\b")
+_UNCERTAIN_RULES = frozenset({"fs.delete-unresolved", "exec.unknown-program", "exec.unseen-code"})
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,12 @@ def decide(event: dict[str, Any], root: Path, rules: RuleSet) -> Verdict:
         path = tool_input.get(key) if isinstance(tool_input, dict) else None
         if not isinstance(path, str) or not path:
             return deny("tool.bad-input", f"{tool}: tool_input.{key} is missing or not a string")
-        return decide_path(str(tool), path, cwd, root, rules)
+        verdict = decide_path(str(tool), path, cwd, root, rules)
+        content = tool_input.get("content") if isinstance(tool_input, dict) else None
+        if verdict.decision == "allow" and tool == "Write" and isinstance(content, str) and is_shell_script(path,
+                                                                                                          content):
+            return decide_script(content, path, cwd, root, rules)
+        return verdict
     return ALLOW
 
 
@@ -85,6 +96,30 @@ def decide_path(tool: str, path: str, cwd: str, root: Path, rules: RuleSet) -> V
     where_path, where = classify(Val(path), Ctx(normalize(cwd, None)), env)
     facts = Facts(unit=where_path, program=tool, effects=[Effect("write", where_path, where)])
     return check(tool, [facts], rules)
+
+
+def is_shell_script(path: str, content: str) -> bool:
+    first = content.split("\n", 1)[0]
+    return path.endswith(_SCRIPT_SUFFIXES) or bool(_SHELL_SHEBANG.match(first))
+
+
+def decide_script(content: str, path: str, cwd: str, root: Path, rules: RuleSet) -> Verdict:
+    """A shell script written with the Write tool is held to the rules its commands would meet when run (the usual
+    way round the guard is to write the command into a file and run the file). What the guard cannot resolve in a
+    script (its parameters, `$(...)`) is not held against it, and a script the guard cannot parse may be written."""
+    env = make_env(root)
+    walker = Walker(env)
+    here = posixpath.dirname(str(normalize(path, cwd) or cwd))
+    try:
+        walker.run(content, Ctx(here))
+    except (ShellError, RecursionError, ValueError, IndexError, KeyError, TypeError, AttributeError):
+        return ALLOW
+    certain = RuleSet(tuple(r for r in rules.rules if r.id not in _UNCERTAIN_RULES), rules.allow, rules.deny)
+    verdict = check("Bash", walker.facts, certain)
+    if verdict.decision == "deny" and verdict.rule is not None:
+        return deny(verdict.rule, f"writes a shell script ({path}) that would run: "
+                    f"{(verdict.reason or '').split(': ', 1)[-1]}")
+    return verdict
 
 
 def check(tool: str, all_facts: list[Facts], rules: RuleSet) -> Verdict:

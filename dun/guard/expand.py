@@ -1,35 +1,29 @@
-"""Word expansion and path classification: what a word will be when the shell runs it, as far as can be known
-without running anything, and where a path lands relative to the repository."""
+"""Word expansion: what a word will be when the shell runs it, as far as can be known without running anything.
+
+Variables, positional parameters (`set -- a b`, `sh -c CODE $0 $1`) and arrays (`a=(x y)`, `"${a[@]}"`) are
+followed; an unquoted expansion is split on IFS (as set earlier in the line) into fields, and `"$@"` gives one field
+per parameter. Where a path lands is paths.py's business.
+"""
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dun.guard.lexer import ARITH, CMD, LIT, PROC, QUOTED, ShellError, Word, tokenize
+from dun.guard.lexer import ARITH, CMD, LIT, PROC, QUOTED, VAR, Part, ShellError, Word, tokenize
 
 REMOTE_HOME = "/~remote"  # the home directory on another machine (ssh, docker exec): never local
-SYSTEM_DIRS = frozenset({
-    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt", "/proc",
-    "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/usr/share",
-    "/var", "/var/lib", "/var/log", "/var/tmp", "/Applications", "/Library", "/System", "/Users", "/Volumes",
-    "/private", "/private/etc", "/private/var", "/nix", "/snap",
-})
-SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
-                          "/dev/random", "/dev/urandom", "/dev/full"})
-SAFE_DEVICE_DIRS = ("/dev/fd/", "/dev/shm/", "/dev/pts/")
-PROTECTED = (".dun", ".claude/settings.json", ".claude/settings.local.json")
-_TILDE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*=)?~([A-Za-z0-9_.-]*)(?=/|$)")
-_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?::?-(.*))?\Z", re.S)
+DEFAULT_IFS = " \t\n"
+_SHELL_STATE = frozenset({"OLDPWD", "PWD", "IFS", "RANDOM", "LINENO", "SECONDS", "PPID", "BASHPID", "_"})
+_TILDE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*=)?~([+-]|[A-Za-z0-9_.-]*)(?=/|$)")
+_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|[0-9]+|[@*#?$!-])(?::?-(.*))?\Z", re.S)
 FIND_TESTS = frozenset({  # find predicates that select some files (without one, find returns its start paths too)
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
     "-newer", "-newermt", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user",
     "-group", "-nouser", "-nogroup", "-perm", "-links", "-lname", "-ilname", "-samefile", "-inum", "-used",
     "-readable", "-writable", "-executable", "-fstype", "-uid", "-gid", "-prune"})
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BARE_GLOB = re.compile(r"[*?.\[\]!{},]+")
 
 
 @dataclass(frozen=True)
@@ -44,7 +38,8 @@ class Env:
 
 @dataclass
 class Ctx:
-    """What a shell carries from one command to the next: the working directory and variables."""
+    """What a shell carries from one command to the next: the working directory, variables and arrays, and what
+    earlier commands of the same line left behind (downloads, files written, symlinks made)."""
 
     cwd: str | None  # None: unknown (after `cd "$(something)"`)
     vars: dict[str, str | None] = field(default_factory=dict)  # None: assigned, value unknown
@@ -52,12 +47,17 @@ class Ctx:
     depth: int = 0
     downloads: set[str] = field(default_factory=set)  # files written by curl/wget earlier in the line
     tainted: set[str] = field(default_factory=set)  # variables holding downloaded text: X=$(curl ...)
+    arrays: dict[str, list[str] | None] = field(default_factory=dict)  # a=(x y); "@": the positional parameters
+    generated: set[str] = field(default_factory=set)  # variables holding a command's output: X=$(cmd)
+    written: dict[str, str | None] = field(default_factory=dict)  # files written earlier: path -> text if known
+    links: dict[str, str | None] = field(default_factory=dict)  # symlinks made earlier: path -> target if known
 
     def child(self, remote: bool = False, deeper: bool = True) -> Ctx:
         depth = self.depth + deeper
         if remote:
             return Ctx(None, {}, True, depth)
-        return Ctx(self.cwd, dict(self.vars), self.remote, depth, self.downloads, set(self.tainted))
+        return Ctx(self.cwd, dict(self.vars), self.remote, depth, self.downloads, set(self.tainted),
+                   dict(self.arrays), set(self.generated), self.written, self.links)
 
 
 @dataclass
@@ -70,7 +70,9 @@ class Val:
     glob_at: int | None = None  # where the first unquoted glob character is
     subs: list[str] = field(default_factory=list)  # bodies of $(...), `...`, <(...), >(...)
     dl: bool = False  # set by the walker: a substitution in this word runs a downloader
-    split: bool = False  # an unquoted expansion gave text with blanks: the shell splits it into words
+    split: bool = False  # an expansion split the word into fields (IFS, "$@", "${a[@]}")
+    fields: list[str] = field(default_factory=list)  # the fields, when split
+    unknown_kind: str = ""  # what the first unknown expansion is: "cmd" (a command's output) or "var"
 
     @property
     def known(self) -> bool:
@@ -80,7 +82,7 @@ class Val:
         """The fields after word splitting (only a fully known value is split)."""
         if not self.split or not self.known:
             return [self]
-        return [Val(text, dl=self.dl) for text in self.text.split()]
+        return [Val(text, dl=self.dl) for text in self.fields if text]
 
 
 def lookup(name: str, ctx: Ctx, env: Env) -> str | None:
@@ -90,57 +92,140 @@ def lookup(name: str, ctx: Ctx, env: Env) -> str | None:
         return REMOTE_HOME if ctx.remote else env.home
     if name == "PWD":
         return ctx.cwd
-    value = None if ctx.remote else env.environ.get(name)
-    return value or None
+    if ctx.remote or name in _SHELL_STATE:
+        return None  # the hook's own values, not the agent shell's
+    return env.environ.get(name) or None
+
+
+class _Builder:
+    """The word being built: its text (unknown expansions kept as written) and its fields after splitting."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.fields = [""]
+        self.split = False
+        self.unknown_at: int | None = None
+        self.unknown_kind = ""
+
+    def length(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def known(self, text: str) -> None:
+        self.parts.append(text)
+        self.fields[-1] += text
+
+    def unknown(self, text: str, kind: str) -> None:
+        if self.unknown_at is None:
+            self.unknown_at, self.unknown_kind = self.length(), kind
+        self.known(text)
+
+    def split_into(self, text: str, pieces: list[str]) -> None:
+        """An expansion whose value `text` the shell splits into `pieces`."""
+        self.parts.append(text)
+        if pieces:
+            self.fields[-1] += pieces[0]
+            self.fields += pieces[1:]
+            self.split = self.split or len(pieces) > 1
 
 
 def expand(word: Word, ctx: Ctx, env: Env) -> Val:
     out = Val("")
-    buf: list[str] = []
-
-    def unknown(text: str) -> None:
-        if out.unknown_at is None:
-            out.unknown_at = len("".join(buf))
-        buf.append(text)
-
+    b = _Builder()
     for idx, part in enumerate(word.parts):
         text = part.text
         if part.kind == LIT:
             if idx == 0 and (m := _TILDE.match(text)):
-                text = (m.group(1) or "") + _home_of(m.group(2), ctx, env) + text[m.end():]
+                home = _home_of(m.group(2), ctx, env)
+                if home is None:
+                    b.unknown(text[:m.end()], "var")
+                    text = text[m.end():]
+                else:
+                    text = (m.group(1) or "") + home + text[m.end():]
             if out.glob_at is None and (g := re.search(r"[*?\[]", text)):
-                out.glob_at = len("".join(buf)) + g.start()
-            buf.append(text)
+                out.glob_at = b.length() + g.start()
+            b.known(text)
         elif part.kind == QUOTED:
-            buf.append(text)
+            b.known(text)
         elif part.kind == PROC:
             out.subs.append(text[1:])
-            buf.append(f"{text[0]}({text[1:]})")
+            b.known(f"{text[0]}({text[1:]})")
         elif part.kind == CMD:
             out.subs.append(text)
             special = _special_substitution(text, ctx, env)
             if special is None:
-                unknown(f"$({text})")
+                b.unknown(f"$({text})", "cmd")
             else:
-                buf.append(special)
+                b.known(special)
         elif part.kind == ARITH:
-            unknown(f"$(({text}))")
+            b.unknown(f"$(({text}))", "var")
         else:
-            if (m := _PARAM_NAME.match(text)) and m.group(0) in ctx.tainted:
-                out.dl = True
-            value = _parameter(text, ctx, env)
-            if value is None:
-                unknown("${" + text + "}")
-            else:
-                out.split = out.split or (not part.quoted and any(c in value for c in " \t\n"))
-                buf.append(value)
-    out.text = "".join(buf)
+            _parameter_part(part, ctx, env, out, b)
+    out.text = "".join(b.parts)
+    out.unknown_at, out.unknown_kind = b.unknown_at, b.unknown_kind
+    out.split, out.fields = b.split, b.fields
     return out
 
 
-def _home_of(user: str, ctx: Ctx, env: Env) -> str:
+def _parameter_part(part: Part, ctx: Ctx, env: Env, out: Val, b: _Builder) -> None:
+    name_m = _PARAM_NAME.match(part.text)
+    name = name_m.group(0) if name_m else ""
+    if name in ctx.tainted:
+        out.dl = True
+    items = _array(part.text, ctx)
+    if items is not None:  # "$@", "${a[@]}": one field per item, quoted or not
+        b.split_into(" ".join(items), items)
+        return
+    value = _parameter(part.text, ctx, env)
+    if value is None:
+        b.unknown("${" + part.text + "}", "cmd" if name in ctx.generated else "var")
+        return
+    ifs = ctx.vars.get("IFS", DEFAULT_IFS) if "IFS" in ctx.vars else DEFAULT_IFS
+    ifs = DEFAULT_IFS if ifs is None else ifs
+    if part.quoted or not ifs or not any(c in value for c in ifs):
+        b.known(value)
+        return
+    pieces = ifs_split(value, ifs)
+    b.split_into(value, pieces)
+
+
+def ifs_split(value: str, ifs: str) -> list[str]:
+    """Field splitting as bash does it: runs of IFS whitespace, with at most one other IFS character, separate."""
+    white = "".join(c for c in ifs if c in DEFAULT_IFS)
+    value = value.strip(white) if white else value
+    fields, current, i = [], "", 0
+    while i < len(value):
+        if value[i] not in ifs:
+            current += value[i]
+            i += 1
+            continue
+        while i < len(value) and value[i] in white:
+            i += 1
+        if i < len(value) and value[i] in ifs and value[i] not in white:
+            i += 1
+            while i < len(value) and value[i] in white:
+                i += 1
+        fields.append(current)
+        current = ""
+    fields.append(current)
+    return fields
+
+
+def _array(text: str, ctx: Ctx) -> list[str] | None:
+    """The items of "$@", "$*", "${a[@]}" or "${a[*]}" when they are known."""
+    m = re.fullmatch(r"([@*])|([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]", text)
+    if m is None:
+        return None
+    items = ctx.arrays.get("@" if m.group(1) else m.group(2))
+    return list(items) if items is not None else None
+
+
+def _home_of(user: str, ctx: Ctx, env: Env) -> str | None:
     if not user:
         return REMOTE_HOME if ctx.remote else env.home
+    if user == "+":
+        return ctx.cwd
+    if user == "-":
+        return ctx.vars.get("OLDPWD")
     return "/root" if user == "root" else f"/home/{user}"
 
 
@@ -148,13 +233,19 @@ def _parameter(expr: str, ctx: Ctx, env: Env) -> str | None:
     m = _PARAM.match(expr)
     if m is None:
         return None
-    value = lookup(m.group(1), ctx, env)
+    name = m.group(1)
+    if "[" in name:  # ${a[0]}: one item of an array
+        base, index = name[:-1].split("[", 1)
+        items = ctx.arrays.get(base)
+        value = items[int(index)] if items is not None and index.isdigit() and int(index) < len(items) else None
+    else:
+        value = lookup(name, ctx, env)
     if value is None and m.group(2) is not None and "$" not in m.group(2) and "`" not in m.group(2):
         return m.group(2)
     return value
 
 
-def _literal_words(body: str) -> list[str]:
+def literal_words(body: str) -> list[str]:
     """The words of a substitution that is one simple command without expansions; [] otherwise."""
     try:
         tokens = tokenize(body)
@@ -167,7 +258,7 @@ def _literal_words(body: str) -> list[str]:
 def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
     """The value of $(...) when it is known or stands for names in a known place: $(pwd), $(mktemp -d),
     $(which rm), $(git rev-parse --show-toplevel), $(find DIR ...), $(git ls-files)."""
-    words = _literal_words(body)
+    words = literal_words(body)
     if (len(words) == 2 and words[0] in ("which", "realpath")) or words[:2] in (["command", "-v"], ["type", "-P"]):
         return words[-1]  # $(which rm) -rf /
     if words[:1] == ["mktemp"]:
@@ -184,66 +275,4 @@ def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
     return None
 
 
-def under(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
-
-
-def normalize(path: str, cwd: str | None) -> str | None:
-    if not path.startswith("/"):
-        if cwd is None:
-            return None
-        path = posixpath.join(cwd, path)
-    norm = posixpath.normpath(path)
-    return "/" + norm.lstrip("/")
-
-
-def category(path: str, ctx: Ctx, env: Env) -> str:
-    """repo, gitdir, protected, inside, ancestor, home, system, temp, device, outside (or remote)."""
-    if ctx.remote:
-        if path == "/":
-            return "ancestor"
-        return "home" if path == REMOTE_HOME else "system" if path in SYSTEM_DIRS else "remote"
-    root = env.root
-    if path == root:
-        return "repo"
-    if under(path, root):
-        rel = path[len(root):].lstrip("/")
-        if rel == ".git":
-            return "gitdir"
-        return "protected" if any(under(rel, p) for p in PROTECTED) else "inside"
-    if under(root, path):
-        return "ancestor"
-    if path == env.home:
-        return "home"
-    if path in SYSTEM_DIRS:
-        return "system"
-    if under(path, env.home):
-        return "outside"
-    if under(path, "/dev"):
-        return "temp" if path in SAFE_DEVICES or path.startswith(SAFE_DEVICE_DIRS) else "device"
-    if any(under(path, t) and path != t for t in env.temp):
-        return "temp"
-    return "outside"
-
-
-def classify(val: Val, ctx: Ctx, env: Env) -> tuple[str, str]:
-    """(path as shown, category) for a word used as a file name; unknown when its start cannot be known."""
-    text = val.text
-    cuts = [c for c in (val.unknown_at, val.glob_at) if c is not None]
-    if not cuts:
-        path = normalize(text or ".", ctx.cwd)
-        return (text, "unknown") if path is None else (path, category(path, ctx, env))
-    cut = min(cuts)
-    slash = text.rfind("/", 0, cut)
-    if slash < 0 and cut == val.unknown_at:
-        return text, "unknown"
-    directory = text[:slash + 1]
-    component = text[slash + 1:].split("/")[0]
-    base = normalize(directory or ".", ctx.cwd)
-    if base is None:
-        return text, "unknown"
-    if cut == val.glob_at and _BARE_GLOB.fullmatch(component) and component.strip("."):
-        where = category(base, ctx, env)  # rm -rf /* or ~/* or ./* at the root: all of that directory
-        return posixpath.join(base, component), "contents" if where == "repo" else where
-    path = posixpath.join(base, "{}")
-    return path, category(path, ctx, env)
+__all__ = ["ARITH", "CMD", "LIT", "PROC", "QUOTED", "VAR", "Ctx", "Env", "Val", "expand", "lookup"]

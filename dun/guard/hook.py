@@ -43,6 +43,16 @@ def find_root(cwd: str) -> Path:
     return Path(here)
 
 
+def project_root(event: Any) -> Path:
+    """The repository the agent works in, from git: the top level of CLAUDE_PROJECT_DIR (Claude Code sets it for
+    hooks to the directory the session started in, which dun makes the repository), else of the event's cwd. A
+    `cd` into another repository does not make that repository "inside"."""
+    project = os.environ.get("CLAUDE_PROJECT_DIR")
+    if project and os.path.isdir(project):
+        return find_root(project)
+    return find_root(_event_cwd(event))
+
+
 def _event_cwd(event: Any) -> str:
     cwd = event.get("cwd") if isinstance(event, dict) else None
     if isinstance(cwd, str) and os.path.isdir(cwd):
@@ -87,7 +97,7 @@ def run_guard(stdin: BinaryIO, stdout: IO[str], config_allow: list[str], config_
     else:
         problem = _problem(event)
     cwd = _event_cwd(event)
-    root = find_root(cwd)
+    root = project_root(event)
     if problem:
         print(f"dun guard: {problem}; denying", file=err)
         verdict = deny("input.unreadable", f"{problem}; the guard denies what it cannot read")
@@ -187,5 +197,5 @@ def main(stdin: BinaryIO | None = None, stdout: IO[str] | None = None, stderr: I
         event = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         event = None
-    allow, deny_ = config_patterns(find_root(_event_cwd(event)), err) if isinstance(event, dict) else ([], [])
+    allow, deny_ = config_patterns(project_root(event), err) if isinstance(event, dict) else ([], [])
     return run_guard(io.BytesIO(raw), stdout if stdout is not None else sys.stdout, allow, deny_, err)

@@ -36,7 +36,8 @@ def sliced(val: Val, start: int) -> Val:
     def shift(at: int | None) -> int | None:
         return None if at is None else max(at - start, 0)
 
-    return Val(val.text[start:], shift(val.unknown_at), shift(val.glob_at), val.subs, val.dl)
+    return Val(val.text[start:], shift(val.unknown_at), shift(val.glob_at), val.subs, val.dl,
+               unknown_kind=val.unknown_kind)
 
 
 def parse(args: list[Val], spec: Spec = Spec()) -> Opts:
@@ -150,7 +151,51 @@ SPECS: dict[str, Spec] = {
     "python": Spec("cmWX", stop=True),
     "node": Spec("epr", _long("--eval", "--print", "--require"), stop=True),
     "interp": Spec("eErI", stop=True),
+    "awk": Spec("Fvfei", _long("--field-separator", "--assign", "--file", "--source", "--include"), stop=True),
+    "pwsh": Spec(long=_long("-c", "-command", "-Command", "-File", "-file", "-f", "-EncodedCommand", "-enc", "-ec",
+                            "-ExecutionPolicy", "-ep", "-WorkingDirectory", "-wd"), words=True, stop=True),
 }
+SPECS.update({
+    "git prune": Spec(long=_long("--expire")),
+    "git gc": Spec(),
+    "aws": Spec(long=_long("--region", "--profile", "--output", "--endpoint-url", "--query", "--color",
+                           "--ca-bundle", "--cli-read-timeout", "--cli-connect-timeout", "--cli-binary-format")),
+    "gh": Spec("XfFHqtpRn", _long("--method", "--raw-field", "--field", "--header", "--jq", "--template", "--input",
+                                  "--repo", "--hostname", "--preview", "--cache", "--title", "--body", "--notes")),
+    "docker": Spec("Hcl", _long("--host", "--context", "--config", "--log-level")),
+    "kubectl": Spec("nlfcos", _long("--namespace", "--context", "--kubeconfig", "--selector", "--filename",
+                                   "--output", "--cluster", "--user", "--server", "--grace-period", "--timeout")),
+    "helm": Spec("n", _long("--namespace", "--kube-context", "--kubeconfig")),
+    "kill": Spec("sn", _long("--signal")),
+    "crontab": Spec("u"),
+    "cqlsh": Spec("eukp", _long("--execute", "--keyspace", "--username", "--password")),
+    "gcloud": Spec(long=_long("--project", "--zone", "--region", "--format", "--account", "--configuration")),
+    "az": Spec("gnso", _long("--resource-group", "--name", "--subscription", "--output", "--query")),
+})
+SPECS["podman"] = SPECS["nerdctl"] = SPECS["docker"]
+SPECS["gawk"] = SPECS["mawk"] = SPECS["nawk"] = SPECS["awk"]
+SPECS["oc"] = SPECS["kubectl"]
 SPECS["mariadb"] = SPECS["mysqladmin"] = SPECS["mysql"]
 SPECS["terraform"] = SPECS["tofu"] = SPECS["terragrunt"] = Spec(words=True)  # -destroy, -auto-approve
 SPECS["mongo"] = SPECS["mongosh"]
+def command_opts(prog: str, args: list[Val]) -> tuple[str, Opts, list[str]]:
+    """(subcommand, options of what follows it, `option=value` strings) for matching; git's global options come off
+    first (its `-c key=value` become `-c=key=value` with the key in lower case, as git reads it)."""
+    if prog == "git":
+        top = parse(args, SPECS["git"])
+        config = [f"-c={k.lower()}={v}" for k, _, v in (c.text.partition("=") for c in top.value("-c"))]
+        if not top.operands:
+            return "", top, config
+        sub = top.operands[0].text
+        opts = parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
+        return sub, opts, config + option_values(opts)
+    opts = parse(args, SPECS.get(prog, Spec()))
+    if opts.operands:
+        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:]), option_values(opts)
+    return "", opts, option_values(opts)
+
+
+def option_values(opts: Opts) -> list[str]:
+    return [f"{name}={v.text}" for name, vals in opts.values.items() for v in vals]
+
+

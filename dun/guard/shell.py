@@ -38,6 +38,7 @@ class Group:
     redirects: list[Redirect] = field(default_factory=list)
     words: list[Word] = field(default_factory=list)  # `for`/`case`/`[[` words: only their substitutions matter
     loop_vars: list[str] = field(default_factory=list)
+    function: str = ""  # a function definition: its name
 
 
 @dataclass
@@ -193,14 +194,15 @@ class _Parser:
             return Group([], subshell=False, words=words)
         if word.is_reserved("function"):
             self.pos += 1
-            self.next()  # the name
+            name = self.next()
             if self.is_op("("):
                 self.pos += 1
                 if not self.is_op(")"):
                     raise ShellError("bad function definition")
                 self.pos += 1
             self.skip_newlines()
-            return Group([Pipeline([self.parse_command()])], subshell=False)
+            return Group([Pipeline([self.parse_command()])], subshell=False,
+                         function=name.word.raw if name.word is not None else "")
         if word.is_reserved("then", "do", "done", "fi", "elif", "else", "esac", "}", "in", "]]"):
             raise ShellError(f"unexpected '{word.raw}'")
         return None
@@ -279,7 +281,7 @@ class _Parser:
                     raise ShellError("unexpected '('")
                 self.pos += 1
                 self.skip_newlines()
-                return Group([Pipeline([self.parse_command()])], subshell=False)
+                return Group([Pipeline([self.parse_command()])], subshell=False, function=cmd.words[0].raw)
             else:
                 break
             self.pos += 1

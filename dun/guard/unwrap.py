@@ -4,11 +4,13 @@ does the work, and collect the command strings that wrappers hand to a shell (su
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from dun.guard.effects import program_name
 from dun.guard.expand import Val
 from dun.guard.options import Spec, parse
+from dun.guard.programs import hidden_commands
 
 
 def _long(*names: str) -> frozenset[str]:
@@ -25,8 +27,20 @@ _WRAPPERS: dict[str, Spec] = {
     "ionice": Spec("cnp", stop=True), "time": Spec("fo", _long("--format", "--output"), stop=True),
     "taskset": Spec(stop=True), "strace": Spec("eoOpsSuUP", stop=True), "ltrace": Spec("eouns", stop=True),
     "npx": Spec("p", _long("--package"), stop=True),
+    "unshare": Spec("S", _long("--setuid", "--setgid", "--propagation", "--setgroups", "--wd", "--root",
+                               "--map-user", "--map-group"), stop=True),
+    "nsenter": Spec("tSGrwT", _long("--target", "--setuid", "--setgid", "--root", "--wd"), stop=True),
+    "xvfb-run": Spec("nsef", _long("--server-num", "--server-args", "--error-file", "--auth-file"), stop=True),
+    "fakeroot": Spec("ils", stop=True), "proxychains": Spec("f", stop=True), "proxychains4": Spec("f", stop=True),
+    "firejail": Spec(stop=True), "catchsegv": Spec(stop=True), "faketime": Spec("f", stop=True),
+    "chrt": Spec(stop=True), "prlimit": Spec("p", stop=True), "cgexec": Spec("g", stop=True),
+    "runuser": Spec("ugGl", _long("--user", "--group", "--supp-group", "--login"), stop=True),
+    "screen": Spec("SceptTLh", stop=True), "dotenv": Spec("ecv", stop=True),
 }
-_RUNNERS = {"uv": "run", "poetry": "run", "pipenv": "run"}  # `uv run cmd`; a bare `npx cmd` runs cmd too
+_RUNNERS = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pipx": "run", "pdm": "run",
+            "hatch": "run", "rye": "run", "npm": "exec", "pnpm": "exec", "yarn": "exec", "conda": "run",
+            "mamba": "run", "pixi": "run", "doppler": "run", "infisical": "run", "op": "run", "heroku": "run",
+            "direnv": "exec", "aws-vault": "exec", "nix": "develop"}  # `uv run cmd`; a bare `npx cmd` runs cmd
 _ENV = Spec("uCS", _long("--unset", "--chdir", "--split-string"), stop=True)
 _TIMEOUT = Spec("sk", _long("--signal", "--kill-after"), stop=True)
 _XARGS = Spec("aEdILnPs", _long("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args",
@@ -37,6 +51,11 @@ _WATCH = Spec("n", _long("--interval"), attached="d", stop=True)
 _SU = Spec("cgGsw", _long("--command", "--group", "--supp-group", "--shell", "--whitelist-environment"))
 _EXEC = Spec("euw", _long("--env", "--user", "--workdir", "--env-file", "--detach-keys"), stop=True)
 _KUBECTL = Spec("cnf", _long("--container", "--namespace", "--filename", "--context", "--pod-running-timeout"))
+_SCRIPT = Spec("cETIBOm", _long("--command", "--echo", "--log-io", "--log-timing", "--timing", "--log-in",
+                                "--log-out", "--logging-format"))
+_NIX_SHELL = Spec("pIA", _long("--run", "--command", "--packages", "--attr", "--arg", "--argstr"))
+_TMUX = Spec("sntcxyeFL", _long())
+_PARALLEL = Spec("jSa", _long("--jobs", "--sshlogin", "--arg-file", "--delay", "--timeout", "--joblog"))
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -47,26 +66,45 @@ class Unwrapped:
     remote: bool = False
 
 
-def unwrap(argv: list[Val], stdin_paths: list[Val] | None) -> Unwrapped:
+def unwrap(argv: list[Val], stdin_paths: list[Val] | None, stdin_text: str | None = None) -> Unwrapped:
     u = Unwrapped(argv)
     for _ in range(32):
         if not u.argv:
             break
         prog, rest = program_name(u.argv[0]), u.argv[1:]
-        new = _step(prog, rest, u, stdin_paths)
+        new = _step(prog, rest, u, _names(stdin_paths, stdin_text))
         if new is None:
             break
         u.argv = new
     return u
 
 
+def _names(paths: list[Val] | None, text: str | None) -> list[Val] | None:
+    """What xargs reads: the names a stage prints, else the lines of known text."""
+    if paths is not None:
+        return paths
+    return [Val(line) for line in text.splitlines() if line.strip()] if text is not None else None
+
+
 def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | None) -> list[Val] | None:
     """The argv left after removing the wrapper `prog`, or None when prog is not a wrapper."""
     if prog in _RUNNERS:
-        return rest[1:] if rest and rest[0].text == _RUNNERS[prog] else None
+        if not rest or rest[0].text != _RUNNERS[prog]:
+            return None
+        words = [v.text for v in rest]
+        if "--" in words:  # op run -- cmd, aws-vault exec PROFILE -- cmd, nix develop -c cmd
+            return rest[words.index("--") + 1:]
+        if "-c" in words and prog == "nix":
+            return rest[words.index("-c") + 1:]
+        skip = 2 if prog in ("direnv", "aws-vault", "conda", "mamba") and len(rest) > 2 else 1
+        return parse(rest[skip:], Spec(stop=True)).operands
     if prog in _WRAPPERS:
         o = parse(rest, _WRAPPERS[prog])
-        return [] if prog in ("sudo", "doas") and o.has("-v", "-k", "-K", "-l") else o.operands
+        if prog in ("sudo", "doas") and o.has("-v", "-k", "-K", "-l"):
+            return []
+        if prog in ("sudo", "doas") and not o.operands and o.has("-s", "-i"):
+            return [Val("sh")]  # sudo -s: a root shell reading its commands from stdin
+        return o.operands
     if prog == "env":
         o = parse(rest, _ENV)
         u.nested += [(s.text, u.remote) for s in o.value("-S", "--split-string")]
@@ -81,21 +119,69 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         return [] if o.has("-v", "-V") else o.operands
     if prog == "xargs":
         return _xargs(rest, stdin_paths)
+    if prog in ("script", "tmux", "parallel", "chroot", "nix-shell", "sg"):
+        return _code_wrappers(prog, rest, u, stdin_paths)
     if prog in ("flock", "watch", "su"):
         o = parse(rest, {"flock": _FLOCK, "watch": _WATCH, "su": _SU}[prog])
         code = o.value("-c", "--command")
         if prog == "flock" and not code:
-            return o.operands[1:]
+            after = parse(o.operands[1:], Spec("c", _long("--command")))  # flock FILE -c 'cmd'
+            code = after.value("-c", "--command")
+            if not code:
+                return o.operands[1:]
+        if prog == "su" and not code:
+            return [Val("sh")]  # su USER: a shell reading its commands from stdin
         u.nested += [(c.text, u.remote) for c in code]
         if prog == "watch":
             u.nested.append((" ".join(v.text for v in o.operands), u.remote))
         return []
     if prog == "ssh":
+        u.nested += [(command, u.remote) for command in hidden_commands(prog, rest)]  # -o ProxyCommand=... runs here
         o = parse(rest, _SSH)
         if len(o.operands) > 1:
             u.nested.append((" ".join(v.text for v in o.operands[1:]), True))
         return []
     return _container(prog, rest, u)
+
+
+def _code_wrappers(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | None) -> list[Val] | None:
+    """Programs that take the command as a string (script -c, tmux new 'cmd', nix-shell --run) or after a fixed
+    argument (chroot DIR cmd, parallel cmd ::: args)."""
+    words = [v.text for v in rest]
+    if prog == "script":
+        o = parse(rest, _SCRIPT)
+        u.nested += [(c.text, u.remote) for c in o.value("-c", "--command")]
+        return []
+    if prog == "nix-shell":
+        u.nested += [(c.text, u.remote) for c in parse(rest, _NIX_SHELL).value("--run", "--command")]
+        return []
+    if prog == "sg":
+        u.nested += [(c.text, u.remote) for c in parse(rest, Spec("c")).value("-c")] + \
+            [(" ".join(words[1:]), u.remote)] * (len(words) > 1 and "-c" not in words)
+        return []
+    if prog == "tmux":
+        if words[:1] and words[0] in ("new-session", "new", "new-window", "neww", "split-window", "splitw",
+                                      "respawn-pane", "send-keys", "send"):
+            o = parse(rest[1:], _TMUX)
+            if o.operands:
+                u.nested.append((" ".join(v.text for v in o.operands if v.text not in ("Enter", "C-m")), u.remote))
+        return []
+    if prog == "chroot":
+        ops = parse(rest, Spec(long=_long("--userspec", "--groups"), stop=True)).operands
+        return ops[1:]
+    # parallel CMD ::: ARGS: the command once per argument ({} replaced, else appended)
+    if ":::" not in words:
+        return _xargs(rest, stdin_paths)
+    cut = words.index(":::")
+    command = parse(rest[:cut], _PARALLEL).operands
+    args = rest[cut + 1:] or [Val("{}")]
+    if len(command) == 1 and " " in command[0].text:  # parallel 'rm -rf {}' ::: a b
+        u.nested += [(command[0].text.replace("{}", shlex.quote(a.text)), u.remote) for a in args]
+        return []
+    if any("{}" in c.text for c in command):
+        u.nested += [(shlex.join([c.text.replace("{}", a.text) for c in command]), u.remote) for a in args]
+        return []
+    return command + args
 
 
 def _container(prog: str, rest: list[Val], u: Unwrapped) -> list[Val] | None:

@@ -1,29 +1,23 @@
-"""Walk a parsed command line in order, the way the shell would run it: track `cd` and variables, recurse into
-`$(...)`, `sh -c`, `eval`, here-documents fed to shells and wrapper commands, and turn every simple command (however
-deeply nested) into `Facts` for the rules."""
+"""Walk a parsed command line in order, the way the shell would run it: expand braces, track `cd`, variables, arrays,
+positional parameters, IFS, symlinks made and files written, recurse into `$(...)`, `sh -c`, `eval`, aliases, traps,
+here-documents fed to shells and wrapper commands, and turn every simple command (however deeply nested) into
+`Facts` for the rules. What runs code is runs.py's business."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from dun.guard.effects import (
-    DOWNLOADERS,
-    SQL_CLIENTS,
-    Effect,
-    Facts,
-    child,
-    command_opts,
-    file_effects,
-    find_parts,
-    interpreter,
-    program_name,
-    queries,
-)
-from dun.guard.expand import Ctx, Env, Val, classify, expand, normalize
-from dun.guard.lexer import LIT, ShellError, Word, expand_body
-from dun.guard.options import sliced
-from dun.guard.shell import Group, Pipeline, Redirect, Simple, parse
+from dun.guard import linestate, programs
+from dun.guard.braces import brace_expand
+from dun.guard.effects import DOWNLOADERS, Effect, Facts, child, file_effects, find_parts, program_name, queries
+from dun.guard.expand import Ctx, Env, Val, expand
+from dun.guard.lexer import LIT, ShellError, Word, expand_body, tokenize
+from dun.guard.options import command_opts, sliced
+from dun.guard.paths import classify, normalize
+from dun.guard.runs import Stream, run_code
+from dun.guard.shell import Group, Pipeline, Redirect, Simple
+from dun.guard.shell import parse as parse_shell
+from dun.guard.textops import echo, printf
 from dun.guard.unwrap import unwrap
 
 MAX_DEPTH = 12
@@ -31,17 +25,9 @@ MAX_UNROLLED = 64  # loop bodies analysed once per value while nested loops mult
 MAX_COMMANDS = 5000  # simple commands analysed per decision (loops are unrolled, substitutions re-analysed)
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_STDOUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
 _DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
-
-
-@dataclass
-class Stream:
-    """What a pipeline stage hands the next one, as far as it is known."""
-
-    text: str | None = None  # echo/printf output, or a here-document passed through cat
-    paths: list[Val] | None = None  # file names it prints (find, ls, echo), for xargs
-    dl: bool = False  # network content flows through it
 
 
 class Walker:
@@ -50,12 +36,20 @@ class Walker:
         self.facts: list[Facts] = []
         self.budget = MAX_COMMANDS
         self.unrolled = 1
+        self.last_out = Stream()
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
         """Analyse the command string; return the programs it runs. Raises ShellError when it cannot be read."""
         if ctx.depth > MAX_DEPTH:
             raise ShellError("commands nested too deeply")
-        return self.pipelines(parse(src), ctx, None)
+        return self.pipelines(parse_shell(src), ctx, None)
+
+    def output_of(self, body: str, ctx: Ctx) -> Stream:
+        """What the command line `body` prints, as far as it is known (it is analysed too)."""
+        pipelines = parse_shell(body)
+        self.last_out = Stream()
+        self.pipelines(pipelines, ctx.child(), None)
+        return self.last_out if len(pipelines) == 1 else Stream()
 
     def pipelines(self, pipelines: list[Pipeline], ctx: Ctx, stdin: Stream | None) -> set[str]:
         seen: set[str] = set()
@@ -82,6 +76,7 @@ class Walker:
             stream = out
         for facts in fed_from_network:  # the pipeline is the unit for curl ... | sh
             facts.unit = " | ".join(units)
+        self.last_out = stream if stream is not None else Stream()
         return seen
 
     def word(self, word: Word, ctx: Ctx, seen: set[str]) -> Val:
@@ -92,10 +87,13 @@ class Walker:
             val.dl = val.dl or bool(progs & DOWNLOADERS)
         return val
 
+    def words(self, words: list[Word], ctx: Ctx, seen: set[str]) -> list[Val]:
+        return [self.word(expanded, ctx, seen) for w in words for expanded in brace_expand(w)]
+
     def group(self, group: Group, ctx: Ctx, stdin: Stream | None, seen: set[str]) -> Stream:
-        vals = [self.word(w, ctx, seen) for w in group.words]
+        vals = self.words(group.words, ctx, seen)
         inner = ctx.child(deeper=False) if group.subshell else ctx
-        effects, herein, in_dl, redirs = self.redirects(group.redirects, ctx, seen)
+        effects, herein, in_dl, redirs, _ = self.redirects(group.redirects, ctx, seen)
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
         values: list[str | None] = [None]
         if group.loop_vars and vals and self.unrolled * len(vals) <= MAX_UNROLLED and all(v.known for v in vals):
@@ -106,14 +104,20 @@ class Walker:
                 inner.vars[name] = value
             seen |= self.pipelines(group.body, inner, feed)
         self.unrolled //= len(values)
+        if group.function and _self_calls(group.body, group.function) >= 2:
+            self.facts.append(Facts(unit=f"{group.function}() {{ ... }}", signals={"fork-bomb"}))
         if effects:
             self.facts.append(Facts(unit=f"( ... ) {redirs}", effects=effects))
+            for e in effects:
+                ctx.written[e.path] = None
         return Stream()
 
-    def redirects(self, redirects: list[Redirect], ctx: Ctx, seen: set[str]) -> tuple[list[Effect], str | None,
-                                                                                       bool, str]:
-        """(file effects, text fed on stdin, whether stdin is network content, the redirections as text)."""
+    def redirects(self, redirects: list[Redirect], ctx: Ctx, seen: set[str]) -> tuple[
+            list[Effect], str | None, bool, str, list[str]]:
+        """(file effects, text fed on stdin, whether stdin is network content, the redirections as text, the files
+        that receive stdout)."""
         effects: list[Effect] = []
+        stdout: list[str] = []
         herein: str | None = None
         in_dl = False
         shown: list[str] = []
@@ -135,37 +139,57 @@ class Walker:
             elif r.op in _OUTPUT_OPS or (r.op == ">&" and not re.fullmatch(r"[0-9]+-?|-", val.text)):
                 path, where = classify(val, ctx, self.env)
                 effects.append(Effect("write", path, where))
-        return effects, herein, in_dl, " ".join(shown)
+                if r.fd in ("", "1") and r.op in _STDOUT_OPS:
+                    stdout.append(path)
+        return effects, herein, in_dl, " ".join(shown), stdout
 
     def simple(self, cmd: Simple, ctx: Ctx, stdin: Stream | None, seen: set[str]) -> tuple[Stream, str,
                                                                                              Facts | None]:
         self.budget -= 1
         if self.budget < 0:
             raise ShellError("command too complex to analyse")
-        vals = [self.word(w, ctx, seen) for w in cmd.words]
-        effects, herein, in_dl, redirs = self.redirects(cmd.redirects, ctx, seen)
-        assignments: list[tuple[str, Val]] = []
-        while len(assignments) < len(vals) and (m := _assignment(cmd.words[len(assignments)])):
-            assignments.append((m.group(1), sliced(vals[len(assignments)], m.end())))
-        n = len(assignments)
+        n = 0
+        while n < len(cmd.words) and _assignment(cmd.words[n]):
+            n += 1
+        vals = [self.word(w, ctx, seen) for w in cmd.words[:n]] + self.words(cmd.words[n:], ctx, seen)
+        effects, herein, in_dl, redirs, stdout = self.redirects(cmd.redirects, ctx, seen)
         if n == len(vals):
-            for name, val in assignments:
-                self.assign(ctx, name, val)
+            for word, val in zip(cmd.words, vals, strict=True):
+                m = _assignment(word)
+                if m is not None:
+                    self.assign(ctx, m.group(1), sliced(val, m.end()), word, seen)
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
         argv = [field for val in vals[n:] for field in val.words()]
         facts = self.command(argv, ctx, feed, seen, effects, redirs)
-        if facts is None:
-            return Stream(), redirs, None
-        return self.stream_out(facts.program, argv[1:], feed), facts.unit, facts
+        out = self.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
+        for e in facts.effects if facts is not None else effects:
+            if e.op == "write":
+                ctx.written[e.path] = feed.text if facts is not None and facts.program == "tee" and feed else None
+        for path in stdout:
+            ctx.written[path] = out.text
+        return out, facts.unit if facts is not None else redirs, facts
 
-    def assign(self, ctx: Ctx, name: str, val: Val) -> None:
+    def assign(self, ctx: Ctx, name: str, val: Val, word: Word, seen: set[str]) -> None:
+        raw = word.raw[word.raw.index("=") + 1:]
+        if raw.startswith("(") and raw.endswith(")"):  # a=(x y z): an array
+            items = self.array_items(raw[1:-1], ctx, seen)
+            ctx.arrays[name] = items
+            ctx.vars[name] = items[0] if items else ("" if items is not None else None)
+            return
         ctx.vars[name] = val.text if val.known else None
         if val.dl:
             ctx.tainted.add(name)
+        if not val.known and val.unknown_kind == "cmd":
+            ctx.generated.add(name)
+
+    def array_items(self, text: str, ctx: Ctx, seen: set[str]) -> list[str] | None:
+        words = [t.word for t in tokenize(text) if t.kind == "word" and t.word is not None]
+        vals = [f for v in self.words(words, ctx, seen) for f in v.words()]
+        return [v.text for v in vals] if all(v.known for v in vals) else None
 
     def command(self, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str], effects: list[Effect],
                 redirs: str) -> Facts | None:
-        u = unwrap(argv, feed.paths if feed else None)
+        u = unwrap(argv, feed.paths if feed else None, feed.text if feed else None)
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
             seen |= self.run(code, ctx.child(remote=remote))
@@ -174,58 +198,38 @@ class Walker:
             if effects:
                 self.facts.append(Facts(unit=unit or redirs, effects=effects))
             return None
-        prog, args = program_name(u.argv[0]), u.argv[1:]
+        unknown = programs.unknown_program(u.argv[0])
+        prog, args = ("" if unknown else program_name(u.argv[0])), u.argv[1:]
         seen.add(prog)
-        sub, opts = command_opts(prog, args)
+        sub, opts, values = command_opts(prog, args)
         facts = Facts(unit=unit, program=prog, sub=sub, flags=opts.flags, operands=[v.text for v in opts.operands],
-                      effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args))
+                      effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args),
+                      values=values)
+        if unknown:
+            facts.signals.add(unknown)
+            facts.effects += [Effect("use", *classify(v, where, self.env, False)) for v in args
+                              if v.text and not v.text.startswith("-")]
+        if programs.kill_all(prog, args):
+            facts.signals.add("kill-all")
+        mounts, privileged = programs.container(prog, args, where, self.env)
+        facts.effects += [Effect("mount", path, place) for path, place in mounts]
+        if privileged:
+            facts.signals.add("privileged-container")
         self.facts.append(facts)
-        self.code(facts, u.argv, where, feed, seen)
+        run_code(self, facts, u.argv, where, feed, seen)
         if prog == "find":
             for sub_argv in find_parts(args)[1]:
                 self.command(sub_argv, where, None, seen, [], "")
         if prog in DOWNLOADERS:
             where.downloads.update(e.path for e in facts.effects if e.op == "write")
         if not where.remote:
-            self.builtin(prog, args, ctx)
+            self.builtin(prog, args, ctx, seen)
         return facts
 
-    def code(self, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str]) -> None:
-        """Programs that run code: shells (-c, stdin, scripts), eval, source, interpreters, and downloaded files."""
-        prog, args = facts.program, argv[1:]
-        fed = feed.text if feed is not None else None
-        network = feed is not None and feed.dl
-        interp = interpreter(prog, args)
-        scripts = [argv[0]] if "/" in argv[0].text else []
-        if argv[0].dl:
-            facts.exec_download = True
-        if interp is not None:
-            if interp.kind == "shell":
-                for code in interp.code:
-                    seen |= self.run(code.text, _with_params(ctx.child(), interp.params))
-                if interp.stdin and fed:
-                    seen |= self.run(fed, ctx.child())
-            if any(v.dl for v in interp.code) or (interp.script is not None and interp.script.dl):
-                facts.exec_download = True
-            if interp.stdin and network:
-                facts.exec_download = True
-            scripts += [interp.script] if interp.script is not None else []
-        elif prog == "eval" and args:
-            seen |= self.run(" ".join(v.text for v in args), ctx.child())
-            facts.exec_download = facts.exec_download or any(v.dl for v in args)
-        elif prog in ("source", ".") and args:
-            facts.exec_download = facts.exec_download or args[0].dl
-            scripts.append(args[0])
-        if prog in SQL_CLIENTS and fed:
-            facts.queries.append(fed)
-        for script in scripts:
-            path = normalize(script.text, ctx.cwd) if script.known else None
-            if path is not None and path in ctx.downloads:
-                facts.download_exec = True
-
-    def builtin(self, prog: str, args: list[Val], ctx: Ctx) -> None:
+    def builtin(self, prog: str, args: list[Val], ctx: Ctx, seen: set[str]) -> None:
         if prog in ("cd", "pushd"):
             targets = [a for a in args if not a.text.startswith("-") or a.text == "-"]
+            ctx.vars["OLDPWD"] = ctx.cwd
             if not targets:
                 ctx.cwd = self.env.home if prog == "cd" else None
             elif targets[0].known and targets[0].glob_at is None and targets[0].text != "-":
@@ -237,22 +241,33 @@ class Walker:
         elif prog in _DECLARE:
             for a in args:
                 if m := _ASSIGN.match(a.text):
-                    self.assign(ctx, m.group(1), sliced(a, m.end()))
+                    self.assign(ctx, m.group(1), sliced(a, m.end()), Word([], a.text), seen)
         elif prog in ("unset", "read", "mapfile", "readarray"):
             for a in args:
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", a.text):
                     ctx.vars[a.text] = None
+                    ctx.arrays.pop(a.text, None)
+        elif prog == "set":
+            linestate.positional(args, ctx)
+        elif prog == "alias":
+            for a in args:
+                _, eq, body = a.text.partition("=")
+                if eq and body:
+                    seen |= self.run(body, ctx.child())
+        elif prog == "trap" and args and not args[0].text.startswith("-") and len(args) > 1:
+            seen |= self.run(args[0].text, ctx.child())
+        elif prog == "ln":
+            linestate.symlink(args, ctx)
 
     def stream_out(self, prog: str, args: list[Val], feed: Stream | None) -> Stream:
         if prog == "echo":
             words = args
             while words and re.fullmatch(r"-[neE]+", words[0].text):
                 words = words[1:]
-            return Stream(" ".join(v.text for v in words) + "\n", words)
+            return Stream(echo([v.text for v in args]), words)
         if prog == "printf" and args:
             rest = args[1:]
-            printed = "\n".join(v.text for v in rest) if rest else args[0].text.replace("\\n", "\n")
-            return Stream(printed, rest or None)
+            return Stream(printf(args[0].text, [v.text for v in rest]), rest or None)
         if prog == "find":
             return Stream(None, find_parts(args)[0])
         if prog == "ls":
@@ -265,14 +280,16 @@ class Walker:
         return Stream()
 
 
-def _with_params(ctx: Ctx, params: list[Val]) -> Ctx:
-    """sh -c CODE NAME ARG...: $0 is NAME, $1... the ARGs."""
-    for i, val in enumerate(params):
-        ctx.vars[str(i)] = val.text if val.known else None
-    rest = params[1:]
-    joined = " ".join(v.text for v in rest) if all(v.known for v in rest) else None
-    ctx.vars["@"] = ctx.vars["*"] = joined
-    return ctx
+def _self_calls(body: list[Pipeline], name: str) -> int:
+    """How many times a function body calls the function itself (a fork bomb calls itself twice)."""
+    count = 0
+    for pipeline in body:
+        for stage in pipeline.stages:
+            if isinstance(stage, Group):
+                count += _self_calls(stage.body, name)
+            elif stage.words and stage.words[0].raw == name:
+                count += 1
+    return count
 
 
 def _assignment(word: Word) -> re.Match[str] | None:

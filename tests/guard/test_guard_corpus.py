@@ -1,53 +1,62 @@
-"""The corpora: every dangerous command is denied, and at most 2% of everyday commands are (the exact numbers are
-pinned so a change in either direction is noticed). Run with -s to see the rates and any false positives."""
+"""The corpora, grouped by class: at least 99% of the dangerous commands are denied (and at least 95% of every
+class, so a whole class cannot fall behind the total), at most 2% of the everyday ones. Run with -s to see the rates
+per class, what was missed and what was denied wrongly; bench/guard_corpus.py prints the same table."""
 
 from __future__ import annotations
 
-import pytest
-from guard_support import bash, corpus, fixed_home
+from collections.abc import Iterator
 
-DANGEROUS = corpus("dangerous.txt")
-EVERYDAY = corpus("everyday.txt")
-EXPECTED_FALSE_POSITIVES = 0  # the everyday commands the guard denies today; must stay <= 2%
+import pytest
+from guard_support import HERE, bash
+
+from dun.guard.corpus import ClassRate, corpus_environment, measure, read_corpus, table, total
+
+DANGEROUS = read_corpus(HERE / "dangerous.txt")
+EVERYDAY = read_corpus(HERE / "everyday.txt")
+MIN_DENIED, MIN_DENIED_PER_CLASS, MAX_EVERYDAY_DENIED = 0.99, 0.95, 0.02
 
 
 @pytest.fixture(autouse=True)
-def _home(monkeypatch: pytest.MonkeyPatch) -> None:
-    fixed_home(monkeypatch)
+def _fixed_environment() -> Iterator[None]:
+    with corpus_environment():
+        yield
 
 
-def test_corpora_are_large_and_free_of_duplicates() -> None:
-    assert len(DANGEROUS) >= 200
-    assert len(EVERYDAY) >= 200
-    assert len(set(DANGEROUS)) == len(DANGEROUS)
-    assert len(set(EVERYDAY)) == len(EVERYDAY)
-    assert not set(DANGEROUS) & set(EVERYDAY)
+def test_corpora_are_large_grouped_and_free_of_duplicates() -> None:
+    dangerous = [c for cls in DANGEROUS for c in cls.commands]
+    everyday = [c for cls in EVERYDAY for c in cls.commands]
+    assert len(dangerous) >= 500 and len(everyday) >= 500
+    assert len(DANGEROUS) >= 10 and len(EVERYDAY) >= 8
+    assert len(set(dangerous)) == len(dangerous) and len(set(everyday)) == len(everyday)
+    assert not set(dangerous) & set(everyday)
+    assert all(cls.description for cls in DANGEROUS + EVERYDAY)
 
 
-def test_every_dangerous_command_is_denied() -> None:
-    missed = [c for c in DANGEROUS if bash(c).decision != "deny"]
-    denied = len(DANGEROUS) - len(missed)
-    print(f"\ndangerous: {denied}/{len(DANGEROUS)} denied ({denied / len(DANGEROUS):.1%})")
-    for command in missed:
-        print(f"MISSED: {command!r}")
-    assert missed == []
+def test_dangerous_commands_are_denied_in_every_class() -> None:
+    rates = measure(DANGEROUS)
+    print("\n" + "\n".join(table("dangerous", rates)))
+    for rate in rates:
+        for command in rate.allowed:
+            print(f"MISSED [{rate.name}]: {command!r}")
+    assert total(rates).rate >= MIN_DENIED
+    assert [r.name for r in rates if r.rate < MIN_DENIED_PER_CLASS] == []
 
 
 def test_every_dangerous_denial_names_a_rule_and_gives_one_line() -> None:
-    for command in DANGEROUS:
+    for command in (c for cls in DANGEROUS for c in cls.commands):
         verdict = bash(command)
-        assert verdict.rule and verdict.rule != "shell.unparseable", command
-        assert verdict.reason and "\n" not in verdict.reason and verdict.rule in verdict.reason, command
+        if verdict.decision == "deny":
+            assert verdict.rule and verdict.rule != "shell.unparseable", command
+            assert verdict.reason and "\n" not in verdict.reason and verdict.rule in verdict.reason, command
 
 
 def test_everyday_commands_are_allowed() -> None:
-    false_positives = [(c, v.reason) for c in EVERYDAY if (v := bash(c)).decision == "deny"]
-    rate = len(false_positives) / len(EVERYDAY)
-    print(f"\neveryday: {len(false_positives)}/{len(EVERYDAY)} denied ({rate:.1%}, limit 2%)")
-    for command, reason in false_positives:
-        print(f"FALSE POSITIVE: {command!r} -> {reason}")
-    assert rate <= 0.02
-    assert len(false_positives) == EXPECTED_FALSE_POSITIVES
+    rates: list[ClassRate] = measure(EVERYDAY)
+    print("\n" + "\n".join(table("everyday", rates)))
+    for rate in rates:
+        for command, reason in rate.denials:
+            print(f"FALSE POSITIVE [{rate.name}]: {command!r} -> {reason}")
+    assert total(rates).rate <= MAX_EVERYDAY_DENIED
 
 
 def test_dangerous_commands_denied_from_a_subdirectory_too() -> None:

@@ -1,0 +1,269 @@
+"""Read an interpreter's program (python -c, perl -e, node -e, awk '...', a heredoc fed to python3 -) for what it
+does to the machine: the shell commands it runs, the files it deletes and writes, and whether it evaluates code it
+decodes at run time.
+
+This is not a parser for eight languages. It finds the string literals, folds the expressions that build paths and
+commands out of them (`'rm -rf ' + os.path.expanduser('~')`, `os.path.join('/etc', f)`, `Path.home() / '.ssh'`,
+`''.join([...])`), and looks at the calls around them (codeapi.py). A part it cannot know (a variable, `{x}` in an
+f-string) becomes an unknown shell variable, so `rm -rf {x}` is still an unresolved recursive delete.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from dun.guard import codeapi as api
+from dun.guard.codestrings import ARG, CWD, HOME, QUOTE_OPEN, UNKNOWN, balanced, inner, param, string
+
+_LIT = re.compile(r"\x00(\d+)\x00")
+_MAX_FOLD_ROUNDS = 16
+_L = r"\x00(\d+)\x00"
+_IDENT = r"\$?[A-Za-z_][\w.]*(?:\[[^\]\x00]*\])?(?:\(\))?"
+_SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish"})
+
+
+@dataclass
+class CodeFacts:
+    commands: list[str] = field(default_factory=list)  # shell command lines it runs
+    deletes: list[tuple[str, bool]] = field(default_factory=list)  # (path text, recursive)
+    writes: list[str] = field(default_factory=list)
+    unseen: bool = False  # it evaluates code it decodes or reads at run time, or pipes its output into a shell
+
+
+@dataclass
+class _Program:
+    skeleton: str  # the code with every literal replaced by \x00N\x00
+    values: list[str]  # the literals' texts (unknown parts as UNKNOWN)
+    exec_literals: list[int] = field(default_factory=list)  # literals that are commands by their quoting (`...`)
+
+    def literal(self, text: str) -> int:
+        self.values.append(text)
+        return len(self.values) - 1
+
+    def lit(self, index: int) -> str:
+        return f"\x00{index}\x00"
+
+
+def scan(code: str, lang: str, params: list[str]) -> CodeFacts:
+    prog = _read(code, lang, params)
+    _fold(prog)
+    out = CodeFacts()
+    skeleton = prog.skeleton
+    calls = _exec_calls(prog, code)
+    if calls or prog.exec_literals:
+        out.commands = _commands(prog, calls)
+    if api.EVAL_CALLS.search(skeleton) and api.DECODERS.search(code):
+        out.unseen = True  # exec(b64decode(...)), eval(pack(...)), exec(open(...).read())
+    if any(api.DECODERS.search(region) for region in calls):
+        out.unseen = True  # os.system(b64decode(...).decode())
+    out.deletes = _deletes(prog)
+    out.writes = _writes(prog, lang)
+    out.unseen = out.unseen or any(shlex_words(c)[:1] and shlex_words(c)[0].rsplit("/", 1)[-1] in _SHELL_NAMES
+                                   and len(shlex_words(c)) == 1 for c in out.commands)
+    return out
+
+
+def shlex_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
+
+
+def _read(code: str, lang: str, params: list[str]) -> _Program:
+    """Split the code into literals and the rest; idioms for HOME, the cwd and the parameters become literals."""
+    code = api.HOME_IDIOMS.sub(HOME, code)
+    code = api.CWD_IDIOMS.sub(CWD, code)
+    code = api.ARGV.sub(lambda m: ARG + str(_param_index(m)) + ARG, code)
+    prog = _Program("", [])
+    parts: list[str] = []
+    i = 0
+    while i < len(code):
+        m = QUOTE_OPEN.search(code, i)
+        if m is None:
+            parts.append(_idioms(code[i:], prog, params))
+            break
+        parts.append(_idioms(code[i:m.start()], prog, params))
+        body, i, is_exec = string(code, m, lang)
+        index = prog.literal(inner(body, params, m))
+        if is_exec:
+            prog.exec_literals.append(index)
+        parts.append(prog.lit(index))
+    prog.skeleton = "".join(parts)
+    return prog
+
+
+def _param_index(m: re.Match[str]) -> int:
+    for group, base in zip(m.groups(), api.ARGV_BASE, strict=True):
+        if group is not None:
+            return int(group) + base
+    return -1
+
+
+def _idioms(text: str, prog: _Program, params: list[str]) -> str:
+    if HOME in text:
+        text = text.replace(HOME, prog.lit(prog.literal("~")))
+    if CWD in text:
+        text = text.replace(CWD, prog.lit(prog.literal(".")))
+    return re.sub(ARG + r"(-?\d+)" + ARG, lambda m: prog.lit(prog.literal(param(int(m.group(1)), params))), text)
+
+
+_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"(?:{api.PASS_THROUGH.pattern})\s*\(\s*{_L}\s*(?:,[^()]*)?\)"), "pass"),
+    (re.compile(rf"{_L}\s*\.\s*(?:expanduser|resolve|absolute|expand_path|to_s|toString)\s*\(\s*\)"), "pass"),
+    (re.compile(rf"(?:{api.JOIN_CALLS.pattern})\s*\(\s*{_L}((?:\s*,\s*(?:{_L}|{_IDENT}))+)\s*\)"), "join"),
+    (re.compile(rf"{_L}\s*\.\s*joinpath\s*\(\s*({_L}(?:\s*,\s*{_L})*)\s*\)"), "joinpath"),
+    (re.compile(rf"{_L}\s*\.\s*join\s*\(\s*\[\s*({_L}(?:\s*,\s*{_L})*)\s*,?\s*\]\s*\)"), "strjoin"),
+    (re.compile(rf"{_L}\s*(?:\+|\.\.|\.(?=\s*\x00)|\s\.\s)\s*{_L}"), "concat"),
+    (re.compile(rf"{_L}\s*/\s*{_L}"), "slash"),
+    (re.compile(rf"{_L}\s*(?:\+|\s\.\s|\.\.)\s*{_IDENT}"), "concat-unknown"),
+    (re.compile(rf"(?<![\w\x00]){_IDENT}\s*(?:\+|\s\.\s|\.\.)\s*{_L}"), "unknown-concat"),
+)
+
+
+def _fold(prog: _Program) -> None:
+    """Fold every foldable expression, innermost first, until nothing changes (each round is one pass per pattern)."""
+    for _ in range(_MAX_FOLD_ROUNDS):
+        before = prog.skeleton
+        for pattern, kind in _FOLDS:
+            def fold(m: re.Match[str], kind: str = kind) -> str:
+                return prog.lit(prog.literal(_folded(prog, kind, m)))
+
+            prog.skeleton = pattern.sub(fold, prog.skeleton)
+        if prog.skeleton == before:
+            return
+
+
+def _folded(prog: _Program, kind: str, m: re.Match[str]) -> str:
+    values = [prog.values[int(i)] for i in _LIT.findall(m.group(0))]
+    if kind == "join":  # os.path.join('/etc', f): what it cannot know is unknown
+        values = [prog.values[int(m.group(1))]] + [
+            prog.values[int(lit.group(1))] if (lit := _LIT.fullmatch(a.strip())) else UNKNOWN
+            for a in _top_level_split(m.group(2))[1:]]
+    if kind == "pass":
+        return values[0]
+    if kind in ("join", "joinpath", "slash"):
+        return "/".join(v.rstrip("/") if n < len(values) - 1 else v for n, v in enumerate(values))
+    if kind == "strjoin":
+        return values[0].join(values[1:])
+    if kind == "concat":
+        return values[0] + values[1]
+    return values[0] + UNKNOWN if kind == "concat-unknown" else UNKNOWN + values[0]
+
+
+def _region(skeleton: str, start: int) -> str:
+    """The argument text of a call whose name ends at `start`: up to the matching `)`, or to the statement's end."""
+    rest = skeleton[start:]
+    stripped = rest.lstrip()
+    if stripped.startswith("("):
+        at = start + len(rest) - len(stripped)
+        return skeleton[at + 1:balanced(skeleton, at + 1, "(", ")")]
+    end = re.search(r"[;\n}]", rest)
+    return rest if end is None else rest[:end.start()]
+
+
+def _exec_calls(prog: _Program, code: str) -> list[str]:
+    """The argument regions of the calls that run commands."""
+    found = list(api.EXEC_CALLS.finditer(prog.skeleton))
+    if "subprocess" in code:
+        found += list(api.SUBPROCESS_CALLS.finditer(prog.skeleton))
+    return [_region(prog.skeleton, m.end() - (1 if prog.skeleton[m.end() - 1] in "('\" " else 0)) for m in found]
+
+
+def _argv_join(texts: list[str]) -> str:
+    """An argv as a command line: words quoted where they need it, but `~` and unknown parts left to expand."""
+    out = []
+    for t in texts:
+        if re.fullmatch(r"[\w@%+=:,./~-]+", t):
+            out.append(t)
+        elif UNKNOWN in t:
+            out.append('"' + t.replace('"', '\\"') + '"')
+        else:
+            out.append(shlex.quote(t))
+    return " ".join(out)
+
+
+def _commands(prog: _Program, regions: list[str]) -> list[str]:
+    out = [prog.values[i] for i in prog.exec_literals]
+    for region in regions:
+        texts = [prog.values[int(i)] for i in _LIT.findall(region)]
+        if len(texts) > 1:
+            out.append(_argv_join(texts))
+            out.append("".join(texts))
+    out += [v for v in prog.values if v.strip()]  # a command built earlier: cmd = '...'; os.system(cmd)
+    return list(dict.fromkeys(out))
+
+
+def _path_like(text: str) -> bool:
+    return bool(text) and " " not in text.strip() and (text.startswith(("/", "~", ".", UNKNOWN)) or "/" in text
+                                                       or "*" in text)
+
+
+def _fallback_paths(prog: _Program) -> list[str]:
+    return [v for v in (prog.values[int(i)] for i in _LIT.findall(prog.skeleton)) if _path_like(v)]
+
+
+def _deletes(prog: _Program) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
+    for pattern, recursive in api.DELETE_CALLS:
+        for m in pattern.finditer(prog.skeleton):
+            if m.group(0).startswith("recursive"):
+                continue
+            region = _region(prog.skeleton, m.end())
+            first = _LIT.search(region)
+            targets = [prog.values[int(first.group(1))]] if first else _fallback_paths(prog)
+            is_tree = recursive or bool(re.search(r"recursive", region))
+            out += [(t, is_tree) for t in targets]
+    for m in api.PATH_METHODS.finditer(prog.skeleton):
+        if m.group(1) in ("unlink", "rmdir"):
+            before = re.search(rf"{_L}\s*$", prog.skeleton[:m.start()])
+            targets = [prog.values[int(before.group(1))]] if before else _fallback_paths(prog)
+            out += [(t, False) for t in targets]
+    return out
+
+
+def _writes(prog: _Program, lang: str) -> list[str]:
+    out: list[str] = []
+    skeleton = prog.skeleton
+    for m in api.OPEN_CALLS.finditer(skeleton):  # open(path, 'w'): only a mode that writes
+        args = [a.strip() for a in _top_level_split(_region(skeleton, m.end() - 1))]
+        lits = [_LIT.fullmatch(a) for a in args[:2]]
+        if len(lits) == 2 and lits[0] and lits[1] and re.search(r"[wax+]", prog.values[int(lits[1].group(1))]):
+            out.append(prog.values[int(lits[0].group(1))])
+    for pattern, index in api.WRITE_CALLS:
+        for m in pattern.finditer(skeleton):
+            args = [a.strip() for a in _top_level_split(_region(skeleton, m.end() - (skeleton[m.end() - 1] == "(")))]
+            if len(args) > index and (lit := _LIT.fullmatch(args[index])):
+                out.append(prog.values[int(lit.group(1))])
+    for m in api.PATH_METHODS.finditer(skeleton):
+        before = re.search(rf"{_L}\s*$", skeleton[:m.start()])
+        if before and m.group(1) not in ("unlink", "rmdir"):
+            out.append(prog.values[int(before.group(1))])
+    for m in re.finditer(rf"\bopen\s*\(?\s*[\w$]+\s*,\s*{_L}(?:\s*,\s*{_L})?", skeleton):  # perl open
+        mode = prog.values[int(m.group(1))]
+        if mode.lstrip().startswith((">", "+<", "+>")):
+            out.append(prog.values[int(m.group(2))] if m.group(2) else mode.lstrip("+<> "))
+    if lang == "awk":  # print > "file"
+        for m in re.finditer(rf"\bprintf?\b[^;{{}}\n]*?>>?\s*\(?\s*{_L}", skeleton):
+            out.append(prog.values[int(m.group(1))])
+    return out
+
+
+def _top_level_split(region: str) -> list[str]:
+    parts: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    for ch in region:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(buf))
+            buf = []
+        else:
+            buf.append(ch)
+    parts.append("".join(buf))
+    return parts

@@ -1,0 +1,48 @@
+"""What a command leaves for the commands after it in the same line, beyond variables: the positional parameters
+(`set -- a b c`) and the symlinks it makes (`ln -s TARGET NAME`), which later paths are resolved through."""
+
+from __future__ import annotations
+
+from dun.guard.expand import Ctx, Val
+from dun.guard.options import Spec, parse
+from dun.guard.paths import normalize
+
+_LN = Spec("tS", frozenset({"--target-directory", "--suffix"}))
+
+
+def positional(args: list[Val], ctx: Ctx) -> None:
+    """`set -- a b c` (or `set a b c`): the positional parameters."""
+    words = [a.text for a in args]
+    if "--" in words:
+        params = args[words.index("--") + 1:]
+    elif args and not words[0].startswith(("-", "+")):
+        params = args
+    else:
+        return
+    for i in range(1, 10):
+        ctx.vars.pop(str(i), None)
+    for i, v in enumerate(params, 1):
+        ctx.vars[str(i)] = v.text if v.known else None
+    ctx.arrays["@"] = [v.text for v in params] if all(v.known for v in params) else None
+    ctx.vars["#"] = str(len(params))
+
+
+def symlink(args: list[Val], ctx: Ctx) -> None:
+    """Remember `ln -s TARGET NAME`, so later paths through NAME land where TARGET is."""
+    o = parse(args, _LN)
+    if not o.has("-s", "--symbolic") or not o.operands:
+        return
+    ops, into = o.operands, o.value("-t", "--target-directory")
+    if into:
+        pairs = [(t, Val(into[0].text.rstrip("/") + "/" + t.text.rstrip("/").rsplit("/", 1)[-1])) for t in ops]
+    elif len(ops) == 1:
+        pairs = [(ops[0], Val(ops[0].text.rstrip("/").rsplit("/", 1)[-1] or "."))]
+    else:
+        pairs = [(ops[0], ops[1])] if len(ops) == 2 else [
+            (t, Val(ops[-1].text.rstrip("/") + "/" + t.text.rstrip("/").rsplit("/", 1)[-1])) for t in ops[:-1]]
+    for target, name in pairs:
+        link = normalize(name.text, ctx.cwd) if name.known else None
+        if link is None:
+            continue
+        base = link.rsplit("/", 1)[0] or "/"
+        ctx.links[link] = normalize(target.text, base) if target.known and target.glob_at is None else None

@@ -1,0 +1,156 @@
+"""Built-in rules about state shared with others, which no filesystem sandbox protects: databases, containers and
+clusters, cloud and hosted services, packages registries, and the machine's users, jobs, processes, keys and services.
+"""
+
+from __future__ import annotations
+
+from dun.guard.ruletypes import Match, Rule
+
+_DOCKERS = ("docker", "podman", "nerdctl")
+_COMPOSE = ("docker-compose", "podman-compose")
+_APT = ("apt", "apt-get", "aptitude")
+_RPM = ("yum", "dnf", "microdnf", "zypper")
+_NO_WHERE = r"(;|$|\breturning\b)"
+
+DATA_RULES: tuple[Rule, ...] = (
+    Rule("sql.drop", "sends SQL DROP or TRUNCATE", (Match(queries=(r"\bdrop\b", r"\btruncate\b")),)),
+    Rule("db.drop", "drops, resets or flushes a database",
+         (Match(programs=("dropdb", "dropuser")), Match(programs=("mysqladmin",), subcommands=("drop",)),
+          Match(queries=(r"\bflush(all|db)\b", r"\bdropDatabase\s*\(", r"\.drop\s*\(")),
+          Match(programs=("rails", "rake"), subcommands=("db:drop*", "db:reset", "db:purge", "db:schema:load",
+                                                         "db:truncate_all", "db:seed:replant")),
+          Match(programs=("python*",), subcommands=("manage.py", "*/manage.py"), args_any=("flush", "reset_db")),
+          Match(programs=("manage.py", "django-admin"), subcommands=("flush", "reset_db")),
+          Match(programs=("prisma",), subcommands=("migrate",), args_any=("reset",)),
+          Match(programs=("prisma",), subcommands=("db",), flags_any=("--force-reset",)),
+          Match(programs=("php",), subcommands=("artisan",),
+                args_any=("migrate:fresh", "migrate:reset", "migrate:refresh", "db:wipe")),
+          Match(programs=("sequelize", "sequelize-cli"), subcommands=("db:drop",)),
+          Match(programs=("typeorm",), subcommands=("schema:drop",)),
+          Match(programs=("knex",), subcommands=("migrate:rollback",), flags_any=("--all",)),
+          Match(programs=("alembic",), subcommands=("downgrade",), args_any=("base",)),
+          Match(programs=("flask",), subcommands=("db",), args_any=("base",)))),
+    Rule("db.delete-all", "deletes or overwrites every row or key (DELETE/UPDATE without WHERE, redis DEL, "
+         "deleteMany({}), etcd del, Elasticsearch DELETE _all)",
+         (Match(queries=(rf"\bdelete\s+from\s+[\w.\"`\[\]]+\s*{_NO_WHERE}",
+                         rf"\bwhere\s+(1\s*=\s*1|true|1|not\s+false)\s*{_NO_WHERE}",
+                         r"\bupdate\s+[\w.\"`\[\]]+\s+set\b(?:(?!\bwhere\b)[^;])*(;|$)",
+                         r"^\s*(del|unlink|hdel)\b", r"\b(deleteMany|remove|delete_many)\s*\(\s*(\{\s*\})?\s*\)")),
+          Match(programs=("etcdctl",), subcommands=("del",)),
+          Match(programs=("curl",), values_any=("-X=DELETE", "--request=DELETE"),
+                subcommands=("*/_all", "*/_all[/?]*", "*/[*]", "*/[*][/?]*")))),
+)
+
+CONTAINER_RULES: tuple[Rule, ...] = (
+    Rule("container.host-access", "starts a container that mounts /, the home directory, a system path or a socket "
+         "writable, or runs it with the host's privileges",
+         (Match(effects=("mount",), where=("ancestor", "home", "system", "outside", "device", "unknown")),
+          Match(signals=("privileged-container",)))),
+    Rule("container.destroy", "removes containers, images, volumes or networks (docker/podman rm, rmi, prune, "
+         "compose down -v)",
+         (Match(programs=_DOCKERS, subcommands=("rm", "rmi", "kill")),
+          Match(programs=_DOCKERS, subcommands=("system", "image", "container", "volume", "network", "builder",
+                                                "buildx", "secret", "config", "service", "stack", "node", "pod"),
+                actions=("rm", "remove", "prune", "reset", "kill")),
+          Match(programs=_DOCKERS, subcommands=("compose",), actions=("down",), flags_any=("-v", "--volumes", "--rmi")),
+          Match(programs=_DOCKERS, subcommands=("compose",), actions=("rm",)),
+          Match(programs=_COMPOSE, subcommands=("down",), flags_any=("-v", "--volumes", "--rmi")),
+          Match(programs=_COMPOSE, subcommands=("rm",)),
+          Match(programs=_DOCKERS, subcommands=("swarm",), actions=("leave",)))),
+    Rule("infra.destroy", "destroys infrastructure or cloud data (terraform destroy, s3 rm --recursive, "
+         "kubectl delete namespace/--all)",
+         (Match(programs=("terraform", "tofu", "terragrunt"), subcommands=("destroy",)),
+          Match(programs=("terraform", "tofu", "terragrunt"), subcommands=("apply",), flags_any=("-destroy",)),
+          Match(programs=("terragrunt",), subcommands=("run-all", "run"), args_any=("destroy",)),
+          Match(programs=("terraform", "tofu"), subcommands=("state", "workspace"), actions=("rm", "delete")),
+          Match(programs=("pulumi",), subcommands=("destroy", "down")),
+          Match(programs=("pulumi",), subcommands=("stack",), actions=("rm",)),
+          Match(programs=("cdk", "cdktf"), subcommands=("destroy",)),
+          Match(programs=("serverless", "sls"), subcommands=("remove",)),
+          Match(programs=("sam",), subcommands=("delete",)),
+          Match(programs=("eksctl",), subcommands=("delete",)),
+          Match(programs=("kubectl", "oc"), subcommands=("delete",), args_any=("ns", "namespace", "namespaces",
+                                                                               "ns/*", "namespace/*")),
+          Match(programs=("kubectl", "oc"), subcommands=("delete",), flags_any=("--all", "-A", "--all-namespaces")))),
+    Rule("cluster.destroy", "deletes Kubernetes resources other than pods and jobs, drains nodes, or uninstalls "
+         "Helm releases",
+         (Match(programs=("kubectl", "oc"), subcommands=("delete",),
+                args_none=("po", "pod", "pods", "job", "jobs", "po/*", "pod/*", "pods/*", "job/*", "jobs/*")),
+          Match(programs=("kubectl", "oc"), subcommands=("drain",)),
+          Match(programs=("helm",), subcommands=("uninstall", "delete", "del", "un")))),
+)
+
+CLOUD_RULES: tuple[Rule, ...] = (
+    Rule("cloud.delete", "deletes cloud resources or data (aws, gcloud, gsutil, az, doctl, heroku, fly, vercel, "
+         "firebase, rclone, s3cmd, mc)",
+         (Match(programs=("aws",), subcommands=("s3",), actions=("rm", "rb")),
+          Match(programs=("aws",), subcommands=("s3",), actions=("sync",), flags_any=("--delete",)),
+          Match(programs=("aws",), actions=("delete-*", "terminate-*", "batch-delete-*", "purge-*", "deregister-*",
+                                            "schedule-key-deletion", "remove-*", "disable-key")),
+          Match(programs=("gcloud",), args_any=("delete", "rm")),
+          Match(programs=("gsutil",), subcommands=("rm", "rb")),
+          Match(programs=("az",), args_any=("delete", "purge", "delete-batch")),
+          Match(programs=("doctl",), args_any=("delete", "rm")),
+          Match(programs=("heroku",), subcommands=("*:destroy", "*:delete", "pg:reset", "destroy")),
+          Match(programs=("fly", "flyctl"), subcommands=("destroy",)),
+          Match(programs=("fly", "flyctl"), subcommands=("apps", "volumes", "machines"), actions=("destroy", "rm")),
+          Match(programs=("vercel",), subcommands=("remove", "rm")),
+          Match(programs=("netlify",), subcommands=("sites:delete",)),
+          Match(programs=("firebase",), subcommands=("*:delete", "database:remove")),
+          Match(programs=("rclone",), subcommands=("purge", "delete", "deletefile", "rmdirs", "sync")),
+          Match(programs=("s3cmd",), subcommands=("del", "rm", "rb")),
+          Match(programs=("mc",), subcommands=("rm", "rb")))),
+    Rule("hosted.delete", "deletes repositories, releases, secrets or published packages (gh ... delete, "
+         "gh api -X DELETE, npm unpublish, cargo/gem yank, vault/consul deletes)",
+         (Match(programs=("gh",), args_any=("delete",)),
+          Match(programs=("gh",), subcommands=("api",), values_any=("-X=[Dd][Ee][Ll]*", "--method=[Dd][Ee][Ll]*")),
+          Match(programs=("npm", "pnpm", "yarn"), subcommands=("unpublish",)),
+          Match(programs=("cargo", "gem"), subcommands=("yank",)),
+          Match(programs=("vault",), args_any=("delete", "destroy", "disable")),
+          Match(programs=("consul",), subcommands=("kv",), actions=("delete",)))),
+)
+
+SYSTEM_RULES: tuple[Rule, ...] = (
+    Rule("sys.crontab", "replaces or removes the user's crontab (only crontab -l is allowed)",
+         (Match(programs=("crontab",), flags_none=("-l",)),)),
+    Rule("sys.schedule", "schedules commands to run later, outside this session and its sandbox (at, batch, "
+         "systemd-run)",
+         (Match(programs=("at", "batch"), flags_none=("-l", "-c", "-r", "-d")), Match(programs=("systemd-run",)))),
+    Rule("sys.kill-all", "signals every process or every process of a user (kill -1, killall -u, pkill .)",
+         (Match(signals=("kill-all",)), Match(programs=("killall5",)))),
+    Rule("sys.fork-bomb", "defines a function that starts itself more than once (a fork bomb)",
+         (Match(signals=("fork-bomb",)),)),
+    Rule("sys.users", "deletes, locks or changes users, groups or passwords",
+         (Match(programs=("userdel", "deluser", "groupdel", "delgroup", "usermod", "chpasswd", "chsh", "chfn",
+                          "vipw", "vigr")),
+          Match(programs=("passwd",), flags_none=("-S", "--status")))),
+    Rule("sys.packages", "removes system or global packages",
+         (Match(programs=_APT, subcommands=("remove", "purge", "autoremove", "autopurge")),
+          Match(programs=("dpkg",), flags_any=("-r", "-P", "--remove", "--purge")),
+          Match(programs=_RPM, subcommands=("remove", "erase", "autoremove", "rm")),
+          Match(programs=("pacman",), flags_any=("-R", "--remove")),
+          Match(programs=("apk",), subcommands=("del",)),
+          Match(programs=("brew", "port"), subcommands=("uninstall", "remove", "rm")),
+          Match(programs=("snap", "flatpak"), subcommands=("remove", "uninstall")),
+          Match(programs=("npm", "pnpm"), subcommands=("uninstall", "remove", "rm", "un", "r"),
+                flags_any=("-g", "--global", "--location=global")),
+          Match(programs=("yarn",), subcommands=("global",), actions=("remove",)))),
+    Rule("sys.keys", "deletes GPG keys or the SSH agent's identities",
+         (Match(programs=("gpg", "gpg2"), flags_any=("--delete-key*", "--delete-secret-key*",
+                                                    "--delete-secret-and-public-key*")),
+          Match(programs=("ssh-add",), flags_any=("-D", "-d")))),
+    Rule("sys.services", "stops, disables or masks services, flushes the firewall, unmounts filesystems or changes "
+         "kernel settings",
+         (Match(programs=("systemctl",), subcommands=("stop", "disable", "mask", "kill", "isolate", "halt")),
+          Match(programs=("systemctl",), flags_any=("--now",), subcommands=("disable", "mask")),
+          Match(programs=("service",), args_any=("stop",)),
+          Match(programs=("launchctl",), subcommands=("unload", "remove", "bootout", "disable")),
+          Match(programs=("iptables", "ip6tables"), flags_any=("-F", "--flush", "-X", "--delete-chain")),
+          Match(programs=("ufw",), subcommands=("disable", "reset")),
+          Match(programs=("nft",), subcommands=("flush",)),
+          Match(programs=("swapoff", "umount")),
+          Match(programs=("sysctl",), flags_any=("-w", "--write", "-p", "--load")),
+          Match(programs=("loginctl",), subcommands=("terminate-*", "kill-*")))),
+)
+
+SHARED_RULES: tuple[Rule, ...] = DATA_RULES + CONTAINER_RULES + CLOUD_RULES + SYSTEM_RULES

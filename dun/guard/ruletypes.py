@@ -1,0 +1,35 @@
+"""The shape of a rule: an id, a description and one or more `Match` descriptions over a simple command's `Facts`.
+
+A rule fires on a simple command when any of its matches holds, and a match holds when every condition it sets holds.
+Only the data lives in the rules modules (rules_local.py, rules_shared.py); rules.py interprets it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Match:
+    programs: tuple[str, ...] = ()  # globs over the program's base name
+    subcommands: tuple[str, ...] = ()  # globs over the first operand (git's subcommand)
+    actions: tuple[str, ...] = ()  # globs over the operand after the subcommand (aws ec2 terminate-instances)
+    flags_any: tuple[str, ...] = ()  # globs: one of the flags (-f, --force, --prune=now) is given
+    flags_none: tuple[str, ...] = ()  # globs: none of these flags is given
+    values_any: tuple[str, ...] = ()  # globs over `option=value` (-X=DELETE, --expire=now, -c=alias.x=!sh)
+    args_any: tuple[str, ...] = ()  # globs: one of the operands after the subcommand matches
+    args_none: tuple[str, ...] = ()  # globs: none of the operands after the subcommand matches
+    effects: tuple[str, ...] = ()  # delete, write, chmod, mount, use: the command has such an effect ...
+    where: tuple[str, ...] = ()  # ... on a path in one of these categories
+    recursive: bool | None = None  # ... which is (or is not) recursive
+    queries: tuple[str, ...] = ()  # regexes (case-insensitive) over the SQL/queries it sends
+    signals: tuple[str, ...] = ()  # one of these signals is raised (see effects.Facts.signals)
+    exec_download: bool = False  # it runs code fetched from the network
+    download_exec: bool = False  # it runs a file downloaded earlier in the same command line
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    description: str
+    matches: tuple[Match, ...]

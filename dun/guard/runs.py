@@ -1,0 +1,213 @@
+"""Programs that run code, and what code they run: shells (-c, stdin, scripts), eval, source, interpreters
+(python/perl/ruby/node/php/awk/... one-liners, stdin programs and scripts), makefiles from stdin, git config
+commands, commands hidden in options, sed's `e`, and files written or downloaded earlier in the same command line.
+
+Code the guard can read is analysed as if typed; code it cannot read (decoded, generated or piped in at run time)
+raises the `unseen-code` signal instead, which a rule denies.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from dun.guard import code as interp_code
+from dun.guard.effects import SQL_CLIENTS, Effect, Facts, interpreter
+from dun.guard.expand import Ctx, Env, Val, expand
+from dun.guard.lexer import ShellError, tokenize
+from dun.guard.options import Spec, parse
+from dun.guard.paths import classify, normalize
+from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
+from dun.guard.textops import make_recipes, sed_commands
+
+STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+_MAKES = frozenset({"make", "gmake", "bmake"})
+_MAKE = Spec("fCIjlo", frozenset({"--file", "--makefile", "--directory", "--include-dir", "--jobs"}))
+_PWSH = ((re.compile(r"(?i)(?<![\w-])(Remove-Item|ri|del|erase|rd)(?![\w-])"), "rm -rf"),
+         (re.compile(r"(?i)(?<![\w-])(Set-Content|Out-File|Add-Content)(?![\w-])"), "tee"),
+         (re.compile(r"(?i)(?<![\w-])-(Recurse|Force|Path|LiteralPath|Confirm:\$false)(?![\w-])"), ""))
+_SED = Spec("efl", frozenset({"--expression", "--file", "--line-length"}), attached="i")
+
+
+@dataclass
+class Stream:
+    """What a pipeline stage hands the next one, as far as it is known."""
+
+    text: str | None = None  # echo/printf output, or a here-document passed through cat
+    paths: list[Val] | None = None  # file names it prints (find, ls, echo), for xargs
+    dl: bool = False  # network content flows through it
+
+
+class Runner(Protocol):
+    env: Env
+
+    def run(self, src: str, ctx: Ctx) -> set[str]: ...
+
+    def output_of(self, body: str, ctx: Ctx) -> Stream: ...
+
+
+def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str]) -> None:
+    prog, args = facts.program, argv[1:]
+    scripts: list[tuple[Val, str]] = [(argv[0], "shell")] if "/" in argv[0].text else []
+    if argv[0].dl:
+        facts.exec_download = True
+    interp = interpreter(prog, args)
+    if interp is not None:
+        for code in interp.code:
+            _program(w, facts, interp.kind, code.text, ctx, seen, interp.params)
+        if any(v.dl for v in interp.code) or (interp.script is not None and interp.script.dl):
+            facts.exec_download = True
+        if interp.stdin:
+            _from_stdin(w, facts, interp.kind, ctx, feed, seen)
+        if interp.script is not None:
+            scripts.append((interp.script, interp.kind))
+        if interp.unseen:
+            facts.signals.add("unseen-code")
+    elif prog == "eval" and args:
+        seen |= w.run(" ".join(v.text for v in args), ctx.child())
+        facts.exec_download = facts.exec_download or any(v.dl for v in args)
+    elif prog in ("source", ".") and args:
+        facts.exec_download = facts.exec_download or args[0].dl
+        scripts.append((args[0], "shell"))
+    elif prog in _MAKES:
+        _makefile(w, facts, args, ctx, feed, seen)
+    elif prog == "sed":
+        _sed(w, facts, args, ctx, seen)
+    for command in hidden_commands(prog, args) + git_config_commands(prog, args):
+        seen |= w.run(command, ctx.child())
+    if prog in SQL_CLIENTS and feed is not None and feed.text:
+        facts.queries.append(feed.text)
+    for script, kind in scripts:
+        _script(w, facts, script, kind, ctx, feed, seen)
+
+
+def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[str],
+             params: list[Val] | None = None) -> None:
+    """Analyse program text for an interpreter of `kind` (shell: as commands; others: code.scan)."""
+    if kind == "shell":
+        seen |= w.run(text, with_params(ctx.child(), params or []))
+        return
+    if kind == "pwsh":  # PowerShell's commands read as shell once its cmdlets are named as their Unix peers
+        for cmdlet, unix in _PWSH:
+            text = cmdlet.sub(unix, text)
+        try:
+            seen |= w.run(text, ctx.child())
+        except ShellError:
+            facts.signals.add("unseen-code")
+        return
+    found = interp_code.scan(text, kind, [p.text for p in params or []])
+    for command in found.commands:
+        try:
+            seen |= w.run(command, ctx.child())
+        except ShellError:
+            continue  # a string that is not a command line
+    for path, recursive in found.deletes:
+        facts.effects.append(Effect("delete", *classify(path_val(path, ctx, w.env), ctx, w.env, False), recursive))
+    for path in found.writes:
+        place = classify(path_val(path, ctx, w.env), ctx, w.env)
+        facts.effects.append(Effect("write", *place))
+        ctx.written[place[0]] = None
+    if found.unseen:
+        facts.signals.add("obfuscated-code")
+
+
+def path_val(text: str, ctx: Ctx, env: Env) -> Val:
+    """A path from interpreter code as a shell word would be: `~` expanded, globs seen, unknown parts unknown."""
+    try:
+        tokens = tokenize(text)
+    except ShellError:
+        return Val(text)
+    if len(tokens) != 1 or tokens[0].word is None:
+        return Val(text)
+    return expand(tokens[0].word, ctx, env)
+
+
+def _from_stdin(w: Runner, facts: Facts, kind: str, ctx: Ctx, feed: Stream | None, seen: set[str]) -> None:
+    if feed is None:
+        return  # the terminal, which the agent does not have
+    if feed.dl:
+        facts.exec_download = True
+    elif feed.text is not None:
+        _program(w, facts, kind, feed.text, ctx, seen)
+    else:
+        facts.signals.add("unseen-code")  # base64 -d | sh, cat x | python3
+
+
+def _script(w: Runner, facts: Facts, script: Val, kind: str, ctx: Ctx, feed: Stream | None, seen: set[str]) -> None:
+    if script.text.startswith("<(") and script.subs:  # bash <(...), source <(...)
+        body = script.subs[-1]
+        out = w.output_of(body, ctx)
+        if out.dl or script.dl:
+            facts.exec_download = True
+        elif out.text is not None:
+            _program(w, facts, kind, out.text, ctx, seen)
+        elif not is_env_generator(body):
+            facts.signals.add("unseen-code")
+        return
+    if script.text in STDIN_PATHS:
+        _from_stdin(w, facts, kind, ctx, feed, seen)
+        return
+    if not script.known:
+        return
+    path = normalize(script.text, ctx.cwd)
+    if path is not None and path in ctx.downloads:
+        facts.download_exec = True
+        return
+    real, _ = classify(script, ctx, w.env)
+    if real in ctx.written:  # a file written earlier in this command line
+        text = ctx.written[real]
+        if text is None:
+            facts.signals.add("unseen-code")
+        else:
+            _program(w, facts, kind if kind != "shell" else _kind_of(text), text, ctx, seen)
+
+
+def _kind_of(text: str) -> str:
+    """The interpreter a script names on its #! line (shell when it names none)."""
+    first = text.split("\n", 1)[0]
+    if not first.startswith("#!"):
+        return "shell"
+    words = first[2:].split()
+    name = posixpath.basename(words[1] if words and posixpath.basename(words[0]) == "env" and len(words) > 1
+                              else words[0] if words else "sh")
+    found = interpreter(name, [Val("-")])
+    return found.kind if found is not None else "shell"
+
+
+def _makefile(w: Runner, facts: Facts, args: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str]) -> None:
+    for name in parse(args, _MAKE).value("-f", "--file", "--makefile"):
+        if name.text in STDIN_PATHS:
+            text = feed.text if feed is not None else None
+            if feed is not None and text is None:
+                facts.signals.add("unseen-code")
+        else:
+            real, _ = classify(name, ctx, w.env)
+            text = ctx.written.get(real) if real in ctx.written else ""
+            if text is None:
+                facts.signals.add("unseen-code")
+        if text:
+            seen |= w.run(make_recipes(text), ctx.child())
+
+
+def _sed(w: Runner, facts: Facts, args: list[Val], ctx: Ctx, seen: set[str]) -> None:
+    o = parse(args, _SED)
+    scripts = o.value("-e", "--expression") or o.operands[:1]
+    for script in scripts:
+        commands, runs_text = sed_commands(script.text)
+        for command in commands:
+            seen |= w.run(command, ctx.child())
+        if runs_text:
+            facts.signals.add("unseen-code")
+
+
+def with_params(ctx: Ctx, params: list[Val]) -> Ctx:
+    """sh -c CODE NAME ARG...: $0 is NAME, $1... the ARGs."""
+    for i, val in enumerate(params):
+        ctx.vars[str(i)] = val.text if val.known else None
+    rest = params[1:]
+    if params:
+        ctx.arrays["@"] = [v.text for v in rest] if all(v.known for v in rest) else None
+        ctx.vars["#"] = str(len(rest))
+    return ctx

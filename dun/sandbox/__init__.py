@@ -1,0 +1,15 @@
+"""`dun sandbox`: run the agent under bubblewrap, where it can write the repository (and its .git), a private /tmp
+and its own state directories, and nothing else: the root filesystem and the rest of $HOME are read-only.
+
+spec.py builds the bwrap command line from a `SandboxSpec`; probe.py decides whether bubblewrap can run here
+(`resolve_mode`); cli.py is the `dun sandbox -- CMD` entry point for agents started by a shell script.
+"""
+
+from __future__ import annotations
+
+from dun.sandbox.cli import main
+from dun.sandbox.probe import MODES, SandboxError, probe, resolve_mode
+from dun.sandbox.spec import AGENT_STATE, SandboxSpec, git_dirs, wrap, writable_paths
+
+__all__ = ["AGENT_STATE", "MODES", "SandboxError", "SandboxSpec", "git_dirs", "main", "probe", "resolve_mode", "wrap",
+           "writable_paths"]

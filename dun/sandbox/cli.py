@@ -1,0 +1,71 @@
+"""`dun sandbox [--mode auto|bubblewrap|off] [--no-network] [--writable PATH]... [--repo DIR] -- CMD [ARGS...]`:
+run CMD in the sandbox, for agents that a shell script starts (the shell driver). The repository defaults to the
+git top level of the current directory. Exit codes: CMD's own; 2 when the sandbox was required and cannot run; 127
+when CMD cannot be started."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO
+
+from dun.sandbox.probe import MODES, SandboxError, resolve_mode
+from dun.sandbox.spec import SandboxSpec, wrap
+
+EXIT_CONFIG = 2
+EXIT_NOT_FOUND = 127
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dun sandbox", description="Run a command in dun's OS sandbox.")
+    p.add_argument("--mode", choices=MODES, default="auto")
+    p.add_argument("--no-network", action="store_true", help="give the command no network (loopback only)")
+    p.add_argument("--writable", action="append", default=[], metavar="PATH", help="another writable path")
+    p.add_argument("--repo", type=Path, help="the repository (default: the git top level of the cwd)")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    return p
+
+
+def repository(start: Path) -> Path:
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True,
+                              timeout=10, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return start
+    top = proc.stdout.strip()
+    return Path(top) if proc.returncode == 0 and top else start
+
+
+def command_line(argv: list[str], err: IO[str]) -> list[str]:
+    """The command line to exec for `dun sandbox ARGV`. Raises SandboxError (and SystemExit for bad usage)."""
+    args = _parser().parse_args(argv)
+    command: list[str] = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise SandboxError("sandbox: no command given (dun sandbox [options] -- CMD [ARGS...])")
+    mode, warning = resolve_mode(args.mode, network=not args.no_network)
+    if warning:
+        print(f"dun {warning}", file=err)
+    if mode == "off":
+        return command
+    cwd = Path.cwd()
+    spec = SandboxSpec(repo=args.repo or repository(cwd), writable=tuple(Path(p) for p in args.writable),
+                       network=not args.no_network, cwd=cwd)
+    return wrap(command, spec)
+
+
+def main(argv: list[str] | None = None, err: IO[str] | None = None) -> int:
+    """Replace this process with the sandboxed command; return only on failure."""
+    stderr = err if err is not None else sys.stderr
+    try:
+        line = command_line(list(sys.argv[1:] if argv is None else argv), stderr)
+    except SandboxError as exc:
+        print(f"dun {exc}", file=stderr)
+        return EXIT_CONFIG
+    try:
+        os.execvp(line[0], line)
+    except OSError as exc:
+        print(f"dun sandbox: cannot run {line[0]}: {exc.strerror or exc}", file=stderr)
+    return EXIT_NOT_FOUND
