@@ -104,8 +104,11 @@ def dun(repo: Path, *args: str, timeout: float = 60.0, env: dict[str, str] | Non
 
 
 def drive(repo: Path, steps: list[dict[str, Any]], driver: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """One scripted run: `dun loop` or `scripts/dun-loop.sh` with the fake agent playing `steps`."""
-    scenario = write_scenario(repo.parent / f"fake-{driver}", steps)
+    """One scripted run: `dun loop` or `scripts/dun-loop.sh` with the fake agent playing `steps`; a second run in
+    the same repository goes on with the next step (the fake agent's call count is kept)."""
+    scenario = repo.parent / f"fake-{driver}" / "scenario.json"
+    if not scenario.exists():
+        write_scenario(scenario.parent, steps)
     env = {**os.environ, "DUN_FAKE_SCENARIO": str(scenario),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     argv = [*DUN, "loop", *args] if driver == "loop" else [str(SCRIPT), "--", *FAKE_COMMAND]

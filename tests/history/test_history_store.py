@@ -61,7 +61,8 @@ def test_scripted_runs_are_recorded_and_rebuilt_the_same(tmp_path: Path, monkeyp
     from history_support import drive
 
     repo = new_repo(tmp_path / "repo", boxes=("alpha", "beta", "gamma"), circuit=NO_CIRCUIT)
-    assert drive(repo, [work("alpha", cost=0.02), idle()], "loop", "--max-iterations", "2").returncode == 1
+    steps = [work("alpha", cost=0.02), idle(), work("beta", cost=0.05), work("gamma", cost=0.05, exit=True)]
+    assert drive(repo, steps, "loop", "--max-iterations", "2").returncode == 1
     for command in ("git push --force origin main", "ls"):
         event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
                  "cwd": str(repo), "session_id": "s1"}
@@ -69,8 +70,7 @@ def test_scripted_runs_are_recorded_and_rebuilt_the_same(tmp_path: Path, monkeyp
                        capture_output=True, cwd=repo)
     first = json.loads(dun(repo, "history", "--json").stdout)["runs"]
     assert [(r["iterations"], r["stop_reason"], r["cost_usd"]) for r in first] == [(2, "max_iterations", 0.03)]
-    assert drive(repo, [work("beta", cost=0.05), work("gamma", cost=0.05, exit=True)], "loop", "--fresh"
-                 ).returncode == 0
+    assert drive(repo, steps, "loop", "--fresh").returncode == 0  # the fake agent goes on with step 3
     runs = json.loads(dun(repo, "history", "--json").stdout)["runs"]
     assert [(r["iterations"], r["stop_reason"], r["archived"]) for r in runs] == [(2, "max_iterations", 1),
                                                                                    (2, "complete", 0)]
