@@ -81,7 +81,7 @@ def build(history: History, since: float | None, until: float) -> list[str]:
             touched.append(r["run_id"])
     cost = sum(it["cost_usd"] or 0 for it in its)
     head = ["# dun status report", "",
-            f"Period: {iso(since) if since is not None else 'the first run'} to {iso(until)} (UTC)",
+            f"Period: {iso(since) if since is not None else 'the first run'} to {iso(until)}",
             f"{len(its)} iteration(s) in {len(touched)} run(s), ${cost:.4f} spent."]
     run_lines = []
     for run_id in touched:
@@ -101,11 +101,12 @@ def build(history: History, since: float | None, until: float) -> list[str]:
     open_items = items(history, ("open",))
     review = [f"- [{r['id']}] {r['title']} ({evidence_text(r['evidence'], 3)})"[:200] for r in open_items]
     problems = _problems(history, its, lo, until)
-    lines = [*head, *_section(f"Runs ({len(touched)})", run_lines, 8), *_section("Stops", stop_lines, 5),
-             *_section("Work done", work or ["- nothing verified as done"], 8),
-             *_section(f"Needs a person: {len(open_items)} open review item(s)", review, 8)
-             + (["- `dun review` lists them; `dun review ack ID` / `dun review dismiss ID`"] if review else []),
-             *_section("Problems", problems, 8)]
+    needs = _section(f"Needs a person: {len(open_items)} open review item(s)", review, 15)
+    needs += ["- `dun review` lists them; `dun review ack ID` / `dun review dismiss ID`"] if review else []
+    # most urgent first: when the 60 lines run out, what is cut is the least urgent
+    lines = [*head, *needs, *_section("Stops", stop_lines, 8), *_section("Problems", problems, 8),
+             *_section(f"Runs ({len(touched)})", run_lines, 10),
+             *_section("Work done", work or ["- nothing verified as done"], 10)]
     if len(lines) > MAX_LINES:
         lines = [*lines[:MAX_LINES - 1], f"... {len(lines) - MAX_LINES + 1} more lines: `dun history`, `dun review`"]
     return lines
