@@ -140,7 +140,7 @@ def test_guard_lines_are_read_once_and_placed_in_their_iteration(tmp_path: Path)
 WRITER = r"""
 import sys
 from pathlib import Path
-sys.path[:0] = [sys.argv[2], sys.argv[3]]
+sys.path[:0] = [sys.argv[2]]
 from history_support import make_log
 from dun.history.store import History
 root = Path(sys.argv[1])
@@ -157,7 +157,7 @@ with History.open(root) as history:
 
 def test_the_database_survives_kill_9_mid_write(tmp_path: Path) -> None:
     tests = Path(__file__).resolve().parents[1]
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(tests), str(tests / "history")],
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(tests)],
                               stdout=subprocess.PIPE, text=True)
     assert writer.stdout is not None
     for line in writer.stdout:  # the writer says each committed iteration: no sleeping, no guessing

@@ -15,7 +15,7 @@ from conftest import git
 from fake_agent import FAKE_COMMAND, write_scenario
 from test_loop import make_repo
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parent.parent
 DUN = [sys.executable, "-m", "dun"]
 SCRIPT = ROOT / "scripts" / "dun-loop.sh"
 T0 = 1_790_000_000.0  # a fixed start: hand-built histories are the same on every run of the tests
