@@ -95,7 +95,8 @@ def iteration_row(log: dict[str, Any]) -> dict[str, Any]:
         "run_id": str(log.get("run_id") or ""), "iteration": int(log.get("iteration") or 0),
         "started_at": log.get("started_at"), "started_ts": epoch(log.get("started_at")),
         "ended_at": log.get("ended_at"), "ended_ts": epoch(log.get("ended_at")),
-        "duration_s": _num(log.get("duration_s")), "agent": log.get("agent"), "exit_code": _int(log.get("exit_code")),
+        "duration_s": _num(log.get("duration_s")), "agent": log.get("agent"),
+        "session_id": log.get("session_id"), "exit_code": _int(log.get("exit_code")),
         "timed_out": _int(log.get("timed_out")), "interrupted": _int(bool(log.get("interrupted"))),
         "confirmation": _int(bool(log.get("confirmation"))), "cost_usd": _num(log.get("cost_usd")),
         "cost_estimated": _int(log.get("cost_estimated")), "tokens_in": tokens_in, "tokens_out": tokens_out,
@@ -154,5 +155,6 @@ def run_row(state: dict[str, Any], archived: bool) -> dict[str, Any]:
 
 def guard_row(run_id: str, seq: int, entry: dict[str, Any]) -> dict[str, Any]:
     return {"run_id": run_id, "seq": seq, "time": entry.get("time"), "ts": epoch(entry.get("time")),
-            "iteration": None, "tool": entry.get("tool"), "command": entry.get("command"), "path": entry.get("path"),
+            "iteration": None, "session_id": entry.get("session_id"), "tool": entry.get("tool"),
+            "command": entry.get("command"), "path": entry.get("path"),
             "decision": entry.get("decision"), "rule": entry.get("rule"), "reason": entry.get("reason")}

@@ -23,7 +23,7 @@ CREATE TABLE runs (
 CREATE TABLE iterations (
     run_id TEXT NOT NULL, iteration INTEGER NOT NULL,
     started_at TEXT, started_ts REAL, ended_at TEXT, ended_ts REAL, duration_s REAL,
-    agent TEXT, exit_code INTEGER, timed_out INTEGER, interrupted INTEGER, confirmation INTEGER,
+    agent TEXT, session_id TEXT, exit_code INTEGER, timed_out INTEGER, interrupted INTEGER, confirmation INTEGER,
     cost_usd REAL, cost_estimated INTEGER, tokens_in INTEGER, tokens_out INTEGER,
     error_kind TEXT, error TEXT, error_signature TEXT, reset_at REAL,
     status TEXT, task_claimed TEXT, claimed_check TEXT, exit_signal INTEGER, parse_outcome TEXT, status_block TEXT,
@@ -44,7 +44,7 @@ CREATE TABLE discrepancies (
     PRIMARY KEY (run_id, iteration, seq)
 );
 CREATE TABLE guard_decisions (
-    run_id TEXT NOT NULL, seq INTEGER NOT NULL, time TEXT, ts REAL, iteration INTEGER,
+    run_id TEXT NOT NULL, seq INTEGER NOT NULL, time TEXT, ts REAL, iteration INTEGER, session_id TEXT,
     tool TEXT, command TEXT, path TEXT, decision TEXT, rule TEXT, reason TEXT,
     PRIMARY KEY (run_id, seq)
 );

@@ -126,12 +126,16 @@ class History:
             self.place_guard_decisions(run_id)
 
     def place_guard_decisions(self, run_id: str) -> None:
-        """Attach each guard decision to the iteration it happened in: the last one started before it (an
-        iteration's log exists from before its agent starts, so the answer never changes later)."""
+        """Attach each guard decision to its iteration: the one with the agent session that asked, else the first
+        whose time span holds it (log times have one-second resolution). Once placed, never moved."""
         self.conn.execute(
-            "UPDATE guard_decisions SET iteration = (SELECT i.iteration FROM iterations i WHERE i.run_id = "
-            "guard_decisions.run_id AND i.started_ts <= guard_decisions.ts ORDER BY i.started_ts DESC, "
-            "i.iteration DESC LIMIT 1) WHERE run_id = ? AND iteration IS NULL", (run_id,))
+            "UPDATE guard_decisions SET iteration = COALESCE("
+            "(SELECT i.iteration FROM iterations i WHERE i.run_id = guard_decisions.run_id AND "
+            " guard_decisions.session_id IS NOT NULL AND i.session_id = guard_decisions.session_id "
+            " ORDER BY i.iteration LIMIT 1),"
+            "(SELECT i.iteration FROM iterations i WHERE i.run_id = guard_decisions.run_id AND "
+            " i.started_ts <= guard_decisions.ts AND guard_decisions.ts <= COALESCE(i.ended_ts, 1e18) + 1 "
+            " ORDER BY i.iteration LIMIT 1)) WHERE run_id = ? AND iteration IS NULL", (run_id,))
 
     def record_event(self, entry: dict[str, Any]) -> None:
         """A line of `.dun/logs/events.jsonl`: a wait, or a notification sent or failed."""

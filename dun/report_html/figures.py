@@ -33,11 +33,17 @@ def figure(s: Series) -> Any:
                                  subplot_titles=TITLES)
     x = s.labels
     fig.add_trace(go.Bar(x=x, y=s.cost, name="cost", marker_color="#7f7f7f", hovertext=s.hover), 1, 1)
-    fig.add_trace(go.Scatter(x=x, y=s.cumulative, name="cumulative", mode="lines+markers",
-                             line={"color": "#2ca02c"}), 1, 1)
-    if any(b for b in s.budget):
-        fig.add_trace(go.Scatter(x=x, y=s.budget, name="budget", mode="lines", line={"color": "#d62728",
-                                                                                       "dash": "dash"}), 1, 1)
+    for n, run in enumerate(dict.fromkeys(s.run_of)):  # one line per run: a run's spending starts at 0
+        at = [i for i, r in enumerate(s.run_of) if r == run]
+        fig.add_trace(go.Scatter(x=[x[i] for i in at], y=[s.cumulative[i] for i in at], name="cumulative",
+                                 legendgroup="cumulative", showlegend=n == 0, mode="lines+markers",
+                                 line={"color": "#2ca02c"}), 1, 1)
+        if any(s.budget[i] for i in at):
+            fig.add_trace(go.Scatter(x=[x[i] for i in at], y=[s.budget[i] for i in at], name="budget",
+                                     legendgroup="budget", showlegend=n == 0, mode="lines",
+                                     line={"color": "#d62728", "dash": "dash"}), 1, 1)
+        if n:
+            fig.add_vline(x=at[0] - 0.5, line={"color": "#999999", "dash": "dot", "width": 1}, row="all", col=1)
     fig.add_trace(go.Scatter(x=x, y=s.actionable, name="actionable checks", mode="lines+markers",
                              line={"shape": "hv", "color": "#1f77b4"}, hovertext=s.hover), 2, 1)
     if s.checks:
@@ -50,7 +56,8 @@ def figure(s: Series) -> Any:
         mine = [m for m in s.markers if m.lane == lane]
         if mine:
             color, symbol = LANE_STYLE[lane]
-            fig.add_trace(go.Scatter(x=[m.x for m in mine], y=[lane] * len(mine), mode="markers", name=lane,
+            fig.add_trace(go.Scatter(x=[m.x for m in mine], y=[lane] * len(mine), name=lane,
+                                     mode="markers+text" if lane == "stop" else "markers", textposition="middle left",
                                      text=[m.text for m in mine], hovertemplate="%{x}: %{text}<extra></extra>",
                                      marker={"color": color, "symbol": symbol, "size": 11}), 5, 1)
     fig.update_yaxes(categoryorder="array", categoryarray=list(LANES)[::-1], row=5, col=1)

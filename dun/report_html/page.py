@@ -39,7 +39,7 @@ def _review_list(items: list[dict[str, Any]]) -> str:
         return "<p class='muted'>No open review items.</p>"
     rows = "".join(f"<tr><td><code>{_e(r['id'])}</code></td><td>{_e(r['title'])}</td><td>{_e(r['detail'])}</td>"
                    f"<td>{_e(review.evidence_text(r['evidence']))}</td></tr>" for r in items)
-    return f"<table><tr><th>id</th><th>pattern</th><th>detail</th><th>evidence</th></tr>{rows}</table>"
+    return f"<table><tr><th>id</th><th>finding</th><th>detail</th><th>evidence</th></tr>{rows}</table>"
 
 
 def render(history: History, cfg: dict[str, Any], last_runs: int) -> str:

@@ -22,6 +22,7 @@ class Marker:
 class Series:
     runs: list[dict[str, Any]]
     labels: list[str] = field(default_factory=list)
+    run_of: list[str] = field(default_factory=list)  # the run of each iteration
     cost: list[float | None] = field(default_factory=list)
     cumulative: list[float] = field(default_factory=list)
     budget: list[float | None] = field(default_factory=list)
@@ -51,6 +52,7 @@ def collect(history: History, last_runs: int) -> Series:
         x = label(it["run_id"], it["iteration"], several)
         where[(it["run_id"], it["iteration"])] = x
         s.labels.append(x)
+        s.run_of.append(it["run_id"])
         s.cost.append(it["cost_usd"])
         spent[it["run_id"]] += it["cost_usd"] or 0.0
         s.cumulative.append(round(spent[it["run_id"]], 6))
@@ -84,7 +86,7 @@ def collect(history: History, last_runs: int) -> Series:
         last[it["run_id"]] = where[(it["run_id"], it["iteration"])]
     for r in runs:
         if r["stop_reason"] and r["run_id"] in last:
-            s.markers.append(Marker(last[r["run_id"]], "stop", f"{r['status']}: {r['stop_reason']}"))
+            s.markers.append(Marker(last[r["run_id"]], "stop", str(r["stop_reason"])))
     return s
 
 

@@ -137,6 +137,19 @@ def test_guard_lines_are_read_once_and_placed_in_their_iteration(tmp_path: Path)
         assert [(g["seq"], g["iteration"]) for g in history.table("guard_decisions")] == [(0, 2), (1, 2), (2, 1)]
 
 
+def test_a_guard_decision_goes_to_the_iteration_of_its_agent_session(tmp_path: Path) -> None:
+    from history_support import T0, iso
+
+    repo = new_repo(tmp_path / "repo")
+    logs = [make_log("r1", 1), make_log("r1", 2)]
+    logs[1]["session_id"] = "s"  # guard_line's session
+    base = write_run(repo, "r1", logs)
+    (base / "logs" / "guard.jsonl").write_text(guard_line(iso(T0 + 610)), encoding="utf-8")  # iteration 1's time
+    with History.open(repo) as history:
+        sync(history)
+        assert [g["iteration"] for g in history.table("guard_decisions")] == [2]
+
+
 WRITER = r"""
 import sys
 from pathlib import Path
