@@ -52,6 +52,9 @@ class History:
 
     @classmethod
     def open(cls, root: Path) -> History:
+        from dun.answer.handoff import ensure_runtime_dir
+
+        ensure_runtime_dir(root)  # a first `.dun/` gets the .gitignore that keeps the database out of git
         return cls(root, connect(db_path(root)))
 
     def close(self) -> None:

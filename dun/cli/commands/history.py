@@ -12,7 +12,7 @@ from dun.engine.session import open_session
 
 def _run_line(run: dict[str, Any], its: list[dict[str, Any]]) -> str:
     budget = f"/${run['budget_usd']:.2f}" if run.get("budget_usd") else ""
-    stop = f" ({run['stop_reason']})" if run.get("stop_reason") else ""
+    stop = f" ({run['stop_reason']})" if run.get("stop_reason") not in (None, run.get("status")) else ""
     checks = f"{its[0]['actionable_before']} -> {its[-1]['actionable_after']}" if its else "-"
     return (f"{run['run_id']:14}  {(run.get('started_at') or '-')[:19]:19}  {(run.get('status') or '?') + stop:28}  "
             f"{run.get('iterations') or 0:>5}  {'$' + format(run.get('cost_usd') or 0, '.4f') + budget:>16}  {checks}")
