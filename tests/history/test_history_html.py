@@ -100,6 +100,18 @@ def test_the_plots_draw_in_headless_chromium(two_runs: Path, tmp_path: Path) -> 
                                    for p in (two_runs / ".dun", *(two_runs / ".dun" / "archive").iterdir()))
 
 
+def test_the_demo_night_writes_its_report(tmp_path: Path) -> None:
+    """tests/history_demo.py, which `make demo` runs and which made docs/history-report.png."""
+    pytest.importorskip("plotly", reason="the report extra (plotly) is not installed: pip install 'dun[report]'")
+    demo = Path(__file__).resolve().parents[1] / "history_demo.py"
+    proc = subprocess.run([sys.executable, str(demo), str(tmp_path)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = tmp_path / "repo" / ".dun" / "report.html"
+    assert proc.stdout.splitlines()[-1].startswith(f"wrote {report} (")
+    patterns = sorted(i["pattern"] for i in json.loads(dun(tmp_path / "repo", "review", "--json").stdout)["items"])
+    assert patterns == ["box_attempts", "cost_outlier"]
+
+
 def test_without_plotly_the_report_names_the_extra(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     write_run(repo, "r1", [make_log("r1", 1)])

@@ -3,6 +3,7 @@ apprise (`json://`) to a local HTTP endpoint on 127.0.0.1 and by `notify.command
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import threading
@@ -17,7 +18,8 @@ from history_support import make_log, new_repo, write_run
 from dun.history import loop_hooks
 from dun.history.store import History
 
-pytest.importorskip("apprise", reason="the notify extra (apprise) is not installed: pip install 'dun[notify]'")
+needs_apprise = pytest.mark.skipif(importlib.util.find_spec("apprise") is None,
+                                   reason="the notify extra (apprise) is not installed: pip install 'dun[notify]'")
 
 
 class Endpoint:
@@ -74,6 +76,7 @@ def recorded(repo: Path) -> list[dict[str, Any]]:
         return history.table("notifications")
 
 
+@needs_apprise
 def test_every_event_reaches_the_endpoint_with_its_facts(tmp_path: Path, endpoint: Endpoint) -> None:
     repo = new_repo(tmp_path / "repo")
     conf = cfg([endpoint.url()])
@@ -120,6 +123,7 @@ def test_the_command_gets_the_event_in_its_environment(tmp_path: Path) -> None:
     assert [(r["channel"], r["ok"]) for r in recorded(repo)] == [(f"command:{Path(sys.executable).name}", 1)]
 
 
+@needs_apprise
 def test_failures_are_logged_and_recorded_never_raised(tmp_path: Path, endpoint: Endpoint,
                                                        capfd: pytest.CaptureFixture[str]) -> None:
     repo = new_repo(tmp_path / "repo")
@@ -136,6 +140,7 @@ def test_failures_are_logged_and_recorded_never_raised(tmp_path: Path, endpoint:
     assert [e["ok"] for e in events] == [False, False, False]  # in the log file too, so a rebuild keeps them
 
 
+@needs_apprise
 def test_only_the_configured_events_are_sent(tmp_path: Path, endpoint: Endpoint) -> None:
     repo = new_repo(tmp_path / "repo")
     state = run_state(repo, [make_log("r1", 1)], stop_reason="max_iterations")
