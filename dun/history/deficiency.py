@@ -54,6 +54,12 @@ def _ts(it: dict[str, Any]) -> float | None:
     return it.get("started_ts") or it.get("ended_ts")
 
 
+def _merge(into: dict[str, dict[tuple[str, int], dict[str, Any]]], subject: str,
+           its: list[dict[str, Any]]) -> None:
+    """Add iterations to a subject's evidence, once each, in order."""
+    into.setdefault(subject, {}).update({(x["run_id"], x["iteration"]): x for x in its})
+
+
 def _runs(evidence: list[dict[str, Any]]) -> str:
     count = len({e["run_id"] for e in evidence})
     return f"{len(evidence)} iterations in {count} run{'s' if count != 1 else ''}"
@@ -61,7 +67,7 @@ def _runs(evidence: list[dict[str, Any]]) -> str:
 
 def claim_streaks(its: list[dict[str, Any]], n: int) -> list[Finding]:
     streaks: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    hits: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    hits: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
     fired: dict[str, float | None] = {}
     for it in its:
         if it["status_block"] is None:
@@ -75,12 +81,12 @@ def claim_streaks(its: list[dict[str, Any]], n: int) -> list[Finding]:
             streaks[claimed].append(it)
             if len(streaks[claimed]) >= n:
                 fired.setdefault(claimed, _ts(it))
-                hits[claimed] += [x for x in streaks[claimed] if x not in hits[claimed]]
+                _merge(hits, claimed, streaks[claimed])
         elif claimed:
             streaks.pop(claimed, None)
     return [Finding("claim_streak", check, f"check {check} still fails while the agent claims it done",
-                    [_ref(x) for x in found], fired[check], _ts(found[-1]),
-                    f"claimed COMPLETE {_runs(found)} in a row; the check kept failing")
+                    [_ref(x) for x in found.values()], fired[check], _ts(list(found.values())[-1]),
+                    f"claimed COMPLETE {_runs(list(found.values()))} in a row; the check kept failing")
             for check, found in hits.items()]
 
 
@@ -118,7 +124,7 @@ def box_attempts(its: list[dict[str, Any]], boxes: list[str], n: int) -> list[Fi
     for it in its:
         known |= {_norm(b) for b in it["boxes_ticked"]}
     attempts: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    hits: dict[str, list[dict[str, Any]]] = {}
+    hits: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
     fired: dict[str, float | None] = {}
     for it in its:
         claim = _norm(it["task_claimed"])
@@ -135,9 +141,10 @@ def box_attempts(its: list[dict[str, Any]], boxes: list[str], n: int) -> list[Fi
         attempts[subject].append(it)
         if len(attempts[subject]) >= n:
             fired.setdefault(subject, _ts(it))
-            hits[subject] = hits.get(subject, []) + [x for x in attempts[subject] if x not in hits.get(subject, [])]
+            _merge(hits, subject, attempts[subject])
     return [Finding("box_attempts", box, f"box '{box}' attempted {len(found)} times without being done",
-                    [_ref(x) for x in found], fired[box], _ts(found[-1]), f"claimed in {_runs(found)}; never ticked")
+                    [_ref(x) for x in found.values()], fired[box], _ts(list(found.values())[-1]),
+                    f"claimed in {_runs(list(found.values()))}; never ticked")
             for box, found in hits.items()]
 
 
