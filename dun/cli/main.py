@@ -213,6 +213,7 @@ REPO_OPTION = click.option("-C", "--path", "path", type=click.Path(file_okay=Fal
 @click.pass_context
 def history_group(ctx: click.Context, path: str | None, as_json: bool) -> None:
     """List the runs recorded in .dun/history.db (caught up with the logs first)."""
+    ctx.obj = path  # `dun history -C DIR rebuild` works as well as `dun history rebuild -C DIR`
     if ctx.invoked_subcommand is None:
         from dun.cli.commands.history import run_history
 
@@ -221,11 +222,12 @@ def history_group(ctx: click.Context, path: str | None, as_json: bool) -> None:
 
 @history_group.command("rebuild")
 @REPO_OPTION
-def history_rebuild(path: str | None) -> None:
+@click.pass_context
+def history_rebuild(ctx: click.Context, path: str | None) -> None:
     """Recreate .dun/history.db from the JSON logs (an unreadable database is kept aside)."""
     from dun.cli.commands.history import run_rebuild
 
-    _exit(run_rebuild(path))
+    _exit(run_rebuild(path or ctx.obj))
 
 
 @cli.command("report")
@@ -257,6 +259,7 @@ def ack_cmd(path: str | None) -> None:
 @click.pass_context
 def review_group(ctx: click.Context, path: str | None, as_json: bool, show_all: bool) -> None:
     """Review items from the deficiency detector. Exit 1 while any is open."""
+    ctx.obj = path
     if ctx.invoked_subcommand is None:
         from dun.cli.commands.review import run_review
 
@@ -266,21 +269,23 @@ def review_group(ctx: click.Context, path: str | None, as_json: bool, show_all: 
 @review_group.command("ack")
 @click.argument("item", metavar="ID")
 @REPO_OPTION
-def review_ack(item: str, path: str | None) -> None:
+@click.pass_context
+def review_ack(ctx: click.Context, item: str, path: str | None) -> None:
     """Seen: the item no longer needs a person (the agent is still told about it)."""
     from dun.cli.commands.review import run_decide
 
-    _exit(run_decide(path, item, "acked"))
+    _exit(run_decide(path or ctx.obj, item, "acked"))
 
 
 @review_group.command("dismiss")
 @click.argument("item", metavar="ID")
 @REPO_OPTION
-def review_dismiss(item: str, path: str | None) -> None:
+@click.pass_context
+def review_dismiss(ctx: click.Context, item: str, path: str | None) -> None:
     """Not a problem: the item is shown nowhere any more."""
     from dun.cli.commands.review import run_decide
 
-    _exit(run_decide(path, item, "dismissed"))
+    _exit(run_decide(path or ctx.obj, item, "dismissed"))
 
 
 def _exit(code: int) -> None:

@@ -74,3 +74,14 @@ def test_the_prompt_section_shows_open_and_acked_items_only(tmp_path: Path) -> N
     for side in ("history.db-wal", "history.db-shm"):
         (repo / ".dun" / side).unlink(missing_ok=True)
     assert prompt_section(repo, None) == ""  # a broken history never breaks the prompt
+
+
+def test_the_repository_may_be_named_before_or_after_the_subcommand(tmp_path: Path) -> None:
+    repo = streak_repo(tmp_path)
+    _, items = listing(repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert dun(elsewhere, "review", "-C", str(repo), "ack", str(items[0]["id"])).returncode == 0
+    assert dun(elsewhere, "review", "dismiss", str(items[1]["id"]), "-C", str(repo)).returncode == 0
+    assert dun(elsewhere, "history", "-C", str(repo), "rebuild").returncode == 0
+    assert [i["status"] for i in listing(repo, "--all")[1]] == ["acked", "dismissed"]
