@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit coverage bench clean e2e claude-cli
+.PHONY: demo test unit coverage bench clean e2e claude-cli agent-clis debian-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,19 @@ demo: $(STAMP)
 claude-cli:
 	bash tests/e2e/install_claude.sh
 
-e2e: $(STAMP) claude-cli
+# The other agent CLIs (codex, gemini, opencode, pi, aider), pinned in tests/e2e/agent_versions.json.
+agent-clis:
+	bash tests/e2e/install_agents.sh
+
+# Debian packages some tests drive for real: bubblewrap (the sandbox), chromium (the HTML report),
+# systemd (systemd-analyze verify). CI runs this as root; elsewhere the tests that need them skip with a message.
+debian-deps:
+	bash scripts/debian-deps.sh
+
+e2e: $(STAMP) claude-cli agent-clis
 	$(BIN)/python -m pytest -q -m e2e
 
-test: $(STAMP) claude-cli
+test: $(STAMP) claude-cli agent-clis
 	$(BIN)/ruff check dun tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache

@@ -19,3 +19,5 @@ echo "== dun check exited $rc (0: nothing actionable, 1: work remains, 2: config
 [ "$rc" -le 1 ] || exit "$rc"
 echo "== dun iterate (the prompt an agent would get; try: dun iterate | claude -p \"\$(cat -)\")"
 "$DUN" iterate
+echo "== a short scripted night with the fake agent, and its HTML report"
+"$(dirname "$DUN")/python" "$here/tests/history_demo.py" "$work/night"

@@ -35,3 +35,8 @@ def work(box: str, cost: float = 0.01, exit: bool = False, **extra: Any) -> dict
     """A step that does one box for real: ticks it and commits."""
     return {"actions": [{"tick": "MISSION.md", "box": box}, {"commit": f"Do {box}"}],
             "status": block(task=box, exit=exit), "cost_usd": cost, **extra}
+
+
+def idle(**extra: Any) -> dict[str, Any]:
+    """A step that changes nothing."""
+    return {"status": block(task="looked around", status="IN_PROGRESS", files=0), "cost_usd": 0.01, **extra}

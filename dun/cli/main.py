@@ -296,6 +296,90 @@ def fleet_status_cmd(path: str | None, as_json: bool) -> None:
     _exit(run_fleet_status(path, as_json))
 
 
+REPO_OPTION = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+
+
+@cli.group("history", invoke_without_command=True)
+@REPO_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def history_group(ctx: click.Context, path: str | None, as_json: bool) -> None:
+    """List the runs recorded in .dun/history.db (caught up with the logs first)."""
+    ctx.obj = path  # `dun history -C DIR rebuild` works as well as `dun history rebuild -C DIR`
+    if ctx.invoked_subcommand is None:
+        from dun.cli.commands.history import run_history
+
+        _exit(run_history(path, as_json))
+
+
+@history_group.command("rebuild")
+@REPO_OPTION
+@click.pass_context
+def history_rebuild(ctx: click.Context, path: str | None) -> None:
+    """Recreate .dun/history.db from the JSON logs (an unreadable database is kept aside)."""
+    from dun.cli.commands.history import run_rebuild
+
+    _exit(run_rebuild(path or ctx.obj))
+
+
+@cli.command("report")
+@REPO_OPTION
+@click.option("--html", is_flag=True, help="Write the HTML report with the plots.")
+@click.option("--latest", is_flag=True, help="Print the status report since the last acknowledged one; acknowledge.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="With --html: where (default .dun/report.html).")
+@click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True, help="With --html: the last N runs.")
+def report_cmd(path: str | None, html: bool, latest: bool, output: str | None, runs: int) -> None:
+    """The operator's reports: --html (plots of the last runs) or --latest (at most 60 lines)."""
+    from dun.cli.commands.report import run_report
+
+    _exit(run_report(path, html, latest, output, runs))
+
+
+@cli.command("ack")
+@REPO_OPTION
+def ack_cmd(path: str | None) -> None:
+    """Acknowledge the status reports without printing them."""
+    from dun.cli.commands.report import run_ack
+
+    _exit(run_ack(path))
+
+
+@cli.group("review", invoke_without_command=True)
+@REPO_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--all", "show_all", is_flag=True, help="Dismissed items too.")
+@click.pass_context
+def review_group(ctx: click.Context, path: str | None, as_json: bool, show_all: bool) -> None:
+    """Review items from the deficiency detector. Exit 1 while any is open."""
+    ctx.obj = path
+    if ctx.invoked_subcommand is None:
+        from dun.cli.commands.review import run_review
+
+        _exit(run_review(path, as_json, show_all))
+
+
+@review_group.command("ack")
+@click.argument("item", metavar="ID")
+@REPO_OPTION
+@click.pass_context
+def review_ack(ctx: click.Context, item: str, path: str | None) -> None:
+    """Seen: the item no longer needs a person (the agent is still told about it)."""
+    from dun.cli.commands.review import run_decide
+
+    _exit(run_decide(path or ctx.obj, item, "acked"))
+
+
+@review_group.command("dismiss")
+@click.argument("item", metavar="ID")
+@REPO_OPTION
+@click.pass_context
+def review_dismiss(ctx: click.Context, item: str, path: str | None) -> None:
+    """Not a problem: the item is shown nowhere any more."""
+    from dun.cli.commands.review import run_decide
+
+    _exit(run_decide(path or ctx.obj, item, "dismissed"))
+
+
 def _exit(code: int) -> None:
     sys.exit(code)
 

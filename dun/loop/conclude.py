@@ -108,6 +108,7 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
         "checks_after": {"actionable": len(after_ids), "ids": after_ids},
         "progress": {"head_before": start["head"], "head_after": head_after, "commits": commits,
                      "files_changed": files_changed, "tree_hash": tree_after, "newly_passing": newly_passing},
+        "usage": parsed.agent.get("usage") if isinstance(parsed.agent.get("usage"), dict) else None,
         "permission_denials": denials, "flags": outcome.flags, "circuit": state["circuit"],
         "decision": decision.to_dict(),
     })

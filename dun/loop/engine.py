@@ -36,6 +36,7 @@ from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.fleet.limits import shared_limits_for
 from dun.loop import circuit as breaker
+from dun.loop import operator
 from dun.loop.conclude import AgentFacts, judge
 from dun.loop.policy import Decision, before_iteration, nothing_actionable, stop
 from dun.loop.report import write_report
@@ -160,6 +161,7 @@ class Engine:
             self._close_interrupted()
         state.update({"status": "running", "stop_reason": None, "ended_at": None, "pid": os.getpid()})
         self.save()
+        operator.on_run_start(self.session.root, dict(state), self.cfg)
         return state
 
     def _stray_logs(self) -> bool:
@@ -296,8 +298,9 @@ class Engine:
                       "agent_started": None, "call_started": None})
         self.save()
         self.last = (after, head(self.session.root), tree_after)
+        operator.on_iteration(self.session.root, dict(log), dict(state), self.cfg)
         if self.shared is not None:
-            self.shared.record_cost((store.read_log(n) or {}).get("cost_usd") or 0.0)
+            self.shared.record_cost(log.get("cost_usd") or 0.0)
             if decision.action == Action.WAIT and decision.reason in LIMIT_KINDS and state["resume_at"]:
                 self.shared.pause_until(state["resume_at"], str(decision.reason))  # the others of this agent wait
         return decision
@@ -312,4 +315,10 @@ class Engine:
         if reason == StopReason.STOP_REQUESTED:
             self.store.consume_stop()
         self.save()
-        return write_report(self.store, self.state, self.cfg)
+        report = write_report(self.store, self.state, self.cfg)
+        operator.on_stop(self.session.root, dict(self.state), self.cfg)
+        return report
+
+    def waiting(self, decision: Decision) -> None:
+        """A driver is about to wait: recorded in the history, notified when it is a usage or rate limit."""
+        operator.on_wait(self.session.root, dict(self.state), self.cfg, str(decision.reason), decision.wait_s)

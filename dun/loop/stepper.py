@@ -38,6 +38,7 @@ def _answer(engine: Engine, decision: Decision) -> int:
         complete = decision.reason == StopReason.COMPLETE
         return _emit(f"stop {decision.reason}", ExitCode.STEP_COMPLETE if complete else ExitCode.STEP_STOPPED)
     if decision.action == Action.WAIT:
+        engine.waiting(decision)
         # rounded up to a tenth: a wait never ends early, and a short one never becomes 0
         return _emit(f"wait {math.ceil(decision.wait_s * 10) / 10:.1f} {decision.reason}", ExitCode.STEP_WAIT)
     return _emit(f"continue {engine.cfg['loop']['cooldown_s']:g}", ExitCode.OK)

@@ -14,8 +14,9 @@ from dun.store.store import Store
 
 ALL_PASS = "---DUN_ITERATE---\nSTATUS: ALL_PASS\nEXIT_SIGNAL: true\n---END_DUN_ITERATE---\n"
 MODES = ("manual", "plan", "auto", "yolo")
-SECTION_ORDER = ("mission", "handoff", "git", "loop", "work", "instructions", "status_template")
-TITLES = {"mission": "Mission", "handoff": "Previous iteration", "git": "Git context", "loop": "Loop state",
+SECTION_ORDER = ("mission", "handoff", "review", "git", "loop", "work", "instructions", "status_template")
+TITLES = {"mission": "Mission", "handoff": "Previous iteration", "review": "Patterns dun noticed across iterations",
+          "git": "Git context", "loop": "Loop state",
           "work": "Work list (pick ONE)", "instructions": "Instructions", "status_template": "Status block"}
 NOUNS = {"checkboxes": "boxes", "git-status": "paths", "coverage": "files"}
 DETAIL_LINES = 15

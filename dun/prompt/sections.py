@@ -11,6 +11,7 @@ from dun.core.git import diff_stat, recent_commits
 from dun.core.textfiles import read_text
 from dun.engine.model import Report
 from dun.engine.session import Session
+from dun.history import review
 from dun.prompt.build import MODES, Prompt, assemble, build, template
 from dun.store.records import Handoff
 from dun.store.store import Store
@@ -110,6 +111,7 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
     sections = {
         "mission": mission_section(session),
         "handoff": handoff_section(Store(session.root).read_handoff(), report),
+        "review": review.prompt_section(session.root, session.config.values),
         "git": git_text,
         "loop": loop_section(session.root),
         "instructions": template(session.root, f"instructions/{mode}.md"),

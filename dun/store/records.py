@@ -158,6 +158,7 @@ class IterationLog(TypedDict, total=False):
     interrupted: bool
     cost_usd: float | None
     cost_estimated: bool
+    usage: dict[str, Any] | None  # the agent's token counts, as it reported them
     session_id: str | None
     error_kind: str | None  # ErrorKind
     error: str | None

@@ -104,6 +104,23 @@ class Store:
     def templates_dir(self) -> Path:
         return self.dir / "templates"
 
+    @property
+    def history_db(self) -> Path:
+        """The run history (SQLite, rebuilt from the JSON logs by `dun history rebuild`)."""
+        return self.dir / "history.db"
+
+    @property
+    def review_path(self) -> Path:
+        return self.dir / "review.json"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.dir / "reports"
+
+    @property
+    def events_log(self) -> Path:
+        return self.logs_dir / "events.jsonl"
+
     def iteration_file(self, n: int, suffix: str) -> Path:
         """`.dun/logs/iteration-N<suffix>`: `.json` the log, `.prompt.md`, `.out` (stdout), `.err` (stderr)."""
         return self.logs_dir / f"iteration-{int(n)}{suffix}"

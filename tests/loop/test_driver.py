@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import git, write
 from fake_agent import FAKE_COMMAND, alive, block, calls, child_pid, sidecar, write_scenario
-from loop_support import make_repo, work
+from loop_support import idle, make_repo, work
 
 ROOT = Path(__file__).resolve().parents[2]
 DUN = [sys.executable, "-m", "dun"]
@@ -49,11 +49,6 @@ def gone(pid: int, timeout: float = 5.0) -> bool:
     with contextlib.suppress(AssertionError):
         until(lambda: not alive(pid), f"pid {pid} to end", timeout)
     return not alive(pid)
-
-
-def idle(**extra: Any) -> dict[str, Any]:
-    """A step that changes nothing."""
-    return {"status": block(task="looked around", status="IN_PROGRESS", files=0), "cost_usd": 0.01, **extra}
 
 
 def scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[dict[str, Any]]) -> Path:

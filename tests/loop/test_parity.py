@@ -59,11 +59,18 @@ def kill_loop_during_agent(repo: Path, scenario: Path) -> None:
     proc = subprocess.Popen([str(VENV_BIN / "dun"), "loop"], cwd=repo, env=env(scenario),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
-    while not (calls(scenario) and state_has_agent(repo)):  # the call is recorded after its work: wait for both
+    while not (calls(scenario) and state_has_agent(repo) and committed(repo, "Do alpha")):
         assert proc.poll() is None and time.monotonic() < deadline, "the loop never started its agent"
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
+
+
+def committed(repo: Path, subject: str) -> bool:
+    """The agent's commit is done: HEAD has it and git holds no lock (the copy must not catch git mid-write)."""
+    locks = (repo / ".git" / "index.lock", repo / ".git" / "HEAD.lock")
+    last = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
+    return last.strip() == subject and not any(lock.exists() for lock in locks)
 
 
 def state_has_agent(repo: Path) -> bool:

@@ -44,6 +44,11 @@ def run_status(path: str | None, as_json: bool) -> int:
     if resume_at and resume_at > time.time():
         until = time.strftime("%H:%M:%S", time.localtime(resume_at))
         lines.append(f"waiting for a usage limit until {until}")
+    from dun.history.reports import unacknowledged_count
+
+    unread = unacknowledged_count(store.root)
+    if unread:
+        lines.append(f"{unread} unacknowledged status report(s): `dun report --latest`")
     sys.stdout.write("\n".join(lines) + "\n")
     return ExitCode.OK
 

@@ -1,0 +1,55 @@
+"""Notifications: a run completed, stopped, opened its circuit, waits on a usage limit, spent 80% of its budget,
+met tampering or unverified claims, or a new deficiency was found.
+
+`emit(root, event, payload, cfg)` sends to every `notify.urls` entry (apprise) and to `notify.command`, when the
+event is in `notify.events`. It never raises: a failed delivery is one line on stderr and a line in
+`.dun/logs/events.jsonl` (and so in the history database), like a successful one.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from dun.notify.messages import EVENTS, render
+
+__all__ = ["EVENTS", "emit", "render"]
+
+
+def emit(root: Path, event: str, payload: dict[str, Any], cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """Deliver `event` on every configured channel; returns what was recorded for each delivery."""
+    try:
+        return _emit(root, event, payload, cfg)
+    except Exception as exc:  # a notification must never stop the loop
+        sys.stderr.write(f"dun: notification '{event}' failed: {exc}".splitlines()[0] + "\n")
+        return []
+
+
+def _emit(root: Path, event: str, payload: dict[str, Any], cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    from dun.history.events import append
+    from dun.notify.channels import send_apprise, send_command, url_channel
+
+    settings = cfg.get("notify") or {}
+    if event not in (settings.get("events") or EVENTS):
+        return []
+    payload = {**payload, "event": event}
+    title, body = render(event, payload)
+    attempts: list[tuple[str, Any]] = [(url_channel(u), lambda u=u: send_apprise(u, title, body))
+                                       for u in settings.get("urls") or []]
+    command = list(settings.get("command") or [])
+    if command:
+        timeout = float(settings.get("timeout_s") or 30.0)
+        attempts.append((f"command:{Path(command[0].split()[0]).name}",
+                         lambda: send_command(command, root, timeout, title, body, payload)))
+    recorded = []
+    for channel, send in attempts:
+        try:
+            error = send()
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        if error:
+            sys.stderr.write(f"dun: notification '{event}' via {channel} failed: {error}\n")
+        recorded.append(append(root, {"run_id": payload.get("run_id"), "kind": "notification", "event": event,
+                                      "channel": channel, "ok": error is None, "error": error, "title": title}))
+    return recorded
