@@ -7,7 +7,6 @@ import json
 import os
 import posixpath
 import re
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -15,18 +14,12 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
+from dun.checks.readers.coveragepy import SQLITE_MAGIC
+
 FORMATS = ("coveragepy", "json", "cobertura", "lcov", "go")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 _GO_MODE = re.compile(r"mode: (set|count|atomic)\s*$")
 _GO_BLOCK = re.compile(r"(.+):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)")
 _LCOV_KEY = re.compile(r"[A-Z][A-Z_]*:")
-# coverage.py config files in its search order, with the text that shows a file configures coverage.
-_RCS = {
-    ".coveragerc": "",
-    "setup.cfg": "[coverage:",
-    "tox.ini": "[coverage:",
-    "pyproject.toml": "[tool.coverage",
-}
 # Markup that could define entities (XML bombs, external entities); checked in UTF-8 and UTF-16 encodings.
 _XML_FORBIDDEN = [m.encode(e) for m in ("<!DOCTYPE", "<!ENTITY") for e in ("utf-8", "utf-16-le", "utf-16-be")]
 
@@ -42,6 +35,9 @@ class FileCoverage:
     missing: list[int]
     # Uncovered statement count when it differs from len(missing): Go counts statements per block, not line.
     missing_statements: int | None = None
+    # Branch coverage (coverage.py measured with branch=True): counted into the percentage as `coverage report` does.
+    branches: int = 0
+    missing_branches: int = 0
 
     @property
     def covered(self) -> int:
@@ -49,8 +45,17 @@ class FileCoverage:
         return max(self.statements - missed, 0)
 
     @property
+    def measured(self) -> int:
+        """Statements plus branches: the denominator of the percentage."""
+        return self.statements + self.branches
+
+    @property
+    def covered_points(self) -> int:
+        return self.covered + max(self.branches - self.missing_branches, 0)
+
+    @property
     def percent(self) -> float:
-        return 100.0 * self.covered / self.statements if self.statements else 100.0
+        return 100.0 * self.covered_points / self.measured if self.measured else 100.0
 
 
 @dataclass
@@ -63,8 +68,16 @@ class CoverageReport:
 
     @property
     def percent(self) -> float:
-        statements = sum(f.statements for f in self.files)
-        return 100.0 * sum(f.covered for f in self.files) / statements if statements else 100.0
+        measured = sum(f.measured for f in self.files)
+        return 100.0 * sum(f.covered_points for f in self.files) / measured if measured else 100.0
+
+    @property
+    def statements(self) -> int:
+        return sum(f.statements for f in self.files)
+
+    @property
+    def branches(self) -> int:
+        return sum(f.branches for f in self.files)
 
 
 def _error(path: Path, cause: object) -> CoverageDataError:
@@ -92,7 +105,7 @@ def _head(path: Path, size: int = 4096) -> bytes:
 def detect_format(path: Path) -> str:
     """Guess the format from the first bytes, falling back to the file name."""
     head = _head(path)
-    if head.startswith(_SQLITE_MAGIC):
+    if head.startswith(SQLITE_MAGIC):
         return "coveragepy"
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     first = text.split("\n", 1)[0].rstrip("\r")
@@ -146,55 +159,9 @@ def _hits(value: str | None) -> bool:
 
 
 def _read_coveragepy(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
-    if not _head(path).startswith(_SQLITE_MAGIC):
-        raise _error(path, "not a SQLite database (coverage.py data file)")
-    # Check read-only first: coverage.py (before 7.17's read_only) writes its schema into a foreign database.
-    try:
-        uri = f"{path.absolute().as_uri()}?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
-            db.execute("select version from coverage_schema").fetchone()
-    except sqlite3.Error as exc:
-        raise _error(path, f"not a coverage.py data file: {exc}") from exc
-    import coverage  # slow to import; only needed for this format
-    from coverage.exceptions import CoverageException
+    from dun.checks.readers.coveragepy import read_coveragepy
 
-    try:
-        recorded = coverage.CoverageData(basename=str(path.absolute()))
-        recorded.read()
-        measured = sorted(recorded.measured_files())
-        # Analyse an in-memory copy keyed by absolute path: relative_files data then resolves against root
-        # without os.chdir (checks run in threads), and the user's data file is never written to.
-        cov = coverage.Coverage(data_file=None, config_file=_coverage_rc(paths.root))
-        cov.set_option("run:relative_files", False)
-        names = {f: str(paths.root / f) for f in measured}  # an absolute f stays as it is
-        data = cov.get_data()
-        if recorded.has_arcs():
-            data.add_arcs({names[f]: recorded.arcs(f) or [] for f in measured})
-        else:
-            data.add_lines({names[f]: recorded.lines(f) or [] for f in measured})
-        data.add_file_tracers({names[f]: t for f in measured if (t := recorded.file_tracer(f))})
-    except CoverageException as exc:
-        raise _error(path, exc) from exc
-    files: list[FileCoverage] = []
-    skipped: list[str] = []
-    for name in measured:
-        try:
-            _, statements, _, missing, _ = cov.analysis2(names[name])
-        except (CoverageException, OSError):
-            skipped.append(paths(names[name]))  # source gone or unparsable: no statement count to report
-            continue
-        files.append(FileCoverage(paths(names[name]), len(statements), missing))
-    return files, skipped
-
-
-def _coverage_rc(root: Path) -> str | bool:
-    # Use the project's own settings (exclusions change statement counts), found the way `coverage` does.
-    for name, marker in _RCS.items():
-        candidate = root / name
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            if candidate.is_file() and marker in candidate.read_text(encoding="utf-8"):
-                return str(candidate)
-    return False
+    return read_coveragepy([path], paths)
 
 
 def _read_json(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
@@ -209,10 +176,12 @@ def _read_json(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]
     try:
         for name, entry in entries.items():
             missing = sorted(int(n) for n in entry["missing_lines"])
-            statements = entry.get("summary", {}).get("num_statements")
+            summary = entry.get("summary", {})
+            statements = summary.get("num_statements")
             if statements is None:
                 statements = len(entry["executed_lines"]) + len(missing)
-            files.append(FileCoverage(paths(name), int(statements), missing))
+            files.append(FileCoverage(paths(name), int(statements), missing, branches=int(summary.get(
+                "num_branches", 0)), missing_branches=int(summary.get("missing_branches", 0))))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _error(path, f"malformed coverage.py JSON report: {type(exc).__name__}: {exc}") from exc
     return files, []
@@ -381,3 +350,19 @@ def read_coverage(path: Path, root: Path, fmt: str = "auto") -> CoverageReport:
         raise _error(path, f"{kind} data unreadable: {type(exc).__name__}: {exc}") from exc
     files.sort(key=lambda f: f.path)
     return CoverageReport(kind, str(path), files, sorted(skipped))
+
+
+def read_coveragepy_files(data_files: list[Path], root: Path) -> CoverageReport:
+    """coverage.py data files combined in memory (parallel mode), as `coverage combine` then `report` count them."""
+    from dun.checks.readers.coveragepy import read_coveragepy
+
+    for path in data_files:
+        _head(path)
+    try:
+        files, skipped = read_coveragepy(data_files, _Paths(root))
+    except CoverageDataError:
+        raise
+    except Exception as exc:  # the contract is one exception type; keep the cause in the message
+        raise _error(data_files[0], f"coveragepy data unreadable: {type(exc).__name__}: {exc}") from exc
+    files.sort(key=lambda f: f.path)
+    return CoverageReport("coveragepy", ", ".join(str(p) for p in data_files), files, sorted(skipped))
