@@ -197,11 +197,33 @@ def config_show(path: str | None, as_json: bool, as_toml: bool) -> None:
 @cli.command("init")
 @PATH_ARG
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-def init_cmd(path: str | None, force: bool) -> None:
+@click.option("--agents-md", is_flag=True, help="Also write the dun section of AGENTS.md (how agents use dun).")
+def init_cmd(path: str | None, force: bool, agents_md: bool) -> None:
     """Scaffold .dun/config.yaml, an example plugin and MISSION.md."""
     from dun.cli.commands.init import run_init
 
-    _exit(run_init(path, force))
+    _exit(run_init(path, force, agents_md))
+
+
+@cli.command("list")
+@PATH_ARG
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_cmd(path: str | None, fmt: str) -> None:
+    """List every check, whether it applies here, and its level when failing; runs nothing."""
+    from dun.cli.commands.list import run_list_checks
+
+    _exit(run_list_checks(path, fmt))
+
+
+@cli.command("task")
+@click.argument("task_id", metavar="ID")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@click.option("--prompt", is_flag=True, help="Print the task as a focused agent prompt.")
+def task_cmd(task_id: str, path: str | None, prompt: bool) -> None:
+    """Run one check and show it, or one item (CHECK#N, CHECK@FILE:LINE). Exit 0: done; 1: still outstanding."""
+    from dun.cli.commands.task import run_task
+
+    _exit(run_task(task_id, path, prompt))
 
 
 def _exit(code: int) -> None:
