@@ -122,27 +122,24 @@ def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item
     return out
 
 
-def _locate(ctx: CheckContext, names: list[str]) -> list[Path]:
-    """The first data file that exists; for a missing `.coverage`, its parallel-mode files (`.coverage.*`)."""
+def _locate(ctx: CheckContext, names: list[str]) -> tuple[list[Path], str]:
+    """The first data file that exists, or for a missing `.coverage` its parallel-mode files (`.coverage.*`);
+    and how to name what was read."""
     from dun.checks.readers.coveragepy import parallel_files
 
     for name in names:
         path = ctx.root / name
+        shown = os.path.relpath(path, ctx.root) if path.is_relative_to(ctx.root) else str(path)
         if path.is_file():
-            return [path]
+            return [path], shown
         if path.name.startswith(".coverage") and (parallel := parallel_files(path)):
-            return parallel
-    return []
-
-
-def _shown(paths: list[Path], root: Path) -> str:
-    rel = [os.path.relpath(p, root) if p.is_relative_to(root) else str(p) for p in paths]
-    return rel[0] if len(rel) == 1 else f"{len(rel)} parallel files {rel[0].rsplit('.', 3)[0]}.*"
+            return parallel, f"{len(parallel)} parallel files {shown}.*"
+    return [], ""
 
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     o = spec.options
-    paths = _locate(ctx, o["file"])
+    paths, shown = _locate(ctx, o["file"])
     if not paths:
         status = Status(o["if_missing"])
         return Outcome(status, f"no coverage data: none of {', '.join(o['file'])} exists",
@@ -154,7 +151,6 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
             paths, ctx.root)
     except CoverageDataError as exc:
         return Outcome(Status.ERROR, str(exc), next="Re-run the tests with coverage to regenerate the data.")
-    shown = _shown(paths, ctx.root)
     if report.statements == 0:
         hint = EMPTY_HINTS.get(report.format, EMPTY_HINTS["default"])
         return Outcome(Status.FAIL, f"coverage data measured nothing: 0 statements in {len(report.files)} files "
