@@ -8,16 +8,19 @@ import re
 import shlex
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dun.checks.parsers import PARSER_FIELDS, ParseContext, Parsed, ParserRun, validate_parser
-from dun.checks.pyenv import PLACEHOLDER, Python, project_python, setup_hint
+from dun.checks.parsers.fields import PARSER_FIELDS, validate_parser
 from dun.config.schema import Field
-from dun.core.proc import run_streaming
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status
-from dun.output.sanitize import safe_text, strip_ansi
+
+if TYPE_CHECKING:
+    from dun.checks.parsers.base import Parsed
+    from dun.checks.pyenv import Python
+
+PLACEHOLDER = "{python}"  # the project's interpreter (dun/checks/pyenv.py)
 
 FIELDS = {
     "command": Field("str", "Shell command, run with `sh -c` from the repo root; `{python}` stands for the "
@@ -77,6 +80,13 @@ def _environment(extra: dict[str, Any]) -> dict[str, str] | None:
 
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    # Imported here: every dun command loads this module, few run a command check.
+    from dun.checks.parsers.base import ParseContext, Parsed
+    from dun.checks.parsers.run import ParserRun
+    from dun.checks.pyenv import project_python
+    from dun.core.proc import run_streaming
+    from dun.output.sanitize import safe_text, strip_ansi
+
     opts = spec.options
     missing = [p for p in opts["requires"] if shutil.which(p) is None]
     if missing:
@@ -126,6 +136,8 @@ def _judge(opts: dict[str, Any], code: int | None, tail: list[str], detail: str,
                            items)
         return Outcome(Status.PASS, f"exit {code}{summary}"[:200], detail)
     if python is not None and not items:  # `{python} -m tool` where the tool is missing: set-up, not a failure
+        from dun.checks.pyenv import setup_hint
+
         module = next((m["module"] for line in reversed(tail) if (m := _MISSING_MODULE.search(line))), None)
         if module is not None:
             root_module = module.split(".")[0]

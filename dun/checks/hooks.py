@@ -4,8 +4,6 @@ runs the install command."""
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,9 @@ INSTALL = {"pre-commit": "pre-commit install --install-hooks", "lefthook": "left
 
 
 def _load(path: Path) -> Any:
+    import json
+    import tomllib
+
     if path.suffix == ".toml":
         return tomllib.loads(path.read_text(encoding="utf-8"))
     if path.suffix == ".json":

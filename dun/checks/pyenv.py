@@ -14,7 +14,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-PLACEHOLDER = "{python}"
 VENV_DIRS = (".venv", "venv")
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from dun.checks.parsers import ParseContext, Parsed, ParserRun
+from dun.checks.parsers.base import ParseContext, Parsed
+from dun.checks.parsers.run import ParserRun
 from dun.core.proc import MAX_LINE_BYTES
 from dun.engine.model import Item
 

@@ -40,14 +40,3 @@ class LinesParser(LineParser):
 
 class RegexParser(LinesParser):
     """Each line `pattern` matches is an item; the named groups `file`, `line` and `text` fill it."""
-
-
-def validate(options: dict[str, Any]) -> list[tuple[str, str]]:
-    if options["type"] == "regex" and not options.get("pattern"):
-        return [("parser", "parser type 'regex' needs a pattern")]
-    if options.get("pattern"):
-        try:
-            re.compile(options["pattern"])
-        except re.error as exc:
-            return [("parser", f"invalid regex {options['pattern']!r}: {exc}")]
-    return []
