@@ -151,27 +151,28 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
             paths, ctx.root)
     except CoverageDataError as exc:
         return Outcome(Status.ERROR, str(exc), next="Re-run the tests with coverage to regenerate the data.")
-    if report.statements == 0:
-        hint = EMPTY_HINTS.get(report.format, EMPTY_HINTS["default"])
-        return Outcome(Status.FAIL, f"coverage data measured nothing: 0 statements in {len(report.files)} files "
-                                    f"({shown})", detail=hint, next=spec.next or hint)
-    return _judge(spec, report, shown)
-
-
-def _judge(spec: CheckSpec, report: CoverageReport, shown: str) -> Outcome:
-    o: dict[str, Any] = spec.options
     if o["exclude"]:
         excluded = set(match_files([f.path for f in report.files], o["exclude"]))
         report.files = [f for f in report.files if f.path not in excluded]
-    total = report.percent
+    totals = report.totals()
+    if totals[0] == 0:
+        hint = EMPTY_HINTS.get(report.format, EMPTY_HINTS["default"])
+        return Outcome(Status.FAIL, f"coverage data measured nothing: 0 statements in {len(report.files)} files "
+                                    f"({shown})", detail=hint, next=spec.next or hint)
+    return _judge(spec, report, shown, totals)
+
+
+def _judge(spec: CheckSpec, report: CoverageReport, shown: str, totals: tuple[int, int, float]) -> Outcome:
+    o: dict[str, Any] = spec.options
+    statements, branches, total = totals
     problems = []
     if total < o["threshold"]:
         problems.append(f"total {_below(total, o['threshold'])}% < {o['threshold']:g}%")
     low = [f for f in report.files if o["file_threshold"] is not None and f.percent < o["file_threshold"]]
     if low:
         problems.append(f"{len(low)} file(s) below {o['file_threshold']:g}%")
-    branches = f" and {report.branches} branches" if report.branches else ""
-    summary = f"{total:.1f}% of {report.statements} statements{branches} in {len(report.files)} files"
+    with_branches = f" and {branches} branches" if branches else ""
+    summary = f"{total:.1f}% of {statements} statements{with_branches} in {len(report.files)} files"
     if not problems:
         return Outcome(Status.PASS, f"{summary} ({shown})")
     items = _items(report, o["max_items"], o["file_threshold"] if low and total >= o["threshold"] else None)

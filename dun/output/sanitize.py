@@ -17,6 +17,7 @@ _ANSI = re.compile(
 )
 # C0 controls but tab and newline, DEL, C1 controls; for XML also lone surrogates and the two non-characters.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NEEDS_WORK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|#x1B")  # one search decides for most strings
 _XML_BAD = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 REPLACEMENT = "\ufffd"
 
@@ -29,6 +30,8 @@ def strip_ansi(text: str) -> str:
 
 def safe_text(text: str) -> str:
     """Escape codes removed, CR line ends normalised, other control characters replaced by U+FFFD."""
+    if not _NEEDS_WORK.search(text):
+        return text
     text = strip_ansi(text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -41,12 +44,19 @@ def xml_text(text: str) -> str:
 
 
 def safe_item(item: Item) -> Item:
-    return Item(text=safe_text(item.text), file=safe_text(item.file) if item.file else item.file, line=item.line)
+    text, file = safe_text(item.text), safe_text(item.file) if item.file else item.file
+    return item if text is item.text and file is item.file else Item(text=text, file=file, line=item.line)
 
 
 def safe_result(r: CheckResult) -> CheckResult:
-    """A copy of the result whose every text field is safe to print, in any format."""
-    return dataclasses.replace(
-        r, signal=" ".join(safe_text(r.signal).split("\n")), detail=safe_text(r.detail),
-        next=safe_text(r.next) if r.next else r.next, description=safe_text(r.description),
-        items=[safe_item(i) for i in r.items])
+    """The result with every text field safe to print, in any format; the same object when it already is."""
+    items = [safe_item(i) for i in r.items]
+    signal = safe_text(r.signal)
+    if "\n" in signal:
+        signal = " ".join(signal.split("\n"))  # the signal is one line
+    detail, description = safe_text(r.detail), safe_text(r.description)
+    next_ = safe_text(r.next) if r.next else r.next
+    if (signal is r.signal and detail is r.detail and next_ is r.next and description is r.description
+            and all(new is old for new, old in zip(items, r.items, strict=True))):
+        return r
+    return dataclasses.replace(r, signal=signal, detail=detail, next=next_, description=description, items=items)

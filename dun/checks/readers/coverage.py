@@ -28,7 +28,7 @@ class CoverageDataError(Exception):
     """Unreadable coverage data: a one-line message naming the file and cause."""
 
 
-@dataclass
+@dataclass(slots=True)
 class FileCoverage:
     path: str
     statements: int
@@ -55,7 +55,13 @@ class FileCoverage:
 
     @property
     def percent(self) -> float:
-        return 100.0 * self.covered_points / self.measured if self.measured else 100.0
+        # Written out rather than through the properties above: sorting 10,000s of files calls this a lot.
+        measured = self.statements + self.branches
+        if not measured:
+            return 100.0
+        missed = len(self.missing) if self.missing_statements is None else self.missing_statements
+        covered = max(self.statements - missed, 0) + max(self.branches - self.missing_branches, 0)
+        return 100.0 * covered / measured
 
 
 @dataclass
@@ -66,18 +72,28 @@ class CoverageReport:
     # Recorded files that could not be analysed (coveragepy: the source file no longer exists).
     skipped: list[str] = field(default_factory=list)
 
+    def totals(self) -> tuple[int, int, float]:
+        """(statements, branches, percent) in one pass: reports can hold tens of thousands of files."""
+        statements = branches = covered = 0
+        for f in self.files:
+            statements += f.statements
+            branches += f.branches
+            missed = len(f.missing) if f.missing_statements is None else f.missing_statements
+            covered += max(f.statements - missed, 0) + max(f.branches - f.missing_branches, 0)
+        measured = statements + branches
+        return statements, branches, (100.0 * covered / measured if measured else 100.0)
+
     @property
     def percent(self) -> float:
-        measured = sum(f.measured for f in self.files)
-        return 100.0 * sum(f.covered_points for f in self.files) / measured if measured else 100.0
+        return self.totals()[2]
 
     @property
     def statements(self) -> int:
-        return sum(f.statements for f in self.files)
+        return self.totals()[0]
 
     @property
     def branches(self) -> int:
-        return sum(f.branches for f in self.files)
+        return self.totals()[1]
 
 
 def _error(path: Path, cause: object) -> CoverageDataError:
