@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dun.checks.readers.coverage import FileCoverage, _Paths
+    from dun.checks.readers.covmodel import FileCoverage, _Paths
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # coverage.py config files in its search order, with the text that shows a file configures coverage.
@@ -46,7 +46,8 @@ def parallel_files(path: Path) -> list[Path]:
 
 
 def _check_database(path: Path) -> None:
-    from dun.checks.readers.coverage import _error, _head
+    from dun.checks.readers.coverage import _head
+    from dun.checks.readers.covmodel import _error
 
     if not _head(path).startswith(SQLITE_MAGIC):
         raise _error(path, "not a SQLite database (coverage.py data file)")
@@ -64,7 +65,7 @@ def read_coveragepy(data_files: list[Path], paths: _Paths) -> tuple[list[FileCov
     import coverage  # slow to import; only needed for this format
     from coverage.exceptions import CoverageException, NoDataError
 
-    from dun.checks.readers.coverage import _error
+    from dun.checks.readers.covmodel import _error
 
     for path in data_files:
         _check_database(path)
@@ -103,7 +104,7 @@ def read_coveragepy(data_files: list[Path], paths: _Paths) -> tuple[list[FileCov
 
 
 def _files(report: dict[str, object], paths: _Paths, measured: dict[str, str]) -> tuple[list[FileCoverage], list[str]]:
-    from dun.checks.readers.coverage import FileCoverage
+    from dun.checks.readers.covmodel import FileCoverage
 
     files: list[FileCoverage] = []
     seen: set[str] = set()
