@@ -28,12 +28,14 @@ class Parsed:
     extra: int = 0  # items found beyond those kept
 
 
-class LineParser:
-    """Reads the output line by line as it streams."""
-
+class _Parser:
     def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
         self.options = options
         self.ctx = ctx
+
+
+class LineParser(_Parser):
+    """Reads the output line by line as it streams."""
 
     def feed(self, line: str) -> None:
         raise NotImplementedError
@@ -42,12 +44,8 @@ class LineParser:
         raise NotImplementedError
 
 
-class DocumentParser:
+class DocumentParser(_Parser):
     """Reads one whole document: a report file, or the command's output."""
-
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
-        self.options = options
-        self.ctx = ctx
 
     def parse(self, data: bytes) -> Parsed:
         raise NotImplementedError
