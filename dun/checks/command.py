@@ -14,7 +14,7 @@ from dun.checks.parsers.fields import PARSER_FIELDS, validate_parser
 from dun.config.schema import Field
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
-from dun.engine.model import Item, Outcome, Status
+from dun.engine.model import Item, Outcome, Status, folded_count
 
 if TYPE_CHECKING:
     from dun.checks.parsers.base import Parsed
@@ -154,8 +154,6 @@ def _first_line(item: Item) -> str:
 
 
 def _count(items: list[Item]) -> int:
-    from dun.engine.model import folded_count
-
     return sum(folded_count(i) or 1 for i in items)
 
 
