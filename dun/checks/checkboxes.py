@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import astuple
+from typing import Any
 
-from dun.checks.readers.markdown import DEFAULT_OPTIONAL_HEADINGS, Box, parse_boxes
+from dun.checks.readers.markdown import DEFAULT_OPTIONAL_HEADINGS, parse_boxes
 from dun.config.schema import Field
 from dun.core.globs import glob_errors, is_literal
 from dun.core.textfiles import read_text
@@ -32,9 +33,15 @@ def mission_paths(ctx: CheckContext, files: list[str]) -> list[str]:
     return paths
 
 
-def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str]) -> tuple[list[Box], list[str]]:
-    """All boxes in the files, and one problem line per file that could not be read."""
-    boxes: list[Box] = []
+# Field positions of a cached box (dataclasses.astuple(Box)): building 10,000s of frozen Box objects per run costs
+# more than reading them, so the counts come straight from the tuples and only open boxes become items.
+_FILE, _LINE, _TEXT, _CHECKED, _OPTIONAL = range(5)
+
+
+def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str]) -> tuple[list[Any], list[str]]:
+    """Every box in the files as a field tuple (`astuple(Box)`), and one problem line per file that could not be
+    read."""
+    boxes: list[Any] = []
     problems: list[str] = []
     cache = FileCache(ctx.root, "checkboxes", "\0".join(optional_headings))
     for rel in paths:
@@ -44,14 +51,14 @@ def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[s
             continue  # tracked but deleted from the work tree
         hit = cache.get(rel, stamp)
         if hit is not None:
-            boxes.extend(Box(*fields) for fields in hit)
+            boxes.extend(hit)
             continue
         text, problem = read_text(path, strict_utf8=True)
         if text is None:
             problems.append(f"{rel}: {problem}")
             continue
-        parsed = parse_boxes(text, rel, optional_headings)
-        cache.put(rel, stamp, [astuple(b) for b in parsed])
+        parsed = [astuple(b) for b in parse_boxes(text, rel, optional_headings)]
+        cache.put(rel, stamp, parsed)
         boxes.extend(parsed)
     cache.save(keep=set(paths))
     return boxes, problems
@@ -63,10 +70,10 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if not paths:
         return Outcome(Status.SKIP, f"no mission files found ({', '.join(o['files'])})")
     boxes, problems = collect_boxes(ctx, paths, o["optional_headings"])
-    open_boxes = [b for b in boxes if not b.checked and not b.optional]
-    optional_open = sum(1 for b in boxes if not b.checked and b.optional)
-    done = sum(1 for b in boxes if b.checked)
-    items = cap_items([Item(text=b.text, file=b.file, line=b.line) for b in open_boxes], o["max_items"], "boxes")
+    open_boxes = [b for b in boxes if not b[_CHECKED] and not b[_OPTIONAL]]
+    optional_open = sum(1 for b in boxes if not b[_CHECKED] and b[_OPTIONAL])
+    done = sum(1 for b in boxes if b[_CHECKED])
+    items = cap_items([Item(text=b[_TEXT], file=b[_FILE], line=b[_LINE]) for b in open_boxes], o["max_items"], "boxes")
     tally = f"{done}/{done + len(open_boxes)} boxes done"
     if optional_open:
         tally += f", {optional_open} optional open"
@@ -75,7 +82,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
                        if len(problems) > 1 else ""), detail="\n".join(problems), items=items)
     if open_boxes:
         first = open_boxes[0]
-        return Outcome(Status.FAIL, f"{len(open_boxes)} open: {first.file}:{first.line} {first.text}"[:200],
+        return Outcome(Status.FAIL, f"{len(open_boxes)} open: {first[_FILE]}:{first[_LINE]} {first[_TEXT]}"[:200],
                        detail=tally, items=items,
                        next="Do the first open box; tick it `- [x]` only once it is verifiably done.")
     return Outcome(Status.PASS, tally)

@@ -1,97 +1,160 @@
-"""`command`: run a shell command with a timeout; exit codes decide pass, warn or fail."""
+"""`command`: run a shell command with a timeout; exit codes decide pass, warn or fail; a parser turns its output or
+report file into items."""
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Any
+import shlex
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from dun.checks.parsers.fields import PARSER_FIELDS, validate_parser
 from dun.config.schema import Field
-from dun.core.proc import run_streaming
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
-from dun.engine.model import Item, Outcome, Status, more_item
+from dun.engine.model import Item, Outcome, Status, folded_count
 
-PARSER_FIELDS = {
-    "type": Field("str", "`lines`: each non-blank output line is an item; `regex`: each matching line is one.",
-                  required=True, choices=("lines", "regex")),
-    "pattern": Field("str", "Regex for `regex` (and an optional filter for `lines`). Named groups `file`, `line` "
-                            "and `text` fill the item; without `text` the whole line is used.", default=None),
-    "max_items": Field("int", "Items kept; the rest are counted.", default=50, minimum=1),
-}
+if TYPE_CHECKING:
+    from dun.checks.parsers.base import Parsed
+    from dun.checks.pyenv import Python
+
+PLACEHOLDER = "{python}"  # the project's interpreter (dun/checks/pyenv.py)
+
 FIELDS = {
-    "command": Field("str", "Shell command, run with `sh -c` from the repo root.", required=True),
+    "command": Field("str", "Shell command, run with `sh -c` from the repo root; `{python}` stands for the "
+                            "project's Python.", required=True),
     "cwd": Field("str", "Directory to run in, relative to the repo root.", default="."),
     "pass_codes": Field("list", "Exit codes that mean pass.", default=[0], item=Field("int", "code"), scalar_ok=True),
     "warn_codes": Field("list", "Exit codes that mean warn.", default=[], item=Field("int", "code"), scalar_ok=True),
     "tail_lines": Field("int", "Lines of output kept as the detail.", default=20, minimum=1),
-    "parser": Field("map", "Turn output lines into items.", default=None, fields=PARSER_FIELDS),
+    "env": Field("map", "Environment variables set for the command (values are strings).", default={}),
+    "shell": Field("str", "The shell that runs the command, e.g. `bash` or `bash -eo pipefail -c`.", default="sh"),
+    "requires": Field("list", "Programs that must be on PATH; without one the check is skipped.", default=[],
+                      item=Field("str", "program"), scalar_ok=True),
+    "parser": Field("map", "Turn the output or a report file into items.", default=None, fields=PARSER_FIELDS),
 }
+CACHE_DIR = ".dun/cache"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MISSING_MODULE = re.compile(r"No module named ['\"]?(?P<module>[\w.]+)")
 
 
 def validate(options: dict[str, Any]) -> list[tuple[str, str]]:
-    parser = options.get("parser")
-    if not parser or not parser.get("pattern"):
-        if parser and parser.get("type") == "regex":
-            return [("parser", "parser type 'regex' needs a pattern")]
-        return []
+    errors: list[tuple[str, str]] = []
+    for name, value in (options.get("env") or {}).items():
+        if not _ENV_NAME.match(str(name)):
+            errors.append(("env", f"invalid environment variable name {name!r}"))
+        elif not isinstance(value, str | int | float | bool):
+            errors.append(("env", f"env.{name}: expected a string, got {type(value).__name__}"))
     try:
-        re.compile(parser["pattern"])
-    except re.error as exc:
-        return [("parser", f"invalid regex {parser['pattern']!r}: {exc}")]
-    return []
+        if not shlex.split(options["shell"]):
+            errors.append(("shell", "shell must name a program"))
+    except ValueError as exc:
+        errors.append(("shell", f"invalid shell command line: {exc}"))
+    if options.get("parser"):
+        errors += validate_parser(options["parser"])
+    return errors
 
 
-class _Collector:
-    """Turns output lines into items as they stream, keeping at most `max_items`."""
+def shell_argv(shell: str, command: str) -> list[str]:
+    """`sh` runs `sh -c COMMAND`; a shell given with its own options (`bash -eo pipefail -c`) is used as written."""
+    argv = shlex.split(shell)
+    return [*argv, "-c", command] if len(argv) == 1 else [*argv, command]
 
-    def __init__(self, parser: dict[str, Any] | None) -> None:
-        self.kind = parser["type"] if parser else None
-        self.regex = re.compile(parser["pattern"]) if parser and parser.get("pattern") else None
-        self.max = parser["max_items"] if parser else 0
-        self.items: list[Item] = []
-        self.extra = 0
 
-    def __call__(self, line: str) -> None:
-        if self.kind is None or not line.strip():
-            return
-        match = self.regex.search(line) if self.regex else None
-        if self.regex is not None and match is None:
-            return
-        if len(self.items) >= self.max:
-            self.extra += 1
-            return
-        groups = match.groupdict() if match else {}
-        lineno = groups.get("line")
-        self.items.append(Item(text=(groups.get("text") or line).strip(), file=groups.get("file") or None,
-                               line=int(lineno) if lineno and lineno.isdigit() else None))
+def ensure_cache_dir(root: Path) -> None:
+    """`.dun/cache/` holds the reports and profiles commands write; it ignores itself, so git never sees it."""
+    cache = root / CACHE_DIR
+    cache.mkdir(parents=True, exist_ok=True)
+    ignore = cache / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+
+
+def _environment(extra: dict[str, Any]) -> dict[str, str] | None:
+    if not extra:
+        return None
+    values = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in extra.items()}
+    return {**os.environ, **values}
 
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    # Imported here: every dun command loads this module, few run a command check.
+    from dun.checks.parsers.base import ParseContext, Parsed
+    from dun.checks.parsers.run import ParserRun
+    from dun.checks.pyenv import project_python
+    from dun.core.proc import run_streaming
+    from dun.engine.sanitize import safe_text, strip_ansi
+
     opts = spec.options
+    missing = [p for p in opts["requires"] if shutil.which(p) is None]
+    if missing:
+        return Outcome(Status.SKIP, f"not installed: {', '.join(missing)}")
     cwd = (ctx.root / opts["cwd"]).resolve()
     if not cwd.is_dir():
         return Outcome(Status.ERROR, f"working directory does not exist: {opts['cwd']}")
-    collect = _Collector(opts["parser"])
-    res = run_streaming(["sh", "-c", opts["command"]], cwd, spec.timeout, collect, opts["tail_lines"])
-    detail = "\n".join(res.tail)
-    if collect.extra:
-        collect.items.append(more_item(collect.extra))
+    command = opts["command"]
+    python = project_python(ctx.root, cwd) if PLACEHOLDER in command else None
+    if python is not None:
+        command = command.replace(PLACEHOLDER, python.shell)
+    if CACHE_DIR in command or CACHE_DIR in str((opts["parser"] or {}).get("file")):
+        ensure_cache_dir(ctx.root)
+    parser = ParserRun(opts["parser"], ParseContext(ctx.root, cwd)) if opts["parser"] else None
+    if parser is not None:
+        parser.before()
+    on_line = (lambda line: parser.feed(strip_ansi(line))) if parser is not None else None
+    res = run_streaming(shell_argv(opts["shell"], command), cwd, spec.timeout, on_line, opts["tail_lines"],
+                        env=_environment(opts["env"]))
+    detail = safe_text("\n".join(res.tail))
     if res.start_error:
-        return Outcome(Status.ERROR, f"could not start sh: {res.start_error}")
+        return Outcome(Status.ERROR, f"could not start {shlex.split(opts['shell'])[0]}: {res.start_error}")
+    parsed = parser.finish() if parser is not None else Parsed()
+    if parsed.problem:
+        detail = f"{detail}\n(dun: {parsed.problem})".strip()
     if res.timed_out:
-        first_line = opts["command"].strip().splitlines()[0] if opts["command"].strip() else ""
-        return Outcome(Status.ERROR, f"timed out after {spec.timeout:g}s: {first_line}"[:200], detail, collect.items)
-    code = res.exit_code
+        first_line = command.strip().splitlines()[0] if command.strip() else ""
+        return Outcome(Status.ERROR, f"timed out after {spec.timeout:g}s: {first_line}"[:200], detail, parsed.items)
+    outcome = _judge(opts, res.exit_code, [safe_text(t) for t in res.tail], detail, parsed, python)
+    if python is not None and outcome.next is None and spec.next and PLACEHOLDER in spec.next:
+        outcome.next = spec.next.replace(PLACEHOLDER, python.shown)
+    return outcome
+
+
+def _judge(opts: dict[str, Any], code: int | None, tail: list[str], detail: str, parsed: Parsed,
+           python: Python | None) -> Outcome:
+    """The status from the exit code and the items; the signal from the tool's own tally and first finding."""
+    items = parsed.items
+    summary = f": {parsed.summary}" if parsed.summary else ""
     if code in (126, 127) and code not in opts["pass_codes"] and code not in opts["warn_codes"]:
-        last = res.tail[-1] if res.tail else ""
+        last = tail[-1] if tail else ""
         cause = "command not found" if code == 127 else "command not executable"
-        return Outcome(Status.ERROR, f"{cause}: {last or opts['command']}", detail)
+        return Outcome(Status.ERROR, f"{cause}: {last or opts['command']}"[:200], detail)
     if code in opts["pass_codes"]:
-        return Outcome(Status.PASS, f"exit {code}", detail)
+        if items and opts["parser"] and opts["parser"]["fail_on_items"]:
+            return Outcome(Status.FAIL, f"{_count(items)} item(s){summary}; {_first_line(items[0])}"[:200], detail,
+                           items)
+        return Outcome(Status.PASS, f"exit {code}{summary}"[:200], detail)
+    if python is not None and not items:  # `{python} -m tool` where the tool is missing: set-up, not a failure
+        from dun.checks.pyenv import setup_hint
+
+        module = next((m["module"] for line in reversed(tail) if (m := _MISSING_MODULE.search(line))), None)
+        if module is not None:
+            root_module = module.split(".")[0]
+            return Outcome(Status.ERROR, f"{root_module} is not installed for {python.shown} ({python.source})",
+                           detail, next=setup_hint(python, root_module))
     status = Status.WARN if code in opts["warn_codes"] else Status.FAIL
-    first = next((i.text for i in collect.items), res.tail[-1] if res.tail else "")
-    signal = f"exit {code}" + (f": {first}" if first else "")
-    return Outcome(status, signal[:200], detail, collect.items)
+    first = _first_line(items[0]) if items else (tail[-1] if tail else "")
+    signal = f"exit {code}{summary}" + (("; " if summary else ": ") + first if first else "")
+    return Outcome(status, signal[:200], detail, items)
+
+
+def _first_line(item: Item) -> str:
+    return item.text.split("\n", 1)[0]
+
+
+def _count(items: list[Item]) -> int:
+    return sum(folded_count(i) or 1 for i in items)
 
 
 @hookimpl

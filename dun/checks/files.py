@@ -15,21 +15,26 @@ from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, cap_items
 
-RULES = ("path-exists", "path-missing", "glob-min-count", "glob-max-count", "pattern-count")
+RULES = ("path-exists", "path-missing", "glob-min-count", "glob-max-count", "pattern-count", "unique-ids",
+         "cross-reference")
 FIELDS = {
     "rule": Field("str", "Which assertion to make.", required=True, choices=RULES),
     "paths": Field("list", "Paths for path-exists / path-missing.", default=[], item=Field("str", "path"),
                    scalar_ok=True),
     "glob": Field("list", "Gitignore-style globs (recursive `**`, `!` excludes) for glob-* and pattern-count.",
                   default=[], item=Field("str", "glob"), scalar_ok=True),
-    "pattern": Field("str", "Regex counted by pattern-count, per line.", default=None),
+    "pattern": Field("str", "Regex counted by pattern-count, per line; for unique-ids and cross-reference, what an "
+                            "id is (its group `id`, else its first group, else the whole match).", default=None),
+    "references": Field("list", "cross-reference: globs of the files that must mention each id.", default=[],
+                        item=Field("str", "glob"), scalar_ok=True),
     "min": Field("int", "Lowest allowed count (glob-min-count, pattern-count).", default=None, minimum=0),
     "max": Field("int", "Highest allowed count (glob-max-count, pattern-count).", default=None, minimum=0),
     "max_items": Field("int", "Items listed; the rest are counted.", default=50, minimum=1),
 }
 NEEDS = {
     "path-exists": ("paths",), "path-missing": ("paths",), "glob-min-count": ("glob", "min"),
-    "glob-max-count": ("glob", "max"), "pattern-count": ("glob", "pattern"),
+    "glob-max-count": ("glob", "max"), "pattern-count": ("glob", "pattern"), "unique-ids": ("glob", "pattern"),
+    "cross-reference": ("glob", "pattern", "references"),
 }
 
 
@@ -38,7 +43,7 @@ def validate(options: dict[str, Any]) -> list[tuple[str, str]]:
     errors = [(key, f"rule '{rule}' needs '{key}'") for key in NEEDS[rule] if options.get(key) in (None, [])]
     if rule == "pattern-count" and options.get("min") is None and options.get("max") is None:
         errors.append(("max", "rule 'pattern-count' needs 'min' or 'max'"))
-    errors += glob_errors(options, "glob")
+    errors += glob_errors(options, "glob") + glob_errors(options, "references")
     if options.get("pattern"):
         try:
             re.compile(options["pattern"])
@@ -69,6 +74,10 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
                        items=cap_items(items, limit))
     if rule == "pattern-count":
         return _pattern_count(ctx, o, ctx.match(o["glob"], existing=False))
+    if rule in ("unique-ids", "cross-reference"):
+        from dun.checks import idrefs
+
+        return idrefs.unique_ids(ctx, o) if rule == "unique-ids" else idrefs.cross_reference(ctx, o)
     matched = ctx.match(o["glob"])
     if rule in ("glob-min-count", "glob-max-count"):
         status, signal = _bounds(len(matched), f"files match {', '.join(o['glob'])}", o["min"], o["max"])

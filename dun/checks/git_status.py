@@ -21,6 +21,8 @@ FIELDS = {
                     scalar_ok=True),
     "max_items": Field("int", "Items listed; the rest are counted.", default=100, minimum=1),
 }
+# Written by dun itself (`dun iterate` creates it when missing): never the user's work to commit.
+DUN_OWN = frozenset({".dun/.gitignore"})
 _XY_NAMES = {"M": "modified", "T": "type changed", "A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
 
 
@@ -78,6 +80,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     def keep(paths: list[str]) -> set[str]:
         return set(paths) - set(match_files(paths, o["ignore"]))
 
+    st["untracked"] = _without_dun_files(ctx, st["untracked"])
     kept_changed = keep([p for p, _ in st["changed"]])
     changed = [(p, what) for p, what in st["changed"] if p in kept_changed]
     untracked = sorted(keep(st["untracked"]))
@@ -108,6 +111,18 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if not problems:
         return Outcome(Status.PASS, f"clean working tree on {st['head']}")
     return Outcome(status, "; ".join(problems), items=cap_items(items, o["max_items"]), next="\n".join(nexts))
+
+
+def _without_dun_files(ctx: CheckContext, untracked: list[str]) -> list[str]:
+    """Untracked paths less dun's own files; an untracked `.dun/` directory is looked into."""
+    out = []
+    for path in untracked:
+        if path == ".dun/":
+            listed = git(ctx.root, "ls-files", "-z", "--others", "--exclude-standard", "--", ".dun", check=False)
+            out += [p for p in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if p and p not in DUN_OWN]
+        elif path not in DUN_OWN:
+            out.append(path)
+    return out
 
 
 @hookimpl

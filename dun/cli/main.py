@@ -220,12 +220,13 @@ def config_get(key: str, path: str | None) -> None:
 @click.option("--budget", type=float, default=5.0, show_default=True, help="--max-budget-usd of each loop job.")
 @click.option("--parallel", type=click.IntRange(min=1), default=2, show_default=True,
               help="github-matrix: jobs at once (max-parallel).")
+@click.option("--agents-md", is_flag=True, help="Also write the dun section of AGENTS.md (how agents use dun).")
 def init_cmd(path: str | None, force: bool, ci: str | None, schedule: str | None, budget: float,
-             parallel: int) -> None:
+             parallel: int, agents_md: bool) -> None:
     """Scaffold .dun/config.yaml, an example plugin and MISSION.md (or, with --ci, a CI workflow)."""
     from dun.cli.commands.init import run_init
 
-    _exit(run_init(path, force, ci, schedule, budget, parallel))
+    _exit(run_init(path, force, ci, schedule, budget, parallel, agents_md))
 
 
 REPO_OPT = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
@@ -378,6 +379,27 @@ def review_dismiss(ctx: click.Context, item: str, path: str | None) -> None:
     from dun.cli.commands.review import run_decide
 
     _exit(run_decide(path or ctx.obj, item, "dismissed"))
+
+
+@cli.command("list")
+@PATH_ARG
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_cmd(path: str | None, fmt: str) -> None:
+    """List every check, whether it applies here, and its level when failing; runs nothing."""
+    from dun.cli.commands.list import run_list_checks
+
+    _exit(run_list_checks(path, fmt))
+
+
+@cli.command("task")
+@click.argument("task_id", metavar="ID")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@click.option("--prompt", is_flag=True, help="Print the task as a focused agent prompt.")
+def task_cmd(task_id: str, path: str | None, prompt: bool) -> None:
+    """Run one check and show it, or one item (CHECK#N, CHECK@FILE:LINE). Exit 0: done; 1: still outstanding."""
+    from dun.cli.commands.task import run_task
+
+    _exit(run_task(task_id, path, prompt))
 
 
 def _exit(code: int) -> None:

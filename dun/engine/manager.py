@@ -20,6 +20,7 @@ BUILTIN_MODULES = (
     "dun.checks.git_status",
     "dun.checks.coverage",
     "dun.checks.checkboxes",
+    "dun.checks.hooks",
     "dun.output.text",
     "dun.output.jsonfmt",
     "dun.output.llm",

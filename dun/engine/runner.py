@@ -9,12 +9,34 @@ import time
 import traceback
 from collections.abc import Sequence
 
+from dun.core.errors import UsageError
 from dun.engine.catalog import Catalog
 from dun.engine.checkapi import CheckContext, CheckSpec
 from dun.engine.model import ACTIONABLE_STATUSES, CheckResult, Outcome, Status
 
 # A check type that enforces its own timeout (command) gets this long to report it before the engine gives up.
 TIMEOUT_GRACE_S = 5.0
+
+
+def split_patterns(patterns: Sequence[str]) -> list[str]:
+    """`--only a,b --only c` is three patterns."""
+    return [p.strip() for value in patterns for p in value.split(",") if p.strip()]
+
+
+def validate_patterns(catalog: Catalog, only: Sequence[str], skip: Sequence[str]) -> None:
+    """A pattern that matches no check is a typo, not an empty selection: `--only gotest` must not pass."""
+    from dun.config.schema import did_you_mean
+
+    names = [n for c in catalog.checks for n in (c.id, c.plugin, f"{c.plugin}/{c.id}")]
+    disabled = {m.id for m in catalog.disabled} | {c.id for m in catalog.disabled for c in m.checks}
+    for flag, patterns in (("--only", only), ("--skip", skip)):
+        for pattern in patterns:
+            if any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                continue
+            if pattern in disabled:
+                raise UsageError(f"{flag} '{pattern}': its plugin is disabled (plugins.disabled)")
+            hint = did_you_mean(pattern, sorted(set(names)))
+            raise UsageError(f"{flag} '{pattern}' matches no check{hint}; `dun list` shows them")
 
 
 def selected(check: CheckSpec, only: Sequence[str], skip: Sequence[str]) -> bool:

@@ -43,10 +43,12 @@ class Session:
     def report(self, only: Sequence[str] = (), skip: Sequence[str] = (), jobs: int | None = None,
                strict: bool = False) -> Report:
         """Run the selected checks; every command that needs fresh results comes here."""
-        from dun.engine.runner import run_checks
+        from dun.engine.runner import run_checks, split_patterns, validate_patterns
 
         start = time.monotonic()
         catalog = self.catalog()
+        only, skip = split_patterns(only), split_patterns(skip)
+        validate_patterns(catalog, only, skip)
         ctx = self.context()
         if ctx.used:  # a second report in one process (the loop): the tree may have changed since
             ctx.refresh()

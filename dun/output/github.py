@@ -1,13 +1,18 @@
-"""`github`: GitHub Actions workflow commands, so findings appear as annotations on files and lines."""
+"""`github`: GitHub Actions workflow commands, so findings appear as annotations on files and lines.
+
+Every item becomes an annotation, on its file and line when it has them, else on the run; a check without items
+gets one for its signal. Properties and messages are escaped as the runner expects.
+"""
 
 from __future__ import annotations
 
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report, Status
+from dun.engine.sanitize import safe_result
 from dun.output.base import FormatOptions, Formatter, summary_line
 
 _KIND = {Status.FAIL: "error", Status.ERROR: "error", Status.WARN: "warning"}
-_ITEMS = 50
+_ITEMS = 50  # GitHub shows at most 50 annotations per kind and step; one more says what was left out
 
 
 def _escape_data(text: str) -> str:
@@ -24,12 +29,15 @@ def render(report: Report, opts: FormatOptions) -> str:
         kind = _KIND.get(r.status)
         if kind is None:
             continue
+        r = safe_result(r)
         title = _escape_prop(f"dun {r.id}")
-        located = [i for i in r.items if i.file][:_ITEMS]
-        for item in located:
-            props = f"file={_escape_prop(item.file or '')}" + (f",line={item.line}" if item.line else "")
-            out.append(f"::{kind} {props},title={title}::{_escape_data(item.text)}")
-        if not located:
+        for item in r.items[:_ITEMS]:
+            props = f"file={_escape_prop(item.file)}," if item.file else ""
+            props += f"line={item.line}," if item.file and item.line else ""
+            out.append(f"::{kind} {props}title={title}::{_escape_data(item.text)}")
+        if len(r.items) > _ITEMS:
+            out.append(f"::{kind} title={title}::{_escape_data(f'... and {len(r.items) - _ITEMS} more: {r.signal}')}")
+        if not r.items:
             out.append(f"::{kind} title={title}::{_escape_data(r.signal)}")
     out.append(summary_line(report))
     return "\n".join(out) + "\n"

@@ -8,6 +8,7 @@ from typing import Any
 from dun import __version__
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report
+from dun.engine.sanitize import safe_result
 from dun.output.base import JSON_SCHEMA_VERSION, FormatOptions, Formatter, exit_code
 
 
@@ -19,7 +20,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "duration_s": round(report.duration_s, 3),
         "summary": {**report.counts(), "total": len(report.results), "actionable": len(report.actionable()),
                     "exit_code": exit_code(report)},
-        "checks": [r.to_dict() for r in report.results],
+        "checks": [safe_result(r).to_dict() for r in report.results],
     }
 
 

@@ -1,4 +1,5 @@
-"""`junit`: JUnit XML, one testcase per check, for CI test-report viewers."""
+"""`junit`: JUnit XML, one testcase per check, for CI test-report viewers. Always well-formed: text from tools is
+stripped of escape codes and of every character XML 1.0 forbids."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report, Status
+from dun.engine.sanitize import xml_text
 from dun.output.base import FormatOptions, Formatter
 
 
@@ -14,16 +16,18 @@ def render(report: Report, opts: FormatOptions) -> str:
     suite = ET.Element("testsuite", name="dun", tests=str(len(report.results)), failures=str(counts["fail"]),
                        errors=str(counts["error"]), skipped=str(counts["skip"]), time=f"{report.duration_s:.3f}")
     for r in report.results:
-        case = ET.SubElement(suite, "testcase", classname=r.plugin, name=r.id, time=f"{r.duration_s:.3f}")
-        body = "\n".join([*(f"{i.location()} {i.text}".strip() for i in r.items), r.detail]).strip()
+        case = ET.SubElement(suite, "testcase", classname=xml_text(r.plugin), name=xml_text(r.id),
+                             time=f"{r.duration_s:.3f}")
+        body = xml_text("\n".join([*(f"{i.location()} {i.text}".strip() for i in r.items), r.detail]).strip())
+        signal = xml_text(r.signal)
         if r.status is Status.FAIL:
-            ET.SubElement(case, "failure", message=r.signal).text = body
+            ET.SubElement(case, "failure", message=signal, type="fail").text = body
         elif r.status is Status.ERROR:
-            ET.SubElement(case, "error", message=r.signal).text = body
+            ET.SubElement(case, "error", message=signal, type="error").text = body
         elif r.status is Status.SKIP:
-            ET.SubElement(case, "skipped", message=r.signal)
+            ET.SubElement(case, "skipped", message=signal)
         elif r.status is Status.WARN:
-            ET.SubElement(case, "system-out").text = f"warning: {r.signal}\n{body}".strip()
+            ET.SubElement(case, "system-out").text = f"warning: {signal}\n{body}".strip()
     suites = ET.Element("testsuites")
     suites.append(suite)
     ET.indent(suites)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report, Status
+from dun.engine.sanitize import safe_result
 from dun.output.base import FormatOptions, Formatter, summary_line
 
 _ITEMS = 20
@@ -14,11 +15,14 @@ def render(report: Report, opts: FormatOptions) -> str:
     for r in report.results:
         if r.status in (Status.PASS, Status.SKIP):
             continue
+        r = safe_result(r)
         level = r.level.value if r.level else "-"
         out.append(f"[{level}] {r.id} {r.status.value}: {r.signal}")
         for item in r.items[:_ITEMS]:
             where = item.location()
-            out.append(f"  {where + ' ' if where else ''}{item.text}")
+            first, *rest = item.text.split("\n")
+            out.append(f"  {where + ' ' if where else ''}{first}")
+            out.extend(f"    {more}" for more in rest)
         if len(r.items) > _ITEMS:
             out.append(f"  (+{len(r.items) - _ITEMS} more)")
         if r.next:

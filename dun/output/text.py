@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import CheckResult, Report, Status
+from dun.engine.sanitize import safe_result
 from dun.output.base import FormatOptions, Formatter, summary_line
 
 _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31;1", Status.WARN: "33", Status.SKIP: "2"}
 _ITEMS_SHOWN = 10
+_DETAIL_LINES = 12
+_INDENT = " " * 8
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -15,6 +18,7 @@ def _paint(text: str, code: str, color: bool) -> str:
 
 
 def render_result(r: CheckResult, opts: FormatOptions) -> list[str]:
+    r = safe_result(r)  # tools' escape codes and control characters never reach the terminal
     level = r.level.value if r.level else ""
     tag = _paint(f"{r.status.value.upper():5}", _COLORS[r.status], opts.color)
     lines = [f"{tag} {level:6} {r.id:24} {r.signal}"]
@@ -23,13 +27,16 @@ def render_result(r: CheckResult, opts: FormatOptions) -> list[str]:
     shown = r.items if opts.verbose else r.items[:_ITEMS_SHOWN]
     for item in shown:
         where = item.location()
-        lines.append(f"        - {where + ': ' if where else ''}{item.text}")
+        first, *rest = item.text.split("\n")
+        lines.append(f"{_INDENT}- {where + ': ' if where else ''}{first}")
+        lines.extend(f"{_INDENT}    {more}" for more in rest)  # a message's further lines stay with it
     if len(r.items) > len(shown):
-        lines.append(f"        ... {len(r.items) - len(shown)} more (use --verbose)")
+        lines.append(f"{_INDENT}... {len(r.items) - len(shown)} more (use --verbose)")
     if r.detail and (opts.verbose or (not r.items and r.status is not Status.SKIP)):
-        lines.extend("        | " + d for d in r.detail.splitlines()[-12:])
+        detail = r.detail.splitlines()
+        lines.extend(f"{_INDENT}| " + d for d in (detail if opts.verbose else detail[-_DETAIL_LINES:]))
     if r.next:
-        lines.extend("        next: " + n for n in r.next.splitlines())
+        lines.extend(f"{_INDENT}next: " + n for n in r.next.splitlines())
     return lines
 
 

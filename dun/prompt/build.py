@@ -53,8 +53,15 @@ class Prompt:
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": 1, "kind": "prompt", "sections": self.sections, "chars": len(self.text),
                 "over_budget": self.over_budget, "prompt": self.text,
-                "items": [{**e.result.to_dict(), "items": [i.to_dict() for i in e.result.items[: e.shown]],
-                           "items_folded": len(e.result.items) - e.shown} for e in self.entries]}
+                "items": [_entry_dict(e) for e in self.entries]}
+
+
+def _entry_dict(e: Entry) -> dict[str, Any]:
+    """The items as the prompt shows them: a check's own "... and N more" item is a count, not an item."""
+    real = [i for i in e.result.items if folded_count(i) is None]
+    shown = real[: e.shown]
+    return {**e.result.to_dict(), "items": [i.to_dict() for i in shown],
+            "items_folded": len(real) - len(shown) + _overflow(e.result.items)}
 
 
 def _overflow(items: list[Item]) -> int:

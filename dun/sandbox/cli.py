@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from dun.core.kinds import ExitCode
 from dun.sandbox.probe import MODES, SandboxError, resolve_mode
 from dun.sandbox.spec import SandboxSpec, wrap
 
-EXIT_CONFIG = 2
 EXIT_NOT_FOUND = 127
 
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None, err: IO[str] | None = None) -> int:
         line = command_line(list(sys.argv[1:] if argv is None else argv), stderr)
     except SandboxError as exc:
         print(f"dun {exc}", file=stderr)
-        return EXIT_CONFIG
+        return ExitCode.USAGE
     try:
         os.execvp(line[0], line)
     except OSError as exc:

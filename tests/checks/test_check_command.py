@@ -370,3 +370,118 @@ def test_exit_127_listed_in_warn_codes_warns(repo):
     result = check(repo, "type: command\ncommand: dun-no-such-tool-xyz\nwarn_codes: [127]")
     assert result.status is Status.WARN
     assert "127" in result.signal
+
+
+# --- env, shell, requires, {python} -------------------------------------------------------------------------------
+
+
+def test_env_sets_variables_for_the_command(repo):
+    result = check(repo, """\
+        type: command
+        command: 'echo "$GREETING $COUNT $FLAG"; test -n "$HOME"'
+        env: {GREETING: hello, COUNT: 3, FLAG: true}
+        """)
+    assert result.status is Status.PASS
+    assert result.detail == "hello 3 true"  # and the rest of the environment is kept (HOME)
+
+
+def test_shell_runs_the_command_with_another_shell_and_its_options(repo):
+    if shutil.which("bash") is None:
+        pytest.skip("needs bash")
+    bashism = check(repo, "type: command\nshell: bash\ncommand: '[[ 1 == 1 ]] && echo ok'")
+    assert bashism.status is Status.PASS and bashism.detail == "ok"
+    assert check(repo, "type: command\ncommand: 'false | true'").status is Status.PASS
+    strict = check(repo, "type: command\nshell: bash -eo pipefail -c\ncommand: 'false | true'")
+    assert strict.status is Status.FAIL
+
+
+def test_requires_skips_when_a_program_is_missing(repo):
+    result = check(repo, "type: command\ncommand: 'exit 1'\nrequires: [sh, dun-no-such-tool-xyz]")
+    assert result.status is Status.SKIP
+    assert result.signal == "not installed: dun-no-such-tool-xyz"
+    assert check(repo, "type: command\ncommand: 'exit 1'\nrequires: sh").status is Status.FAIL
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("env: {1BAD: x}", "checks[0].env: invalid environment variable name '1BAD'"),
+    ("env: {A: [1, 2]}", "checks[0].env: env.A: expected a string, got list"),
+    ("shell: '\"unclosed'", "checks[0].shell: invalid shell command line"),
+    ("parser: {type: junit-xml, pattern: x}", "'pattern' is for the lines and regex parsers, not 'junit-xml'"),
+    ("parser: {type: sarif, issue_fields: {text: m}}", "'issue_fields' is for the json and json-lines parsers"),
+    ("parser: {type: xml}", "must be one of 'lines', 'regex', 'json-lines', 'go-test-json', 'junit-xml'"),
+])
+def test_invalid_options_are_validation_errors(body, message):
+    parsed, errors = manifest(f"id: test\nchecks:\n  - id: c\n    type: command\n    command: 'true'\n    {body}\n")
+    assert parsed is None
+    assert any(message in e for e in errors), errors
+
+
+def test_python_placeholder_is_the_projects_interpreter(repo):
+    venv_python = repo / ".venv" / "bin" / "python"
+    write(repo, ".venv/bin/python", "#!/bin/sh\necho \"project python $*\"\n").chmod(0o755)
+    result = check(repo, """\
+        type: command
+        command: "{python} -m tool; exit 1"
+        next: "Run `{python} -m tool` again."
+        """)
+    assert result.detail == "project python -m tool"
+    assert result.next == "Run `.venv/bin/python -m tool` again."
+    assert venv_python.is_file()
+
+
+def test_missing_module_under_the_project_python_is_an_error_with_a_setup_step(repo):
+    write(repo, ".venv/bin/python", "#!/bin/sh\necho \"/x/.venv/bin/python: No module named pytest\"; exit 1\n"
+          ).chmod(0o755)
+    result = check(repo, "type: command\ncommand: '{python} -m pytest -q'")
+    assert result.status is Status.ERROR
+    assert result.signal == "pytest is not installed for .venv/bin/python (.venv)"
+    assert result.next == "Install pytest into the project's environment: `.venv/bin/python -m pip install pytest`, " \
+                          "then re-run."
+    plain = check(repo, "type: command\ncommand: 'echo No module named pytest; exit 1'")
+    assert plain.status is Status.FAIL  # a command that does not use {python} is judged by its exit code
+
+
+# --- parsers through the command --------------------------------------------------------------------------------
+
+
+def test_junit_report_file_written_by_the_command(repo):
+    write(repo, "report.xml", '<testsuite><testcase classname="m" name="t1"><failure message="it broke">'
+                              'm.py:3: in t1</failure></testcase><testcase name="t2"/></testsuite>')
+    write(repo, ".dun/cache/r.xml", "stale, from an earlier run")
+    result = check(repo, """\
+        type: command
+        command: test ! -e .dun/cache/r.xml && cp report.xml .dun/cache/r.xml && exit 1
+        parser: {type: junit-xml, file: .dun/cache/r.xml}
+        """)
+    assert result.status is Status.FAIL
+    assert result.items == [Item("m::t1: it broke", "m.py", 3)]
+    assert result.signal == "exit 1: 1 failed, 1 passed; m::t1: it broke"
+    assert (repo / ".dun/cache/.gitignore").read_text() == "*\n"
+    again = check(repo, "type: command\ncommand: 'exit 1'\nparser: {type: junit-xml, file: .dun/cache/r.xml}")
+    assert again.items == [] and "(dun: no report written to .dun/cache/r.xml)" in again.detail
+
+
+def test_fail_on_items_turns_a_work_queue_into_a_failure(repo):
+    body = """\
+        type: command
+        command: "echo '[{\\"id\\": \\"bd-7\\", \\"title\\": \\"Fix the parser\\"}]'"
+        parser: {type: json, issue_fields: {text: [id, title]}, fail_on_items: true}
+        """
+    result = check(repo, body)
+    assert result.status is Status.FAIL
+    assert result.items == [Item("bd-7 Fix the parser")]
+    assert result.signal == "1 item(s); bd-7 Fix the parser"
+    empty = check(repo, body.replace("[{", "[]#{"))
+    assert empty.status is Status.PASS
+
+
+def test_forced_colour_output_gives_clean_items_signal_and_detail(repo):
+    result = check(repo, r"""
+        type: command
+        command: |
+          printf '\033[1msrc/a.py\033[0m:3: \033[31mbad\033[0m\n\033[32mdone\033[0m\n'; exit 1
+        parser: {type: regex, pattern: '^(?P<file>[^:]+):(?P<line>\d+): (?P<text>.*)$'}
+        """)
+    assert result.items == [Item("bad", "src/a.py", 3)]
+    assert "\x1b" not in result.detail and "\x1b" not in result.signal
+    assert result.detail.splitlines() == ["src/a.py:3: bad", "done"]

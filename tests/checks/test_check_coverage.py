@@ -232,3 +232,99 @@ def test_absolute_data_file_path_outside_the_repo(measured, tmp_path):
     result = check(root, f"type: coverage\nfile: '{data}'\nthreshold: 50")
     assert result.status is Status.PASS, result.signal
     assert "coverage.json" in result.signal
+
+
+# --- coverage.py data the way `coverage report` counts it -------------------------------------------------------
+
+
+def _report_total(root: Path, *args: str) -> float:
+    out = subprocess.run([sys.executable, "-m", "coverage", "report", "--precision=1", *args], cwd=root,
+                         check=True, capture_output=True, text=True).stdout
+    return float(out.strip().splitlines()[-1].split()[-1].rstrip("%"))
+
+
+def _dun_total(signal: str) -> float:
+    match = re.match(r"(?:total )?([0-9.]+)%", signal)
+    assert match, signal
+    return float(match.group(1))
+
+
+@pytest.fixture
+def branchy(tmp_path: Path) -> Path:
+    root = tmp_path / "branchy"
+    for rel, text in {"pkg/__init__.py": "", "pkg/good.py": GOOD, "pkg/partial.py": PARTIAL, "run.py": DRIVER,
+                      "gen/generated.py": GENERATED, ".coveragerc": "[run]\nbranch = True\nsource = pkg,gen\n"
+                      }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_branch_coverage_is_counted_as_coverage_report_counts_it(branchy):
+    _coverage(branchy, "run", "run.py")
+    result = check(branchy, "type: coverage\nfile: .coverage\nthreshold: 90")
+    assert result.status is Status.FAIL
+    assert _dun_total(result.signal) == _report_total(branchy)  # lines and branches, not lines alone
+    assert "branches" in result.detail
+    partial = next(i for i in result.items if i.file == "pkg/partial.py")
+    assert "1 of 2 branches not taken" in partial.text
+
+
+def test_parallel_data_files_are_combined_in_memory(branchy):
+    write_driver = (branchy / "other.py")
+    write_driver.write_text("from pkg.partial import sign\nsign(-1)\n", encoding="utf-8")
+    _coverage(branchy, "run", "--parallel-mode", "run.py")
+    _coverage(branchy, "run", "--parallel-mode", "other.py")
+    parallel = {p: p.stat().st_mtime_ns for p in branchy.glob(".coverage.*")}
+    assert not (branchy / ".coverage").exists() and len(parallel) == 2
+    result = check(branchy, "type: coverage\nthreshold: 10")
+    assert result.status is Status.PASS
+    assert result.signal.endswith("(2 parallel files .coverage.*)")
+    assert {p: p.stat().st_mtime_ns for p in branchy.glob(".coverage.*")} == parallel  # combined in memory only
+    _coverage(branchy, "combine", "-q")
+    assert _dun_total(result.signal) == _report_total(branchy)
+
+
+def test_data_that_measured_nothing_fails_with_a_hint(repo):
+    import coverage
+
+    empty = coverage.CoverageData(basename=str(repo / ".coverage"))
+    empty.add_lines({})
+    empty.write()
+    result = check(repo, "type: coverage\nfile: .coverage\nnext: Run make coverage.")
+    assert result.status is Status.FAIL
+    assert result.signal == "coverage data measured nothing: 0 statements in 0 files (.coverage)"
+    assert "coverage run -m pytest" in result.detail
+    assert result.next == "Run make coverage."
+
+
+def test_a_failing_threshold_keeps_the_manifests_next(measured):
+    result = check(measured, "type: coverage\nfile: coverage.xml\nthreshold: 90\nnext: Run `make cov` and add tests.")
+    assert result.status is Status.FAIL
+    assert result.next == "Run `make cov` and add tests."
+
+
+def test_coverage_py_results_are_cached_per_data_fingerprint(branchy, monkeypatch):
+    import os
+    import time
+
+    from dun.checks.readers import coverage as readers
+
+    _coverage(branchy, "run", "run.py")
+    old = time.time() - 60  # older than the cache's racy window
+    for path in [branchy / ".coverage", *branchy.rglob("*.py"), branchy / ".coveragerc"]:
+        os.utime(path, (old, old))
+    first = check(branchy, "type: coverage\nthreshold: 10")
+    calls = []
+    real = readers.read_coveragepy_files
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(readers, "read_coveragepy_files", counting)
+    assert check(branchy, "type: coverage\nthreshold: 10").signal == first.signal
+    assert calls == []  # answered from the cache
+    (branchy / "pkg" / "good.py").write_text(GOOD + "\n\ndef more():\n    return 1\n", encoding="utf-8")
+    changed = check(branchy, "type: coverage\nthreshold: 10")
+    assert len(calls) == 1 and changed.signal != first.signal  # a changed source is analysed again

@@ -286,3 +286,61 @@ def test_suffix_glob_matches_files_inside_a_directory_of_that_name(repo):
     result = check(repo, "type: files\nrule: glob-max-count\nglob: '*.egg-info'\nmax: 0")
     assert result.status is Status.FAIL
     assert [i.file for i in result.items] == ["dun.egg-info/PKG-INFO"]
+
+
+# --- unique-ids and cross-reference -------------------------------------------------------------------------------
+
+
+def test_unique_ids_lists_every_later_definition_of_an_id(repo):
+    write(repo, "docs/reqs.md", "# Requirements\n- REQ-1 login\n- REQ-2 logout\n- REQ-10 audit\n")
+    write(repo, "docs/more.md", "Also: REQ-2 again, and REQ-3.\n")
+    result = check(repo, r"""
+        type: files
+        rule: unique-ids
+        glob: ["docs/*.md"]
+        pattern: '\bREQ-\d+\b'
+        """)
+    assert result.status is Status.FAIL
+    # files are read in path order: docs/more.md holds the first REQ-2
+    assert result.items == [Item("duplicate id REQ-2 (first at docs/more.md:1)", "docs/reqs.md", 3)]
+    assert result.signal.startswith("1 duplicate id(s) among 5: duplicate id REQ-2")
+    write(repo, "docs/more.md", "Also REQ-3.\n")
+    passed = check(repo, "type: files\nrule: unique-ids\nglob: ['docs/*.md']\npattern: '^- (?P<id>REQ-\\d+)'")
+    assert passed.status is Status.PASS and passed.signal == "3 ids, all unique"
+
+
+def test_cross_reference_needs_every_id_mentioned_in_the_references(repo):
+    write(repo, "docs/reqs.md", "- REQ-1 login\n- REQ-2 logout\n- REQ-10 audit\n")
+    write(repo, "tests/test_auth.py", "def test_login():  # REQ-1\n    pass\n# covers REQ-10\n")
+    result = check(repo, r"""
+        type: files
+        rule: cross-reference
+        glob: ["docs/reqs.md"]
+        pattern: 'REQ-\d+'
+        references: ["tests/**/*.py"]
+        """)
+    assert result.status is Status.FAIL
+    assert result.items == [Item("REQ-2 is not referenced in tests/**/*.py", "docs/reqs.md", 2)]
+    assert result.signal == "1 of 3 id(s) not referenced in tests/**/*.py: REQ-2"
+    write(repo, "tests/test_out.py", "# REQ-2\n")
+    assert check(repo, "type: files\nrule: cross-reference\nglob: [docs/reqs.md]\npattern: 'REQ-\\d+'\n"
+                       "references: ['tests/**/*.py']").status is Status.PASS
+
+
+def test_cross_reference_does_not_count_the_definition_itself(repo):
+    write(repo, "SPEC.md", "## REQ-1\nThe login.\n## REQ-2\nSee REQ-1.\n")
+    result = check(repo, "type: files\nrule: cross-reference\nglob: [SPEC.md]\npattern: '^## (REQ-\\d+)'\n"
+                         "references: [SPEC.md]")
+    assert result.items == [Item("REQ-2 is not referenced in SPEC.md", "SPEC.md", 3)]
+
+
+def test_id_rules_need_their_fields():
+    parsed, errors = manifest("""\
+        id: test
+        checks:
+          - {id: a, type: files, rule: cross-reference, glob: [x.md], pattern: 'X-\\d+'}
+          - {id: b, type: files, rule: unique-ids, glob: [x.md]}
+        """)
+    assert parsed is None
+    assert any("checks[0].references: rule 'cross-reference' needs 'references'" in e for e in errors), errors
+    assert any("checks[1].pattern: rule 'unique-ids' needs 'pattern'" in e for e in errors), errors

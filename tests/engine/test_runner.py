@@ -4,9 +4,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import write
 
 from dun.cli.commands.check import CheckOptions, build_report
+from dun.core.errors import UsageError
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.manager import make_manager
@@ -141,6 +143,31 @@ def test_only_and_skip_select_by_id_or_plugin(repo: Path) -> None:
     assert ids == ["one"]
     ids = [r.id for r in build_report(open_session(repo), CheckOptions(skip=["p", "git"])).results]
     assert "one" not in ids and "git-status" not in ids
+
+
+def test_comma_lists_are_split(repo: Path) -> None:
+    write(repo, ".dun/plugins/p.yaml", "id: p\nchecks:\n"
+          "  - {id: one, type: files, rule: path-exists, paths: [README.md]}\n"
+          "  - {id: two, type: files, rule: path-exists, paths: [README.md]}\n"
+          "  - {id: three, type: files, rule: path-exists, paths: [README.md]}\n")
+    report = build_report(open_session(repo), CheckOptions(only=["one, two", "git-status"], skip=["two,"]))
+    assert [r.id for r in report.results] == ["one", "git-status"]
+
+
+@pytest.mark.parametrize(("only", "skip", "message"), [
+    (["gitstatus"], [], "--only 'gitstatus' matches no check (did you mean 'git-status'?); `dun list` shows them"),
+    (["git-status,mision-boxes"], [], "--only 'mision-boxes' matches no check (did you mean 'mission-boxes'?)"),
+    ([], ["nothing*"], "--skip 'nothing*' matches no check; `dun list` shows them"),
+    (["go"], [], "--only 'go': its plugin is disabled (plugins.disabled)"),
+])
+def test_patterns_that_match_no_check_are_usage_errors(repo: Path, only: list[str], skip: list[str],
+                                                       message: str) -> None:
+    write(repo, ".dun/config.yaml", "plugins:\n  disabled: [go]\n")
+    write(repo, "MISSION.md", "- [ ] x\n")
+    with pytest.raises(UsageError) as caught:
+        build_report(open_session(repo), CheckOptions(only=only, skip=skip))
+    assert message in str(caught.value)
+    assert caught.value.exit_code == 2
 
 
 def test_warn_is_actionable_only_when_strict(repo: Path) -> None:

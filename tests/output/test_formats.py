@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 from dun.engine.model import CheckResult, Item, Report, Status
 from dun.output import github, jsonfmt, junit, llm, text
@@ -71,3 +74,89 @@ def test_github_annotations_carry_file_line_and_escape() -> None:
     assert "::error file=tests/test_a.py,line=12,title=dun tests::assert 1 == 2" in lines
     assert "::warning file=docs/x.md,title=dun docs::missing: docs/x.md, with comma" in lines
     assert "::error title=dun cov::coverage.xml: not well-formed" in lines
+
+
+# --- untrusted text: escape codes and control characters, in every format -------------------------------------------
+
+HOSTILE_TEXT = "\x1b[1m\x1b[31mE   assert 1 == 2\x1b[0m bell\x07 nul\x00 #x1B[31mred#x1B[0m \x1b]0;title\x07done"
+
+
+def hostile() -> Report:
+    many = [Item(f"finding {n}", f"src/f{n}.py", n) for n in range(1, 56)]
+    results = [
+        CheckResult(id="tests", plugin="python", type="command", status=Status.FAIL, priority=10,
+                    signal="exit 1: \x1b[31m1 failed\x1b[0m\nsecond line", detail="\n".join(
+                        [f"tail {n} \x1b[2mdim\x1b[0m" for n in range(1, 41)]), next="fix it\x0c now",
+                    items=[Item(HOSTILE_TEXT + "\n  - bbb\n  + aaa", "tests/t\udcff.py", 3),
+                           Item("no file for this one 100% sure, really: yes")]),
+        CheckResult(id="lint", plugin="lint", type="command", status=Status.WARN, priority=60, signal="55 findings",
+                    items=many),
+    ]
+    return Report(root=Path("/r"), results=results, duration_s=0.5)
+
+
+def _clean(text: str) -> bool:
+    return not any(ch in text for ch in "\x1b\x00\x07\x0c") and "#x1B" not in text
+
+
+def test_text_strips_escape_codes_and_keeps_message_lines_together() -> None:
+    out = text.render(hostile(), FormatOptions())
+    assert _clean(out)
+    assert "        - tests/t\udcff.py:3: E   assert 1 == 2 bell\ufffd nul\ufffd red done\n" \
+           "              - bbb\n              + aaa\n" in out
+    tail = [line for line in out.splitlines() if line.strip().startswith("| tail")]
+    assert len(tail) == 0  # items shown: the output tail only with --verbose
+    verbose = text.render(hostile(), FormatOptions(verbose=True))
+    assert len([line for line in verbose.splitlines() if line.strip().startswith("| tail")]) == 40  # all of it
+
+
+def test_llm_strips_escape_codes() -> None:
+    out = llm.render(hostile(), FormatOptions())
+    assert _clean(out)
+    assert "[HIGH] tests fail: exit 1: 1 failed second line" in out.splitlines()
+
+
+def test_junit_is_valid_for_a_junit_reader_whatever_the_tools_printed() -> None:
+    from junitparser import Failure, JUnitXml
+
+    document = junit.render(hostile(), FormatOptions())
+    xml = JUnitXml.fromstring(document.encode("utf-8"))
+    suite = next(iter(xml))
+    assert (suite.name, suite.tests, suite.failures, suite.errors) == ("dun", 2, 1, 0)
+    case = next(c for c in suite if c.name == "tests")
+    [failure] = [r for r in case.result if isinstance(r, Failure)]
+    assert failure.message == "exit 1: 1 failed\nsecond line"
+    assert "E   assert 1 == 2 bell\ufffd nul\ufffd red done" in (failure.text or "")
+    assert _clean(document)
+
+
+ANNOTATION = re.compile(r"^::(error|warning) (file=[^,:\s]+,(line=\d+,)?)?title=[^:,]+::[^\r\n]*$")
+
+
+def test_github_annotations_are_well_formed_and_never_drop_an_item() -> None:
+    lines = github.render(hostile(), FormatOptions()).splitlines()
+    annotations, summary = lines[:-1], lines[-1]
+    assert all(ANNOTATION.match(line) for line in annotations), [a for a in annotations if not ANNOTATION.match(a)]
+    assert _clean("\n".join(annotations))
+    tests = [a for a in annotations if "title=dun tests::" in a]
+    assert len(tests) == 2
+    assert tests[0].startswith("::error file=tests/t\udcff.py,line=3,title=dun tests::E   assert 1 == 2")
+    assert tests[0].endswith("%0A  - bbb%0A  + aaa")
+    assert tests[1] == "::error title=dun tests::no file for this one 100%25 sure, really: yes"
+    lint = [a for a in annotations if "title=dun lint::" in a]
+    assert len(lint) == 51 and lint[-1] == "::warning title=dun lint::... and 5 more: 55 findings"
+    assert summary.startswith("1 actionable")
+
+
+def test_json_matches_its_schema_and_holds_no_control_characters() -> None:
+    import jsonschema
+
+    schema = json.loads((Path(jsonfmt.__file__).parent / "report.schema.json").read_text())
+    for report in (sample(), hostile()):
+        data = json.loads(jsonfmt.render(report, FormatOptions()))
+        jsonschema.validate(data, schema)
+    data = json.loads(jsonfmt.render(hostile(), FormatOptions()))
+    assert data["checks"][0]["items"][0]["text"].startswith("E   assert 1 == 2 bell\ufffd nul\ufffd red done")
+    bad = {**data, "checks": [{**data["checks"][0], "signal": "escape \x1b[31m"}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)  # the schema itself refuses control characters

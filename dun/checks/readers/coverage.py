@@ -7,92 +7,39 @@ import json
 import os
 import posixpath
 import re
-import sqlite3
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from itertools import groupby
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
+from dun.checks.readers.coveragepy import SQLITE_MAGIC
+from dun.checks.readers.covmodel import (
+    CoverageDataError,
+    CoverageReport,
+    FileCoverage,
+    _error,
+    _from_lines,
+    _head,
+    _hits,
+    _Paths,
+    line_ranges,
+)
+
+__all__ = ["FORMATS", "CoverageDataError", "CoverageReport", "FileCoverage", "detect_format", "line_ranges",
+           "read_coverage", "read_coveragepy_files"]
+
 FORMATS = ("coveragepy", "json", "cobertura", "lcov", "go")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 _GO_MODE = re.compile(r"mode: (set|count|atomic)\s*$")
 _GO_BLOCK = re.compile(r"(.+):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)")
 _LCOV_KEY = re.compile(r"[A-Z][A-Z_]*:")
-# coverage.py config files in its search order, with the text that shows a file configures coverage.
-_RCS = {
-    ".coveragerc": "",
-    "setup.cfg": "[coverage:",
-    "tox.ini": "[coverage:",
-    "pyproject.toml": "[tool.coverage",
-}
 # Markup that could define entities (XML bombs, external entities); checked in UTF-8 and UTF-16 encodings.
 _XML_FORBIDDEN = [m.encode(e) for m in ("<!DOCTYPE", "<!ENTITY") for e in ("utf-8", "utf-16-le", "utf-16-be")]
-
-
-class CoverageDataError(Exception):
-    """Unreadable coverage data: a one-line message naming the file and cause."""
-
-
-@dataclass
-class FileCoverage:
-    path: str
-    statements: int
-    missing: list[int]
-    # Uncovered statement count when it differs from len(missing): Go counts statements per block, not line.
-    missing_statements: int | None = None
-
-    @property
-    def covered(self) -> int:
-        missed = len(self.missing) if self.missing_statements is None else self.missing_statements
-        return max(self.statements - missed, 0)
-
-    @property
-    def percent(self) -> float:
-        return 100.0 * self.covered / self.statements if self.statements else 100.0
-
-
-@dataclass
-class CoverageReport:
-    format: str
-    source: str
-    files: list[FileCoverage]
-    # Recorded files that could not be analysed (coveragepy: the source file no longer exists).
-    skipped: list[str] = field(default_factory=list)
-
-    @property
-    def percent(self) -> float:
-        statements = sum(f.statements for f in self.files)
-        return 100.0 * sum(f.covered for f in self.files) / statements if statements else 100.0
-
-
-def _error(path: Path, cause: object) -> CoverageDataError:
-    return CoverageDataError(f"{path}: {' '.join(str(cause).split())}")
-
-
-def line_ranges(lines: Sequence[int]) -> str:
-    """Compress line numbers: [1, 2, 3, 7, 9, 10] -> "1-3, 7, 9-10"."""
-    # Consecutive numbers share the same (number - position) key.
-    runs = [[n for _, n in g] for _, g in groupby(enumerate(sorted(set(lines))), lambda t: t[1] - t[0])]
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
-
-
-def _head(path: Path, size: int = 4096) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(size)
-    except OSError as exc:
-        raise _error(path, exc.strerror or exc) from None
-    if not head:
-        raise _error(path, "empty file")
-    return head
 
 
 def detect_format(path: Path) -> str:
     """Guess the format from the first bytes, falling back to the file name."""
     head = _head(path)
-    if head.startswith(_SQLITE_MAGIC):
+    if head.startswith(SQLITE_MAGIC):
         return "coveragepy"
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     first = text.split("\n", 1)[0].rstrip("\r")
@@ -114,87 +61,10 @@ def detect_format(path: Path) -> str:
     raise _error(path, "unknown coverage format")
 
 
-class _Paths:
-    """Normalises recorded paths: relative to root when under it, '/' separators."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root.absolute()
-        forms = {self.root.as_posix(), root.resolve().as_posix()}
-        self._prefixes = [f.rstrip("/") + "/" for f in sorted(forms, key=len, reverse=True)]
-
-    def __call__(self, recorded: str) -> str:
-        p = posixpath.normpath(recorded.replace("\\", "/"))
-        for prefix in self._prefixes:
-            if p.startswith(prefix):
-                return p[len(prefix) :]
-        return p
-
-
-def _from_lines(by_file: dict[str, dict[int, bool]]) -> list[FileCoverage]:
-    return [
-        FileCoverage(path, len(lines), sorted(n for n, hit in lines.items() if not hit))
-        for path, lines in by_file.items()
-    ]
-
-
-def _hits(value: str | None) -> bool:
-    # Some tools write hit counts as floats ("1.0"); only "was it run" matters here.
-    try:
-        return float(value or "") > 0
-    except ValueError:
-        raise ValueError(f"bad hit count {value!r}") from None
-
-
 def _read_coveragepy(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
-    if not _head(path).startswith(_SQLITE_MAGIC):
-        raise _error(path, "not a SQLite database (coverage.py data file)")
-    # Check read-only first: coverage.py (before 7.17's read_only) writes its schema into a foreign database.
-    try:
-        uri = f"{path.absolute().as_uri()}?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
-            db.execute("select version from coverage_schema").fetchone()
-    except sqlite3.Error as exc:
-        raise _error(path, f"not a coverage.py data file: {exc}") from exc
-    import coverage  # slow to import; only needed for this format
-    from coverage.exceptions import CoverageException
+    from dun.checks.readers.coveragepy import read_coveragepy
 
-    try:
-        recorded = coverage.CoverageData(basename=str(path.absolute()))
-        recorded.read()
-        measured = sorted(recorded.measured_files())
-        # Analyse an in-memory copy keyed by absolute path: relative_files data then resolves against root
-        # without os.chdir (checks run in threads), and the user's data file is never written to.
-        cov = coverage.Coverage(data_file=None, config_file=_coverage_rc(paths.root))
-        cov.set_option("run:relative_files", False)
-        names = {f: str(paths.root / f) for f in measured}  # an absolute f stays as it is
-        data = cov.get_data()
-        if recorded.has_arcs():
-            data.add_arcs({names[f]: recorded.arcs(f) or [] for f in measured})
-        else:
-            data.add_lines({names[f]: recorded.lines(f) or [] for f in measured})
-        data.add_file_tracers({names[f]: t for f in measured if (t := recorded.file_tracer(f))})
-    except CoverageException as exc:
-        raise _error(path, exc) from exc
-    files: list[FileCoverage] = []
-    skipped: list[str] = []
-    for name in measured:
-        try:
-            _, statements, _, missing, _ = cov.analysis2(names[name])
-        except (CoverageException, OSError):
-            skipped.append(paths(names[name]))  # source gone or unparsable: no statement count to report
-            continue
-        files.append(FileCoverage(paths(names[name]), len(statements), missing))
-    return files, skipped
-
-
-def _coverage_rc(root: Path) -> str | bool:
-    # Use the project's own settings (exclusions change statement counts), found the way `coverage` does.
-    for name, marker in _RCS.items():
-        candidate = root / name
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            if candidate.is_file() and marker in candidate.read_text(encoding="utf-8"):
-                return str(candidate)
-    return False
+    return read_coveragepy([path], paths)
 
 
 def _read_json(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
@@ -209,10 +79,12 @@ def _read_json(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]
     try:
         for name, entry in entries.items():
             missing = sorted(int(n) for n in entry["missing_lines"])
-            statements = entry.get("summary", {}).get("num_statements")
+            summary = entry.get("summary", {})
+            statements = summary.get("num_statements")
             if statements is None:
                 statements = len(entry["executed_lines"]) + len(missing)
-            files.append(FileCoverage(paths(name), int(statements), missing))
+            files.append(FileCoverage(paths(name), int(statements), missing, branches=int(summary.get(
+                "num_branches", 0)), missing_branches=int(summary.get("missing_branches", 0))))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _error(path, f"malformed coverage.py JSON report: {type(exc).__name__}: {exc}") from exc
     return files, []
@@ -381,3 +253,19 @@ def read_coverage(path: Path, root: Path, fmt: str = "auto") -> CoverageReport:
         raise _error(path, f"{kind} data unreadable: {type(exc).__name__}: {exc}") from exc
     files.sort(key=lambda f: f.path)
     return CoverageReport(kind, str(path), files, sorted(skipped))
+
+
+def read_coveragepy_files(data_files: list[Path], root: Path) -> CoverageReport:
+    """coverage.py data files combined in memory (parallel mode), as `coverage combine` then `report` count them."""
+    from dun.checks.readers.coveragepy import read_coveragepy
+
+    for path in data_files:
+        _head(path)
+    try:
+        files, skipped = read_coveragepy(data_files, _Paths(root))
+    except CoverageDataError:
+        raise
+    except Exception as exc:  # the contract is one exception type; keep the cause in the message
+        raise _error(data_files[0], f"coveragepy data unreadable: {type(exc).__name__}: {exc}") from exc
+    files.sort(key=lambda f: f.path)
+    return CoverageReport("coveragepy", ", ".join(str(p) for p in data_files), files, sorted(skipped))

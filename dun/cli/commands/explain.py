@@ -19,7 +19,7 @@ def run_explain(check_id: str, path: str | None, as_json: bool) -> int:
     check = catalog.find(check_id)
     if check is None:
         known = [c.id for c in catalog.checks]
-        raise UsageError(f"no check '{check_id}'{did_you_mean(check_id, known)}; `dun check --format llm` lists them")
+        raise UsageError(f"no check '{check_id}'{did_you_mean(check_id, known)}; `dun list` shows every check")
     manifest = catalog.manifest(check.plugin)
     ctype = catalog.types[check.type]
     data = {

@@ -28,7 +28,7 @@ _CRON_FIELD = re.compile(r"^[0-9*/,\-]+$")
 
 
 def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str | None = None,
-             budget: float = 5.0, parallel: int = 2) -> int:
+             budget: float = 5.0, parallel: int = 2, agents_md: bool = False) -> int:
     root = find_repo(path).root
     if ci is not None:
         return _init_ci(root, ci, force, schedule, budget, parallel)
@@ -37,7 +37,14 @@ def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str
     templates = data_dir("templates")
     targets = {root / dest: templates / name for name, dest in SCAFFOLD.items()}
     existing = [str(t.relative_to(root)) for t in targets if t.exists()]
-    if existing and not force:
+    if agents_md:  # the AGENTS.md section alone is fine for a repository that already has dun's files
+        from dun.cli.commands.agents_md import AGENTS_FILE, write_agents_section
+
+        sys.stdout.write(f"{write_agents_section(root)} {AGENTS_FILE} (the dun section)\n")
+        if existing and not force:
+            sys.stdout.write(f"kept {', '.join(existing)} (use --force to overwrite)\n")
+            targets = {dest: src for dest, src in targets.items() if not dest.exists()}
+    if existing and not force and not agents_md:
         raise UsageError(f"refusing to overwrite {', '.join(existing)} (use --force)")
     for dest, src in targets.items():
         dest.parent.mkdir(parents=True, exist_ok=True)

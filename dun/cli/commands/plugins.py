@@ -26,16 +26,20 @@ def run_list(path: str | None, as_json: bool) -> int:
         data = {"python": [p.to_dict() for p in python_plugins], "manifests": manifests}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return ExitCode.OK
+    # Columns as wide as their longest entry: plugin names such as `builtin:checks.git_status` vary a lot.
+    name_w = max([len(p.name) for p in python_plugins] + [len(m["id"]) for m in manifests] + [4])
+    source_w = max([len(p.source) for p in python_plugins] + [6])
+    origin_w = max([len(m["origin"]) for m in manifests] + [6])
     lines = ["Python plugins:"]
     for p in python_plugins:
-        lines.append(f"  {p.name:24} {p.source:12} hooks: {', '.join(p.hooks)}")
+        lines.append(f"  {p.name:{name_w}}  {p.source:{source_w}}  hooks: {', '.join(p.hooks)}")
     lines.append("YAML manifests (later layers override earlier ones by id):")
     for m in manifests:
         state = "" if m["enabled"] else " [disabled]"
-        lines.append(f"  {m['id']:24} {m['origin']:8} {m['source']}{state}")
-        lines.append(f"  {'':24} checks: {', '.join(m['checks'])}")
+        lines.append(f"  {m['id']:{name_w}}  {m['origin']:{origin_w}}  {m['source']}{state}")
+        lines.append(f"  {'':{name_w}}  checks: {', '.join(m['checks'])}")
         for old in m["overrides"]:
-            lines.append(f"  {'':24} overrides {old}")
+            lines.append(f"  {'':{name_w}}  overrides {old}")
     sys.stdout.write("\n".join(lines) + "\n")
     return ExitCode.OK
 

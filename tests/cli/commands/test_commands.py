@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write
+from conftest import git, write
 
 from dun.cli.main import cli, main
 
@@ -30,15 +30,39 @@ def test_init_scaffolds_and_refuses_to_overwrite(repo: Path) -> None:
     assert (repo / "MISSION.md").read_text() != "# mine\n"
 
 
-def test_init_output_is_a_valid_working_setup(repo: Path) -> None:
+@pytest.mark.parametrize("readme", ["README.md", "README.rst", "README"])
+def test_day_one_after_init_is_clean(repo: Path, readme: str) -> None:
+    if readme != "README.md":
+        git(repo, "mv", "README.md", readme)
+    write(repo, "app.py", "x = 1  # XXX: a marker an ordinary repository has\n")
     invoke(["init", str(repo)])
     code, out, _ = invoke(["plugins", "validate", str(repo / ".dun/plugins/example.yaml")])
-    assert code == 0 and "ok, plugin 'example' with 2 check(s)" in out
+    assert code == 0 and "ok, plugin 'example' with 1 check(s)" in out
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "dun init")
     code, out, _ = invoke(["check", str(repo), "--format", "json"])
-    data = json.loads(out)
-    ids = {c["id"]: c["status"] for c in data["checks"]}
-    assert ids["readme"] == "pass"
-    assert ids["mission-boxes"] == "fail"
+    statuses = {c["id"]: (c["status"], c["signal"]) for c in json.loads(out)["checks"]}
+    assert statuses["readme"][0] == "pass"
+    assert statuses["mission-boxes"] == ("pass", "0/0 boxes done")  # the template's example boxes are no work
+    assert statuses["git-status"][0] == "pass"
+    assert code == 0
+
+
+def test_init_agents_md_writes_one_section_and_keeps_the_rest(repo: Path) -> None:
+    code, out, _ = invoke(["init", str(repo), "--agents-md"])
+    assert code == 0 and "created AGENTS.md (the dun section)" in out
+    first = (repo / "AGENTS.md").read_text()
+    assert first.startswith("# Agents\n\n<!-- dun:begin") and "`dun task ID`" in first
+    code, out, _ = invoke(["init", str(repo), "--agents-md"])  # scaffold exists: kept, not an error
+    assert code == 0 and "unchanged AGENTS.md" in out and "kept .dun/config.yaml" in out
+    (repo / "AGENTS.md").write_text("# Our agents\n\nUse tabs.\n")
+    invoke(["init", str(repo), "--agents-md"])
+    text = (repo / "AGENTS.md").read_text()
+    assert text.startswith("# Our agents\n\nUse tabs.\n\n<!-- dun:begin")
+    (repo / "AGENTS.md").write_text(text.replace("How to work:", "How NOT to work:") + "\nAfter.\n")
+    invoke(["init", str(repo), "--agents-md"])
+    assert (repo / "AGENTS.md").read_text() == text + "\nAfter.\n"  # only the section is rewritten
+    assert main(["init", str(repo)]) == 2  # without --agents-md an existing scaffold still refuses
 
 
 def test_explain_shows_definition_and_origin(repo: Path) -> None:
@@ -57,7 +81,9 @@ def test_explain_shows_definition_and_origin(repo: Path) -> None:
 
 def test_explain_unknown_check_suggests(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "git-statu", "-C", str(repo)]) == 2
-    assert "no check 'git-statu' (did you mean 'git-status'?)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no check 'git-statu' (did you mean 'git-status'?)" in err
+    assert "`dun list` shows every check" in err and "--format llm" not in err
 
 
 def test_plugins_validate_reports_every_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,6 +106,16 @@ def test_plugins_list_shows_python_and_yaml_plugins(repo: Path) -> None:
     assert names["builtin:agents.claude"]["hooks"] == ["dun_agents"]
     assert names["builtin:output.text"]["source"] == "builtin"
     assert {m["id"] for m in data["manifests"]} >= {"git", "python", "go", "helix", "mission"}
+
+
+def test_plugins_list_columns_line_up(repo: Path) -> None:
+    _code, out, _ = invoke(["plugins", "list", str(repo)])
+    lines = out.splitlines()
+    python = lines[1:lines.index("YAML manifests (later layers override earlier ones by id):")]
+    assert len({line.index(" builtin ") for line in python}) == 1
+    assert len({line.index("hooks: ") for line in python}) == 1
+    manifests = [line for line in lines if line.endswith(".yaml")]
+    assert len({line.index(" builtin ") for line in manifests}) == 1
 
 
 def test_entry_point_plugins_are_loaded(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

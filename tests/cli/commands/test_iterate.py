@@ -143,3 +143,45 @@ def test_bad_flags_are_usage_errors(project: Path) -> None:
     assert proc.returncode == 2 and "Invalid value for '-a' / '--automation'" in proc.stderr
     proc = dun(["iterate", "--max-prompt-chars", "10"], project)
     assert proc.returncode == 2 and "at least 1000" in proc.stderr
+
+
+def test_the_gitignore_iterate_creates_is_not_work(repo: Path) -> None:
+    write(repo, "MISSION.md", "# Mission\n\n## Tasks\n- [ ] ship it\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "mission")
+    assert not (repo / ".dun").exists()
+    assert dun(["iterate"], repo).returncode == 0
+    assert (repo / ".dun" / ".gitignore").is_file()  # dun's own runtime files stay out of git
+    proc = dun(["check", "--format", "json", "--only", "git-status"], repo)
+    status = json.loads(proc.stdout)["checks"][0]
+    assert (status["status"], status["items"]) == ("pass", [])
+
+
+def test_mistyped_only_is_a_usage_error_not_all_pass(project: Path) -> None:
+    proc = dun(["iterate", "--only", "tset,mission-boxes"], project)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "--only 'tset' matches no check" in proc.stderr
+    assert dun(["iterate", "--only", "tests,mission-boxes"], project).returncode == 0
+
+
+def test_json_counts_folded_items_including_a_checks_own_overflow(project: Path) -> None:
+    write(project, "MISSION.md", "# Mission\n" + "".join(f"- [ ] box {n}\n" for n in range(250)))
+    write(project, ".dun/plugins/p.yaml", """\
+id: p
+priority: 5
+checks:
+  - id: tests
+    type: command
+    command: "seq 1 30; exit 1"
+    parser: {type: lines, max_items: 10}
+""")
+    data = json.loads(dun(["iterate", "--format", "json"], project).stdout)
+    entries = {e["id"]: e for e in data["items"]}
+    tests = entries["tests"]  # HIGH: every item shown, the check's own "... and 20 more" is a count
+    assert [i["text"] for i in tests["items"]] == [str(n) for n in range(1, 11)]
+    assert tests["items_folded"] == 20
+    boxes = entries["mission-boxes"]  # 200 items + "... and 50 more"; 20 shown by default
+    assert len(boxes["items"]) == 20
+    assert boxes["items_folded"] == 230
+    assert "- ... and 230 more boxes in MISSION.md" in data["prompt"]

@@ -1,0 +1,154 @@
+"""`go-test-json`: the event stream of `go test -json` (also gotestsum's `--jsonfile`), plus the compiler's
+`file:line:col: message` lines that `go test` prints outside the stream when a package does not build.
+
+Go prints test messages relative to the package directory (`calc_test.go:12:`); items carry the path from the
+repository root (`internal/calc/calc_test.go`), found from the package's import path and the module's go.mod.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
+from dun.engine.model import Item
+from dun.engine.sanitize import strip_ansi
+
+_COMPILE = re.compile(r"^(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<text>.+)$")
+_MESSAGE = re.compile(r"^(?P<indent>\s+)(?P<file>[\w.+-]+\.go):(?P<line>\d+): (?P<text>.*)$")
+_PANIC_FRAME = re.compile(r"^\s+(?P<file>/\S+\.go):(?P<line>\d+)")
+_NOISE = re.compile(r"^(=== (RUN|PAUSE|CONT|NAME)|--- (FAIL|PASS|SKIP)|FAIL|PASS|ok\s|coverage:|\?\s)")
+
+
+class GoTestParser(LineParser):
+    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+        super().__init__(options, ctx)
+        self.output: dict[tuple[str, str], list[str]] = {}  # (package, test) -> its output lines
+        self.failed: list[tuple[str, str]] = []  # failed tests and packages ("" test), in order
+        self.tests = {"pass": 0, "fail": 0, "skip": 0}
+        self.compile: list[tuple[str, int, str]] = []  # (file relative to cwd, line, message)
+        self.build_failed: set[str] = set()
+
+    def feed(self, line: str) -> None:
+        line = strip_ansi(line)
+        if not line.startswith("{"):
+            self._plain(line)
+            return
+        try:
+            event = json.loads(line)
+        except ValueError:
+            self._plain(line)
+            return
+        if not isinstance(event, dict):
+            return
+        action, package, test = event.get("Action"), str(event.get("Package") or ""), str(event.get("Test") or "")
+        if action == "build-output":  # Go 1.24 puts compiler output into the stream
+            self._plain(str(event.get("Output") or "").rstrip("\n"))
+        elif action == "output":
+            text = str(event.get("Output") or "").rstrip("\n")
+            if text.startswith("FAIL") and "[build failed]" in text:
+                self.build_failed.add(package)
+            self.output.setdefault((package, test), []).append(text)
+        elif action in ("pass", "fail", "skip") and test:
+            self.tests[action] += 1
+            if action == "fail":
+                self.failed.append((package, test))
+        elif action == "fail":
+            self.failed.append((package, ""))
+
+    def _plain(self, line: str) -> None:
+        if line.startswith("# "):  # the compiler's header before a package's errors: `# example.com/m/pkg [...]`
+            self.build_failed.add(line[2:].split(" ", 1)[0])
+            return
+        match = _COMPILE.match(line.strip())
+        if match and len(self.compile) < 10_000:
+            self.compile.append((match["file"], int(match["line"]), match["text"]))
+
+    def result(self) -> Parsed:
+        ctx = self.ctx
+        modules = _Modules(ctx)
+        items = [Item(text=bounded(f"build error: {text}"), file=repo_path(f, ctx), line=n)
+                 for f, n, text in self.compile]
+        failed_tests = {(p, t) for p, t in self.failed if t}
+        for package, test in self.failed:
+            if test and any(t.startswith(test + "/") for p, t in failed_tests if p == package):
+                continue  # the parent of a failed subtest: the subtest is the item
+            if not test and (any(p == package for p, _ in failed_tests) or (package in self.build_failed
+                                                                            and self.compile)):
+                continue  # its failing tests, or its compile errors, are the items
+            items.append(self._item(package, test, modules, ctx))
+        parts = [f"{self.tests['fail']} failed", f"{self.tests['pass']} passed", f"{self.tests['skip']} skipped"]
+        summary = ", ".join(p for p in parts if not p.startswith("0 ")) or "no tests ran"
+        if self.build_failed:
+            summary += f"; {plural(len(self.build_failed), 'package')} failed to build"
+        return Parsed(items, summary=summary)
+
+    def _item(self, package: str, test: str, modules: _Modules, ctx: ParseContext) -> Item:
+        lines = self.output.get((package, test), [])
+        directory = modules.directory(package)
+        messages: list[str] = []
+        where: tuple[str, int] | None = None
+        for text in lines:
+            match = _MESSAGE.match(text)
+            if match:
+                if where is None:
+                    path = repo_path(f"{directory}/{match['file']}" if directory else match["file"], ctx)
+                    where = (path or match["file"], int(match["line"]))
+                messages.append(match["text"])
+            elif messages and text.startswith(" ") and text.strip() and not _NOISE.match(text.strip()):
+                messages.append(text.strip())  # a continuation line of the message above
+        if where is None:  # a panic: its message, and the first frame inside the repository
+            for text in lines:
+                frame = _PANIC_FRAME.match(text)
+                path = repo_path(frame["file"], ctx) if frame else None
+                if frame and path and not path.startswith("/"):
+                    where = (path, int(frame["line"]))
+                    break
+            panic = [t.strip() for t in lines if t.strip().startswith("panic:")]
+            messages = panic[:2] or [t.strip() for t in lines if t.strip() and not _NOISE.match(t.strip())][:5]
+        name = f"{test} ({package})" if test else f"package {package}"
+        text = f"{name}: " + ("\n".join(messages) if messages else "failed")
+        if where is None:
+            return Item(text=bounded(text), file=repo_path(directory, ctx) if directory else None)
+        return Item(text=bounded(text), file=where[0], line=where[1])
+
+
+class _Modules:
+    """Import path -> directory relative to the command's directory, from the go.mod there or above it."""
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.module, self.base = "", ""
+        here: Path = ctx.cwd
+        for candidate in (here, *here.parents):
+            mod = candidate / "go.mod"
+            if mod.is_file():
+                self.module = _module_path(mod)
+                self.base = _relative(candidate, ctx.cwd)
+                break
+            if candidate == ctx.root:
+                break
+
+    def directory(self, package: str) -> str:
+        if not self.module or not (package == self.module or package.startswith(self.module + "/")):
+            return ""
+        sub = package[len(self.module):].lstrip("/")
+        return "/".join(p for p in (self.base, sub) if p) or "."
+
+
+def _module_path(mod: Path) -> str:
+    try:
+        for line in mod.read_text(encoding="utf-8", errors="replace").splitlines():
+            words = line.split("//", 1)[0].split()
+            if len(words) == 2 and words[0] == "module":
+                return words[1].strip('"`')
+    except OSError:
+        pass
+    return ""
+
+
+def _relative(directory: Path, cwd: Path) -> str:
+    """`directory` (cwd or one of its parents) as a path from cwd: '' or '..', '../..'."""
+    depth = len(cwd.parts) - len(directory.parts)
+    return "/".join([".."] * depth)

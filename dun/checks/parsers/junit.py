@@ -1,0 +1,123 @@
+"""`junit-xml`: JUnit XML test reports, the format nearly every test runner can write (pytest `--junitxml`, jest-junit,
+cargo-nextest, gotestsum, Maven Surefire, PHPUnit ...). One item per failed or errored test case.
+
+The report is untrusted input: defusedxml refuses entity tricks, junitparser reads the test cases and their results.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import defusedxml.ElementTree as SafeET
+from defusedxml import DefusedXmlException
+from junitparser import Attr, Error, Failure, Skipped, TestCase
+
+from dun.checks.parsers.base import DocumentParser, ParseContext, Parsed, as_int, bounded, plural, repo_path
+from dun.engine.model import Item
+from dun.engine.sanitize import strip_ansi
+
+# pytest's traceback entries: `tests/test_a.py:12: in test_x` (--tb=short) or `tests/test_a.py:12: AssertionError`.
+_PYTEST_FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+): (?:in (?P<func>\S+)|\w)", re.M)
+# Any `path.ext:line` in a stack trace (jest's `at f (/abs/x.test.js:5:17)`, Go's `x_test.go:12:`).
+_LOCATION = re.compile(r"(?P<file>[\w./\\@+-]*[\w-]\.[A-Za-z]\w*):(?P<line>\d+)")
+TAIL_FRAMES = 3
+
+
+class _Case(TestCase):
+    """A test case with the location attributes pytest (xunit1), jest-junit and others add."""
+
+    file = Attr()
+    line = Attr()
+
+
+class JUnitParser(DocumentParser):
+    def parse(self, data: bytes) -> Parsed:
+        ctx = self.ctx
+        try:
+            root = SafeET.fromstring(data)
+        except (ET.ParseError, DefusedXmlException) as exc:
+            return Parsed(problem=f"not a JUnit XML report: {exc}")
+        if root.tag not in ("testsuites", "testsuite"):
+            return Parsed(problem=f"not a JUnit XML report: root element <{root.tag}>")
+        counts = {"failed": 0, "error": 0, "passed": 0, "skipped": 0}
+        items: list[Item] = []
+        for suite in root.iter("testsuite"):
+            pytest = suite.get("name") == "pytest" or (root.get("name") or "").startswith("pytest")
+            for element in suite.findall("testcase"):
+                case: _Case = _Case.fromelem(element)  # type: ignore[no-untyped-call]  # junitparser leaves it untyped
+                outcome = _outcome(case)
+                counts[outcome] += 1
+                if outcome in ("failed", "error"):
+                    items.append(_item(case, outcome, pytest, ctx))
+        tally = [f"{counts['failed']} failed", plural(counts["error"], "error"), f"{counts['passed']} passed",
+                 f"{counts['skipped']} skipped"]
+        summary = ", ".join(t for t in tally if not t.startswith("0 "))
+        return Parsed(items, summary=summary or "no test cases")
+
+
+def _outcome(case: TestCase) -> str:
+    results = case.result
+    if any(isinstance(r, Failure) for r in results):
+        return "failed"
+    if any(isinstance(r, Error) for r in results):
+        return "error"
+    if any(isinstance(r, Skipped) for r in results):
+        return "skipped"
+    return "passed"
+
+
+def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
+    result = next(r for r in case.result if isinstance(r, Failure if outcome == "failed" else Error))
+    text = strip_ansi(result.text or "")
+    message = strip_ansi(result.message or "").strip()
+    raised = [line[4:] for line in text.splitlines() if line.startswith("E   ")]  # pytest's exception lines
+    if raised and raised[0].strip() not in message:
+        message = f"{message}: " + "\n".join(raised) if message else "\n".join(raised)
+    message = "\n".join(line for line in message.splitlines() if line.strip())  # pytest's diffs pad with blanks
+    if not message:
+        message = next((line.strip() for line in text.splitlines() if line.strip()), outcome)
+    file = case.file or _file_from_classname(case.classname or "", ctx.cwd)
+    frames = [(m["file"], int(m["line"]), m["func"]) for m in _PYTEST_FRAME.finditer(text)]
+    if not frames:
+        frames = [(m["file"], int(m["line"]), None) for m in _LOCATION.finditer(text)]
+    line = None
+    if file:
+        inside = [n for f, n, _ in frames if _same_file(f, file)]
+        line = inside[-1] if inside else None  # the deepest frame in the test's own file: the failing statement
+    elif frames:
+        file, line = frames[-1][0], frames[-1][1]
+    if line is None and case.line and case.line.strip().isdigit():
+        declared = int(case.line)
+        line = declared + 1 if pytest else as_int(declared)  # pytest writes the 0-based line of the `def`
+    body = f"{_test_id(case, file, pytest)}: {bounded(message)}"
+    if len(frames) > 1:
+        body += "".join(f"\n  at {f}:{n}" + (f" in {func}" if func else "") for f, n, func in frames[-TAIL_FRAMES:])
+    return Item(text=body, file=repo_path(file, ctx), line=line)
+
+
+def _same_file(found: str, wanted: str) -> bool:
+    found, wanted = found.replace("\\", "/"), wanted.replace("\\", "/")
+    return found == wanted or found.endswith("/" + wanted.lstrip("./")) or wanted.endswith("/" + found.lstrip("./"))
+
+
+def _file_from_classname(classname: str, cwd: Path) -> str | None:
+    """pytest's xunit2 reports have no file: `tests.test_a.TestThing` names the module `tests/test_a.py`."""
+    parts = classname.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = "/".join(parts[:end]) + ".py"
+        if (cwd / candidate).is_file():
+            return candidate
+    return None
+
+
+def _test_id(case: TestCase, file: str | None, pytest: bool) -> str:
+    name, classname = case.name or "", case.classname or ""
+    if pytest and file and file.endswith(".py"):
+        module = file[:-3].replace("/", ".")
+        inner = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
+        return "::".join(p for p in (file, *inner.split("."), name) if p)
+    if not classname or name.startswith(classname):
+        return name or classname
+    return f"{classname}::{name}"

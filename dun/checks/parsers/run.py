@@ -1,0 +1,91 @@
+"""ParserRun: one parser over one command run, fed the output lines or the report file, finished into items."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from typing import Any
+
+from dun.checks.parsers.base import DocumentParser, LineParser, ParseContext, Parsed
+from dun.checks.parsers.fields import KINDS
+from dun.core.proc import MAX_LINE_BYTES
+from dun.engine.model import more_item
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a document read from the output is held in memory: bound it
+MAX_JOINED_LINE = 1024 * 1024  # one output line longer than this is cut: no item needs more
+
+
+def make_parser(options: dict[str, Any], ctx: ParseContext) -> LineParser | DocumentParser:
+    module, name = KINDS[options["type"]]
+    parser_class = getattr(importlib.import_module(f"dun.checks.parsers.{module}"), name)
+    parser: LineParser | DocumentParser = parser_class(options, ctx)
+    return parser
+
+
+class ParserRun:
+    """One parser over one command run: fed the output lines, then finished into items."""
+
+    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+        self.options = options
+        self.ctx = ctx
+        self.parser = make_parser(options, ctx)
+        self.file = ctx.cwd / options["file"] if options.get("file") else None
+        self.buffer: list[str] = []
+        self.size = 0
+        self.pending = ""  # a line the reader split at MAX_LINE_BYTES, waiting for its rest
+
+    def before(self) -> None:
+        """Remove a previous report and make its directory, so only this run's report is read."""
+        if self.file is None:
+            return
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.file.unlink()
+
+    def feed(self, line: str) -> None:
+        if self.file is not None:
+            return
+        # The reader hands over an overlong line in MAX_LINE_BYTES pieces; put them together again.
+        split = len(line) * 4 >= MAX_LINE_BYTES and len(line.encode("utf-8", "replace")) >= MAX_LINE_BYTES
+        if isinstance(self.parser, DocumentParser):
+            if self.size <= MAX_DOCUMENT_BYTES:
+                self.buffer.append(line if split else line + "\n")
+                self.size += len(line) + 1
+            return
+        if split:
+            if len(self.pending) < MAX_JOINED_LINE:
+                self.pending += line
+            return
+        line, self.pending = self.pending + line, ""
+        self.parser.feed(line)
+
+    def finish(self) -> Parsed:
+        if self.pending and isinstance(self.parser, LineParser):
+            self.parser.feed(self.pending)
+            self.pending = ""
+        parsed = self._parse()
+        kept, limit = parsed.items, self.options["max_items"]
+        extra = parsed.extra + max(0, len(kept) - limit)
+        parsed.items = kept[:limit] + ([more_item(extra)] if extra else [])
+        return parsed
+
+    def _parse(self) -> Parsed:
+        if self.file is not None:
+            shown = os.path.relpath(self.file, self.ctx.root)
+            try:
+                data = self.file.read_bytes()
+            except FileNotFoundError:
+                return Parsed(problem=f"no report written to {shown}")
+            except OSError as exc:
+                return Parsed(problem=f"cannot read {shown}: {exc.strerror or exc}")
+            if isinstance(self.parser, DocumentParser):
+                return self.parser.parse(data)
+            for line in data.decode("utf-8", "replace").splitlines():
+                self.parser.feed(line)
+            return self.parser.result()
+        if isinstance(self.parser, LineParser):
+            return self.parser.result()
+        if self.size > MAX_DOCUMENT_BYTES:
+            return Parsed(problem=f"output over {MAX_DOCUMENT_BYTES // 2**20} MiB; write the report to a `file`")
+        return self.parser.parse("".join(self.buffer).encode("utf-8", "surrogateescape"))

@@ -1,0 +1,80 @@
+"""The project's own Python: what `{python}` in a command check stands for.
+
+A project's tests must run with the interpreter and packages the project set up, not whatever `python3` is first
+on PATH. In order: a virtual environment in the repository (`.venv`, `venv`), an activated one (`VIRTUAL_ENV`),
+the project's environment manager when the project uses it and it is installed (`uv run`, `poetry run`,
+`hatch run`), else `python3`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+VENV_DIRS = (".venv", "venv")
+
+
+@dataclass(frozen=True)
+class Python:
+    argv: tuple[str, ...]
+    source: str  # why this one: ".venv", "VIRTUAL_ENV", "uv.lock", ...
+
+    @property
+    def shell(self) -> str:
+        return " ".join(shlex.quote(a) for a in self.argv)
+
+    @property
+    def shown(self) -> str:
+        return " ".join(self.argv)
+
+
+def _venv_python(directory: Path) -> Path | None:
+    for name in ("bin/python", "Scripts/python.exe"):
+        candidate = directory / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _pyproject_mentions(root: Path, marker: str) -> bool:
+    try:
+        return marker in (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def project_python(root: Path, cwd: Path | None = None) -> Python:
+    for base in dict.fromkeys((cwd or root, root)):
+        for name in VENV_DIRS:
+            found = _venv_python(base / name)
+            if found is not None:
+                rel = os.path.relpath(found, cwd or root)
+                return Python((rel if not rel.startswith("..") else str(found),), name)
+    active = os.environ.get("VIRTUAL_ENV")
+    if active:
+        found = _venv_python(Path(active))
+        if found is not None:
+            return Python((str(found),), "VIRTUAL_ENV")
+    managers = (
+        ("uv", (root / "uv.lock").is_file() or _pyproject_mentions(root, "[tool.uv"), "uv.lock"),
+        ("poetry", (root / "poetry.lock").is_file() or _pyproject_mentions(root, "[tool.poetry"), "poetry.lock"),
+        ("hatch", (root / "hatch.toml").is_file() or _pyproject_mentions(root, "[tool.hatch.envs"), "hatch"),
+    )
+    for tool, used, source in managers:
+        if used and shutil.which(tool):
+            return Python((tool, "run", "python"), source)
+    return Python(("python3",), "PATH")
+
+
+def setup_hint(python: Python, module: str) -> str:
+    """What to run when `module` is missing from the project's environment."""
+    if python.argv[0] in ("uv", "poetry", "hatch"):
+        sync = {"uv": "uv sync", "poetry": "poetry install", "hatch": "hatch env create"}[python.argv[0]]
+        return f"Set up the project's environment (`{sync}`), or add {module} to its dev dependencies, then re-run."
+    if python.source == "PATH":
+        return (f"Create the project's environment and install {module} into it, e.g. `python3 -m venv .venv && "
+                f".venv/bin/pip install -e '.[test]'` (or `.venv/bin/pip install {module}`), then re-run.")
+    return f"Install {module} into the project's environment: `{python.shell} -m pip install {module}`, then re-run."
