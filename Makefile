@@ -24,7 +24,7 @@ agent-clis:
 	bash tests/e2e/install_agents.sh
 
 # Debian packages some tests drive for real: bubblewrap (the sandbox), chromium (the HTML report),
-# systemd (systemd-analyze verify). CI runs this as root; elsewhere the tests that need them skip with a message.
+# systemd (systemd-analyze verify), golang-go (the Go fixture projects). CI runs this as root; elsewhere the tests that need them skip with a message.
 debian-deps:
 	bash scripts/debian-deps.sh
 
@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/iterate_large_repo.py
 	$(BIN)/python bench/status_parse.py
 	$(BIN)/python bench/loop_overhead.py
+	$(BIN)/python bench/guard_corpus.py
 
 clean:
 	rm -rf $(VENV) build dist coverage.xml .coverage .mypy_cache .ruff_cache

@@ -19,7 +19,8 @@ def make_repo(repo: Path, boxes: tuple[str, ...] = ("alpha", "beta", "gamma"), t
     config: dict[str, Any] = {
         "plugins": {"disabled": ["python"]},
         "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin", **(agent or {})},
-        "loop": {"cooldown_s": 0, "kill_grace_s": 0.5, "iteration_timeout_s": 20, **(loop or {})},
+        # the fake agent keeps its scenario under /tmp, which a sandbox hides: the sandbox tests opt in
+        "loop": {"cooldown_s": 0, "kill_grace_s": 0.5, "iteration_timeout_s": 20, "sandbox": "off", **(loop or {})},
     }
     if circuit:
         config["circuit"] = circuit

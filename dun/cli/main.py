@@ -402,6 +402,15 @@ def task_cmd(task_id: str, path: str | None, prompt: bool) -> None:
     _exit(run_task(task_id, path, prompt))
 
 
+@cli.command("sandbox", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[--mode M] [--no-network] [--writable P]... -- CMD")
+def sandbox_cmd(args: tuple[str, ...]) -> None:
+    """Run CMD in the agent's OS sandbox (bubblewrap): for scripts/dun-loop.sh and other drivers."""
+    from dun.sandbox import main as sandbox_main
+
+    _exit(sandbox_main(list(args)))
+
+
 def _exit(code: int) -> None:
     sys.exit(code)
 

@@ -32,6 +32,10 @@ CONFIG_FIELDS: dict[str, Field] = {
                                  minimum=1),
     }),
     "loop": Field("map", "Limits and pacing of `dun loop`.", fields={
+        "sandbox": Field("str", "Run the agent in an OS sandbox (docs/protection.md): auto uses bubblewrap where it "
+                                "can run and says so when it cannot; bubblewrap requires it (exit 2 when it cannot "
+                                "run); off runs the agent unconfined.", default="auto",
+                         choices=("auto", "bubblewrap", "off")),
         "max_iterations": Field("int", "Stop after this many iterations in a run (max_iterations).", default=100,
                                 minimum=1),
         "max_duration_h": Field("float", "Stop after this many hours (max_duration).", default=12.0, minimum=0.001),
@@ -95,6 +99,12 @@ CONFIG_FIELDS: dict[str, Field] = {
                                     default=0.0, minimum=0),
         "output_usd_per_mtok": Field("float", "Cost of a million output tokens, for CLIs that report only tokens.",
                                      default=0.0, minimum=0),
+    }),
+    "sandbox": Field("map", "What the agent's OS sandbox allows besides the repository (loop.sandbox).", fields={
+        "writable": Field("list", "More writable paths (`~` expanded; bound only where they exist).", default=[],
+                          item=Field("str", "path")),
+        "network": Field("bool", "Network inside the sandbox (agents need their API); false leaves only loopback.",
+                         default=True),
     }),
     "guard": Field("map", "The `dun guard` PreToolUse hook.", fields={
         "enabled": Field("bool", "`dun loop` wires the guard into the claude agent for the run.", default=True),

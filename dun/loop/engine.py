@@ -27,7 +27,7 @@ from dun.agents.base import AgentAdapter, AgentRequest, Invocation
 from dun.agents.registry import agent_adapters
 from dun.agents.runner import output_tail, process_start_time, stop_recorded_agent
 from dun.answer.handoff import record_iterate
-from dun.core.errors import UsageError
+from dun.core.errors import ConfigError, UsageError
 from dun.core.git import head, worktree_tree
 from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
 from dun.core.ratewindow import calls_left
@@ -106,6 +106,32 @@ class Engine:
         self.state: LoopState = new_state()
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.shared = shared_limits_for(cfg)
+        self.sandbox, self.sandbox_note = self._sandbox_mode()
+
+    def _sandbox_mode(self) -> tuple[str, str | None]:
+        """The agent's OS sandbox in effect ("bubblewrap" or "off") and a note for the user; a sandbox that was
+        required and cannot run is a config error before the run starts."""
+        if self.external:  # the shell driver wraps its own agent: `dun sandbox -- CMD`
+            return "off", None
+        from dun.sandbox import SandboxError, resolve_mode
+
+        try:
+            mode, warning = resolve_mode(self.cfg["loop"]["sandbox"], network=self.cfg["sandbox"]["network"])
+        except SandboxError as exc:
+            raise ConfigError(str(exc)) from None
+        return mode, warning or ("sandbox: bubblewrap (writable: the repository, its .git, /tmp, the agent's state)"
+                                 if mode == "bubblewrap" else None)
+
+    def confine(self, inv: Invocation) -> Invocation:
+        """The invocation run inside the sandbox, when there is one."""
+        if self.sandbox != "bubblewrap":
+            return inv
+        from dun.sandbox import SandboxSpec, wrap
+
+        home = inv.env.get("HOME") or os.environ.get("HOME")
+        spec = SandboxSpec(repo=self.session.root, writable=tuple(Path(p) for p in self.cfg["sandbox"]["writable"]),
+                           network=self.cfg["sandbox"]["network"], home=Path(home) if home else None)
+        return Invocation(wrap(inv.argv, spec), inv.stdin_file, inv.env, inv.redact)
 
     # -- state ---------------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -150,6 +176,8 @@ class Engine:
         run's logs (never overwriting them) and records the boxes and the checker fingerprint it is held to."""
         state, previous, new_run = self.starting_state(fresh, reset_circuit)
         self.state = state
+        if self.sandbox_note:
+            self.say(self.sandbox_note)
         if new_run:
             if previous is not None or self._stray_logs():
                 target = self.store.archive_run(previous["run_id"] if previous else None)
@@ -265,12 +293,13 @@ class Engine:
         if self.external:
             agent, argv = SHELL_AGENT, ["(scripts/dun-loop.sh)"]
         else:
-            inv = self.adapter.build(self.request(prompt, prompt_file))
-            agent, argv = self.adapter.name, redact(inv.argv, inv.redact)
+            built = self.adapter.build(self.request(prompt, prompt_file))
+            agent, argv = self.adapter.name, redact(built.argv, built.redact)  # the agent's own, not bwrap's
+            inv = self.confine(built)
         log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"],
                              "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,
                              "prompt_file": prompt_file.name, "out_file": f"iteration-{n}.out",
-                             "err_file": f"iteration-{n}.err",
+                             "err_file": f"iteration-{n}.err", "sandbox": "off" if self.external else self.sandbox,
                              "checks_before": {"actionable": len(actionable), "ids": actionable}}
         store.write_log(log)
         state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time()})

@@ -146,6 +146,7 @@ class IterationLog(TypedDict, total=False):
     ended_at: str
     agent: str
     argv: list[str]
+    sandbox: str  # bubblewrap | off: how the agent was confined
     confirmation: bool
     prompt_file: str
     out_file: str

@@ -63,7 +63,8 @@ def make_mission_repo(root: Path, claude_bin: Path, tasks: tuple[str, ...] = TAS
     dun_dir.mkdir()
     config: dict[str, Any] = {
         "plugins": {"disabled": ["python"]},
-        "loop": {"cooldown_s": 0, **(loop or {})},
+        # the scenarios pin the CLI's own process behaviour (exit codes on SIGTERM...); the sandbox has its own test
+        "loop": {"cooldown_s": 0, "sandbox": "off", **(loop or {})},
         "agent": {"name": "claude", "command": [str(claude_bin)], "skip_permissions": True},
     }
     if circuit:

@@ -22,6 +22,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from dun.sandbox import probe
+
 from . import scenarios as sc
 from .conftest import make_claude_env
 from .model_server import ModelServer
@@ -128,14 +130,17 @@ def assert_honest_run(root: Path, server: ModelServer) -> None:
 
 
 @pytest.mark.scenario(sc.honest_scenario())
+@pytest.mark.parametrize("sandbox", ["off", "bubblewrap"])
 def test_honest_mission_completes_in_three_iterations(tmp_path: Path, claude_bin: Path, server: ModelServer,
-                                                      env: dict[str, str]) -> None:
-    root = sc.make_mission_repo(tmp_path / "mission", claude_bin)
+                                                      env: dict[str, str], sandbox: str) -> None:
+    if sandbox == "bubblewrap" and probe() is not None:
+        pytest.skip(f"bubblewrap cannot run here: {probe()}")
+    root = sc.make_mission_repo(tmp_path / "mission", claude_bin, loop={"sandbox": sandbox})
     proc = sc.run_dun(root, env, "loop")
     assert proc.returncode == 0, proc.stderr
-    assert_honest_run(root, server)
+    assert_honest_run(root, server)  # the real CLI works with $HOME read-only but for its own state
     log = sc.iteration_log(root, 1)
-    assert log["agent"] == "claude"
+    assert log["agent"] == "claude" and log["sandbox"] == sandbox
     argv = log["argv"]
     assert argv[0] == str(claude_bin) and argv[1] == "-p" and argv[2].startswith("<prompt:")
     settings = str(root / ".dun" / "cache" / "guard-settings.json")
