@@ -46,8 +46,8 @@ def make_repo(root: Path, iterations: int) -> None:
     (dun / "config.yaml").write_text(
         "plugins: {disabled: [python, go]}\n"
         f"agent: {{name: command, command: [{agent}]}}\n"
-        f"loop: {{cooldown_s: 0, max_iterations: {iterations}, max_budget_usd: 0, max_calls_per_hour: 100000,"
-        " error_threshold: 100000}\n"
+        f"loop: {{cooldown_s: 0, sandbox: off, max_iterations: {iterations}, max_budget_usd: 0,"
+        " max_calls_per_hour: 100000, error_threshold: 100000}\n"
         "circuit: {no_progress_limit: 1000000, half_open_after: 1000000}\n", encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "bench repo")

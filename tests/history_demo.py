@@ -59,7 +59,7 @@ def main(directory: str) -> int:
     env = {**os.environ, **IDENTITY}
     config = {"plugins": {"disabled": ["python"]},
               "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"},
-              "loop": {"cooldown_s": 0, "max_budget_usd": 1.0, "budget_per_iteration_usd": 0.1,
+              "loop": {"cooldown_s": 0, "max_budget_usd": 1.0, "budget_per_iteration_usd": 0.1, "sandbox": "off",
                        "usage_limit_wait_min": 0.02},
               "circuit": {"no_progress_limit": 20, "half_open_after": 10, "discrepancy_limit": 10}}
     (repo / ".dun").mkdir()

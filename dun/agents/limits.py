@@ -13,7 +13,9 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-ERROR_KINDS = ("rate_limit", "usage_limit", "auth", "network", "budget", "max_turns", "other")
+from dun.core.kinds import ErrorKind
+
+ERROR_KINDS = tuple(str(kind) for kind in ErrorKind)
 # Limits are 5-hour and 7-day windows: a reset outside [now - 1 day, now + 8 days] is a misreading or stale.
 BEHIND, AHEAD = 86400.0, 8 * 86400.0
 _I = re.IGNORECASE

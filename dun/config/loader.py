@@ -11,6 +11,7 @@ from typing import Any
 from dun.config.schema import Field, Validator, plain
 from dun.config.yamlio import load_yaml_file
 from dun.core.errors import ConfigError
+from dun.core.kinds import NotifyEvent
 from dun.store.store import Store
 
 CONFIG_FIELDS: dict[str, Field] = {
@@ -153,10 +154,8 @@ CONFIG_FIELDS: dict[str, Field] = {
         "command": Field("list", "A command run for each notification, the event in DUN_EVENT, DUN_TITLE, "
                                  "DUN_MESSAGE and DUN_NOTIFY_JSON; one string with spaces runs with sh -c.",
                          default=[], item=Field("str", "argument"), scalar_ok=True),
-        "events": Field("list", "Events to notify.", default=["complete", "stopped", "circuit_open", "waiting",
-                                                              "budget", "tampering", "deficiency"],
-                        item=Field("str", "event", choices=("complete", "stopped", "circuit_open", "waiting",
-                                                            "budget", "tampering", "deficiency"))),
+        "events": Field("list", "Events to notify.", default=[str(e) for e in NotifyEvent],
+                        item=Field("str", "event", choices=tuple(str(e) for e in NotifyEvent))),
         "budget_fraction": Field("float", "Share of loop.max_budget_usd spent that sends the budget event.",
                                  default=0.8, minimum=0.01),
         "timeout_s": Field("float", "Seconds notify.command may run before it is killed.", default=30.0,

@@ -91,6 +91,18 @@ class DiscrepancyKind(enum.StrEnum):
     OSCILLATION = "oscillation"
 
 
+class NotifyEvent(enum.StrEnum):
+    """What `notify.events` can name (docs/history.md)."""
+
+    COMPLETE = "complete"
+    STOPPED = "stopped"
+    CIRCUIT_OPEN = "circuit_open"
+    WAITING = "waiting"  # a usage or rate limit, with the resume time
+    BUDGET = "budget"  # notify.budget_fraction of loop.max_budget_usd spent
+    TAMPERING = "tampering"  # tampering or unverified claims
+    DEFICIENCY = "deficiency"  # a new review item
+
+
 class CircuitState(enum.StrEnum):
     CLOSED = "CLOSED"
     HALF_OPEN = "HALF_OPEN"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-EVENTS = ("complete", "stopped", "circuit_open", "waiting", "budget", "tampering", "deficiency")
+from dun.core.kinds import NotifyEvent
+
+EVENTS = tuple(str(event) for event in NotifyEvent)
 
 
 def _when(epoch: Any) -> str:

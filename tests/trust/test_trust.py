@@ -51,7 +51,8 @@ def make_repo(repo: Path, mission: str = MISSION, files: dict[str, str] | None =
     cfg: dict[str, Any] = {
         "plugins": {"disabled": ["python"]},
         "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"},
-        "loop": {"cooldown_s": 0, "kill_grace_s": 0.5, "iteration_timeout_s": 20, "max_iterations": max_iterations},
+        "loop": {"cooldown_s": 0, "kill_grace_s": 0.5, "iteration_timeout_s": 20, "max_iterations": max_iterations,
+                 "sandbox": "off"},  # the fake agent keeps its scenario under /tmp, which a sandbox hides
         **(config or {}),
     }
     if trust:
