@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from dun.agents.limits import AgentError, classify
-from dun.answer.transcript import ParseResult, parse_stream
+if TYPE_CHECKING:  # imported when an agent runs, not by every `dun check` that registers the adapters
+    from dun.agents.limits import AgentError
+    from dun.answer.transcript import ParseResult
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,16 @@ def classify_failure(agent: dict[str, Any], exit_code: int | None, stdout_tail: 
                      stderr_tail: str) -> AgentError | None:
     """The default: the CLI's own error facts first, else the text of both streams (stderr last, where most CLIs
     print their errors)."""
+    from dun.agents.limits import classify
+
     return classify(agent, exit_code, "\n".join(t for t in (stdout_tail, stderr_tail) if t))
+
+
+def parse_answer(stream: BinaryIO) -> ParseResult:
+    """The default: dun's reader of every known shape (text, Claude, Codex, Gemini)."""
+    from dun.answer.transcript import parse_stream
+
+    return parse_stream(stream)
 
 
 @dataclass(frozen=True)
@@ -77,5 +87,5 @@ class AgentAdapter:
     description: str
     build: Callable[[AgentRequest], Invocation]
     cost: Callable[[dict[str, Any], dict[str, Any]], float | None] = reported_cost
-    parse: Callable[[BinaryIO], ParseResult] = parse_stream
+    parse: Callable[[BinaryIO], ParseResult] = parse_answer
     classify: Callable[[dict[str, Any], int | None, str, str], AgentError | None] = classify_failure
