@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -63,6 +64,7 @@ class Run:
     returncode: int
     stdout: bytes
     stderr: bytes
+    cpu_seconds: float = 0.0  # user + system CPU: steadier than wall time on a shared machine
 
 
 @dataclass
@@ -80,20 +82,32 @@ class Timing:
         return statistics.median(self.samples)
 
     @property
+    def cpu_median(self) -> float:
+        return statistics.median(r.cpu_seconds for r in self.runs)
+
+    @property
     def last(self) -> Run:
         return self.runs[-1]
 
 
 def run_once(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
-    """Run `argv` with output in temp files (no pipe-reader threads in the timed path); wall time via perf_counter."""
+    """Run `argv` with output in temp files (no pipe-reader threads in the timed path); wall time via perf_counter,
+    CPU time (user + system of the command and every process it waited for) via RUSAGE_CHILDREN."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        before = _children_cpu()
         start = time.perf_counter()
         returncode = subprocess.run(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=err).returncode
         seconds = time.perf_counter() - start
+        cpu = _children_cpu() - before
         out.seek(0)
         err.seek(0)
-        return Run(seconds, returncode, out.read(), err.read())
+        return Run(seconds, returncode, out.read(), err.read(), cpu)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # Peak RSS has to be read through a small launcher: a child's ru_maxrss also counts the memory of the process
@@ -188,7 +202,7 @@ def report(name: str, subject: Timing, baseline_label: str, baseline_s: float, t
     print(f"  command   {shlex.join(subject.argv)}")
     print(f"  runs      {', '.join(_fmt(s) for s in subject.samples)}")
     rss = f"   (peak RSS {subject.peak_rss_kb / 1024:.1f} MiB)" if subject.peak_rss_kb is not None else ""
-    print(f"  median    {_fmt(subject.median)}{rss}")
+    print(f"  median    {_fmt(subject.median)}{rss}   (CPU {_fmt(subject.cpu_median)})")
     print(f"  baseline  {_fmt(baseline_s)}   {baseline_label}")
     for note in notes:
         print(f"  note      {note}")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,9 +54,97 @@ def list_files(root: Path, is_git: bool) -> list[str]:
     """Tracked plus untracked-not-ignored files. Tracked files deleted from the work tree are still listed:
     `CheckContext.match` drops them, which costs a stat per match instead of one per file."""
     if is_git:
-        listed = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-        return list(dict.fromkeys(_split_z(listed)))
+        return Snapshot(root).files()
     return _walk(root)
+
+
+# `--untracked-files=all` lists every untracked file (not `dir/`): the untracked half of the shared file listing.
+STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+_FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
+
+
+class Snapshot:
+    """One look at a git work tree, shared by every check of a run: `git ls-files` (the index) and `git status`
+    (HEAD, the branch, changed and untracked files), both started at once in the background.
+
+    The status also feeds the `git-status` check and the work tree's fingerprint, so a run walks the tree once.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+        self._procs = [subprocess.Popen(["git", *args], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                       for args in (("ls-files", "-z", "--cached"), STATUS_ARGS)]
+        self._out: list[tuple[int, bytes, bytes]] | None = None
+        self._lock = threading.Lock()
+
+    def _results(self) -> list[tuple[int, bytes, bytes]]:
+        with self._lock:
+            if self._out is None:
+                self._out = []
+                for proc in self._procs:
+                    out, err = proc.communicate()
+                    self._out.append((proc.returncode, out, err))
+            return self._out
+
+    def status(self) -> bytes:
+        """`git status --porcelain=v2 --branch -z --untracked-files=all`; raises CalledProcessError on failure."""
+        code, out, err = self._results()[1]
+        if code != 0:
+            raise subprocess.CalledProcessError(code, ["git", *STATUS_ARGS], out, err)
+        return out
+
+    def entries(self) -> list[tuple[bytes, bytes]]:
+        """(kind, path) of every changed (`1`, `2`, `u`) and untracked (`?`) entry of the status."""
+        records = self.status().split(b"\0")
+        out = []
+        i = 0
+        while i < len(records):
+            record = records[i]
+            i += 1
+            count = _FIELDS.get(record[:2])
+            if count is None:
+                continue
+            if record[:2] == b"2 ":
+                i += 1  # a rename's original path follows as its own record
+            out.append((record[:1], record.split(b" ", count - 1)[-1]))
+        return out
+
+    def untracked(self) -> list[str]:
+        return [p.decode("utf-8", "surrogateescape") for kind, p in self.entries() if kind == b"?"]
+
+    def files(self) -> list[str]:
+        """Tracked plus untracked-not-ignored files, as `git ls-files --cached --others --exclude-standard`."""
+        code, out, err = self._results()[0]
+        if code != 0:
+            raise subprocess.CalledProcessError(code, ["git", "ls-files"], out, err)
+        tracked = _split_z(out)
+        return list(dict.fromkeys(tracked)) + [p for p in self.untracked() if p]
+
+    def fingerprint(self) -> str | None:
+        """A hash of HEAD, the branch, the index's view of every change and the content of every changed or
+        untracked file: equal fingerprints mean the same commit and the same tracked-plus-untracked content.
+        None when git failed."""
+        try:
+            status = self.status()
+        except subprocess.CalledProcessError:
+            return None
+        digest = hashlib.sha256(status)
+        for _, name in self.entries():
+            digest.update(b"\0" + name + b"\0" + _content_hash(self.root, name))
+        return digest.hexdigest()
+
+
+def _content_hash(root: Path, name: bytes) -> bytes:
+    path = os.path.join(os.fsencode(root), name)
+    try:
+        if os.path.islink(path):
+            return b"link:" + os.readlink(path)
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).digest()  # whole file: a stat stamp could miss a same-size rewrite
+    except OSError as exc:  # deleted, a directory (submodule) or unreadable: say which, never fail
+        return f"unreadable:{exc.errno}".encode()
 
 
 def _walk(root: Path) -> list[str]:

@@ -7,10 +7,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.config.schema import Field
 from dun.engine.model import Outcome
+
+if TYPE_CHECKING:
+    from dun.core.git import Snapshot
 
 
 @dataclass
@@ -61,29 +64,46 @@ class CheckContext:
         self.is_git = is_git
         self.config = config
         self._files: list[str] | None = None
+        self._snapshot: Snapshot | None = None
         self._matches: dict[tuple[str, ...], list[str]] = {}
         self.used = False  # set once a report was built from this context
         self._lock = threading.Lock()
 
+    def snapshot(self) -> Snapshot | None:
+        """The run's one look at the git work tree (`git ls-files` and `git status`), started on first use."""
+        if not self.is_git:
+            return None
+        with self._lock:
+            if self._snapshot is None:
+                from dun.core.git import Snapshot
+
+                self._snapshot = Snapshot(self.root)
+            return self._snapshot
+
     def files(self) -> list[str]:
         """Tracked plus untracked-but-not-ignored files, repo-relative with '/' separators (listed once)."""
+        snapshot = self.snapshot()
         with self._lock:
             if self._files is None:
-                from dun.core.git import list_files
+                if snapshot is not None:
+                    self._files = snapshot.files()
+                else:
+                    from dun.core.git import list_files
 
-                self._files = list_files(self.root, self.is_git)
+                    self._files = list_files(self.root, self.is_git)
             return self._files
 
     def refresh(self) -> None:
         """Forget the file listing: the next look sees the tree as it is now (a loop's later iterations)."""
         with self._lock:
             self._files = None
+            self._snapshot = None
             self._matches = {}
         self.used = False
 
     def prefetch(self) -> None:
-        """Start listing files in the background: git runs while plugins and manifests load."""
-        threading.Thread(target=self.files, daemon=True, name="dun:list-files").start()
+        """Start git in the background: it walks the tree while plugins and manifests load."""
+        self.snapshot()
 
     def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
         """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).
