@@ -180,7 +180,16 @@ def _judge(spec: CheckSpec, report: CoverageReport, shown: str, totals: tuple[in
                    next=spec.next or "Add tests covering the missing lines of the files listed.")
 
 
+def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
+    """Coverage data is usually ignored by git: every candidate file, the directories parallel files appear in,
+    and coverage.py's config files."""
+    from dun.checks.readers.coveragepy import RC_FILES
+
+    names = list(spec.options["file"])
+    return [*names, *{os.path.dirname(os.path.join(ctx.root, n)) or "." for n in names}, *RC_FILES]
+
+
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("coverage", "Coverage thresholds over coverage data files.", FIELDS, run,
-                      lambda options: glob_errors(options, "exclude"))]
+                      lambda options: glob_errors(options, "exclude"), inputs=inputs)]

@@ -39,6 +39,7 @@ class CheckSpec:
 
 
 ValidateFn = Callable[[dict[str, Any]], list[tuple[str, str]]]
+InputsFn = Callable[["CheckSpec", "CheckContext"], list[str]]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ class CheckType:
 
     `validate` receives the type's own fields after schema validation and returns (key, message) pairs
     for rules a schema cannot express (e.g. one field required only when another has a given value).
+
+    `inputs` names the files a result depends on that the work tree's fingerprint may not cover (ignored files,
+    paths named directly, relative to the root or absolute): a cached result is reused only while they are
+    unchanged. A type without it is reused only while the whole work tree and HEAD are unchanged.
     """
 
     name: str
@@ -54,6 +59,7 @@ class CheckType:
     fields: Mapping[str, Field]
     run: Callable[[CheckSpec, CheckContext], Outcome]
     validate: ValidateFn | None = None
+    inputs: InputsFn | None = None
 
 
 class CheckContext:

@@ -24,10 +24,11 @@ class CheckOptions:
     verbose: bool = False
     color: str = "auto"  # auto | always | never
     output: str | None = None
+    no_cache: bool = False  # run every check even when its last result still holds (also DUN_NO_CACHE=1)
 
 
 def build_report(session: Session, opts: CheckOptions) -> Report:
-    return session.report(opts.only, opts.skip, opts.jobs, opts.strict)
+    return session.report(opts.only, opts.skip, opts.jobs, opts.strict, reuse=not opts.no_cache)
 
 
 def formatter_for(session: Session, name: str) -> Formatter:
