@@ -181,12 +181,14 @@ def _judge(spec: CheckSpec, report: CoverageReport, shown: str, totals: tuple[in
 
 
 def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
-    """Coverage data is usually ignored by git: every candidate file, the directories parallel files appear in,
-    and coverage.py's config files."""
+    """Coverage data is usually ignored by git: every candidate file, coverage.py's config files, and for a missing
+    `.coverage` the directory its parallel files (`.coverage.*`) would appear in."""
     from dun.checks.readers.coveragepy import RC_FILES
 
     names = list(spec.options["file"])
-    return [*names, *{os.path.dirname(os.path.join(ctx.root, n)) or "." for n in names}, *RC_FILES]
+    dirs = [os.path.dirname(os.path.join(ctx.root, n)) for n in names
+            if os.path.basename(n).startswith(".coverage") and not os.path.exists(os.path.join(ctx.root, n))]
+    return [*names, *dirs, *RC_FILES]
 
 
 @hookimpl
