@@ -71,7 +71,7 @@ class ResultCache:
         self.ctx = ctx
         self.path = cache_dir(root) / "results.json"
         env = {k: v for k, v in os.environ.items() if k not in VOLATILE_ENV}
-        self._setup = _digest([getattr(ctx.config, "values", None), env, sys.executable])
+        self._setup = _digest([getattr(ctx.config, "values", None), env, os.path.realpath(sys.executable)])
         self._entries: dict[str, Any] = _load(self.path)
         self._new: dict[str, Any] = {}
         self._lock = threading.Lock()
