@@ -19,10 +19,13 @@ CACHE_VERSION = 1
 RACY_WINDOW_NS = 3_000_000_000
 
 
+def cache_base() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "dun"
+
+
 def cache_dir(root: Path) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return Path(base) / "dun" / digest
+    return cache_base() / digest
 
 
 class FileCache:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
-from dun.config.loader import Config, load_config
+from dun.config.loader import Config
 from dun.core.git import Repo, find_repo
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext
@@ -75,8 +75,12 @@ class Session:
         return ResultCache(self.root, tree, ctx) if tree else None
 
 
-def open_session(path: Path | str | None = None) -> Session:
+def open_session(path: Path | str | None = None, agents: bool = True) -> Session:
+    """The repository at `path`, a plugin manager (with the agent adapters unless `agents` is False: `dun check`
+    needs none) and the config, cached while its files are unchanged (dun/engine/configcache.py)."""
+    from dun.engine.configcache import cached_config
+
     repo = find_repo(path)
-    pm = make_manager()
-    config = load_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"))
+    pm = make_manager(agents=agents)
+    config = cached_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"))
     return Session(repo=repo, pm=pm, config=config)

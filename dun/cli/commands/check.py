@@ -42,7 +42,7 @@ def formatter_for(session: Session, name: str) -> Formatter:
 
 
 def run_check(opts: CheckOptions) -> int:
-    session = open_session(opts.path)
+    session = open_session(opts.path, agents=False)
     session.context().prefetch()
     fmt_name = opts.format or str(session.config.get("check.format"))
     render = formatter_for(session, fmt_name)
