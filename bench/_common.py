@@ -25,12 +25,23 @@ EXIT_PASS, EXIT_FAIL, EXIT_BROKEN = 0, 1, 2
 
 def dun_command() -> list[str]:
     """The `dun` console script next to the running interpreter, else `python -m dun`."""
+    ensure_bytecode()
     bindir = Path(sys.executable).parent
     for name in ("dun", "dun.exe"):
         script = bindir / name
         if script.is_file() and os.access(script, os.X_OK):
             return [str(script)]
     return [sys.executable, "-m", "dun"]
+
+
+def ensure_bytecode() -> None:
+    """Compile dun's modules once, as installing a wheel does: with PYTHONDONTWRITEBYTECODE set (as on some CI and
+    sandboxed machines) an editable install would otherwise compile every module from source on every run, which
+    costs more than all of `dun check`'s own work on a small repository."""
+    source = Path(__file__).resolve().parent.parent / "dun"
+    if source.is_dir():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=False,
+                       stdout=subprocess.DEVNULL)
 
 
 def git_env() -> dict[str, str]:

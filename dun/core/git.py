@@ -63,37 +63,51 @@ STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=
 _FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
 
 
-class Snapshot:
-    """One look at a git work tree, shared by every check of a run: `git ls-files` (the index) and `git status`
-    (HEAD, the branch, changed and untracked files), both started at once in the background.
+class _Background:
+    """A git command started now and read once, by whichever thread first needs its output."""
 
-    The status also feeds the `git-status` check and the work tree's fingerprint, so a run walks the tree once.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, cwd: Path | str, args: tuple[str, ...]) -> None:
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
-        self._procs = [subprocess.Popen(["git", *args], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                       for args in (("ls-files", "-z", "--cached"), STATUS_ARGS)]
-        self._out: list[tuple[int, bytes, bytes]] | None = None
+        self.argv = ["git", *args]
+        self._proc = subprocess.Popen(self.argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE)
+        self._out: tuple[int, bytes, bytes] | None = None
         self._lock = threading.Lock()
 
-    def _results(self) -> list[tuple[int, bytes, bytes]]:
+    def output(self) -> bytes:
+        """stdout; raises CalledProcessError on failure."""
         with self._lock:
             if self._out is None:
-                self._out = []
-                for proc in self._procs:
-                    out, err = proc.communicate()
-                    self._out.append((proc.returncode, out, err))
-            return self._out
+                out, err = self._proc.communicate()
+                self._out = (self._proc.returncode, out, err)
+        code, out, err = self._out
+        if code != 0:
+            raise subprocess.CalledProcessError(code, self.argv, out, err)
+        return out
+
+
+class Snapshot:
+    """One look at a git work tree, shared by every check of a run: `git status` (HEAD, the branch, changed and
+    untracked files) started at once, `git ls-files` (the index) once a check needs the file listing.
+
+    The status also feeds the `git-status` check and the work tree's fingerprint, so a run walks the tree once,
+    and a run whose results are all reused never lists the index.
+    """
+
+    def __init__(self, root: Path, status: _Background | None = None) -> None:
+        self.root = root
+        self._status = status or _Background(root, STATUS_ARGS)
+        self._listing: _Background | None = None
+        self._lock = threading.Lock()
+
+    def start_listing(self) -> None:
+        with self._lock:
+            if self._listing is None:
+                self._listing = _Background(self.root, ("ls-files", "-z", "--cached"))
 
     def status(self) -> bytes:
         """`git status --porcelain=v2 --branch -z --untracked-files=all`; raises CalledProcessError on failure."""
-        code, out, err = self._results()[1]
-        if code != 0:
-            raise subprocess.CalledProcessError(code, ["git", *STATUS_ARGS], out, err)
-        return out
+        return self._status.output()
 
     def entries(self) -> list[tuple[bytes, bytes]]:
         """(kind, path) of every changed (`1`, `2`, `u`) and untracked (`?`) entry of the status."""
@@ -116,10 +130,9 @@ class Snapshot:
 
     def files(self) -> list[str]:
         """Tracked plus untracked-not-ignored files, as `git ls-files --cached --others --exclude-standard`."""
-        code, out, err = self._results()[0]
-        if code != 0:
-            raise subprocess.CalledProcessError(code, ["git", "ls-files"], out, err)
-        tracked = _split_z(out)
+        self.start_listing()
+        assert self._listing is not None
+        tracked = _split_z(self._listing.output())
         return list(dict.fromkeys(tracked)) + [p for p in self.untracked() if p]
 
     def fingerprint(self) -> str | None:
@@ -134,6 +147,32 @@ class Snapshot:
         for _, name in self.entries():
             digest.update(b"\0" + name + b"\0" + _content_hash(self.root, name))
         return digest.hexdigest()
+
+
+_early: tuple[_Background, _Background] | None = None  # (status, rev-parse --show-toplevel), both from the cwd
+
+
+def start_early() -> None:
+    """Start `git status` in the current directory before anything else is imported (`dun check`): git walks the
+    tree while Python loads. `claim_early` hands it to the run when the repository turns out to be this one."""
+    global _early
+    try:
+        _early = (_Background(".", STATUS_ARGS), _Background(".", ("rev-parse", "--show-toplevel")))
+    except OSError:
+        _early = None  # no git: the run finds out itself
+
+
+def claim_early(root: Path) -> Snapshot | None:
+    global _early
+    early, _early = _early, None
+    if early is None:
+        return None
+    try:
+        if Path(early[1].output().decode("utf-8", "surrogateescape").strip()).resolve() != root:
+            return None
+    except (subprocess.CalledProcessError, OSError):
+        return None
+    return Snapshot(root, early[0])
 
 
 def _content_hash(root: Path, name: bytes) -> bytes:

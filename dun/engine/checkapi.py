@@ -81,9 +81,9 @@ class CheckContext:
             return None
         with self._lock:
             if self._snapshot is None:
-                from dun.core.git import Snapshot
+                from dun.core.git import Snapshot, claim_early
 
-                self._snapshot = Snapshot(self.root)
+                self._snapshot = claim_early(self.root) or Snapshot(self.root)
             return self._snapshot
 
     def files(self) -> list[str]:
@@ -107,9 +107,12 @@ class CheckContext:
             self._matches = {}
         self.used = False
 
-    def prefetch(self) -> None:
-        """Start git in the background: it walks the tree while plugins and manifests load."""
-        self.snapshot()
+    def prefetch(self, listing: bool = True) -> None:
+        """Start git in the background: it walks the tree while plugins and manifests load. Without `listing`,
+        only `git status` (enough when every result may be reused); the index is listed once a check needs it."""
+        snapshot = self.snapshot()
+        if snapshot is not None and listing:
+            snapshot.start_listing()
 
     def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
         """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).

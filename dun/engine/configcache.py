@@ -20,7 +20,7 @@ from dun import __version__
 from dun.config import loader
 from dun.config.loader import CONFIG_FIELDS, Config, load_config
 from dun.config.schema import Field
-from dun.engine.cache import RACY_WINDOW_NS, cache_dir
+from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env
 
 CONFIG_CACHE_VERSION = 1
 
@@ -50,7 +50,7 @@ def cached_config(root: Path, extra_fields: dict[str, Field]) -> Config:
 
 def _key(root: Path, extra_fields: dict[str, Field]) -> tuple[str, bool]:
     parts: list[Any] = [CONFIG_CACHE_VERSION, __version__, sorted(repr(f) for f in extra_fields.items()),
-                        sorted(os.environ.items())]
+                        stable_env()]
     newest = 0
     for path in (loader.config_path(root), root / "pyproject.toml", Path(loader.__file__)):
         try:

@@ -4,7 +4,8 @@
 - the work tree: HEAD, the branch and its upstream, the index's view of every changed path, and the content of
   every changed or untracked (not ignored) file (`Snapshot.fingerprint`); outside git nothing is reused;
 - the check's definition, its plugin's triggers, the whole config, dun's version, the source of the check's
-  type, the Python running dun and the environment (less variables that only describe the terminal, VOLATILE_ENV);
+  type, the Python running dun and the environment (less the variables that only describe the terminal,
+  `cache.VOLATILE_ENV`);
 - the stamps (size, mtime, inode) of the files its type names as inputs besides the work tree (ignored coverage
   data, paths named directly) and of its plugin's `path-exists` triggers.
 
@@ -25,18 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from dun import __version__
-from dun.engine.cache import RACY_WINDOW_NS, cache_dir
+from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.model import CheckResult, Item, Status
 
 RESULTS_VERSION = 1
-# Environment variables that differ between shells and terminals but not in what a check sees; every other one
-# (PATH, VIRTUAL_ENV, ...) is part of a result's key, since a command check runs in that environment.
-VOLATILE_ENV = frozenset({
-    "_", "PWD", "OLDPWD", "SHLVL", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID", "SSH_AUTH_SOCK", "SSH_CLIENT",
-    "SSH_CONNECTION", "SSH_TTY", "TMUX_PANE", "DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "XDG_SESSION_ID",
-    "PS1", "PROMPT_COMMAND", "HISTFILE", "DUN_NO_CACHE",
-})
 
 
 def disabled_by_env() -> bool:
@@ -70,8 +64,7 @@ class ResultCache:
         self.tree = tree
         self.ctx = ctx
         self.path = cache_dir(root) / "results.json"
-        env = {k: v for k, v in os.environ.items() if k not in VOLATILE_ENV}
-        self._setup = _digest([getattr(ctx.config, "values", None), env, os.path.realpath(sys.executable)])
+        self._setup = _digest([getattr(ctx.config, "values", None), stable_env(), os.path.realpath(sys.executable)])
         self._entries: dict[str, Any] = _load(self.path)
         self._new: dict[str, Any] = {}
         self._lock = threading.Lock()

@@ -98,6 +98,8 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 if hit is not None:
                     results[check.id] = hit
             checks = [c for c in checks if c.id not in results]
+            if checks:
+                ctx.prefetch()  # some check will run: list the index while the rest is decided
             # Stamped before the checks run: a change made while they run invalidates what they report.
             looks.update({c.id: reuse.inputs(c, catalog.types.get(c.type), manifest.triggers) for c in checks})
         miss = trigger_miss(manifest.triggers, ctx) if checks else None

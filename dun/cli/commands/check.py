@@ -43,7 +43,10 @@ def formatter_for(session: Session, name: str) -> Formatter:
 
 def run_check(opts: CheckOptions) -> int:
     session = open_session(opts.path, agents=False)
-    session.context().prefetch()
+    from dun.engine.reuse import disabled_by_env
+
+    # With results to reuse, only `git status` starts now; the index is listed once some check has to run.
+    session.context().prefetch(listing=opts.no_cache or disabled_by_env())
     fmt_name = opts.format or str(session.config.get("check.format"))
     render = formatter_for(session, fmt_name)
     report = build_report(session, opts)
