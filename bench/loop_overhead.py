@@ -41,8 +41,8 @@ def make_repo(root: Path, iterations: int) -> None:
     agent.chmod(0o755)
     dun = root / ".dun"
     dun.mkdir()
-    (dun / ".gitignore").write_text("logs/\ncache/\narchive/\nstate.json\nhandoff.json\niterate.json\nREPORT.md\n"
-                                    "loop.lock\nSTOP\n", encoding="utf-8")
+    # dun's own runtime files, as `dun init` ignores them: the agent changes nothing, so the tree stays clean
+    shutil.copyfile(Path(__file__).resolve().parent.parent / "templates" / "dun.gitignore", dun / ".gitignore")
     (dun / "config.yaml").write_text(
         "plugins: {disabled: [python, go]}\n"
         f"agent: {{name: command, command: [{agent}]}}\n"
