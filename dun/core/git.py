@@ -110,7 +110,8 @@ class Snapshot:
         return self._status.output()
 
     def entries(self) -> list[tuple[bytes, bytes]]:
-        """(kind, path) of every changed (`1`, `2`, `u`) and untracked (`?`) entry of the status."""
+        """(head, path) of every changed (`1`, `2`, `u`) and untracked (`?`) entry of the status; the head is the
+        record's first four bytes: its kind, a space and, for changes, the XY field."""
         records = self.status().split(b"\0")
         out = []
         i = 0
@@ -122,11 +123,16 @@ class Snapshot:
                 continue
             if record[:2] == b"2 ":
                 i += 1  # a rename's original path follows as its own record
-            out.append((record[:1], record.split(b" ", count - 1)[-1]))
+            out.append((record[:4], record.split(b" ", count - 1)[-1]))
         return out
 
+    def deleted(self) -> set[str]:
+        """Tracked files missing from the work tree (`git ls-files` still lists them): a `D` in the XY field."""
+        return {p.decode("utf-8", "surrogateescape") for head, p in self.entries() if head[:1] in b"12"
+                and head[3:4] == b"D"}
+
     def untracked(self) -> list[str]:
-        return [p.decode("utf-8", "surrogateescape") for kind, p in self.entries() if kind == b"?"]
+        return [p.decode("utf-8", "surrogateescape") for head, p in self.entries() if head[:1] == b"?"]
 
     def files(self) -> list[str]:
         """Tracked plus untracked-not-ignored files, as `git ls-files --cached --others --exclude-standard`."""

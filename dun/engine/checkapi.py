@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -129,9 +130,15 @@ class CheckContext:
             cached = self._matches.get(key)
         if cached is None:
             matched = match_files(self.files(), patterns)
-            if self.is_git:  # the listing may name tracked files deleted from the work tree
-                base = str(self.root)
-                matched = [p for p in matched if os.path.lexists(os.path.join(base, p))]
+            snapshot = self.snapshot()
+            if snapshot is not None:  # the listing may name tracked files deleted from the work tree: git knows them
+                try:
+                    deleted = snapshot.deleted()
+                except subprocess.CalledProcessError:
+                    base = str(self.root)
+                    matched = [p for p in matched if os.path.lexists(os.path.join(base, p))]
+                else:
+                    matched = [p for p in matched if p not in deleted] if deleted else matched
             with self._lock:
                 cached = self._matches.setdefault(key, matched)
         return cached

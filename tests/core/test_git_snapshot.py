@@ -76,3 +76,16 @@ def test_the_early_status_is_claimed_only_by_its_own_repository(repo: Path, tmp_
     start_early()
     assert claim_early(other) is None
     assert gitmod._early is None
+
+
+def test_deleted_names_tracked_files_missing_from_the_work_tree(repo: Path) -> None:
+    write(repo, "keep.txt", "x")
+    write(repo, "gone.txt", "x")
+    write(repo, "staged-gone.txt", "x")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "files")
+    (repo / "gone.txt").unlink()
+    git(repo, "rm", "-q", "staged-gone.txt")  # out of the index too: not listed, so not "deleted"
+    snapshot = Snapshot(repo)
+    assert snapshot.deleted() == {"gone.txt"}
+    assert "gone.txt" in snapshot.files() and "staged-gone.txt" not in snapshot.files()
