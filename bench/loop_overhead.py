@@ -89,7 +89,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="dun-bench-loop-") as tmp:
         root = Path(tmp)
         make_repo(root, args.iterations)
-        check = time_command([*dun_command(), "check", "--format", "json"], root, runs=args.runs,
+        check = time_command([*dun_command(), "check", "--format", "json", "--no-cache"], root, runs=args.runs,
                              accept=lambda run: None if run.returncode in (0, 1) else f"exit {run.returncode}")
         per_iteration = Timing(list(check.argv))
         for _ in range(args.runs):
