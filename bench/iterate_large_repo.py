@@ -43,8 +43,8 @@ def main() -> int:
     out = subject.last.stdout.decode("utf-8", "replace")
     notes = [f"prompt {len(out)} characters (bound {MAX_CHARS}); folded: "
              + ("yes" if "more boxes" in out else "no")]
-    return report("iterate_large_repo: dun iterate", subject, "dun check --format json --no-cache", baseline.median, TARGET,
-                  notes)
+    return report("iterate_large_repo: dun iterate", subject, "dun check --format json --no-cache", baseline.median,
+                  TARGET, notes)
 
 
 if __name__ == "__main__":
