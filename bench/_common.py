@@ -67,6 +67,33 @@ def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return proc.stdout
 
 
+def loop_repo(root: Path, iterations: int, agent: dict[str, object]) -> None:
+    """The loop benchmarks' repository: 2,000 tracked files, a MISSION.md with 50 open boxes, dun's runtime files
+    ignored as `dun init` ignores them (the agents change nothing, so the tree stays clean), and a config that runs
+    `agent` for `iterations` iterations with every limit that could stop the loop early raised."""
+    import json
+    import shutil
+
+    git(root, "init", "-q", "-b", "main")
+    for i in range(2000):
+        path = root / f"src/pkg{i // 100}/mod{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"VALUE = {i}\n", encoding="utf-8")
+    boxes = "".join(f"- [ ] task {i}\n" for i in range(50))
+    (root / "MISSION.md").write_text(f"# Mission\n\n{boxes}", encoding="utf-8")
+    dun = root / ".dun"
+    dun.mkdir()
+    shutil.copyfile(Path(__file__).resolve().parent.parent / "templates" / "dun.gitignore", dun / ".gitignore")
+    (dun / "config.yaml").write_text(
+        "plugins: {disabled: [python, go]}\n"
+        f"agent: {json.dumps(agent)}\n"
+        f"loop: {{cooldown_s: 0, max_iterations: {iterations}, max_budget_usd: 0, max_calls_per_hour: 100000,"
+        " error_threshold: 100000}\n"
+        "circuit: {no_progress_limit: 1000000, half_open_after: 1000000}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "bench repo")
+
+
 @dataclass
 class Run:
     """One finished run of a command."""

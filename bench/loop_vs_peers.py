@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import statistics
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from _common import Run, dun_command, git, parser, time_command
+from _common import Run, dun_command, loop_repo, parser, time_command
 from fake_agent import FAKE_COMMAND, SCENARIO_ENV, block, write_scenario
 
 TARGET_S = 0.1
@@ -31,26 +30,7 @@ TARGET_S = 0.1
 
 def make_repo(root: Path, iterations: int) -> Path:
     """The repository, its config driving the fake agent for `iterations` calls, and the scenario's path."""
-    git(root, "init", "-q", "-b", "main")
-    for i in range(2000):
-        path = root / f"src/pkg{i // 100}/mod{i}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"VALUE = {i}\n", encoding="utf-8")
-    boxes = "".join(f"- [ ] task {i}\n" for i in range(50))
-    (root / "MISSION.md").write_text(f"# Mission\n\n{boxes}", encoding="utf-8")
-    dun = root / ".dun"
-    dun.mkdir()
-    # dun's own runtime files, as `dun init` ignores them: the agent changes nothing, so the tree stays clean
-    shutil.copyfile(Path(__file__).resolve().parent.parent / "templates" / "dun.gitignore", dun / ".gitignore")
-    agent = {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"}
-    (dun / "config.yaml").write_text(
-        "plugins: {disabled: [python, go]}\n"
-        f"agent: {json.dumps(agent)}\n"
-        f"loop: {{cooldown_s: 0, max_iterations: {iterations}, max_budget_usd: 0, max_calls_per_hour: 100000,"
-        " error_threshold: 100000}\n"
-        "circuit: {no_progress_limit: 1000000, half_open_after: 1000000}\n", encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "bench repo")
+    loop_repo(root, iterations, {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"})
     steps = [{"format": "text", "status": block(None, "IN_PROGRESS", 0, False, "keep going"), "repeat": True}]
     return write_scenario(root.parent / "agent", steps)
 
