@@ -187,8 +187,8 @@ def _content_hash(root: Path, name: bytes) -> bytes:
     try:
         if os.path.islink(path):
             return b"link:" + os.readlink(path)
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).digest()  # whole file: a stat stamp could miss a same-size rewrite
+        with open(path, "rb") as fh:  # the content, streamed: a stat stamp could miss a same-size rewrite
+            return hashlib.file_digest(fh, "sha256").digest()
     except OSError as exc:  # deleted, a directory (submodule) or unreadable: say which, never fail
         return f"unreadable:{exc.errno}".encode()
 
