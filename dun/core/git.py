@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -185,8 +186,11 @@ def claim_early(root: Path) -> Snapshot | None:
 def _content_hash(root: Path, name: bytes) -> bytes:
     path = os.path.join(os.fsencode(root), name)
     try:
-        if os.path.islink(path):
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
             return b"link:" + os.readlink(path)
+        if not stat.S_ISREG(mode):
+            return b"special"  # a directory (submodule) or a FIFO, which opening could block on
         with open(path, "rb") as fh:  # the content, streamed: a stat stamp could miss a same-size rewrite
             return hashlib.file_digest(fh, "sha256").digest()
     except OSError as exc:  # deleted, a directory (submodule) or unreadable: say which, never fail
