@@ -54,6 +54,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/status_parse.py
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/guard_corpus.py
+	$(BIN)/python bench/coverage_read.py
+	$(BIN)/python bench/loop_vs_peers.py
 
 clean:
 	rm -rf $(VENV) build dist coverage.xml .coverage .mypy_cache .ruff_cache

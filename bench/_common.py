@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -24,12 +25,23 @@ EXIT_PASS, EXIT_FAIL, EXIT_BROKEN = 0, 1, 2
 
 def dun_command() -> list[str]:
     """The `dun` console script next to the running interpreter, else `python -m dun`."""
+    ensure_bytecode()
     bindir = Path(sys.executable).parent
     for name in ("dun", "dun.exe"):
         script = bindir / name
         if script.is_file() and os.access(script, os.X_OK):
             return [str(script)]
     return [sys.executable, "-m", "dun"]
+
+
+def ensure_bytecode() -> None:
+    """Compile dun's modules once, as installing a wheel does: with PYTHONDONTWRITEBYTECODE set (as on some CI and
+    sandboxed machines) an editable install would otherwise compile every module from source on every run, which
+    costs more than all of `dun check`'s own work on a small repository."""
+    source = Path(__file__).resolve().parent.parent / "dun"
+    if source.is_dir():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=False,
+                       stdout=subprocess.DEVNULL)
 
 
 def git_env() -> dict[str, str]:
@@ -55,6 +67,34 @@ def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return proc.stdout
 
 
+def loop_repo(root: Path, iterations: int, agent: dict[str, object]) -> None:
+    """The loop benchmarks' repository: 2,000 tracked files, a MISSION.md with 50 open boxes, dun's runtime files
+    ignored as `dun init` ignores them (the agents change nothing, so the tree stays clean), and a config that runs
+    `agent` for `iterations` iterations with every limit that could stop the loop early raised."""
+    import json
+    import shutil
+
+    git(root, "init", "-q", "-b", "main")
+    for i in range(2000):
+        path = root / f"src/pkg{i // 100}/mod{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"VALUE = {i}\n", encoding="utf-8")
+    boxes = "".join(f"- [ ] task {i}\n" for i in range(50))
+    (root / "MISSION.md").write_text(f"# Mission\n\n{boxes}", encoding="utf-8")
+    dun = root / ".dun"
+    dun.mkdir()
+    shutil.copyfile(Path(__file__).resolve().parent.parent / "templates" / "dun.gitignore", dun / ".gitignore")
+    (dun / "config.yaml").write_text(
+        "plugins: {disabled: [python, go]}\n"
+        f"agent: {json.dumps(agent)}\n"
+        # the fake agent's files live outside the repository, which a sandbox would hide
+        f"loop: {{cooldown_s: 0, sandbox: off, max_iterations: {iterations}, max_budget_usd: 0,"
+        " max_calls_per_hour: 100000, error_threshold: 100000}\n"
+        "circuit: {no_progress_limit: 1000000, half_open_after: 1000000}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "bench repo")
+
+
 @dataclass
 class Run:
     """One finished run of a command."""
@@ -63,6 +103,7 @@ class Run:
     returncode: int
     stdout: bytes
     stderr: bytes
+    cpu_seconds: float = 0.0  # user + system CPU: steadier than wall time on a shared machine
 
 
 @dataclass
@@ -80,20 +121,32 @@ class Timing:
         return statistics.median(self.samples)
 
     @property
+    def cpu_median(self) -> float:
+        return statistics.median(r.cpu_seconds for r in self.runs)
+
+    @property
     def last(self) -> Run:
         return self.runs[-1]
 
 
 def run_once(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
-    """Run `argv` with output in temp files (no pipe-reader threads in the timed path); wall time via perf_counter."""
+    """Run `argv` with output in temp files (no pipe-reader threads in the timed path); wall time via perf_counter,
+    CPU time (user + system of the command and every process it waited for) via RUSAGE_CHILDREN."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        before = _children_cpu()
         start = time.perf_counter()
         returncode = subprocess.run(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=err).returncode
         seconds = time.perf_counter() - start
+        cpu = _children_cpu() - before
         out.seek(0)
         err.seek(0)
-        return Run(seconds, returncode, out.read(), err.read())
+        return Run(seconds, returncode, out.read(), err.read(), cpu)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # Peak RSS has to be read through a small launcher: a child's ru_maxrss also counts the memory of the process
@@ -188,7 +241,7 @@ def report(name: str, subject: Timing, baseline_label: str, baseline_s: float, t
     print(f"  command   {shlex.join(subject.argv)}")
     print(f"  runs      {', '.join(_fmt(s) for s in subject.samples)}")
     rss = f"   (peak RSS {subject.peak_rss_kb / 1024:.1f} MiB)" if subject.peak_rss_kb is not None else ""
-    print(f"  median    {_fmt(subject.median)}{rss}")
+    print(f"  median    {_fmt(subject.median)}{rss}   (CPU {_fmt(subject.cpu_median)})")
     print(f"  baseline  {_fmt(baseline_s)}   {baseline_label}")
     for note in notes:
         print(f"  note      {note}")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Timing, dun_command, git, parser, report, time_command
+from _common import Timing, dun_command, loop_repo, parser, report, time_command
 
 AGENT = """#!/bin/sh
 cat > /dev/null
@@ -29,28 +29,10 @@ printf -- 'NEXT_RECOMMENDATION: keep going\\n---END_DUN_STATUS---\\n'
 
 
 def make_repo(root: Path, iterations: int) -> None:
-    git(root, "init", "-q", "-b", "main")
-    for i in range(2000):
-        path = root / f"src/pkg{i // 100}/mod{i}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"VALUE = {i}\n", encoding="utf-8")
-    boxes = "".join(f"- [ ] task {i}\n" for i in range(50))
-    (root / "MISSION.md").write_text(f"# Mission\n\n{boxes}", encoding="utf-8")
-    agent = root / "agent.sh"
+    agent = root.parent / "agent.sh"  # outside the repository: the agent leaves the tree as it was
     agent.write_text(AGENT, encoding="utf-8")
     agent.chmod(0o755)
-    dun = root / ".dun"
-    dun.mkdir()
-    (dun / ".gitignore").write_text("logs/\ncache/\narchive/\nstate.json\nhandoff.json\niterate.json\nREPORT.md\n"
-                                    "loop.lock\nSTOP\n", encoding="utf-8")
-    (dun / "config.yaml").write_text(
-        "plugins: {disabled: [python, go]}\n"
-        f"agent: {{name: command, command: [{agent}]}}\n"
-        f"loop: {{cooldown_s: 0, sandbox: off, max_iterations: {iterations}, max_budget_usd: 0,"
-        " max_calls_per_hour: 100000, error_threshold: 100000}\n"
-        "circuit: {no_progress_limit: 1000000, half_open_after: 1000000}\n", encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "bench repo")
+    loop_repo(root, iterations, {"name": "command", "command": [str(agent)]})
 
 
 def rss_kib(pid: int) -> int:
@@ -87,9 +69,10 @@ def main() -> int:
     p.add_argument("--rss-at", type=int, default=1000)
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="dun-bench-loop-") as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "repo"
+        root.mkdir()
         make_repo(root, args.iterations)
-        check = time_command([*dun_command(), "check", "--format", "json"], root, runs=args.runs,
+        check = time_command([*dun_command(), "check", "--format", "json", "--no-cache"], root, runs=args.runs,
                              accept=lambda run: None if run.returncode in (0, 1) else f"exit {run.returncode}")
         per_iteration = Timing(list(check.argv))
         for _ in range(args.runs):
@@ -101,7 +84,7 @@ def main() -> int:
                 return 2
             run = wall.runs[0]
             per_iteration.runs.append(type(run)(run.seconds / args.iterations, run.returncode, run.stdout,
-                                                run.stderr))
+                                                run.stderr, run.cpu_seconds / args.iterations))
         per_iteration.argv = [*dun_command(), "loop", f"(per iteration of {args.iterations})"]
         early, late = rss_growth(root, 10, args.rss_at)
     growth = (late - early) / early

@@ -157,6 +157,14 @@ def _count(items: list[Item]) -> int:
     return sum(folded_count(i) or 1 for i in items)
 
 
+def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
+    """What a command reads cannot be known; only the programs it requires are named: every place on PATH one could
+    appear, so installing or removing one invalidates a reused result."""
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    return [os.path.join(d, program) for program in spec.options["requires"] for d in dirs]
+
+
 @hookimpl
 def dun_check_types() -> list[CheckType]:
-    return [CheckType("command", "Run a shell command; exit codes decide the status.", FIELDS, run, validate)]
+    return [CheckType("command", "Run a shell command; exit codes decide the status.", FIELDS, run, validate,
+                      inputs=inputs)]

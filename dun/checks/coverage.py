@@ -180,7 +180,18 @@ def _judge(spec: CheckSpec, report: CoverageReport, shown: str, totals: tuple[in
                    next=spec.next or "Add tests covering the missing lines of the files listed.")
 
 
+def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
+    """Coverage data is usually ignored by git: every candidate file, coverage.py's config files, and for a missing
+    `.coverage` the directory its parallel files (`.coverage.*`) would appear in."""
+    from dun.checks.readers.coveragepy import RC_FILES
+
+    names = list(spec.options["file"])
+    dirs = [os.path.dirname(os.path.join(ctx.root, n)) for n in names
+            if os.path.basename(n).startswith(".coverage") and not os.path.exists(os.path.join(ctx.root, n))]
+    return [*names, *dirs, *RC_FILES]
+
+
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("coverage", "Coverage thresholds over coverage data files.", FIELDS, run,
-                      lambda options: glob_errors(options, "exclude"))]
+                      lambda options: glob_errors(options, "exclude"), inputs=inputs)]

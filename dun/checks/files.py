@@ -129,4 +129,5 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> 
 
 @hookimpl
 def dun_check_types() -> list[CheckType]:
-    return [CheckType("files", "Assert paths exist or not, count globs and pattern matches.", FIELDS, run, validate)]
+    return [CheckType("files", "Assert paths exist or not, count globs and pattern matches.", FIELDS, run, validate,
+                      inputs=lambda spec, ctx: list(spec.options["paths"]))]

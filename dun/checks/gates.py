@@ -99,7 +99,19 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     return Outcome(Status.PASS, f"{total} gate(s) satisfied")
 
 
+def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
+    """Evidence named by a literal path: it may be an ignored file, outside the work tree's fingerprint."""
+    out: list[str] = []
+    for rel in ctx.match(spec.options["files"]):
+        try:
+            gate = _load_gate(ctx, rel)
+        except ConfigError:
+            continue  # the check reports it
+        out += [p for e in gate["required"] + gate["optional"] if is_literal(p := e.partition("#")[0].strip())]
+    return out
+
+
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("gates", "Gate files whose required evidence must exist.", FIELDS, run,
-                      lambda options: glob_errors(options, "files"))]
+                      lambda options: glob_errors(options, "files"), inputs=inputs)]

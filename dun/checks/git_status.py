@@ -70,12 +70,11 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if not ctx.is_git:
         return Outcome(Status.ERROR, f"not a git repository: {ctx.root}", next="git init")
     try:
-        proc = git(ctx.root, "status", "--porcelain=v2", "--branch", "-z",
-                   # with ignore globs, list files inside untracked directories so the globs can match them
-                   "--untracked-files=" + (("all" if o["ignore"] else "normal") if o["untracked"] else "no"))
+        st = parse_porcelain_v2(_status(ctx, o))
     except subprocess.CalledProcessError as exc:
         return Outcome(Status.ERROR, "git status failed: " + exc.stderr.decode("utf-8", "replace").strip()[:200])
-    st = parse_porcelain_v2(proc.stdout)
+    if not o["untracked"]:
+        st["untracked"] = []
 
     def keep(paths: list[str]) -> set[str]:
         return set(paths) - set(match_files(paths, o["ignore"]))
@@ -111,6 +110,17 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if not problems:
         return Outcome(Status.PASS, f"clean working tree on {st['head']}")
     return Outcome(status, "; ".join(problems), items=cap_items(items, o["max_items"]), next="\n".join(nexts))
+
+
+def _status(ctx: CheckContext, o: dict[str, Any]) -> bytes:
+    """The run's shared `git status` (every untracked file listed) when it says what this check's own call would:
+    always with ignore globs or untracked files off, otherwise when nothing is untracked (no `dir/` to fold)."""
+    mode = ("all" if o["ignore"] else "normal") if o["untracked"] else "no"
+    snapshot = ctx.snapshot()
+    if snapshot is not None and (mode != "normal" or not snapshot.untracked()):
+        return snapshot.status()
+    # with ignore globs, list files inside untracked directories so the globs can match them
+    return git(ctx.root, "status", "--porcelain=v2", "--branch", "-z", f"--untracked-files={mode}").stdout
 
 
 def _without_dun_files(ctx: CheckContext, untracked: list[str]) -> list[str]:

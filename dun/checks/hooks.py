@@ -99,8 +99,16 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
                    next=spec.next or f"Run `{' && '.join(nexts)}` once in this clone.")
 
 
+def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
+    """The hook managers' configs and the installed hooks: outside the work tree's fingerprint."""
+    directory = hooks_dir(ctx.root) if ctx.is_git else None
+    hooks = [str(directory), *(str(directory / h) for h in sorted(GIT_HOOKS))] if directory else []
+    return [*PRE_COMMIT_CONFIGS, *LEFTHOOK_CONFIGS, *hooks]
+
+
 # Registered by the git module's hook (dun/checks/git_status.py): git-status and hooks are both about the clone.
-HOOKS_TYPE = CheckType("hooks", "Git hooks a hook manager configures but this clone has not installed.", FIELDS, run)
+HOOKS_TYPE = CheckType("hooks", "Git hooks a hook manager configures but this clone has not installed.", FIELDS, run,
+                       inputs=inputs)
 
 
 @hookimpl

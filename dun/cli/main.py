@@ -32,13 +32,15 @@ def cli() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Show passing and skipped checks, all items and details.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to a file.")
+@click.option("--no-cache", is_flag=True, help="Run every check, even one whose inputs are unchanged since its "
+              "last result (also DUN_NO_CACHE=1).")
 def check_cmd(path: str | None, fmt: str | None, jobs: int | None, only: tuple[str, ...], skip: tuple[str, ...],
-              strict: bool, verbose: bool, color: str, output: str | None) -> None:
+              strict: bool, verbose: bool, color: str, output: str | None, no_cache: bool) -> None:
     """Run the checks and report outstanding work. Exit 0: nothing actionable; 1: work remains."""
     from dun.cli.commands.check import CheckOptions, run_check
 
     opts = CheckOptions(path=path, format=fmt, jobs=jobs, only=list(only), skip=list(skip), strict=strict,
-                        verbose=verbose, color=color, output=output)
+                        verbose=verbose, color=color, output=output, no_cache=no_cache)
     _exit(run_check(opts))
 
 

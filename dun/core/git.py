@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,9 +55,146 @@ def list_files(root: Path, is_git: bool) -> list[str]:
     """Tracked plus untracked-not-ignored files. Tracked files deleted from the work tree are still listed:
     `CheckContext.match` drops them, which costs a stat per match instead of one per file."""
     if is_git:
-        listed = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-        return list(dict.fromkeys(_split_z(listed)))
+        return Snapshot(root).files()
     return _walk(root)
+
+
+# `--untracked-files=all` lists every untracked file (not `dir/`): the untracked half of the shared file listing.
+STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+_FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
+
+
+class _Background:
+    """A git command started now and read once, by whichever thread first needs its output."""
+
+    def __init__(self, cwd: Path | str, args: tuple[str, ...]) -> None:
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+        self.argv = ["git", *args]
+        self._proc = subprocess.Popen(self.argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE)
+        self._out: tuple[int, bytes, bytes] | None = None
+        self._lock = threading.Lock()
+
+    def output(self) -> bytes:
+        """stdout; raises CalledProcessError on failure."""
+        with self._lock:
+            if self._out is None:
+                out, err = self._proc.communicate()
+                self._out = (self._proc.returncode, out, err)
+        code, out, err = self._out
+        if code != 0:
+            raise subprocess.CalledProcessError(code, self.argv, out, err)
+        return out
+
+
+class Snapshot:
+    """One look at a git work tree, shared by every check of a run: `git status` (HEAD, the branch, changed and
+    untracked files) started at once, `git ls-files` (tracked and untracked files) once a check needs the listing.
+
+    The status feeds both the `git-status` check and the work tree's fingerprint; a run whose results are all
+    reused never lists files. The listing is its own `git ls-files --others` rather than the index plus the
+    status's untracked files: it then never waits for the status, which stats every tracked file, so the checks
+    that match files start sooner (measured in the loop: 20 ms an iteration on 2,000 files).
+    """
+
+    def __init__(self, root: Path, status: _Background | None = None) -> None:
+        self.root = root
+        self._status = status or _Background(root, STATUS_ARGS)
+        self._listing: _Background | None = None
+        self._lock = threading.Lock()
+
+    def start_listing(self) -> None:
+        with self._lock:
+            if self._listing is None:
+                self._listing = _Background(self.root, ("ls-files", "-z", "--cached", "--others", "--exclude-standard"))
+
+    def status(self) -> bytes:
+        """`git status --porcelain=v2 --branch -z --untracked-files=all`; raises CalledProcessError on failure."""
+        return self._status.output()
+
+    def entries(self) -> list[tuple[bytes, bytes]]:
+        """(head, path) of every changed (`1`, `2`, `u`) and untracked (`?`) entry of the status; the head is the
+        record's first four bytes: its kind, a space and, for changes, the XY field."""
+        records = self.status().split(b"\0")
+        out = []
+        i = 0
+        while i < len(records):
+            record = records[i]
+            i += 1
+            count = _FIELDS.get(record[:2])
+            if count is None:
+                continue
+            if record[:2] == b"2 ":
+                i += 1  # a rename's original path follows as its own record
+            out.append((record[:4], record.split(b" ", count - 1)[-1]))
+        return out
+
+    def deleted(self) -> set[str]:
+        """Tracked files missing from the work tree (`git ls-files` still lists them): a `D` in the XY field."""
+        return {p.decode("utf-8", "surrogateescape") for head, p in self.entries() if head[:1] in b"12"
+                and head[3:4] == b"D"}
+
+    def untracked(self) -> list[str]:
+        return [p.decode("utf-8", "surrogateescape") for head, p in self.entries() if head[:1] == b"?"]
+
+    def files(self) -> list[str]:
+        """Tracked plus untracked-not-ignored files, as `git ls-files --cached --others --exclude-standard`."""
+        self.start_listing()
+        assert self._listing is not None
+        return list(dict.fromkeys(_split_z(self._listing.output())))
+
+    def fingerprint(self) -> str | None:
+        """A hash of HEAD, the branch, the index's view of every change and the content of every changed or
+        untracked file: equal fingerprints mean the same commit and the same tracked-plus-untracked content.
+        None when git failed."""
+        try:
+            status = self.status()
+        except subprocess.CalledProcessError:
+            return None
+        digest = hashlib.sha256(status)
+        for _, name in self.entries():
+            digest.update(b"\0" + name + b"\0" + _content_hash(self.root, name))
+        return digest.hexdigest()
+
+
+_early: tuple[_Background, _Background] | None = None  # (status, rev-parse --show-toplevel), both from the cwd
+
+
+def start_early() -> None:
+    """Start `git status` in the current directory before anything else is imported (`dun check`): git walks the
+    tree while Python loads. `claim_early` hands it to the run when the repository turns out to be this one."""
+    global _early
+    try:
+        _early = (_Background(".", STATUS_ARGS), _Background(".", ("rev-parse", "--show-toplevel")))
+    except OSError:
+        _early = None  # no git: the run finds out itself
+
+
+def claim_early(root: Path) -> Snapshot | None:
+    global _early
+    early, _early = _early, None
+    if early is None:
+        return None
+    try:
+        if Path(early[1].output().decode("utf-8", "surrogateescape").strip()).resolve() != root:
+            return None
+    except (subprocess.CalledProcessError, OSError):
+        return None
+    return Snapshot(root, early[0])
+
+
+def _content_hash(root: Path, name: bytes) -> bytes:
+    path = os.path.join(os.fsencode(root), name)
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            return b"link:" + os.readlink(path)
+        if not stat.S_ISREG(mode):
+            return b"special"  # a directory (submodule) or a FIFO, which opening could block on
+        with open(path, "rb") as fh:  # the content, streamed: a stat stamp could miss a same-size rewrite
+            return hashlib.file_digest(fh, "sha256").digest()
+    except OSError as exc:  # deleted, a directory (submodule) or unreadable: say which, never fail
+        return f"unreadable:{exc.errno}".encode()
 
 
 def _walk(root: Path) -> list[str]:

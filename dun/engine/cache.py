@@ -18,11 +18,27 @@ from typing import Any
 CACHE_VERSION = 1
 RACY_WINDOW_NS = 3_000_000_000
 
+# Environment variables that differ between shells and terminals but not in what a check sees; every other one
+# (PATH, VIRTUAL_ENV, ...) is part of a cache key, since a command check runs in that environment.
+VOLATILE_ENV = frozenset({
+    "_", "PWD", "OLDPWD", "SHLVL", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID", "SSH_AUTH_SOCK", "SSH_CLIENT",
+    "SSH_CONNECTION", "SSH_TTY", "TMUX_PANE", "DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "XDG_SESSION_ID",
+    "PS1", "PROMPT_COMMAND", "HISTFILE", "DUN_NO_CACHE",
+})
+
+
+def stable_env() -> list[tuple[str, str]]:
+    """The environment less VOLATILE_ENV, sorted: what a cache key holds of it."""
+    return sorted((k, v) for k, v in os.environ.items() if k not in VOLATILE_ENV)
+
+
+def cache_base() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "dun"
+
 
 def cache_dir(root: Path) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return Path(base) / "dun" / digest
+    return cache_base() / digest
 
 
 class FileCache:

@@ -45,11 +45,28 @@ def layers(root: Path, pm: pluggy.PluginManager, config: Config) -> list[tuple[s
 
 
 def load_catalog(root: Path, pm: pluggy.PluginManager, config: Config) -> Catalog:
+    """The catalog, from the cache when no manifest, check type, config key or dun itself changed since."""
+    from dun.engine import catalogcache
+
     types = check_types(pm)
     timeout = float(config.get("check.timeout_s"))
+    found = layers(root, pm, config)
+    disabled_ids = sorted(set(config.get("plugins.disabled")))
+    key, storable = catalogcache.fingerprint(found, types, [timeout, disabled_ids])
+    cached = catalogcache.load(root, key) if catalogcache.enabled() else None
+    if cached is not None:
+        return Catalog(manifests=cached[0], types=types, disabled=cached[1])
+    catalog = _load(found, types, timeout, set(disabled_ids))
+    if storable and catalogcache.enabled():
+        catalogcache.save(root, key, catalog.manifests, catalog.disabled)
+    return catalog
+
+
+def _load(found: list[tuple[str, Path]], types: dict[str, CheckType], timeout: float,
+          disabled_ids: set[str]) -> Catalog:
     by_id: dict[str, Manifest] = {}
     errors: list[str] = []
-    for origin, directory in layers(root, pm, config):
+    for origin, directory in found:
         for path in manifest_files(directory):
             try:
                 manifest = load_manifest(path, types, timeout, origin)
@@ -62,7 +79,6 @@ def load_catalog(root: Path, pm: pluggy.PluginManager, config: Config) -> Catalo
             by_id[manifest.id] = manifest
     if errors:
         raise ConfigError(errors)
-    disabled_ids = set(config.get("plugins.disabled"))
     active = [m for m in by_id.values() if m.id not in disabled_ids]
     catalog = Catalog(manifests=active, types=types, disabled=[m for m in by_id.values() if m.id in disabled_ids])
     _cross_check(catalog)

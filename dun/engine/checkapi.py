@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.config.schema import Field
 from dun.engine.model import Outcome
+
+if TYPE_CHECKING:
+    from dun.core.git import Snapshot
 
 
 @dataclass
@@ -36,6 +40,7 @@ class CheckSpec:
 
 
 ValidateFn = Callable[[dict[str, Any]], list[tuple[str, str]]]
+InputsFn = Callable[["CheckSpec", "CheckContext"], list[str]]
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,10 @@ class CheckType:
 
     `validate` receives the type's own fields after schema validation and returns (key, message) pairs
     for rules a schema cannot express (e.g. one field required only when another has a given value).
+
+    `inputs` names the files a result depends on that the work tree's fingerprint may not cover (ignored files,
+    paths named directly, relative to the root or absolute): a cached result is reused only while they are
+    unchanged. A type without it is reused only while the whole work tree and HEAD are unchanged.
     """
 
     name: str
@@ -51,6 +60,7 @@ class CheckType:
     fields: Mapping[str, Field]
     run: Callable[[CheckSpec, CheckContext], Outcome]
     validate: ValidateFn | None = None
+    inputs: InputsFn | None = None
 
 
 class CheckContext:
@@ -61,29 +71,49 @@ class CheckContext:
         self.is_git = is_git
         self.config = config
         self._files: list[str] | None = None
+        self._snapshot: Snapshot | None = None
         self._matches: dict[tuple[str, ...], list[str]] = {}
         self.used = False  # set once a report was built from this context
         self._lock = threading.Lock()
 
+    def snapshot(self) -> Snapshot | None:
+        """The run's one look at the git work tree (`git ls-files` and `git status`), started on first use."""
+        if not self.is_git:
+            return None
+        with self._lock:
+            if self._snapshot is None:
+                from dun.core.git import Snapshot, claim_early
+
+                self._snapshot = claim_early(self.root) or Snapshot(self.root)
+            return self._snapshot
+
     def files(self) -> list[str]:
         """Tracked plus untracked-but-not-ignored files, repo-relative with '/' separators (listed once)."""
+        snapshot = self.snapshot()
         with self._lock:
             if self._files is None:
-                from dun.core.git import list_files
+                if snapshot is not None:
+                    self._files = snapshot.files()
+                else:
+                    from dun.core.git import list_files
 
-                self._files = list_files(self.root, self.is_git)
+                    self._files = list_files(self.root, self.is_git)
             return self._files
 
     def refresh(self) -> None:
         """Forget the file listing: the next look sees the tree as it is now (a loop's later iterations)."""
         with self._lock:
             self._files = None
+            self._snapshot = None
             self._matches = {}
         self.used = False
 
-    def prefetch(self) -> None:
-        """Start listing files in the background: git runs while plugins and manifests load."""
-        threading.Thread(target=self.files, daemon=True, name="dun:list-files").start()
+    def prefetch(self, listing: bool = True) -> None:
+        """Start git in the background: it walks the tree while plugins and manifests load. Without `listing`,
+        only `git status` (enough when every result may be reused); the index is listed once a check needs it."""
+        snapshot = self.snapshot()
+        if snapshot is not None and listing:
+            snapshot.start_listing()
 
     def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
         """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).
@@ -100,9 +130,15 @@ class CheckContext:
             cached = self._matches.get(key)
         if cached is None:
             matched = match_files(self.files(), patterns)
-            if self.is_git:  # the listing may name tracked files deleted from the work tree
-                base = str(self.root)
-                matched = [p for p in matched if os.path.lexists(os.path.join(base, p))]
+            snapshot = self.snapshot()
+            if snapshot is not None:  # the listing may name tracked files deleted from the work tree: git knows them
+                try:
+                    deleted = snapshot.deleted()
+                except subprocess.CalledProcessError:
+                    base = str(self.root)
+                    matched = [p for p in matched if os.path.lexists(os.path.join(base, p))]
+                else:
+                    matched = [p for p in matched if p not in deleted] if deleted else matched
             with self._lock:
                 cached = self._matches.setdefault(key, matched)
         return cached

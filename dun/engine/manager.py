@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
+import os
+import sys
+import time
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -26,6 +31,9 @@ BUILTIN_MODULES = (
     "dun.output.llm",
     "dun.output.junit",
     "dun.output.github",
+)
+# Only the commands that run or describe agents need these (importing them is a fifth of `dun check`'s fixed cost).
+AGENT_MODULES = (
     "dun.agents.claude",
     "dun.agents.codex",
     "dun.agents.gemini",
@@ -36,14 +44,14 @@ BUILTIN_MODULES = (
 ENTRY_POINT_GROUP = "dun"
 
 
-def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = ()) -> pluggy.PluginManager:
+def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = (), agents: bool = True) -> pluggy.PluginManager:
     pm = pluggy.PluginManager("dun")
     pm.add_hookspecs(hookspecs)
-    for name in BUILTIN_MODULES:
+    for name in BUILTIN_MODULES + (AGENT_MODULES if agents else ()):
         pm.register(importlib.import_module(name), name=f"builtin:{name.removeprefix('dun.')}")
     for plugin in extra:
         pm.register(plugin)
-    if entry_points:
+    if entry_points and _may_have_entry_points():
         try:
             pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
         except Exception as exc:  # a broken third-party plugin must not become a traceback
@@ -53,6 +61,44 @@ def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = ()) -> plug
     except pluggy.PluginValidationError as exc:
         raise ConfigError(f"plugin {exc.plugin!r}: {exc}") from None
     return pm
+
+
+def _may_have_entry_points() -> bool:
+    """False only when an earlier scan of this very import path found no `dun` entry point (importlib.metadata
+    reads every installed distribution: a tenth of `dun check`'s fixed cost). Installing or removing a
+    distribution changes its directory's mtime, hence the key."""
+    from dun.engine.cache import RACY_WINDOW_NS, cache_base
+
+    stamps: list[Any] = [sys.executable]
+    newest = 0
+    for entry in sys.path:
+        try:
+            st = os.stat(entry or ".")
+        except OSError:
+            stamps.append([entry, None])
+            continue
+        stamps.append([entry, st.st_mtime_ns, st.st_ino])
+        newest = max(newest, st.st_mtime_ns)
+    key = hashlib.sha256(json.dumps(stamps).encode()).hexdigest()
+    path = cache_base() / f"entry-points-{key[:16]}.json"
+    enabled = os.environ.get("DUN_NO_CACHE", "") in ("", "0")
+    try:
+        if enabled and json.loads(path.read_text("utf-8")) == {"key": key, "found": False}:
+            return False
+    except (OSError, ValueError):
+        pass
+    import importlib.metadata
+
+    found = any(ep.group == ENTRY_POINT_GROUP for dist in importlib.metadata.distributions()
+                for ep in dist.entry_points)
+    if enabled and time.time_ns() - newest >= RACY_WINDOW_NS:
+        try:
+            from dun.core.atomic import write_text_atomic
+
+            write_text_atomic(path, json.dumps({"key": key, "found": found}))
+        except OSError:
+            pass  # a read-only cache directory only costs the scan
+    return found
 
 
 def owner(pm: pluggy.PluginManager, impl_plugin: Any) -> str:

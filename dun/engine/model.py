@@ -108,6 +108,7 @@ class CheckResult:
     items: list[Item] = field(default_factory=list)
     duration_s: float = 0.0
     description: str = ""
+    cached: bool = False  # reused from an earlier run with the same inputs (`dun check` without --no-cache)
 
     @property
     def level(self) -> Level | None:
@@ -146,6 +147,9 @@ class Report:
     def actionable(self) -> list[CheckResult]:
         statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if self.warn_is_actionable else set())
         return [r for r in self.results if r.status in statuses]
+
+    def cached(self) -> int:
+        return sum(1 for r in self.results if r.cached)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Status}

@@ -8,11 +8,15 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from dun.core.errors import UsageError
 from dun.engine.catalog import Catalog
 from dun.engine.checkapi import CheckContext, CheckSpec
 from dun.engine.model import ACTIONABLE_STATUSES, CheckResult, Outcome, Status
+
+if TYPE_CHECKING:
+    from dun.engine.reuse import ResultCache
 
 # A check type that enforces its own timeout (command) gets this long to report it before the engine gives up.
 TIMEOUT_GRACE_S = 5.0
@@ -80,20 +84,37 @@ def to_result(check: CheckSpec, outcome: Outcome, duration: float) -> CheckResul
 
 
 def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequence[str] = (),
-               skip: Sequence[str] = ()) -> list[CheckResult]:
-    """Run every selected check that applies; returns results in the documented order."""
+               skip: Sequence[str] = (), reuse: ResultCache | None = None) -> list[CheckResult]:
+    """Run every selected check that applies (or reuse its unchanged result); returns results in the documented
+    order."""
     results: dict[str, CheckResult] = {}
     todo: dict[str, CheckSpec] = {}
+    looks: dict[str, list[Any]] = {}
     for manifest in catalog.manifests:
-        miss = trigger_miss(manifest.triggers, ctx)
-        for check in manifest.checks:
-            if not selected(check, only, skip):
-                continue
+        checks = [c for c in manifest.checks if selected(c, only, skip)]
+        if reuse is not None:
+            for check in checks:
+                hit = reuse.get(check, manifest.triggers)
+                if hit is not None:
+                    results[check.id] = hit
+            checks = [c for c in checks if c.id not in results]
+            if checks:
+                ctx.prefetch()  # some check will run: list the index while the rest is decided
+            # Stamped before the checks run: a change made while they run invalidates what they report.
+            looks.update({c.id: reuse.inputs(c, catalog.types.get(c.type), manifest.triggers) for c in checks})
+        miss = trigger_miss(manifest.triggers, ctx) if checks else None
+        for check in checks:
             if miss:
                 results[check.id] = to_result(check, Outcome(Status.SKIP, miss), 0.0)
             else:
                 todo[check.id] = check
     _schedule(catalog, ctx, todo, results, max(1, jobs))
+    if reuse is not None:
+        for manifest in catalog.manifests:
+            for check in manifest.checks:
+                if check.id in looks and check.id in results:
+                    reuse.put(check, manifest.triggers, looks[check.id], results[check.id])
+        reuse.save()
     order = {c.id: c.sort_key for c in catalog.checks}
     return sorted(results.values(), key=lambda r: order[r.id])
 

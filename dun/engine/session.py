@@ -6,15 +6,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pluggy
 
-from dun.config.loader import Config, load_config
+from dun.config.loader import Config
 from dun.core.git import Repo, find_repo
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext
 from dun.engine.manager import make_manager, merged_mapping
 from dun.engine.model import Report
+
+if TYPE_CHECKING:
+    from dun.engine.reuse import ResultCache
 
 
 @dataclass
@@ -41,8 +45,9 @@ class Session:
         return self._catalog
 
     def report(self, only: Sequence[str] = (), skip: Sequence[str] = (), jobs: int | None = None,
-               strict: bool = False) -> Report:
-        """Run the selected checks; every command that needs fresh results comes here."""
+               strict: bool = False, reuse: bool = False) -> Report:
+        """Run the selected checks; every command that needs results comes here. With `reuse`, a check whose
+        inputs are unchanged since its last result is not run again (see dun/engine/reuse.py)."""
         from dun.engine.runner import run_checks, split_patterns, validate_patterns
 
         start = time.monotonic()
@@ -53,16 +58,29 @@ class Session:
         if ctx.used:  # a second report in one process (the loop): the tree may have changed since
             ctx.refresh()
         ctx.used = True
-        results = run_checks(catalog, ctx, jobs=jobs or int(self.config.get("check.jobs")), only=only, skip=skip)
+        cache = self._result_cache(ctx) if reuse else None
+        results = run_checks(catalog, ctx, jobs=jobs or int(self.config.get("check.jobs")), only=only, skip=skip,
+                             reuse=cache)
         report = Report(root=self.root, results=results, duration_s=time.monotonic() - start,
                         warn_is_actionable=strict or bool(self.config.get("check.warn_is_actionable")))
         if (only or skip) and not results:
             report.notes.append("no check matched --only/--skip")
         return report
 
+    def _result_cache(self, ctx: CheckContext) -> ResultCache | None:
+        from dun.engine.reuse import ResultCache, disabled_by_env
 
-def open_session(path: Path | str | None = None) -> Session:
+        snapshot = ctx.snapshot()
+        tree = snapshot.fingerprint() if snapshot is not None and not disabled_by_env() else None
+        return ResultCache(self.root, tree, ctx) if tree else None
+
+
+def open_session(path: Path | str | None = None, agents: bool = True) -> Session:
+    """The repository at `path`, a plugin manager (with the agent adapters unless `agents` is False: `dun check`
+    needs none) and the config, cached while its files are unchanged (dun/engine/configcache.py)."""
+    from dun.engine.configcache import cached_config
+
     repo = find_repo(path)
-    pm = make_manager()
-    config = load_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"))
+    pm = make_manager(agents=agents)
+    config = cached_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"))
     return Session(repo=repo, pm=pm, config=config)

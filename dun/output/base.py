@@ -28,4 +28,6 @@ def summary_line(report: Report) -> str:
     counts = report.counts()
     parts = [f"{n} {name}" for name, n in counts.items() if n]
     verdict = f"{len(report.actionable())} actionable" if report.actionable() else "nothing actionable"
-    return f"{verdict}: {', '.join(parts) or 'no checks'} in {report.duration_s:.1f}s"
+    cached = report.cached()
+    reused = f" ({cached} cached: unchanged since their last run; --no-cache runs them)" if cached else ""
+    return f"{verdict}: {', '.join(parts) or 'no checks'} in {report.duration_s:.1f}s{reused}"

@@ -19,8 +19,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         "root": str(report.root),
         "duration_s": round(report.duration_s, 3),
         "summary": {**report.counts(), "total": len(report.results), "actionable": len(report.actionable()),
-                    "exit_code": exit_code(report)},
-        "checks": [safe_result(r).to_dict() for r in report.results],
+                    "exit_code": exit_code(report), "cached": report.cached()},
+        "checks": [{**safe_result(r).to_dict(), "cached": r.cached} for r in report.results],
     }
 
 

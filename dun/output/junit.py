@@ -18,6 +18,8 @@ def render(report: Report, opts: FormatOptions) -> str:
     for r in report.results:
         case = ET.SubElement(suite, "testcase", classname=xml_text(r.plugin), name=xml_text(r.id),
                              time=f"{r.duration_s:.3f}")
+        if r.cached:  # reused unchanged from an earlier run; its time is that run's
+            ET.SubElement(ET.SubElement(case, "properties"), "property", name="dun.cached", value="true")
         body = xml_text("\n".join([*(f"{i.location()} {i.text}".strip() for i in r.items), r.detail]).strip())
         signal = xml_text(r.signal)
         if r.status is Status.FAIL:

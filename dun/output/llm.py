@@ -17,7 +17,7 @@ def render(report: Report, opts: FormatOptions) -> str:
             continue
         r = safe_result(r)
         level = r.level.value if r.level else "-"
-        out.append(f"[{level}] {r.id} {r.status.value}: {r.signal}")
+        out.append(f"[{level}] {r.id} {r.status.value}{' (cached)' if r.cached else ''}: {r.signal}")
         for item in r.items[:_ITEMS]:
             where = item.location()
             first, *rest = item.text.split("\n")

@@ -21,7 +21,7 @@ def render_result(r: CheckResult, opts: FormatOptions) -> list[str]:
     r = safe_result(r)  # tools' escape codes and control characters never reach the terminal
     level = r.level.value if r.level else ""
     tag = _paint(f"{r.status.value.upper():5}", _COLORS[r.status], opts.color)
-    lines = [f"{tag} {level:6} {r.id:24} {r.signal}"]
+    lines = [f"{tag} {level:6} {r.id:24} {r.signal}" + (f" {_paint('(cached)', '2', opts.color)}" if r.cached else "")]
     if r.status is Status.PASS and not opts.verbose:
         return lines
     shown = r.items if opts.verbose else r.items[:_ITEMS_SHOWN]

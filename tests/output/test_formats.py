@@ -31,10 +31,10 @@ def test_json_is_stable_and_complete() -> None:
     data = json.loads(jsonfmt.render(sample(), FormatOptions()))
     assert data["schema_version"] == 1
     assert data["summary"] == {"pass": 1, "fail": 1, "warn": 1, "skip": 1, "error": 1, "total": 5,
-                               "actionable": 2, "exit_code": 1}
+                               "actionable": 2, "exit_code": 1, "cached": 0}
     first = data["checks"][0]
     assert set(first) == {"id", "plugin", "type", "status", "priority", "level", "signal", "detail", "next",
-                          "items", "duration_s"}
+                          "items", "duration_s", "cached"}
     assert first["level"] == "HIGH"
     assert first["items"][0] == {"file": "tests/test_a.py", "line": 12, "text": "assert 1 == 2"}
 

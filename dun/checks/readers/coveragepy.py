@@ -23,6 +23,7 @@ _RCS = {
     "tox.ini": "[coverage:",
     "pyproject.toml": "[tool.coverage",
 }
+RC_FILES = tuple(_RCS)
 
 
 def coverage_rc(root: Path) -> str | bool:

@@ -24,10 +24,11 @@ class CheckOptions:
     verbose: bool = False
     color: str = "auto"  # auto | always | never
     output: str | None = None
+    no_cache: bool = False  # run every check even when its last result still holds (also DUN_NO_CACHE=1)
 
 
 def build_report(session: Session, opts: CheckOptions) -> Report:
-    return session.report(opts.only, opts.skip, opts.jobs, opts.strict)
+    return session.report(opts.only, opts.skip, opts.jobs, opts.strict, reuse=not opts.no_cache)
 
 
 def formatter_for(session: Session, name: str) -> Formatter:
@@ -41,8 +42,11 @@ def formatter_for(session: Session, name: str) -> Formatter:
 
 
 def run_check(opts: CheckOptions) -> int:
-    session = open_session(opts.path)
-    session.context().prefetch()
+    session = open_session(opts.path, agents=False)
+    from dun.engine.reuse import disabled_by_env
+
+    # With results to reuse, only `git status` starts now; the index is listed once some check has to run.
+    session.context().prefetch(listing=opts.no_cache or disabled_by_env())
     fmt_name = opts.format or str(session.config.get("check.format"))
     render = formatter_for(session, fmt_name)
     report = build_report(session, opts)

@@ -1,0 +1,91 @@
+"""The shared look at a git work tree: the file listing every check reuses, and the fingerprint of the tree."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import git, write
+
+from dun.core import git as gitmod
+from dun.core.git import Snapshot, claim_early, start_early
+
+
+def listing(root: Path) -> list[str]:
+    out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sorted(p for p in out.split("\0") if p)
+
+
+def test_the_listing_is_tracked_plus_untracked_not_ignored(repo: Path) -> None:
+    write(repo, ".gitignore", "build/\n")
+    write(repo, "build/out.o", "x")
+    write(repo, "new/deep/file.txt", "x")
+    write(repo, "README.md", "# changed\n")
+    (repo / "gone.txt").write_text("x")
+    git(repo, "add", "gone.txt")
+    (repo / "gone.txt").unlink()  # tracked, deleted from the work tree: still listed, as by ls-files
+    assert sorted(Snapshot(repo).files()) == listing(repo)
+
+
+def test_the_fingerprint_follows_content_head_and_index(repo: Path) -> None:
+    def fp() -> str | None:
+        return Snapshot(repo).fingerprint()
+
+    seen = [fp()]
+    write(repo, "a.txt", "one\n")  # untracked
+    seen.append(fp())
+    write(repo, "a.txt", "two\n")  # same size, other content
+    seen.append(fp())
+    git(repo, "add", "a.txt")  # staged
+    seen.append(fp())
+    git(repo, "commit", "-qm", "a")  # HEAD
+    seen.append(fp())
+    write(repo, "README.md", "# demo, edited\n")  # tracked, modified
+    seen.append(fp())
+    assert len(set(seen)) == len(seen)
+    assert fp() == seen[-1]  # and unchanged means equal
+
+
+def test_a_rename_and_a_name_with_spaces_are_hashed_by_their_content(repo: Path) -> None:
+    git(repo, "mv", "README.md", "1 read me.md")
+    before = Snapshot(repo).fingerprint()
+    write(repo, "1 read me.md", "# other\n")
+    assert Snapshot(repo).fingerprint() != before
+    assert "1 read me.md" in Snapshot(repo).files()
+
+
+def test_a_failing_git_gives_no_fingerprint(plain_dir: Path) -> None:
+    snapshot = Snapshot(plain_dir)
+    assert snapshot.fingerprint() is None
+    with pytest.raises(subprocess.CalledProcessError):
+        snapshot.files()
+
+
+def test_the_early_status_is_claimed_only_by_its_own_repository(repo: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo, "sub/x.txt", "x")
+    monkeypatch.chdir(repo / "sub")  # git status from a subdirectory still sees the whole repository
+    start_early()
+    snapshot = claim_early(repo)
+    assert snapshot is not None and "sub/x.txt" in snapshot.files()
+    assert claim_early(repo) is None  # claimed once
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    start_early()
+    assert claim_early(other) is None
+    assert gitmod._early is None
+
+
+def test_deleted_names_tracked_files_missing_from_the_work_tree(repo: Path) -> None:
+    write(repo, "keep.txt", "x")
+    write(repo, "gone.txt", "x")
+    write(repo, "staged-gone.txt", "x")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "files")
+    (repo / "gone.txt").unlink()
+    git(repo, "rm", "-q", "staged-gone.txt")  # out of the index too: not listed, so not "deleted"
+    snapshot = Snapshot(repo)
+    assert snapshot.deleted() == {"gone.txt"}
+    assert "gone.txt" in snapshot.files() and "staged-gone.txt" not in snapshot.files()

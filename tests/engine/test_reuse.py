@@ -1,0 +1,146 @@
+"""The no-change path: a result is reused while nothing it depends on changed, and every kind of change runs the
+check again. A command check appends a line to a log outside the repository each time it really runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git, write
+
+from dun.cli.commands.check import CheckOptions, build_report
+from dun.engine.model import CheckResult
+from dun.engine.session import open_session
+
+PLUGIN = """\
+id: p
+checks:
+  - id: count
+    type: command
+    command: "echo run >> {log}; cat notes.txt 2>/dev/null; exit 1"
+"""
+
+
+@pytest.fixture
+def counted(repo: Path, tmp_path: Path) -> Path:
+    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
+    write(repo, ".dun/plugins/p.yaml", PLUGIN.format(log=tmp_path / "runs.log"))
+    write(repo, ".gitignore", "ignored/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plugin")
+    return repo
+
+
+def runs(repo: Path) -> int:
+    log = repo.parent / "runs.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def result(repo: Path, no_cache: bool = False) -> CheckResult:
+    report = build_report(open_session(repo), CheckOptions(no_cache=no_cache))
+    return next(r for r in report.results if r.id == "count")
+
+
+def test_an_unchanged_tree_reuses_the_result(counted: Path) -> None:
+    first = result(counted)
+    second = result(counted)
+    assert (first.cached, second.cached, runs(counted)) == (False, True, 1)
+    assert (second.status, second.signal, second.detail) == (first.status, first.signal, first.detail)
+
+
+def test_no_cache_and_the_environment_variable_run_it_again(counted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result(counted)
+    assert not result(counted, no_cache=True).cached
+    monkeypatch.setenv("DUN_NO_CACHE", "1")
+    assert not result(counted).cached
+    assert runs(counted) == 3
+
+
+@pytest.mark.parametrize("change", ["edit tracked", "same-size rewrite", "new untracked", "stage", "commit",
+                                    "definition", "user override", "environment"])
+def test_each_kind_of_change_runs_it_again(counted: Path, change: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(counted, "notes.txt", "one\n")
+    git(counted, "add", "notes.txt")
+    git(counted, "commit", "-qm", "notes")
+    result(counted)
+    assert result(counted).cached
+    if change == "edit tracked":
+        write(counted, "notes.txt", "one\ntwo\n")
+    elif change == "same-size rewrite":  # the content is hashed, so no stat stamp can hide it
+        write(counted, "untracked.txt", "aaa\n")
+        result(counted)
+        write(counted, "untracked.txt", "bbb\n")
+    elif change == "new untracked":
+        write(counted, "new.txt", "x\n")
+    elif change == "stage":
+        write(counted, "notes.txt", "staged\n")
+        git(counted, "add", "notes.txt")
+        result(counted)
+        write(counted, "notes.txt", "one\n")  # the work tree is back, the index is not
+    elif change == "commit":
+        git(counted, "commit", "-q", "--allow-empty", "-m", "empty")
+    elif change == "definition":
+        write(counted, ".dun/plugins/p.yaml", (counted / ".dun/plugins/p.yaml").read_text() + "    timeout: 30\n")
+        git(counted, "commit", "-qam", "timeout")  # committed: the definition alone changed, HEAD did too
+    elif change == "user override":  # the definition alone changes: the check moves to a user-level manifest
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(counted.parent / "other-config"))
+        repo_level = (counted / ".dun/plugins/p.yaml").read_text()
+        user_level = counted.parent / "other-config/dun/plugins/u.yaml"
+        write(user_level.parent, "u.yaml", repo_level.replace("id: p\n", "id: u\n"))
+        write(counted, ".dun/plugins/p.yaml", repo_level.replace("count", "other"))
+        git(counted, "commit", "-qam", "rename")
+        result(counted)
+        assert result(counted).cached  # the user-level `count`, unchanged since
+        write(user_level.parent, "u.yaml", user_level.read_text() + "    timeout: 30\n")
+    elif change == "environment":
+        monkeypatch.setenv("MY_TOOL_MODE", "strict")
+    before = runs(counted)
+    fresh = result(counted)
+    assert not fresh.cached and runs(counted) == before + 1
+
+
+def test_an_ignored_file_does_not_invalidate_a_command_but_its_declared_inputs_do(counted: Path) -> None:
+    write(counted, "ignored/data.txt", "1\n")
+    result(counted)
+    write(counted, "ignored/data.txt", "2\n")
+    assert result(counted).cached  # documented: a command's unknown inputs are the work tree and HEAD only
+    write(counted, ".dun/plugins/cov.yaml", "id: cov\nchecks:\n  - {id: cov, type: coverage, file: ignored/c.json, "
+                                            "threshold: 50}\n")
+    git(counted, "add", "-A")
+    git(counted, "commit", "-qm", "coverage")
+    data = {"files": {"a.py": {"executed_lines": [1], "missing_lines": [2], "summary": {"num_statements": 2}}}}
+    write(counted, "ignored/c.json", json.dumps(data))
+    os.utime(counted / "ignored/c.json", ns=(1_000_000_000, 1_000_000_000))  # outside the racy window
+    session = open_session(counted)
+    first = next(r for r in session.report(reuse=True).results if r.id == "cov")
+    again = next(r for r in open_session(counted).report(reuse=True).results if r.id == "cov")
+    assert (first.cached, again.cached, first.signal) == (False, True, again.signal)
+    data["files"]["a.py"]["missing_lines"] = []
+    data["files"]["a.py"]["executed_lines"] = [1, 2]
+    write(counted, "ignored/c.json", json.dumps(data))
+    os.utime(counted / "ignored/c.json", ns=(2_000_000_000, 2_000_000_000))
+    fresh = next(r for r in open_session(counted).report(reuse=True).results if r.id == "cov")
+    assert not fresh.cached and fresh.signal != first.signal
+
+
+def test_errors_are_never_reused(counted: Path) -> None:
+    write(counted, ".dun/plugins/p.yaml", (counted / ".dun/plugins/p.yaml").read_text() + "    cwd: missing-dir\n")
+    assert result(counted).status == "error"
+    assert not result(counted).cached
+
+
+def test_the_cli_marks_reused_results_in_text_and_json(counted: Path) -> None:
+    dun = [sys.executable, "-m", "dun", "check"]
+    subprocess.run(dun, cwd=counted, capture_output=True, check=False)
+    text = subprocess.run(dun, cwd=counted, capture_output=True, text=True, check=False).stdout
+    assert "(cached)" in text.splitlines()[0] and "1 cached" in text
+    data = json.loads(subprocess.run([*dun, "--format", "json"], cwd=counted, capture_output=True, text=True,
+                                     check=False).stdout)
+    assert data["summary"]["cached"] == 1 and data["checks"][0]["cached"] is True
+    fresh = json.loads(subprocess.run([*dun, "--format", "json", "--no-cache"], cwd=counted, capture_output=True,
+                                      text=True, check=False).stdout)
+    assert fresh["summary"]["cached"] == 0 and runs(counted) == 2
