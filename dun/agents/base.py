@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from dun.agents.limits import AgentError, classify
+from dun.agents.prices import priced
 from dun.answer.transcript import ParseResult, parse_stream
 
 
@@ -24,6 +25,7 @@ class AgentRequest:
     root: Path
     guard_command: str | None = None  # `dun guard` as a shell command, when the guard is enabled
     state_dir: Path | None = None  # `.dun/cache/`: where an adapter may write settings files for the run
+    read_only: bool = False  # a reviewer: the CLI's read-only mode where it has one, never its skip flags
 
 
 @dataclass
@@ -49,10 +51,18 @@ def token_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
 
 def reported_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
     """The agent's own dollar figure when it gives one, else tokens times rates."""
+    if isinstance(agent.get("tokens"), dict):  # normalized by an adapter's parse
+        return priced(agent, config, config.get("model"))
     cost = agent.get("cost_usd")
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         return float(cost)
     return token_cost(agent, config)
+
+
+def project_env(req: AgentRequest) -> dict[str, str]:
+    """PWD names the directory the agent runs in: some CLIs (opencode) take their project from $PWD, not from the
+    process's working directory."""
+    return {"PWD": str(req.root)}
 
 
 def binary(config: dict[str, Any], default: str) -> list[str]:
@@ -79,3 +89,6 @@ class AgentAdapter:
     cost: Callable[[dict[str, Any], dict[str, Any]], float | None] = reported_cost
     parse: Callable[[BinaryIO], ParseResult] = parse_stream
     classify: Callable[[dict[str, Any], int | None, str, str], AgentError | None] = classify_failure
+    # None when dun can price this CLI's usage under this `agent:` config, else a one-line reason (checked before
+    # a run with a budget starts)
+    pricing: Callable[[dict[str, Any]], str | None] = lambda config: None

@@ -31,6 +31,7 @@ BUILTIN_MODULES = (
     "dun.agents.gemini",
     "dun.agents.opencode",
     "dun.agents.aider",
+    "dun.agents.pi",
     "dun.agents.command",
 )
 ENTRY_POINT_GROUP = "dun"

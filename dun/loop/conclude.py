@@ -9,9 +9,11 @@ from typing import Any
 
 from dun.agents.base import AgentAdapter
 from dun.agents.limits import AgentError
+from dun.agents.prices import has_tokens
 from dun.answer.handoff import build_handoff
 from dun.answer.transcript import ParseResult
 from dun.core.git import changed_paths, diff_stat, head, recent_commits, worktree_tree
+from dun.core.errors import ConfigError
 from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
@@ -50,6 +52,14 @@ def known_cost(value: float | None) -> float | None:
     return float(value) if math.isfinite(value) and value >= 0 else None
 
 
+def check_pricing(adapter: AgentAdapter, agent_cfg: dict[str, Any], cfg: dict[str, Any]) -> None:
+    """With a budget, an agent whose usage dun cannot price is a config error before the run, not a silent $0."""
+    if cfg["loop"]["max_budget_usd"] > 0:
+        why = adapter.pricing(agent_cfg)
+        if why:
+            raise ConfigError(why)
+
+
 def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: AgentAdapter, n: int,
           parsed: ParseResult, start: Start, log: IterationLog, facts: AgentFacts, stdout_tail: str,
           stderr_tail: str) -> tuple[Decision, Report, str | None]:
@@ -81,8 +91,10 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     cost = known_cost(adapter.cost(parsed.agent, cfg["agent"]))
     estimated = False
     budget = cfg["loop"]["budget_per_iteration_usd"]
-    if cost is None and budget and (facts.timed_out or parsed.agent.get("cost_usd") is not None):
-        cost, estimated = budget, True  # a killed call reports nothing, a garbled one lies: assume its cap
+    spent = facts.timed_out or parsed.agent.get("cost_usd") is not None or has_tokens(parsed.agent)
+    if cost is None and budget and spent:
+        # a killed call reports nothing, a garbled one lies, tokens without a price are not free: assume its cap
+        cost, estimated = budget, True
     denials = len(parsed.agent.get("permission_denials") or [])
     found = verification["discrepancies"]
     outcome = IterationOutcome(parsed, error, cost or 0.0, progress, after_ids, start["confirmation"], denials,
