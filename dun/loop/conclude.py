@@ -12,8 +12,8 @@ from dun.agents.limits import AgentError
 from dun.agents.prices import has_tokens
 from dun.answer.handoff import build_handoff
 from dun.answer.transcript import ParseResult
-from dun.core.git import changed_paths, diff_stat, head, recent_commits, worktree_tree
 from dun.core.errors import ConfigError
+from dun.core.git import changed_paths, diff_stat, head, recent_commits, worktree_tree
 from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
