@@ -4,7 +4,7 @@ handoff, the policy's decision and the completed log record."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dun.agents.base import AgentAdapter
@@ -19,6 +19,7 @@ from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.loop.policy import Decision, IterationOutcome, after_iteration
+from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
 from dun.store.store import Store
 
@@ -96,8 +97,19 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
         # a killed call reports nothing, a garbled one lies, tokens without a price are not free: assume its cap
         cost, estimated = budget, True
     denials = len(parsed.agent.get("permission_denials") or [])
+    gate = None if facts.interrupted or error is not None else review(
+        session, cfg, n, parsed.block, start, after, newly_passing, tree_after)
+    if gate is not None:  # a rejection is one more discrepancy; the reviewers' cost is spent too
+        verification["discrepancies"].extend(gate.discrepancies)
+        cost = (cost or 0.0) + gate.cost_usd
+        verification["review"] = gate.to_dict()  # logged as verification.review
     found = verification["discrepancies"]
-    outcome = IterationOutcome(parsed, error, cost or 0.0, progress, after_ids, start["confirmation"], denials,
+    judged, confirmation = parsed, start["confirmation"]
+    if gate is not None and gate.outcome == "rejected" and parsed.block is not None:
+        # a rejected completion completes nothing: its EXIT_SIGNAL is set aside, and it is no confirmation
+        judged = replace(parsed, block=replace(parsed.block, exit_signal=False))
+        confirmation = False
+    outcome = IterationOutcome(judged, error, cost or 0.0, progress, after_ids, confirmation, denials,
                                facts.interrupted, found, None if facts.interrupted else verification["stop"])
     decision = after_iteration(state, cfg, outcome)
     handoff = build_handoff(Store(root), parsed, n, {"base_head": start["head"], "head": head_after,

@@ -24,6 +24,7 @@ from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, Opened, adapter_for, effective_config, exit_code_for, redact
 from dun.loop.policy import Decision, before_iteration, nothing_actionable, stop
 from dun.loop.report import cost_text
+from dun.loop.review import preflight
 from dun.prompt.sections import render
 from dun.store.lock import LoopLock
 from dun.store.records import IterationLog
@@ -82,6 +83,7 @@ class Loop:
         if not opts.dry_run and not runnable:
             raise UsageError(f"agent command not found: {program} (install it, or set agent.command / --agent)")
         check_pricing(self.engine.adapter, self.cfg["agent"], self.cfg)
+        preflight(session, self.cfg, check_binaries=not opts.dry_run)  # the review gate's reviewers, likewise
         self.signalled: int | None = None
         self.wakeup = threading.Event()
 

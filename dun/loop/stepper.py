@@ -24,6 +24,7 @@ from dun.engine.session import open_session
 from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, adapter_for, effective_config
 from dun.loop.policy import Decision
+from dun.loop.review import preflight
 from dun.store.lock import LoopLock
 
 
@@ -49,6 +50,7 @@ def _engine(path: str | None) -> Engine:
     cfg = effective_config(session, {})
     adapter = adapter_for(session, cfg)
     check_pricing(adapter, cfg["agent"], cfg)  # the answers are parsed and priced by the configured agent's adapter
+    preflight(session, cfg)  # the review gate runs from the answer step
     return Engine(session, cfg, adapter, external=True, say=_say)
 
 
