@@ -64,10 +64,11 @@ class Verdict:
     reasons: str
     cost_usd: float | None
     exit_code: int | None
+    argv: list[str] = field(default_factory=list)  # the prompt replaced by <prompt>
 
     def to_dict(self) -> dict[str, Any]:
         return {"reviewer": self.reviewer, "verdict": self.verdict, "reasons": self.reasons,
-                "cost_usd": self.cost_usd, "exit_code": self.exit_code}
+                "cost_usd": self.cost_usd, "exit_code": self.exit_code, "argv": self.argv}
 
 
 @dataclass
@@ -184,7 +185,8 @@ def run_reviewer(store: Store, cfg: dict[str, Any], n: int, k: int, reviewer: Re
     reasons = " ".join((extra.get("REASONS") or "").split())[:500]
     if word not in VERDICTS:
         reasons = run.start_error or parsed.error or f"no VERDICT in its answer (exit {run.exit_code})"
-    return Verdict(reviewer.label, word if word in VERDICTS else None, reasons, cost, run.exit_code)
+    argv = [a.replace(prompt, "<prompt>") for a in inv.argv]
+    return Verdict(reviewer.label, word if word in VERDICTS else None, reasons, cost, run.exit_code, argv)
 
 
 def review(session: Session, cfg: dict[str, Any], n: int, block: StatusBlock | None, start: Start, after: Report,

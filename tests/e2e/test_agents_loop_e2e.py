@@ -231,3 +231,54 @@ def test_claude_json_array_with_verbose(tmp_path: Path, claude_bin: Path) -> Non
     out = (repo / ".dun" / "logs" / "iteration-1.out").read_text(encoding="utf-8")
     assert out.lstrip().startswith("[")
     assert log["cost_usd"] == pytest.approx(json.loads(out)[-1]["total_cost_usd"])
+
+
+# --- the review gate across two real CLIs ---------------------------------------------------------------------------
+
+
+def review_text(word: str, reasons: str) -> str:
+    return (f"Reviewed the diff.\n\n---DUN_STATUS---\nSTATUS: COMPLETE\nEXIT_SIGNAL: true\nVERDICT: {word}\n"
+            f"REASONS: {reasons}\n---END_DUN_STATUS---")
+
+
+def test_claude_works_and_codex_reviews(tmp_path: Path, claude_bin: Path) -> None:
+    """Codex, read-only in a scratch directory, rejects Claude's first completion (a `review_rejected` discrepancy
+    that the next prompt shows) and approves the confirmation; both CLIs' costs are spent."""
+    codex = require("codex")
+    repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
+    configure(repo, "claude", claude_bin, skip_permissions=True)
+    with (repo / ".dun" / "config.yaml").open("a", encoding="utf-8") as fh:
+        fh.write(f"gate:\n  reviewers: [codex]\n  commands: {{codex: [{json.dumps(str(codex))}]}}\n")
+    git(repo, "commit", "-qam", "review gate")
+    reviews = [[{"text": review_text("REJECT", "the commit message does not say why"),
+                 "usage": {"input_tokens": 3000, "output_tokens": 200}}],
+               [{"text": review_text("APPROVE", "the box is ticked and committed"),
+                 "usage": {"input_tokens": 3000, "output_tokens": 100}}]]
+    confirm = {"text": FINAL_TEXT, "usage": FINAL_USAGE}
+    reviewer = CLIS["codex"].server(reviews, body_log=tmp_path / "review-requests.jsonl").start()
+    try:
+        with ModelServer([CLAUDE_EPISODE, [confirm]], body_log=tmp_path / "requests.jsonl") as server:
+            claude_env = {k: v for k, v in make_claude_env(home, server).items() if not k.startswith("XDG_")}
+            setup = CLIS["codex"].setup(home, repo, reviewer, PROMPT)
+            env = user_env({**base_env(home), **claude_env, **setup.env}, home)
+            proc = run_loop("claude+codex", repo, env, tmp_path)
+    finally:
+        reviewer.stop()
+    why = describe(proc, repo)
+    assert proc.returncode == 0, why
+    st = sc.state(repo)
+    assert (st["status"], st["stop_reason"], st["iteration"]) == ("complete", "complete", 2), why
+    first, second = sc.iteration_log(repo, 1), sc.iteration_log(repo, 2)
+    assert first["verification"]["review"]["outcome"] == "rejected", why
+    assert [d["kind"] for d in first["verification"]["discrepancies"]] == ["review_rejected"]
+    prompt = (repo / ".dun" / "logs" / "iteration-2.prompt.md").read_text(encoding="utf-8")
+    assert "NOT VERIFIED: the review gate rejected this iteration (codex: the commit message does not say why)" \
+        in prompt
+    assert second["verification"]["review"]["outcome"] == "approved"
+    reviewed = [log["verification"]["review"]["verdicts"][0]["cost_usd"] for log in (first, second)]
+    assert reviewed == pytest.approx([rate_cost(3000, 200, 2.0, 10.0), rate_cost(3000, 100, 2.0, 10.0)])
+    assert st["cost_usd_total"] == pytest.approx(sum(log["cost_usd"] for log in (first, second)), abs=1e-6)
+    assert st["cost_usd_total"] > sum(reviewed)  # Claude's own dollars on top
+    argv = first["verification"]["review"]["verdicts"][0]["argv"]
+    assert argv[argv.index("--sandbox") + 1] == "read-only" and "<prompt>" in argv
+    assert git(repo, "status", "--porcelain") == ""

@@ -67,7 +67,8 @@ def test_an_approved_completion_completes_and_the_reviewer_is_paid_for(repo: Pat
     gate = first["verification"]["review"]
     assert (gate["outcome"], gate["needed"], gate["cost_usd"]) == ("approved", 1, 0.02)
     assert gate["verdicts"] == [{"reviewer": "command", "verdict": "APPROVE", "reasons": "the box is ticked and "
-                                 "committed", "cost_usd": 0.02, "exit_code": 0}]
+                                 "committed", "cost_usd": 0.02, "exit_code": 0,
+                                 "argv": ["env", f"DUN_FAKE_SCENARIO={review}", *FAKE_COMMAND]}]
     assert first["verification"]["discrepancies"] == []
     # what the reviewer read: the claim, the checks and the diff, in a scratch directory outside the repository
     [call] = calls(review)
