@@ -8,12 +8,15 @@ project from $PWD, which dun sets."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, project_env
 from dun.agents.events import add_cost, add_tokens, count, from_final, mapping, read_jsonl
 from dun.answer.transcript import ParseResult
 from dun.engine.hookspecs import hookimpl
+
+READ_ONLY = {"edit": "deny", "bash": "deny", "webfetch": "deny", "external_directory": "deny"}
 
 
 def build(req: AgentRequest) -> Invocation:
@@ -25,6 +28,8 @@ def build(req: AgentRequest) -> Invocation:
         argv.append("--auto")
     argv += [*(cfg.get("extra_args") or []), req.prompt]
     env = {**project_env(req), "OPENCODE_DISABLE_AUTOUPDATE": "1"}  # dun is tested against a pinned version
+    if req.read_only:  # merged over its config's permissions: a reviewer reads, never edits or runs commands
+        env["OPENCODE_PERMISSION"] = json.dumps(READ_ONLY)
     return Invocation(argv=argv, env=env, redact=[req.prompt])
 
 

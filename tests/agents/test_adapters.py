@@ -77,7 +77,9 @@ def test_gemini_trusts_the_workspace_and_passes_the_git_identity(repo: Path,
 def test_opencode_auto_only_with_skip_permissions(repo: Path) -> None:
     assert "--auto" in build("opencode", repo, skip_permissions=True).argv
     assert "--auto" not in build("opencode", repo).argv
-    assert "--auto" not in build("opencode", repo, read_only=True, skip_permissions=True).argv
+    reviewer = build("opencode", repo, read_only=True, skip_permissions=True)
+    assert "--auto" not in reviewer.argv
+    assert json.loads(reviewer.env["OPENCODE_PERMISSION"])["bash"] == "deny"
     argv = build("opencode", repo, model="prov/m").argv
     assert argv[argv.index("--title") + 1] == "dun: iteration-1.prompt"  # no title side request
     assert argv[argv.index("--model") + 1] == "prov/m"
