@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from .agent_clis import (
     TICK_COMMAND,
     TICKED,
     TOOL_USAGE,
+    Setup,
     base_env,
     git,
     make_repo,
@@ -129,19 +130,34 @@ def rate_cost(input_tokens: int, output_tokens: int, rate_in: float, rate_out: f
 # --- each CLI ---------------------------------------------------------------------------------------------------------
 
 
+def loop_with(name: str, tmp_path: Path, user_files: Callable[[Path, Setup], None] | None = None,
+              drop_env: tuple[str, ...] = (), **agent: Any) -> tuple[dict[str, Any], Path]:
+    """`dun loop` with the pinned CLI `name` against its server; the CLI's HOME files written as phase 1 found them
+    (agent_clis.py), plus `user_files(home, setup)`; `drop_env` leaves variables out of the user's environment.
+    Returns the first iteration's log, checked, and the repository."""
+    binary = require(name)
+    repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
+    configure(repo, name, binary, **agent)
+    server = start_server(name, tmp_path)
+    try:
+        setup = CLIS[name].setup(home, repo, server, PROMPT)  # config files under HOME, and the environment
+        if user_files is not None:
+            user_files(home, setup)
+        env = {k: v for k, v in setup.env.items() if k not in drop_env}
+        proc = run_loop(name, repo, user_env(env, home), tmp_path)
+    finally:
+        server.stop()
+    return assert_one_iteration(proc, repo, SHAPES[name]), repo
+
+
+SHAPES = {"codex": "codex-jsonl", "gemini": "gemini-json", "opencode": "opencode-jsonl", "pi": "pi-jsonl",
+          "aider": "text"}
+
+
 def test_codex_in_its_workspace_write_sandbox(tmp_path: Path) -> None:
     """No skip_permissions: dun keeps Codex's sandbox and makes .git writable, so the agent's commit lands. Codex
     reports tokens only: priced at dun's table rate for its default model (gpt-6.1-sol, $2 / $10)."""
-    binary = require("codex")
-    repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
-    configure(repo, "codex", binary)
-    server = start_server("codex", tmp_path)
-    try:
-        setup = CLIS["codex"].setup(home, repo, server, PROMPT)  # writes $CODEX_HOME/config.toml
-        proc = run_loop("codex", repo, user_env(setup.env, home), tmp_path)
-    finally:
-        server.stop()
-    log = assert_one_iteration(proc, repo, "codex-jsonl")
+    log, _ = loop_with("codex", tmp_path)
     assert "--sandbox" in log["argv"] and "--dangerously-bypass-approvals-and-sandbox" not in log["argv"]
     assert log["cost_usd"] == pytest.approx(rate_cost(SPENT_IN, SPENT_OUT, 2.0, 10.0))
 
@@ -149,67 +165,34 @@ def test_codex_in_its_workspace_write_sandbox(tmp_path: Path) -> None:
 def test_gemini_trusted_with_the_users_git_identity(tmp_path: Path) -> None:
     """dun trusts the workspace (no GEMINI_CLI_TRUST_WORKSPACE in the user's environment) and passes the git identity
     that the CLI's shell would not see. Tokens per model, priced at dun's table (the router's side call included)."""
-    binary = require("gemini")
-    repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
-    configure(repo, "gemini", binary, skip_permissions=True)
-    server = start_server("gemini", tmp_path)
-    try:
-        setup = CLIS["gemini"].setup(home, repo, server, PROMPT)
-        env = {k: v for k, v in setup.env.items() if k != "GEMINI_CLI_TRUST_WORKSPACE"}
-        proc = run_loop("gemini", repo, user_env(env, home), tmp_path)
-    finally:
-        server.stop()
-    log = assert_one_iteration(proc, repo, "gemini-json")
+    log, _ = loop_with("gemini", tmp_path, drop_env=("GEMINI_CLI_TRUST_WORKSPACE",), skip_permissions=True)
     assert log["cost_usd"] > rate_cost(SPENT_IN, SPENT_OUT, 0.75, 3.75) * 0.99
 
 
 def test_opencode_from_another_directory(tmp_path: Path) -> None:
     """opencode takes its project from $PWD: dun sets it, so the commit lands in the repository even though dun was
     started elsewhere. Its own per-step dollars are summed ($2 / $8 in its provider config)."""
-    binary = require("opencode")
-    repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
-    configure(repo, "opencode", binary, skip_permissions=True)
-    server = start_server("opencode", tmp_path)
-    try:
-        setup = CLIS["opencode"].setup(home, repo, server, PROMPT)
-        proc = run_loop("opencode", repo, user_env(setup.env, home), tmp_path)
-    finally:
-        server.stop()
-    log = assert_one_iteration(proc, repo, "opencode-jsonl")
+    log, _ = loop_with("opencode", tmp_path, skip_permissions=True)
     assert "--auto" in log["argv"]
     assert log["cost_usd"] == pytest.approx(rate_cost(SPENT_IN, SPENT_OUT, 2.0, 8.0))
 
 
 def test_pi(tmp_path: Path) -> None:
-    binary = require("pi")
-    repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
-    configure(repo, "pi", binary)  # the provider and model are pi's defaults in ~/.pi/agent/settings.json
-    server = start_server("pi", tmp_path)
-    try:
-        setup = CLIS["pi"].setup(home, repo, server, PROMPT)
-        proc = run_loop("pi", repo, user_env(setup.env, home), tmp_path)
-    finally:
-        server.stop()
-    log = assert_one_iteration(proc, repo, "pi-jsonl")
+    """The provider and model are pi's defaults in ~/.pi/agent/settings.json; its own per-message dollars."""
+    log, _ = loop_with("pi", tmp_path)
     assert log["cost_usd"] == pytest.approx(rate_cost(SPENT_IN, SPENT_OUT, 2.0, 8.0))
+
+
+def aider_conf(home: Path, setup: Setup) -> None:
+    (home / ".aider.conf.yml").write_text(
+        f"model: openai/{MODEL}\nedit-format: diff\nmodel-metadata-file: {setup.files['metadata']}\n"
+        "show-model-warnings: false\n", encoding="utf-8")
 
 
 def test_aider_leaves_a_clean_tree(tmp_path: Path) -> None:
     """aider's model, edit format and prices in ~/.aider.conf.yml; dun's flags keep .gitignore untouched and its
     history under .dun/cache/aider/. Cost: aider's own `Cost: ... session` line."""
-    binary = require("aider")
-    repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
-    configure(repo, "aider", binary)
-    server = start_server("aider", tmp_path)
-    try:
-        setup = CLIS["aider"].setup(home, repo, server, PROMPT)  # the model metadata file, the environment
-        (home / ".aider.conf.yml").write_text(
-            f"model: openai/{MODEL}\nedit-format: diff\nmodel-metadata-file: {setup.files['metadata']}\n"
-            "show-model-warnings: false\n", encoding="utf-8")
-        proc = run_loop("aider", repo, user_env(setup.env, home), tmp_path)
-    finally:
-        server.stop()
-    log = assert_one_iteration(proc, repo, "text")
+    log, repo = loop_with("aider", tmp_path, aider_conf)
     assert not (repo / ".gitignore").exists()
     assert (repo / ".dun" / "cache" / "aider" / "chat.history.md").is_file()
     assert log["cost_usd"] == pytest.approx(rate_cost(*FINAL_USAGE.values(), 2.0, 8.0), abs=1e-4)
