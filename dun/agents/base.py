@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,11 +72,20 @@ def binary(config: dict[str, Any], default: str) -> list[str]:
     return list(command) if command else [default]
 
 
+_UNKNOWN_FLAG = re.compile(r"^.*(?:unexpected argument|unknown (?:option|argument|flag)|unrecognized (?:arguments?|"
+                           r"option)|invalid option).*$", re.IGNORECASE | re.MULTILINE)
+
+
 def classify_failure(agent: dict[str, Any], exit_code: int | None, stdout_tail: str,
                      stderr_tail: str) -> AgentError | None:
     """The default: the CLI's own error facts first, else the text of both streams (stderr last, where most CLIs
-    print their errors)."""
-    return classify(agent, exit_code, "\n".join(t for t in (stdout_tail, stderr_tail) if t))
+    print their errors). A flag the CLI does not know (another version than the tested one) is said so."""
+    error = classify(agent, exit_code, "\n".join(t for t in (stdout_tail, stderr_tail) if t))
+    flag = _UNKNOWN_FLAG.search(stderr_tail) if error is not None and error.kind == "other" else None
+    if error is not None and flag is not None:
+        message = f"{flag[0].strip()} (a flag dun passes is unknown to this version of the CLI: see `dun doctor`)"
+        return AgentError("other", message[:300], None)
+    return error
 
 
 @dataclass(frozen=True)

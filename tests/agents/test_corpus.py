@@ -108,3 +108,12 @@ def test_codex_model_error_item_is_not_a_failure(tmp_path: Path) -> None:
         parsed = adapter.parse(fh)
     assert adapter.classify(parsed.agent, 0, "", "Reading additional input from stdin...") is None
     assert parsed.agent["tokens"] == {"input": 6, "cached": 4, "output": 2}
+
+
+def test_a_flag_the_cli_does_not_know_is_named() -> None:
+    """codex 0.169.0 no longer has --full-auto: clap's usage text ends with a useless last line."""
+    stderr = ("error: unexpected argument '--full-auto' found\n\n  tip: to pass '--full-auto' as a value, use "
+              "'-- --full-auto'\n\nUsage: codex exec [OPTIONS] [PROMPT]\n\nFor more information, try '--help'.\n")
+    error = ADAPTERS["codex"].classify({}, 2, "", stderr)
+    assert error is not None and error.kind == "other"
+    assert error.message.startswith("error: unexpected argument '--full-auto' found (a flag dun passes is unknown")
