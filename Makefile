@@ -19,7 +19,7 @@ demo: $(STAMP)
 claude-cli:
 	bash tests/e2e/install_claude.sh
 
-# The other agent CLIs (codex, gemini, opencode, pi, aider), pinned in tests/e2e/agent_versions.json.
+# The other agent CLIs (codex, gemini, opencode, pi, aider), pinned in dun/agents/versions.py.
 agent-clis:
 	bash tests/e2e/install_agents.sh
 

@@ -15,14 +15,32 @@ GIT_ENV = {
 }
 
 
+HOME_VARS = (("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache"),
+             ("XDG_DATA_HOME", ".local/share"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Module- and session-scoped fixtures run before the per-test home below: give them one of their own, so
+    nothing (a loop's shared call window, a cache) ever lands in the real $HOME."""
+    home = tmp_path_factory.mktemp("session-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        for var, sub in HOME_VARS:
+            mp.setenv(var, str(home / sub))
+        for var, value in GIT_ENV.items():
+            mp.setenv(var, value)
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        yield home
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """No test may read or write the real $HOME: point HOME and the XDG dirs at a fresh directory."""
     real_home = os.environ.get("HOME")
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state"),
-                     ("XDG_CACHE_HOME", ".cache"), ("XDG_DATA_HOME", ".local/share")):
+    for var, sub in HOME_VARS:
         monkeypatch.setenv(var, str(home / sub))
     for var, value in GIT_ENV.items():
         monkeypatch.setenv(var, value)

@@ -4,14 +4,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
-if TYPE_CHECKING:  # imported when an agent runs, not by every `dun check` that registers the adapters
-    from dun.agents.limits import AgentError
-    from dun.answer.transcript import ParseResult
+from dun.agents.limits import AgentError, classify
+from dun.agents.prices import priced
+from dun.answer.transcript import ParseResult, parse_stream
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class AgentRequest:
     root: Path
     guard_command: str | None = None  # `dun guard` as a shell command, when the guard is enabled
     state_dir: Path | None = None  # `.dun/cache/`: where an adapter may write settings files for the run
+    read_only: bool = False  # a reviewer: the CLI's read-only mode where it has one, never its skip flags
 
 
 @dataclass
@@ -50,10 +52,18 @@ def token_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
 
 def reported_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
     """The agent's own dollar figure when it gives one, else tokens times rates."""
+    if isinstance(agent.get("tokens"), dict):  # normalized by an adapter's parse
+        return priced(agent, config, config.get("model"))
     cost = agent.get("cost_usd")
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         return float(cost)
     return token_cost(agent, config)
+
+
+def project_env(req: AgentRequest) -> dict[str, str]:
+    """PWD names the directory the agent runs in: some CLIs (opencode) take their project from $PWD, not from the
+    process's working directory."""
+    return {"PWD": str(req.root)}
 
 
 def binary(config: dict[str, Any], default: str) -> list[str]:
@@ -62,20 +72,20 @@ def binary(config: dict[str, Any], default: str) -> list[str]:
     return list(command) if command else [default]
 
 
+_UNKNOWN_FLAG = re.compile(r"^.*(?:unexpected argument|unknown (?:option|argument|flag)|unrecognized (?:arguments?|"
+                           r"option)|invalid option).*$", re.IGNORECASE | re.MULTILINE)
+
+
 def classify_failure(agent: dict[str, Any], exit_code: int | None, stdout_tail: str,
                      stderr_tail: str) -> AgentError | None:
     """The default: the CLI's own error facts first, else the text of both streams (stderr last, where most CLIs
-    print their errors)."""
-    from dun.agents.limits import classify
-
-    return classify(agent, exit_code, "\n".join(t for t in (stdout_tail, stderr_tail) if t))
-
-
-def parse_answer(stream: BinaryIO) -> ParseResult:
-    """The default: dun's reader of every known shape (text, Claude, Codex, Gemini)."""
-    from dun.answer.transcript import parse_stream
-
-    return parse_stream(stream)
+    print their errors). A flag the CLI does not know (another version than the tested one) is said so."""
+    error = classify(agent, exit_code, "\n".join(t for t in (stdout_tail, stderr_tail) if t))
+    flag = _UNKNOWN_FLAG.search(stderr_tail) if error is not None and error.kind == "other" else None
+    if error is not None and flag is not None:
+        message = f"{flag[0].strip()} (a flag dun passes is unknown to this version of the CLI: see `dun doctor`)"
+        return AgentError("other", message[:300], None)
+    return error
 
 
 @dataclass(frozen=True)
@@ -87,5 +97,8 @@ class AgentAdapter:
     description: str
     build: Callable[[AgentRequest], Invocation]
     cost: Callable[[dict[str, Any], dict[str, Any]], float | None] = reported_cost
-    parse: Callable[[BinaryIO], ParseResult] = parse_answer
+    parse: Callable[[BinaryIO], ParseResult] = parse_stream
     classify: Callable[[dict[str, Any], int | None, str, str], AgentError | None] = classify_failure
+    # None when dun can price this CLI's usage under this `agent:` config, else a one-line reason (checked before
+    # a run with a budget starts)
+    pricing: Callable[[dict[str, Any]], str | None] = lambda config: None

@@ -1,13 +1,21 @@
-"""`claude`: Claude Code in print mode, JSON result (stream-json with `agent.live`)."""
+"""`claude`: Claude Code in print mode, JSON result (stream-json with `agent.live`). With `--verbose` (or session
+hooks) `--output-format json` prints an array of every message, `[system, assistant, ..., result]`, instead of the
+result object: both are read. Cost: the CLI's own `total_cost_usd`."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+from typing import BinaryIO
 
-from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary
+from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, project_env
+from dun.agents.events import CHUNK, rewound
+from dun.answer.transcript import ParseResult, parse_stream
 from dun.core.atomic import write_text_atomic
 from dun.engine.hookspecs import hookimpl
+
+MAX_ARRAY = 64 << 20  # a larger array is read as text (its result element is then not found)
 
 GUARDED_TOOLS = "Bash|Write|Edit|MultiEdit|NotebookEdit"
 
@@ -36,12 +44,38 @@ def build(req: AgentRequest) -> Invocation:
     settings = guard_settings(req)
     if settings is not None:
         argv += ["--settings", str(settings)]
-    if cfg.get("skip_permissions"):
+    if cfg.get("skip_permissions") and not req.read_only:
         argv.append("--dangerously-skip-permissions")
     argv += list(cfg.get("extra_args") or [])
-    return Invocation(argv=argv, redact=[req.prompt])
+    return Invocation(argv=argv, env=project_env(req), redact=[req.prompt])
+
+
+def parse(stream: BinaryIO) -> ParseResult:
+    """The result object, stream-json, or the array of messages (fed to the generic reader as JSONL)."""
+    head = stream.read(CHUNK)
+    if not head.lstrip().startswith(b"["):
+        return parse_stream(rewound(head, stream))
+    parts, size = [head], len(head)
+    while size <= MAX_ARRAY and (more := stream.read(CHUNK)):
+        parts.append(more)
+        size += len(more)
+    data = b"".join(parts)
+    try:
+        items = json.loads(data) if size <= MAX_ARRAY else None
+    except (ValueError, RecursionError):
+        items = None
+    if not isinstance(items, list):
+        result = parse_stream(rewound(data, stream))
+        result.notes.append("the answer starts like a JSON array but is not one (truncated?); read as text")
+        return result
+    lines = b"".join(json.dumps(item).encode() + b"\n" for item in items if isinstance(item, dict))
+    result = parse_stream(io.BytesIO(lines))
+    result.bytes_read = size
+    if any(isinstance(i, dict) and i.get("type") == "result" for i in items):
+        result.shape = "claude-json"
+    return result
 
 
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
-    return [AgentAdapter("claude", "Claude Code: claude -p --output-format json", build)]
+    return [AgentAdapter("claude", "Claude Code: claude -p --output-format json", build, parse=parse)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dun.agents.base import AgentAdapter, AgentRequest, Invocation
+from dun.agents.base import AgentAdapter, AgentRequest, Invocation, project_env
 from dun.core.errors import ConfigError
 from dun.engine.hookspecs import hookimpl
 
@@ -19,7 +19,8 @@ def build(req: AgentRequest) -> Invocation:
         argv.append(req.prompt)
     if via == "file" and not any("{prompt_file}" in a for a in command):
         argv.append(str(req.prompt_file))
-    return Invocation(argv=argv, stdin_file=req.prompt_file if via == "stdin" else None, redact=[req.prompt])
+    return Invocation(argv=argv, stdin_file=req.prompt_file if via == "stdin" else None, env=project_env(req),
+                      redact=[req.prompt])
 
 
 @hookimpl

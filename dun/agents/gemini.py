@@ -1,9 +1,45 @@
-"""`gemini`: Gemini CLI with `--output-format json`."""
+"""`gemini`: Gemini CLI `gemini -p PROMPT --output-format json` (one JSON document on stdout: `response`, `stats`).
+
+The workspace is trusted through GEMINI_CLI_TRUST_WORKSPACE (else exit 55). Its stderr always carries warnings, and
+in json mode API errors go there only: a stack trace, then `{"session_id", "error": {type, message, code}}`, with
+the HTTP status as the exit code (modulo 256: 429 -> 173, 401 -> 145). Its shell tool runs git with
+GIT_CONFIG_GLOBAL=/dev/null, so dun passes the user's git identity in the environment. Tokens per model are in
+`stats.models`, never dollars: priced by the configured rates or dun's table."""
 
 from __future__ import annotations
 
-from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, classify_failure, project_env
+from dun.agents.events import add_tokens, count
+from dun.agents.limits import AgentError
+from dun.agents.prices import DEFAULT_MODEL, priced, table_refusal
+from dun.answer.transcript import ParseResult, parse_stream
 from dun.engine.hookspecs import hookimpl
+
+UNTRUSTED, NO_AUTH = 55, 41  # its exit codes for an untrusted folder and for settings that select no auth method
+_IDENTITY = (("GIT_AUTHOR_NAME", "user.name"), ("GIT_AUTHOR_EMAIL", "user.email"),
+             ("GIT_COMMITTER_NAME", "user.name"), ("GIT_COMMITTER_EMAIL", "user.email"))
+
+
+def git_identity(root: Path) -> dict[str, str]:
+    """The identity git would use here, for the agent's commits; variables already set are left alone."""
+    env: dict[str, str] = {}
+    for var, key in _IDENTITY:
+        if os.environ.get(var):
+            continue
+        try:
+            out = subprocess.run(["git", "config", key], cwd=root, capture_output=True, text=True, timeout=30,
+                                 stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode == 0 and out.stdout.strip():
+            env[var] = out.stdout.strip()
+    return env
 
 
 def build(req: AgentRequest) -> Invocation:
@@ -11,12 +47,71 @@ def build(req: AgentRequest) -> Invocation:
     argv = [*binary(cfg, "gemini"), "-p", req.prompt, "--output-format", "json"]
     if cfg.get("model"):
         argv += ["--model", str(cfg["model"])]
-    if cfg.get("skip_permissions"):
-        argv += ["--approval-mode", "yolo"]
+    # yolo: headless, any other mode has no shell tool (no tests, no commits); auto_edit still edits files
+    if not req.read_only:
+        argv += ["--approval-mode", "yolo" if cfg.get("skip_permissions") else "auto_edit"]
     argv += list(cfg.get("extra_args") or [])
-    return Invocation(argv=argv, redact=[req.prompt])
+    env = {**project_env(req), "GEMINI_CLI_TRUST_WORKSPACE": "true", **git_identity(req.root)}
+    return Invocation(argv=argv, env=env, redact=[req.prompt])
+
+
+def parse(stream: BinaryIO) -> ParseResult:
+    result = parse_stream(stream)
+    stats = result.agent.get("stats")
+    models = stats.get("models") if isinstance(stats, dict) else None
+    for name, model in (models.items() if isinstance(models, dict) else []):
+        tokens = model.get("tokens") if isinstance(model, dict) else None
+        if isinstance(tokens, dict):  # prompt includes cache reads; thoughts bill as output
+            cached = count(tokens.get("cached"))
+            add_tokens(result.agent, max(0, count(tokens.get("prompt")) - cached), cached,
+                       count(tokens.get("candidates")) + count(tokens.get("thoughts")), model=str(name))
+    return result
+
+
+def stderr_error(stderr_tail: str) -> dict[str, Any] | None:
+    """The `error` of the JSON document json mode prints on stderr after a failure."""
+    lines = stderr_tail.splitlines()
+    for start in range(len(lines) - 1, -1, -1):
+        if lines[start].strip() != "{":
+            continue
+        try:
+            doc = json.loads("\n".join(lines[start:]))
+        except ValueError:
+            continue
+        error = doc.get("error") if isinstance(doc, dict) else None
+        if not isinstance(error, dict):
+            return None
+        try:  # an API error body, passed on as the message: its own message is the readable one
+            inner = json.loads(str(error.get("message")))["error"]["message"]
+        except (ValueError, TypeError, KeyError):
+            return error
+        return {**error, "message": inner} if isinstance(inner, str) else error
+    return None
+
+
+def classify(agent: dict[str, Any], exit_code: int | None, stdout_tail: str, stderr_tail: str) -> AgentError | None:
+    if not agent.get("is_error"):
+        error = stderr_error(stderr_tail)
+        if error is not None:
+            agent = {**agent, "is_error": True, "error": str(error.get("message") or error)[:1000],
+                     "api_error_status": error.get("code")}
+        elif exit_code == UNTRUSTED:
+            return AgentError("other", "the Gemini CLI does not trust this folder (exit 55)", None)
+        elif exit_code == NO_AUTH:
+            return AgentError("auth", "the Gemini CLI's settings select no auth method (exit 41): set "
+                                      "security.auth.selectedType in ~/.gemini/settings.json", None)
+    return classify_failure(agent, exit_code, stdout_tail, stderr_tail)
+
+
+def cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
+    return priced(agent, config, config.get("model") or DEFAULT_MODEL["gemini"])
+
+
+def pricing(config: dict[str, Any]) -> str | None:
+    return table_refusal("gemini", config.get("model"), config)
 
 
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
-    return [AgentAdapter("gemini", "Gemini CLI: gemini -p --output-format json", build)]
+    return [AgentAdapter("gemini", "Gemini CLI: gemini -p --output-format json", build, parse=parse,
+                         classify=classify, cost=cost, pricing=pricing)]

@@ -413,6 +413,17 @@ def sandbox_cmd(args: tuple[str, ...]) -> None:
     _exit(sandbox_main(list(args)))
 
 
+@cli.command("doctor")
+@PATH_ARG
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def doctor_cmd(path: str | None, as_json: bool) -> None:
+    """Agent CLIs (versions against the tested ones, credentials), git, Python, coverage and the checks' programs.
+    Exit 1 when the configured agent cannot run."""
+    from dun.cli.commands.doctor import run_doctor
+
+    _exit(run_doctor(path, as_json))
+
+
 def _exit(code: int) -> None:
     sys.exit(code)
 

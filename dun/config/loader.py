@@ -82,7 +82,7 @@ CONFIG_FIELDS: dict[str, Field] = {
                                     default=6, minimum=1),
     }),
     "agent": Field("map", "Which agent CLI `dun loop` runs, and how.", fields={
-        "name": Field("str", "Adapter: claude, codex, gemini, opencode, aider or command.", default="claude"),
+        "name": Field("str", "Adapter: claude, codex, gemini, opencode, pi, aider or command.", default="claude"),
         "command": Field("list", "The command line of the `command` adapter (or the CLI binary to use instead of the "
                                  "adapter's default).", default=[], item=Field("str", "argument"), scalar_ok=True),
         "prompt_via": Field("str", "`command` adapter: give the prompt on stdin, as a file path ({prompt_file} in "
@@ -106,6 +106,23 @@ CONFIG_FIELDS: dict[str, Field] = {
                           item=Field("str", "path")),
         "network": Field("bool", "Network inside the sandbox (agents need their API); false leaves only loopback.",
                          default=True),
+    }),
+    "gate": Field("map", "The review gate: other agents approve or reject each iteration (docs/agents.md).", fields={
+        "reviewers": Field("list", "Reviewer agents, `name` or `name:model` (e.g. codex, gemini:gemini-3.8-flash); "
+                                   "none: no gate.", default=[], item=Field("str", "reviewer")),
+        "when": Field("str", "Review every iteration, or only completions (EXIT_SIGNAL true or a ticked box).",
+                      default="completions", choices=("every", "completions")),
+        "approvals": Field("int", "Approvals needed of the reviewers (a quorum); 0 means all of them.", default=0,
+                           minimum=0),
+        "commands": Field("map", "A reviewer's binary by agent name, e.g. {codex: [/opt/codex/bin/codex]}.",
+                          default={}),
+        "timeout_s": Field("float", "Kill a reviewer after this long.", default=600.0, minimum=1),
+        "max_diff_chars": Field("int", "The diff shown to reviewers is cut at this size.", default=40000,
+                                minimum=1000),
+        "input_usd_per_mtok": Field("float", "A reviewer's input price, for CLIs that report only tokens.",
+                                    default=0.0, minimum=0),
+        "output_usd_per_mtok": Field("float", "A reviewer's output price, for CLIs that report only tokens.",
+                                     default=0.0, minimum=0),
     }),
     "guard": Field("map", "The `dun guard` PreToolUse hook.", fields={
         "enabled": Field("bool", "`dun loop` wires the guard into the claude agent for the run.", default=True),

@@ -89,6 +89,7 @@ class DiscrepancyKind(enum.StrEnum):
     CHECKER_TAMPERED = "checker_tampered"
     TESTS_REMOVED = "tests_removed"
     OSCILLATION = "oscillation"
+    REVIEW_REJECTED = "review_rejected"  # the review gate's reviewers rejected the iteration (gate.reviewers)
 
 
 class NotifyEvent(enum.StrEnum):

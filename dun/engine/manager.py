@@ -39,6 +39,7 @@ AGENT_MODULES = (
     "dun.agents.gemini",
     "dun.agents.opencode",
     "dun.agents.aider",
+    "dun.agents.pi",
     "dun.agents.command",
 )
 ENTRY_POINT_GROUP = "dun"

@@ -4,19 +4,22 @@ handoff, the policy's decision and the completed log record."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dun.agents.base import AgentAdapter
 from dun.agents.limits import AgentError
+from dun.agents.prices import has_tokens
 from dun.answer.handoff import build_handoff
 from dun.answer.transcript import ParseResult
+from dun.core.errors import ConfigError
 from dun.core.git import changed_paths, diff_stat, head, recent_commits, worktree_tree
 from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.loop.policy import Decision, IterationOutcome, after_iteration
+from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
 from dun.store.store import Store
 
@@ -50,6 +53,14 @@ def known_cost(value: float | None) -> float | None:
     return float(value) if math.isfinite(value) and value >= 0 else None
 
 
+def check_pricing(adapter: AgentAdapter, agent_cfg: dict[str, Any], cfg: dict[str, Any]) -> None:
+    """With a budget, an agent whose usage dun cannot price is a config error before the run, not a silent $0."""
+    if cfg["loop"]["max_budget_usd"] > 0:
+        why = adapter.pricing(agent_cfg)
+        if why:
+            raise ConfigError(why)
+
+
 def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: AgentAdapter, n: int,
           parsed: ParseResult, start: Start, log: IterationLog, facts: AgentFacts, stdout_tail: str,
           stderr_tail: str) -> tuple[Decision, Report, str | None]:
@@ -81,11 +92,24 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     cost = known_cost(adapter.cost(parsed.agent, cfg["agent"]))
     estimated = False
     budget = cfg["loop"]["budget_per_iteration_usd"]
-    if cost is None and budget and (facts.timed_out or parsed.agent.get("cost_usd") is not None):
-        cost, estimated = budget, True  # a killed call reports nothing, a garbled one lies: assume its cap
+    spent = facts.timed_out or parsed.agent.get("cost_usd") is not None or has_tokens(parsed.agent)
+    if cost is None and budget and spent:
+        # a killed call reports nothing, a garbled one lies, tokens without a price are not free: assume its cap
+        cost, estimated = budget, True
     denials = len(parsed.agent.get("permission_denials") or [])
+    gate = None if facts.interrupted or error is not None else review(
+        session, cfg, n, parsed.block, start, after, newly_passing, tree_after)
+    if gate is not None:  # a rejection is one more discrepancy; the reviewers' cost is spent too
+        verification["discrepancies"].extend(gate.discrepancies)
+        cost = (cost or 0.0) + gate.cost_usd
+        verification["review"] = gate.to_dict()  # logged as verification.review
     found = verification["discrepancies"]
-    outcome = IterationOutcome(parsed, error, cost or 0.0, progress, after_ids, start["confirmation"], denials,
+    judged, confirmation = parsed, start["confirmation"]
+    if gate is not None and gate.outcome == "rejected" and parsed.block is not None:
+        # a rejected completion completes nothing: its EXIT_SIGNAL is set aside, and it is no confirmation
+        judged = replace(parsed, block=replace(parsed.block, exit_signal=False))
+        confirmation = False
+    outcome = IterationOutcome(judged, error, cost or 0.0, progress, after_ids, confirmation, denials,
                                facts.interrupted, found, None if facts.interrupted else verification["stop"])
     decision = after_iteration(state, cfg, outcome)
     handoff = build_handoff(Store(root), parsed, n, {"base_head": start["head"], "head": head_after,

@@ -20,10 +20,11 @@ from dun.agents.runner import run_agent
 from dun.core.errors import UsageError
 from dun.core.kinds import Action, ExitCode, StopReason
 from dun.engine.session import Session, open_session
-from dun.loop.conclude import AgentFacts
+from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, Opened, adapter_for, effective_config, exit_code_for, redact
 from dun.loop.policy import Decision, before_iteration, nothing_actionable, stop
 from dun.loop.report import cost_text
+from dun.loop.review import preflight
 from dun.prompt.sections import render
 from dun.store.lock import LoopLock
 from dun.store.records import IterationLog
@@ -81,6 +82,8 @@ class Loop:
             program if os.path.isabs(program) else self.root / program, os.X_OK)  # the agent runs from the root
         if not opts.dry_run and not runnable:
             raise UsageError(f"agent command not found: {program} (install it, or set agent.command / --agent)")
+        check_pricing(self.engine.adapter, self.cfg["agent"], self.cfg)
+        preflight(session, self.cfg, check_binaries=not opts.dry_run)  # the review gate's reviewers, likewise
         self.signalled: int | None = None
         self.wakeup = threading.Event()
 

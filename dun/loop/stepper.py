@@ -21,9 +21,10 @@ from pathlib import Path
 from dun.core.errors import UsageError
 from dun.core.kinds import Action, ExitCode, StopReason
 from dun.engine.session import open_session
-from dun.loop.conclude import AgentFacts
+from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, adapter_for, effective_config
 from dun.loop.policy import Decision
+from dun.loop.review import preflight
 from dun.store.lock import LoopLock
 
 
@@ -47,8 +48,10 @@ def _answer(engine: Engine, decision: Decision) -> int:
 def _engine(path: str | None) -> Engine:
     session = open_session(path)
     cfg = effective_config(session, {})
-    return Engine(session, cfg, adapter_for(session, cfg), external=True,
-                  say=_say)
+    adapter = adapter_for(session, cfg)
+    check_pricing(adapter, cfg["agent"], cfg)  # the answers are parsed and priced by the configured agent's adapter
+    preflight(session, cfg)  # the review gate runs from the answer step
+    return Engine(session, cfg, adapter, external=True, say=_say)
 
 
 def _say(text: str) -> None:

@@ -129,4 +129,7 @@ def render(session: Session, report: Report, confirmation: bool, n: int) -> str:
         return build_prompt(session, report, git_text, iteration=n).text
     sections = {"mission": mission_section(session), "instructions": template(session.root, "confirm.md"),
                 "status_template": template(session.root, "status-block.md")}
+    handoff = Store(session.root).read_handoff()
+    if handoff and handoff.get("discrepancies"):  # e.g. the review gate rejected the last completion: say why
+        sections["handoff"] = handoff_section(handoff, report)
     return assemble(session.root, sections, n)

@@ -1,6 +1,6 @@
 """How to run each pinned agent CLI headless and fully offline against a scripted server in agent_servers.py: where the
 binary is, which private HOME files and environment it needs, and its command line. Shared by test_agent_clis.py and
-capture_agent_corpus.py. The versions come from agent_versions.json, the one place they are pinned.
+capture_agent_corpus.py. The versions come from dun/agents/versions.py, the one place they are pinned.
 
 Every run gets a private HOME (a real one's shell rc files can stall a login shell and its config would leak in),
 stdin closed, TERM=dumb, and an environment stripped of inherited variables that steer a CLI elsewhere."""
@@ -13,17 +13,17 @@ import os
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from dun.agents.versions import TESTED
 
 from .agent_servers import AgentServer, ChatServer, GeminiServer, ResponsesServer
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("DUN_E2E_CACHE", HERE / ".cache"))
-VERSIONS: dict[str, dict[str, str]] = {
-    k: v for k, v in json.loads((HERE / "agent_versions.json").read_text(encoding="utf-8")).items()
-    if not k.startswith("_")}
+VERSIONS: dict[str, dict[str, str]] = {name: asdict(pin) for name, pin in TESTED.items()}
 MODEL = "scripted-model"
 API_KEY = "dummy-key"
 # Inherited variables that would point a CLI at another endpoint, key, config dir or proxy.

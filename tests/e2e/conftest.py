@@ -21,11 +21,13 @@ from typing import Any
 
 import pytest
 
+from dun.agents.versions import TESTED
+
 from .model_server import ModelServer
 
 HERE = Path(__file__).resolve().parent
 
-CLAUDE_VERSION = "2.1.197"
+CLAUDE_VERSION = TESTED["claude"].version
 CLAUDE_DIR = HERE / ".cache" / f"claude-{CLAUDE_VERSION}"
 CLAUDE_BIN = CLAUDE_DIR / "node_modules" / ".bin" / "claude"
 DEFAULT_SCENARIO: list[list[dict[str, Any]]] = [[{"text": "done"}]]

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Install the pinned agent CLIs for the end-to-end tests into tests/e2e/.cache/<name>-<version>/.
 #
-#   bash tests/e2e/install_agents.sh              # every CLI in agent_versions.json except claude
+#   bash tests/e2e/install_agents.sh              # every CLI pinned in dun/agents/versions.py except claude
 #   bash tests/e2e/install_agents.sh codex aider  # only these
 #
-# Versions live in tests/e2e/agent_versions.json (read here and by the tests), nowhere else.
+# Versions live in dun/agents/versions.py (run here as a script, imported by dun doctor and the tests), nowhere else.
 # Idempotent: a CLI whose binary is already there and answers --version is left alone.
 # npm packages go in with `npm install --prefix`; aider (PyPI) gets its own venv. A missing npm or python venv
 # support prints a message and skips that CLI with exit 0, so that its tests skip instead of failing.
@@ -13,26 +13,26 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-VERSIONS="$HERE/agent_versions.json"
+VERSIONS_PY="$HERE/../../dun/agents/versions.py"
 CACHE="${DUN_E2E_CACHE:-$HERE/.cache}"
 PYTHON="${PYTHON:-python3}"
 
-if ! "$PYTHON" -c 'import json' >/dev/null 2>&1; then
-    echo "install_agents: $PYTHON is missing or does not run; cannot read $VERSIONS (the e2e tests will skip)"
+if ! VERSIONS="$("$PYTHON" "$VERSIONS_PY" 2>/dev/null)"; then
+    echo "install_agents: $PYTHON is missing or does not run; cannot read $VERSIONS_PY (the e2e tests will skip)"
     exit 0
 fi
 
-# field NAME KEY: one value from agent_versions.json
+# field NAME KEY: one value of the pins
 field() {
-    "$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])' "$VERSIONS" "$1" "$2"
+    "$PYTHON" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]][sys.argv[3]])' "$VERSIONS" "$1" "$2"
 }
 
 if [ "$#" -gt 0 ]; then
     NAMES=("$@")
 else
     mapfile -t NAMES < <("$PYTHON" -c 'import json,sys
-for k in json.load(open(sys.argv[1])):
-    if not k.startswith("_") and k != "claude": print(k)' "$VERSIONS")
+for k in json.loads(sys.argv[1]):
+    if k != "claude": print(k)' "$VERSIONS")
 fi
 
 install_one() {
@@ -73,7 +73,7 @@ install_one() {
             "$dest/bin/pip" install --quiet --disable-pip-version-check --no-input "$package==$version"
             ;;
         *)
-            echo "install_agents: unknown installer '$installer' for $name in $VERSIONS" >&2
+            echo "install_agents: unknown installer '$installer' for $name in $VERSIONS_PY" >&2
             return 1
             ;;
     esac

@@ -6,8 +6,11 @@
 # Uses the machine's npm with its own configured registry.
 set -euo pipefail
 
-VERSION="${CLAUDE_CODE_VERSION:-2.1.197}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
+# the pinned version lives in dun/agents/versions.py (run as a script: any python, no dun needed)
+PINNED="$("${PYTHON:-python3}" -c 'import json,sys; print(json.loads(sys.stdin.read())["claude"]["version"])' \
+    < <("${PYTHON:-python3}" "$HERE/../../dun/agents/versions.py") 2>/dev/null || true)"
+VERSION="${CLAUDE_CODE_VERSION:-${PINNED:-2.1.197}}"
 DEST="${CLAUDE_CODE_DIR:-$HERE/.cache/claude-$VERSION}"
 BIN="$DEST/node_modules/.bin/claude"
 

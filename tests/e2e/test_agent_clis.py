@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dun.agents.versions import TESTED
 
 from .agent_clis import (
     CLIS,
@@ -36,6 +40,7 @@ from .agent_servers import AgentServer
 from .conftest import CLAUDE_VERSION
 
 HERE = Path(__file__).resolve().parent
+VERSIONS_PY = HERE.parents[1] / "dun" / "agents" / "versions.py"
 WALL_TIMES: dict[str, float] = {}
 
 
@@ -86,9 +91,12 @@ def assert_ticked_and_committed(run: Run, repo: Path) -> None:
 
 
 def test_versions_are_pinned_in_one_place() -> None:
-    versions = json.loads((HERE / "agent_versions.json").read_text(encoding="utf-8"))
-    assert versions["claude"]["version"] == CLAUDE_VERSION  # conftest.py and install_claude.sh keep their own copy
-    assert {"codex", "gemini", "opencode", "aider", "pi"} <= set(versions)
+    """dun/agents/versions.py pins them; the install scripts read it by running it (any python, no dun needed)."""
+    printed = subprocess.run(["python3", str(VERSIONS_PY)], capture_output=True, text=True, check=True).stdout
+    assert json.loads(printed) == {name: asdict(pin) for name, pin in TESTED.items()}
+    assert TESTED["claude"].version == CLAUDE_VERSION
+    assert {"claude", "codex", "gemini", "opencode", "aider", "pi"} == set(TESTED)
+    assert not (HERE / "agent_versions.json").exists()
 
 
 # Where each CLI reports the scripted usage: the shell step (1000 in, 50 out) and the final answer (1200 in, 100 out).
