@@ -27,6 +27,7 @@ class AgentRequest:
     guard_command: str | None = None  # `dun guard` as a shell command, when the guard is enabled
     state_dir: Path | None = None  # `.dun/cache/`: where an adapter may write settings files for the run
     read_only: bool = False  # a reviewer: the CLI's read-only mode where it has one, never its skip flags
+    os_sandboxed: bool = False  # dun runs the CLI in its OS sandbox: a CLI sandbox of its own would nest in it
 
 
 @dataclass
@@ -102,3 +103,5 @@ class AgentAdapter:
     # None when dun can price this CLI's usage under this `agent:` config, else a one-line reason (checked before
     # a run with a budget starts)
     pricing: Callable[[dict[str, Any]], str | None] = lambda config: None
+    # where the CLI keeps its own state, relative to $HOME: made if missing and left writable in the OS sandbox
+    state_dirs: tuple[str, ...] = ()

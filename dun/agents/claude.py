@@ -78,4 +78,5 @@ def parse(stream: BinaryIO) -> ParseResult:
 
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
-    return [AgentAdapter("claude", "Claude Code: claude -p --output-format json", build, parse=parse)]
+    return [AgentAdapter("claude", "Claude Code: claude -p --output-format json", build, parse=parse,
+                         state_dirs=(".claude",))]

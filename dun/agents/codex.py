@@ -46,7 +46,8 @@ def build(req: AgentRequest) -> Invocation:
         argv += ["--model", str(cfg["model"])]
     if req.read_only:
         argv += ["--sandbox", "read-only"]
-    elif cfg.get("skip_permissions"):
+    elif cfg.get("skip_permissions") or req.os_sandboxed:
+        # inside dun's sandbox, codex's own (bubblewrap too) cannot nest; dun's already confines writes to the repo
         argv.append("--dangerously-bypass-approvals-and-sandbox")
     else:
         roots = json.dumps(git_dirs(req.root))
@@ -87,4 +88,5 @@ def pricing(config: dict[str, Any]) -> str | None:
 
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
-    return [AgentAdapter("codex", "Codex CLI: codex exec --json", build, parse=parse, cost=cost, pricing=pricing)]
+    return [AgentAdapter("codex", "Codex CLI: codex exec --json", build, parse=parse, cost=cost, pricing=pricing,
+                         state_dirs=(".codex",))]

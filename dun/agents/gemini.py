@@ -114,4 +114,4 @@ def pricing(config: dict[str, Any]) -> str | None:
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
     return [AgentAdapter("gemini", "Gemini CLI: gemini -p --output-format json", build, parse=parse,
-                         classify=classify, cost=cost, pricing=pricing)]
+                         classify=classify, cost=cost, pricing=pricing, state_dirs=(".gemini",))]

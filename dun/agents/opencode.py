@@ -83,4 +83,5 @@ def parse(stream: BinaryIO) -> ParseResult:
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
     # cost: its own per-step dollars (from the provider's model prices); a $0 with tokens spent is unknown
-    return [AgentAdapter("opencode", "OpenCode: opencode run --format json", build, parse=parse)]
+    return [AgentAdapter("opencode", "OpenCode: opencode run --format json", build, parse=parse,
+                         state_dirs=(".config/opencode", ".local/share/opencode", ".local/state/opencode"))]

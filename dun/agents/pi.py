@@ -75,4 +75,4 @@ def parse(stream: BinaryIO) -> ParseResult:
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
     # cost: its own per-message dollars (from the provider's model prices); a $0 with tokens spent is unknown
-    return [AgentAdapter("pi", "pi: pi -p --mode json", build, parse=parse)]
+    return [AgentAdapter("pi", "pi: pi -p --mode json", build, parse=parse, state_dirs=(".pi",))]

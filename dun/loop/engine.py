@@ -129,6 +129,9 @@ class Engine:
         from dun.sandbox import SandboxSpec, wrap
 
         home = inv.env.get("HOME") or os.environ.get("HOME")
+        if home:
+            for name in self.adapter.state_dirs:  # a first run creates its state: it must exist to be bound writable
+                (Path(home) / name).mkdir(parents=True, exist_ok=True)
         spec = SandboxSpec(repo=self.session.root, writable=tuple(Path(p) for p in self.cfg["sandbox"]["writable"]),
                            network=self.cfg["sandbox"]["network"], home=Path(home) if home else None)
         return Invocation(wrap(inv.argv, spec), inv.stdin_file, inv.env, inv.redact)
@@ -275,7 +278,7 @@ class Engine:
             guard = f"{shlex.quote(sys.executable)} -m dun guard"
         budget = self.cfg["loop"]["budget_per_iteration_usd"] or None
         return AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.session.root, guard,
-                            self.store.cache_dir)
+                            self.store.cache_dir, os_sandboxed=self.sandbox == "bubblewrap")
 
     def _open(self, report: Report, confirmation: bool, tree: str | None) -> Opened:
         state, store = self.state, self.store

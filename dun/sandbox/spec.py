@@ -70,6 +70,9 @@ def wrap(argv: list[str], spec: SandboxSpec) -> list[str]:
            "--unshare-pid", "--die-with-parent"]
     if not spec.network:
         out.append("--unshare-net")
+    home = Path(os.path.realpath(spec.home or os.environ.get("HOME") or Path.home()))
+    if home.is_relative_to(PRIVATE_TMP) and home.is_dir():
+        out += ["--ro-bind", str(home), str(home)]  # a $HOME under /tmp stays readable (its git identity, config)
     for path in writable_paths(spec):
         out += ["--bind", str(path), str(path)]
     for name, value in {"TMPDIR": PRIVATE_TMP, **spec.env}.items():

@@ -129,3 +129,16 @@ def test_the_claude_json_array_is_read(tmp_path: Path) -> None:
 def test_codex_outside_a_repository_names_the_usual_git_directory(tmp_path: Path) -> None:
     argv = build("codex", tmp_path).argv
     assert json.loads(argv[argv.index("-c") + 1].split("=", 1)[1]) == [str(tmp_path / ".git")]
+
+
+def test_codex_inside_duns_os_sandbox_does_not_nest_its_own(repo: Path) -> None:
+    """Codex's sandbox is bubblewrap too and cannot run inside dun's; dun's already confines writes to the repo."""
+    prompt_file = repo / ".dun" / "logs" / "iteration-1.prompt.md"
+    argv = ADAPTERS["codex"].build(AgentRequest("do it", prompt_file, {}, None, repo, os_sandboxed=True)).argv
+    assert "--dangerously-bypass-approvals-and-sandbox" in argv and "--sandbox" not in argv
+
+
+@pytest.mark.parametrize("name,state", [("claude", ".claude"), ("codex", ".codex"), ("gemini", ".gemini"),
+                                        ("pi", ".pi")])
+def test_each_cli_names_the_state_directory_the_sandbox_leaves_writable(name: str, state: str) -> None:
+    assert state in ADAPTERS[name].state_dirs

@@ -59,9 +59,9 @@ def make_home(tmp_path: Path) -> Path:
     return home
 
 
-def configure(repo: Path, name: str, binary: Path, **agent: Any) -> None:
-    """.dun/config.yaml as a user writes it, committed."""
-    config = {"plugins": {"disabled": ["python"]}, "loop": {"cooldown_s": 0, "max_iterations": 3},
+def configure(repo: Path, name: str, binary: Path, sandbox: str = "auto", **agent: Any) -> None:
+    """.dun/config.yaml as a user writes it (dun's OS sandbox as by default), committed."""
+    config = {"plugins": {"disabled": ["python"]}, "loop": {"cooldown_s": 0, "max_iterations": 3, "sandbox": sandbox},
               "agent": {"name": name, "command": [str(binary)], **agent}}
     (repo / ".dun" / "config.yaml").write_text(sc.yaml_map(config), encoding="utf-8")
     git(repo, "add", "-A")
@@ -131,13 +131,13 @@ def rate_cost(input_tokens: int, output_tokens: int, rate_in: float, rate_out: f
 
 
 def loop_with(name: str, tmp_path: Path, user_files: Callable[[Path, Setup], None] | None = None,
-              drop_env: tuple[str, ...] = (), **agent: Any) -> tuple[dict[str, Any], Path]:
+              drop_env: tuple[str, ...] = (), sandbox: str = "auto", **agent: Any) -> tuple[dict[str, Any], Path]:
     """`dun loop` with the pinned CLI `name` against its server; the CLI's HOME files written as phase 1 found them
     (agent_clis.py), plus `user_files(home, setup)`; `drop_env` leaves variables out of the user's environment.
     Returns the first iteration's log, checked, and the repository."""
     binary = require(name)
     repo, home = make_repo(tmp_path / "repo"), make_home(tmp_path)
-    configure(repo, name, binary, **agent)
+    configure(repo, name, binary, sandbox, **agent)
     server = start_server(name, tmp_path)
     try:
         setup = CLIS[name].setup(home, repo, server, PROMPT)  # config files under HOME, and the environment
@@ -155,9 +155,9 @@ SHAPES = {"codex": "codex-jsonl", "gemini": "gemini-json", "opencode": "opencode
 
 
 def test_codex_in_its_workspace_write_sandbox(tmp_path: Path) -> None:
-    """No skip_permissions: dun keeps Codex's sandbox and makes .git writable, so the agent's commit lands. Codex
-    reports tokens only: priced at dun's table rate for its default model (gpt-6.1-sol, $2 / $10)."""
-    log, _ = loop_with("codex", tmp_path)
+    """No skip_permissions and dun's own sandbox off: dun keeps Codex's sandbox and makes .git writable, so the
+    agent's commit lands. Codex reports tokens only: priced at dun's table rate for its default model."""
+    log, _ = loop_with("codex", tmp_path, sandbox="off")
     assert "--sandbox" in log["argv"] and "--dangerously-bypass-approvals-and-sandbox" not in log["argv"]
     assert log["cost_usd"] == pytest.approx(rate_cost(SPENT_IN, SPENT_OUT, 2.0, 10.0))
 
