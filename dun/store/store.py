@@ -15,10 +15,12 @@ from typing import Any, cast
 from dun.core.atomic import write_json_atomic, write_text_atomic
 from dun.core.errors import DunError
 from dun.core.resources import data_dir
+from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
 from dun.store.records import Handoff, IterationLog, LoopState, new_state, state_problem
 
 DIR = ".dun"
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
 
 
@@ -29,8 +31,8 @@ class StateCorrupt(DunError):
 def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object from a dun file, or None when it is missing or unreadable (a torn file loses nothing)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_bytes(path, MAX_RECORD_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -138,7 +140,7 @@ class Store:
         """The state of the current run; None when no run ever started. A file that is not a state this version can
         resume raises StateCorrupt and stays where it is: a run is never silently restarted over it."""
         try:
-            raw = self.state_path.read_text(encoding="utf-8")
+            raw = read_bytes(self.state_path, MAX_RECORD_BYTES)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -147,8 +149,8 @@ class Store:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             problem: str | None = f"not JSON ({exc.msg} at line {exc.lineno})"
-        except ValueError as exc:
-            problem = f"not JSON ({exc})"
+        except (ValueError, RecursionError) as exc:
+            problem = f"not JSON ({str(exc)[:80] or type(exc).__name__})"
         else:
             problem = state_problem(data)
         if problem is not None:
