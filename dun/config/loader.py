@@ -12,6 +12,7 @@ from dun.config.schema import Field, Validator, plain, type_name
 from dun.config.tomlpos import key_lines, positioned
 from dun.config.yamlio import MAX_YAML_BYTES, load_yaml_file
 from dun.core.errors import ConfigError
+from dun.core.redact import configure as configure_redaction
 from dun.core.textfiles import read_bytes
 from dun.store.store import Store
 
@@ -246,6 +247,7 @@ def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Con
     _check_patterns(validator, raw, values)
     if validator.errors:
         raise ConfigError(validator.errors)
+    configure_redaction(values["secrets"]["patterns"])  # every file written from here on, and the prompt
     return Config(values=plain(values), source=source, fields=fields)
 
 

@@ -19,6 +19,8 @@ from typing import Any
 from dun.agents.runner import run_agent
 from dun.core.errors import UsageError
 from dun.core.kinds import Action, ExitCode, StopReason
+from dun.core.redact import redact as redact_secrets
+from dun.core.redact import redact_argv
 from dun.engine.session import Session, open_session
 from dun.loop.conclude import AgentFacts
 from dun.loop.engine import Engine, Opened, adapter_for, effective_config, exit_code_for, redact
@@ -85,7 +87,7 @@ class Loop:
         self.wakeup = threading.Event()
 
     def say(self, text: str) -> None:
-        sys.stderr.write(f"dun loop: {text}\n")
+        sys.stderr.write(f"dun loop: {redact_secrets(text)}\n")
         sys.stderr.flush()
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
@@ -194,5 +196,5 @@ def dry_run(loop: Loop) -> int:
     prompt = render(loop.session, report, False, state["iteration"] + 1)
     sys.stdout.write(prompt)
     inv = engine.adapter.build(engine.request(prompt, loop.store.logs_dir / "next.prompt.md", False))
-    loop.say(f"dry run: would run {' '.join(redact(inv.argv, inv.redact))}")
+    loop.say(f"dry run: would run {' '.join(redact_argv(redact(inv.argv, inv.redact)))}")
     return ExitCode.OK

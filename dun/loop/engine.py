@@ -31,6 +31,7 @@ from dun.core.errors import UsageError
 from dun.core.git import head, worktree_tree
 from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
 from dun.core.ratewindow import calls_left
+from dun.core.redact import redact_argv
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
@@ -256,17 +257,14 @@ class Engine:
         start: Start = {"actionable": actionable, "head": head(self.session.root), "tree": tree,
                         "confirmation": confirmation}
         prompt = render(self.session, report, confirmation, n)
-        prompt_file = store.iteration_file(n, ".prompt.md")
-        from dun.core.atomic import write_text_atomic
-
-        write_text_atomic(prompt_file, prompt)
+        prompt_file = store.write_prompt(n, prompt)
         record_iterate(store, report.actionable())
         inv = None
         if self.external:
             agent, argv = SHELL_AGENT, ["(scripts/dun-loop.sh)"]
         else:
             inv = self.adapter.build(self.request(prompt, prompt_file))
-            agent, argv = self.adapter.name, redact(inv.argv, inv.redact)
+            agent, argv = self.adapter.name, redact_argv(redact(inv.argv, inv.redact))
         log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"],
                              "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,
                              "prompt_file": prompt_file.name, "out_file": f"iteration-{n}.out",

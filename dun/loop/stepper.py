@@ -20,6 +20,7 @@ from pathlib import Path
 
 from dun.core.errors import UsageError
 from dun.core.kinds import Action, ExitCode, StopReason
+from dun.core.redact import redact
 from dun.engine.session import open_session
 from dun.loop.conclude import AgentFacts
 from dun.loop.engine import Engine, adapter_for, effective_config
@@ -52,7 +53,7 @@ def _engine(path: str | None) -> Engine:
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(f"dun: {text}\n")
+    sys.stderr.write(f"dun: {redact(text)}\n")
 
 
 def decide_before(path: str | None) -> int:

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
-from dun.core.atomic import write_json_atomic, write_text_atomic
+from dun.core.atomic import make_private_dir, write_json_atomic, write_text_atomic
 from dun.core.errors import DunError
+from dun.core.redact import redact, redact_data
 from dun.core.resources import data_dir
 from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
@@ -123,13 +124,20 @@ class Store:
     def events_log(self) -> Path:
         return self.logs_dir / "events.jsonl"
 
+    def write_prompt(self, n: int, prompt: str) -> Path:
+        """`.dun/logs/iteration-N.prompt.md` (private; the prompt was redacted when it was rendered)."""
+        path = self.iteration_file(n, ".prompt.md")
+        write_text_atomic(path, redact(prompt), private=True)
+        return path
+
     def iteration_file(self, n: int, suffix: str) -> Path:
         """`.dun/logs/iteration-N<suffix>`: `.json` the log, `.prompt.md`, `.out` (stdout), `.err` (stderr)."""
         return self.logs_dir / f"iteration-{int(n)}{suffix}"
 
     def ensure(self) -> Path:
         """`.dun/`, with a .gitignore for dun's runtime files when it has none, so they never show as work."""
-        self.dir.mkdir(exist_ok=True)
+        if not self.dir.is_dir():
+            make_private_dir(self.dir)
         ignore = self.dir / ".gitignore"
         if not ignore.exists():  # the same file `dun init` writes
             shutil.copyfile(data_dir("templates") / "dun.gitignore", ignore)
@@ -176,7 +184,7 @@ class Store:
     def write_state(self, state: LoopState) -> None:
         state["updated_at"] = now_iso()
         self.ensure()
-        write_json_atomic(self.state_path, state)
+        write_json_atomic(self.state_path, redact_data(state), private=True)
 
     def archive_run(self, run_id: str | None) -> Path | None:
         """A new run moves the previous run's logs, state and report aside, never deleting them."""
@@ -186,7 +194,7 @@ class Store:
         target = self.archive_dir / safe
         if target.exists():  # a run id seen before (a restored state): never merge two runs' logs
             target = self.archive_dir / f"{safe}-{time.strftime('%Y%m%dT%H%M%S')}"
-        target.mkdir(parents=True, exist_ok=True)
+        make_private_dir(target)
         for path in (self.logs_dir, self.state_path, self.report_path, self.handoff_path, self.iterate_path):
             if path.exists():
                 shutil.move(str(path), str(target / path.name))
@@ -197,7 +205,7 @@ class Store:
         return cast(IterationLog | None, read_json(self.iteration_file(n, ".json")))
 
     def write_log(self, log: IterationLog) -> None:
-        write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), log)
+        write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), redact_data(log), private=True)
 
     def iteration_logs(self) -> list[IterationLog]:
         """Every readable `.dun/logs/iteration-N.json`, in iteration order."""
@@ -216,7 +224,7 @@ class Store:
 
     def write_handoff(self, handoff: Handoff) -> Path:
         self.ensure()
-        write_json_atomic(self.handoff_path, handoff)
+        write_json_atomic(self.handoff_path, redact_data(handoff), private=True)
         return self.handoff_path
 
     def read_iterate(self) -> dict[str, Any] | None:
@@ -224,7 +232,7 @@ class Store:
 
     def write_iterate(self, record: dict[str, Any]) -> None:
         self.ensure()
-        write_json_atomic(self.iterate_path, record)
+        write_json_atomic(self.iterate_path, redact_data(record), private=True)
 
     # -- STOP ----------------------------------------------------------------------------------------------
     def request_stop(self, now: bool) -> None:
@@ -245,7 +253,7 @@ class Store:
         self.stop_path.unlink(missing_ok=True)  # consumed: the next start runs
 
     def write_report(self, text: str) -> Path:
-        write_text_atomic(self.report_path, text)
+        write_text_atomic(self.report_path, redact(text), private=True)
         return self.report_path
 
     def files(self) -> Iterator[Path]:
