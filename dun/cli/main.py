@@ -446,6 +446,9 @@ def _crash_log(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
     """Console-script entry point; the one place exceptions become exit codes."""
+    from dun.core.reaper import install_termination_handlers
+
+    install_termination_handlers()  # a terminated dun takes the commands it started with it
     try:
         rv = entry.main(args=argv, prog_name="dun", standalone_mode=False)
     except SystemExit as exc:
