@@ -109,3 +109,80 @@ def registered(token: str) -> Iterator[Callable[[int], None]]:
     finally:
         with _live_lock:
             _live.pop(token, None)
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2:].split()  # the command name may hold spaces and parentheses
+
+
+def process_start_time(pid: int) -> float | None:
+    """The start time of `pid` in clock ticks since boot (Linux), to tell a process from a later one that reused
+    its id; None where /proc is not available or the process is gone (a zombie is gone)."""
+    fields = _stat_fields(pid)
+    if not fields or fields[0] == b"Z":
+        return None
+    try:
+        return float(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid`, whatever process group or session it moved to."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        fields = _stat_fields(int(entry.name)) if entry.name.isdigit() else None
+        if fields and len(fields) > 1 and fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def become_subreaper() -> bool:
+    """Linux: orphans of our children (processes they started in sessions of their own) re-parent to us, not to
+    init, so they can still be found below us and reaped."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(36, 1, 0, 0, 0) == 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def with_start_times(pids: list[int]) -> list[list[float]]:
+    """[pid, start time] of each live process, for a record another process can verify."""
+    out = []
+    for pid in pids:
+        started = process_start_time(pid)
+        if started is not None:
+            out.append([float(pid), started])
+    return out
+
+
+def kill_recorded(tree: list[list[float]]) -> int:
+    """SIGKILL each recorded [pid, start time] whose process is provably the same one (same start time); a reused
+    id belongs to someone else and is left alone. Returns how many were killed."""
+    killed = 0
+    for pid, started in tree:
+        if process_start_time(int(pid)) == started:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(pid), signal.SIGKILL)
+                killed += 1
+    return killed
+
+
+def reap(pids: list[int]) -> None:
+    """Collect the exit status of those that are our children now (subreaper), or they stay zombies."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)

@@ -172,7 +172,8 @@ class Engine:
     def _close_interrupted(self) -> None:
         """After a crash or kill -9: the unfinished iteration is logged as interrupted and its agent killed."""
         state = self.state
-        killed = stop_recorded_agent(state.get("agent_pgid"), state.get("agent_started"))
+        killed = stop_recorded_agent(state.get("agent_pgid"), state.get("agent_started"), state.get("agent_tree"),
+                                     state.get("agent_token"))
         if killed:
             self.say(f"killed the agent left running by the previous loop (process group {state['agent_pgid']})")
         n = state.get("in_progress")
@@ -189,6 +190,7 @@ class Engine:
                 state["calls"] = sorted([*state["calls"], call])
             self.say(f"resuming after iteration {n}, which was interrupted")
         state.update({"in_progress": None, "start": None, "agent_pgid": None, "agent_started": None,
+                      "agent_token": None, "agent_tree": [],
                       "call_started": None})
 
     def attach(self, n: int) -> LoopState:
@@ -275,9 +277,14 @@ class Engine:
         self.save()
         return Opened(n, prompt, prompt_file, confirmation, inv)
 
-    def agent_started(self, pid: int) -> None:
-        self.state["agent_pgid"] = pid
-        self.state["agent_started"] = process_start_time(pid)
+    def agent_started(self, pid: int, token: str | None = None) -> None:
+        self.state.update({"agent_pgid": pid, "agent_started": process_start_time(pid), "agent_token": token,
+                           "agent_tree": []})
+        self.save()
+
+    def agent_tree(self, tree: list[list[float]]) -> None:
+        """The agent's processes changed: saved, so that a loop resumed after a kill -9 can kill them."""
+        self.state["agent_tree"] = tree
         self.save()
 
     def conclude(self, n: int, facts: AgentFacts) -> Decision:
@@ -293,7 +300,7 @@ class Engine:
                                             stdout_tail, stderr_tail)
         store.write_log(log)
         state.update({"iteration": max(state["iteration"], n), "in_progress": None, "start": None, "agent_pgid": None,
-                      "agent_started": None, "call_started": None})
+                      "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None})
         self.save()
         self.last = (after, head(self.session.root), tree_after)
         operator.on_iteration(self.session.root, dict(log), dict(state), self.cfg)

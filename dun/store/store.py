@@ -3,6 +3,7 @@ is read and written here: atomically, typed, versioned. Other modules ask the st
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from dun.core.timefmt import now_iso
 from dun.store.records import Handoff, IterationLog, LoopState, new_state, state_problem
 
 DIR = ".dun"
+RESERVE_BYTES = 256 * 1024
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
 
@@ -248,6 +250,23 @@ class Store:
             return self.stop_path.read_text(errors="replace").strip() == "now"
         except OSError:
             return False
+
+    # -- room for the last writes on a full disk ------------------------------------------------------------------
+    @property
+    def reserve_path(self) -> Path:
+        return self.cache_dir / "disk-reserve"
+
+    def reserve_space(self) -> None:
+        """Keep RESERVE_BYTES of the disk for the stop, the state and the report: given back when the disk fills."""
+        make_private_dir(self.cache_dir)
+        with contextlib.suppress(OSError), self.reserve_path.open("wb") as fh:
+            fh.write(b"\0" * RESERVE_BYTES)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def release_space(self) -> None:
+        with contextlib.suppress(OSError):
+            self.reserve_path.unlink()
 
     def consume_stop(self) -> None:
         self.stop_path.unlink(missing_ok=True)  # consumed: the next start runs
