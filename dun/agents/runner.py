@@ -73,14 +73,15 @@ def output_tail(path: Path, size: int = TAIL_BYTES) -> str:
 def run_agent(inv: Invocation, cwd: Path, out_path: Path, err_path: Path, timeout: float, grace: float,
               on_start: Callable[[int, str], None] | None = None,
               should_stop: Callable[[], bool] | None = None, max_output: int = 50 << 20,
-              on_tree: Callable[[list[list[float]]], None] | None = None) -> AgentRun:
+              on_tree: Callable[[list[list[float]]], None] | None = None, token: str | None = None) -> AgentRun:
     """Run the agent to completion, timeout, a full disk, or until `should_stop()` says so (checked every 0.5 s).
     Its stdout (the answer) and stderr (warnings, errors) go to two files of at most `max_output` bytes each: a
-    warning must never break the answer's shape."""
+    warning must never break the answer's shape. `token` is put in the tree's environment (recorded by the caller
+    before the start, so that no kill -9 can fall between the start and the record)."""
     out_path.parent.mkdir(parents=True, exist_ok=True)
     subreaper = become_subreaper()
     before = set(descendants(os.getpid())) if subreaper else set()
-    token = new_token()
+    token = token or new_token()
     start = time.monotonic()
     sinks = [TailFile(out_path, max_output), TailFile(err_path, max_output)]
     with contextlib.ExitStack() as stack:

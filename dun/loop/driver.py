@@ -177,7 +177,8 @@ class Loop:
         result = run_agent(inv, self.root, store.iteration_file(n, ".out"), store.iteration_file(n, ".err"),
                            loop["iteration_timeout_s"], loop["kill_grace_s"], on_start=engine.agent_started,
                            should_stop=lambda: self.signalled is not None or store.stop_now(),
-                           max_output=int(loop["max_output_mb"] * (1 << 20)), on_tree=engine.agent_tree)
+                           max_output=int(loop["max_output_mb"] * (1 << 20)), on_tree=engine.agent_tree,
+                           token=engine.state["agent_token"])
         if result.disk_full is not None:
             raise result.disk_full
         if result.dropped_bytes:

@@ -31,6 +31,7 @@ from dun.core.errors import UsageError
 from dun.core.git import head, worktree_tree
 from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
 from dun.core.ratewindow import calls_left
+from dun.core.reaper import new_token
 from dun.core.redact import redact_argv
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
@@ -273,13 +274,14 @@ class Engine:
                              "err_file": f"iteration-{n}.err",
                              "checks_before": {"actionable": len(actionable), "ids": actionable}}
         store.write_log(log)
-        state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time()})
+        # the token every process of the agent will carry, saved before the agent starts
+        state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time(),
+                      "agent_token": None if self.external else new_token(), "agent_tree": []})
         self.save()
         return Opened(n, prompt, prompt_file, confirmation, inv)
 
     def agent_started(self, pid: int, token: str | None = None) -> None:
-        self.state.update({"agent_pgid": pid, "agent_started": process_start_time(pid), "agent_token": token,
-                           "agent_tree": []})
+        self.state.update({"agent_pgid": pid, "agent_started": process_start_time(pid)})
         self.save()
 
     def agent_tree(self, tree: list[list[float]]) -> None:
