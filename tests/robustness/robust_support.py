@@ -3,6 +3,7 @@ an outcome with a deadline, and telling live processes from dead ones."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -78,10 +79,8 @@ def kill_all(pids: list[int]) -> None:
     """Teardown: whatever a failing test left running."""
     for pid in pids:
         if alive(pid):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, 9)
-            except OSError:
-                pass
 
 
 def session_child(pid_file: Path, seconds: int = 120) -> dict[str, Any]:
