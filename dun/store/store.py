@@ -149,16 +149,15 @@ class Store:
     def read_state(self) -> LoopState | None:
         """The state of the current run; None when no run ever started. A file that is not a state this version can
         resume raises StateCorrupt and stays where it is: a run is never silently restarted over it."""
+        problem: str | None = None
         try:
-            raw = read_bytes(self.state_path, MAX_RECORD_BYTES)
+            data = json.loads(read_bytes(self.state_path, MAX_RECORD_BYTES))
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StateCorrupt(f"{self.state_path}: cannot read: {exc.strerror or exc}") from None
-        try:
-            data = json.loads(raw)
+            problem = f"cannot read it: {exc.strerror or exc}"
         except json.JSONDecodeError as exc:
-            problem: str | None = f"not JSON ({exc.msg} at line {exc.lineno})"
+            problem = f"not JSON ({exc.msg} at line {exc.lineno})"
         except (ValueError, RecursionError) as exc:
             problem = f"not JSON ({str(exc)[:80] or type(exc).__name__})"
         else:
