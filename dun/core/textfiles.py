@@ -3,6 +3,7 @@ repository; binary and non-UTF-8 files are reported, never raised."""
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path
@@ -21,23 +22,43 @@ class Unreadable(OSError):
 
 def inside(path: Path | str, root: Path | str) -> bool:
     """Whether `path`, with every symlink resolved, is `root` or below it."""
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+    return _within(os.path.realpath(path), root)
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root).rstrip(os.sep) + os.sep
+
+
+def _within(real: str, root: Path | str) -> bool:
+    top = _real_root(str(root))
+    return real + os.sep == top or real.startswith(top)
+
+
+def _opened_path(fd: int, path: Path | str) -> str:
+    """Where the open file really is: one readlink on Linux, else the resolved path."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def read_bytes(path: Path | str, limit: int = MAX_TEXT_BYTES, root: Path | str | None = None) -> bytes:
-    """At most `limit` bytes of a regular file, else `Unreadable` (or the OSError of the open).
+    """At most `limit` bytes of a regular file, else `Unreadable` (or the OSError of the stat or open).
 
-    A FIFO, a device (`/dev/zero`), a socket or a directory is refused without reading: opened non-blocking, checked
-    by fstat. With `root`, a path whose symlinks lead out of `root` is refused before it is opened.
+    A FIFO, a device (`/dev/zero`), a socket or a directory is refused before it is opened (opening a device can
+    act on it), and checked again on the open file. With `root`, a file whose real path (symlinks resolved) is
+    outside `root` is refused.
     """
-    if root is not None and not inside(path, root):
-        raise Unreadable(path, "a symlink out of the repository")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise Unreadable(path, "not a regular file")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode):  # replaced between the stat and the open
             raise Unreadable(path, "not a regular file")
+        if root is not None and not _within(_opened_path(fd, path), root):
+            raise Unreadable(path, "outside the repository (through a symlink or ..)")
         if info.st_size > limit:
             raise Unreadable(path, f"larger than {_size(limit)}")
         os.set_blocking(fd, True)

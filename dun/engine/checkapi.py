@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -83,7 +84,11 @@ class CheckContext:
 
     def prefetch(self) -> None:
         """Start listing files in the background: git runs while plugins and manifests load."""
-        threading.Thread(target=self.files, daemon=True, name="dun:list-files").start()
+        def quietly() -> None:
+            with contextlib.suppress(Exception):  # a failure is raised where the listing is used, as one line
+                self.files()
+
+        threading.Thread(target=quietly, daemon=True, name="dun:list-files").start()
 
     def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
         """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).
