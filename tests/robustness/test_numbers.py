@@ -32,7 +32,7 @@ def test_a_checks_timeout_that_would_disable_it_is_refused_with_its_line(repo: P
                                           f"    command: sleep 600\n    timeout: {value}\n")
     done = dun(repo, "check", timeout=30)
     assert done.returncode == 2, done.stderr
-    assert f"mine.yaml:6:14: checks[0].timeout: must be" in done.stderr
+    assert "mine.yaml:6:14: checks[0].timeout: must be" in done.stderr
 
 
 @pytest.mark.parametrize(("flag", "value"), [("--max-budget-usd", "nan"), ("--max-budget-usd", "inf"),
