@@ -51,6 +51,7 @@ class AgentRun:
     start_error: str | None = None
     interrupted: bool = False
     disk_full: OSError | None = None  # writing the output failed for lack of space: the agent was stopped
+    write_error: OSError | None = None  # writing the output failed otherwise (the agent was stopped too)
     dropped_bytes: int = 0  # output beyond loop.max_output_mb, cut from the front
 
 
@@ -127,9 +128,11 @@ def run_agent(inv: Invocation, cwd: Path, out_path: Path, err_path: Path, timeou
         reap(leftovers)
         for pump in pumps:
             pump.join(timeout=max(grace, 1.0))  # a pipe held by a process we could not kill is left to its pump
-    full = next((s.error for s in sinks if s.error is not None and s.error.errno in DISK_FULL), None)
+    error = next((s.error for s in sinks if s.error is not None), None)
+    full = error if error is not None and error.errno in DISK_FULL else None
     return AgentRun(proc.returncode, timed_out, time.monotonic() - start, interrupted=interrupted and not full,
-                    disk_full=full, dropped_bytes=sum(s.dropped for s in sinks))
+                    disk_full=full, write_error=error if full is None else None,
+                    dropped_bytes=sum(s.dropped for s in sinks))
 
 
 def _own_fd(pipe: IO[bytes] | None) -> int:

@@ -15,7 +15,8 @@ class TailFile:
     `error` and every later write is dropped: the writer keeps draining its pipe, the caller decides."""
 
     def __init__(self, path: Path, cap: int) -> None:
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+        # read-write: restarting the file reads its tail back
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
         self.cap = max(int(cap), 2)
         self.size = 0
         self.dropped = 0  # bytes cut from the front

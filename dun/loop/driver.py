@@ -181,6 +181,8 @@ class Loop:
                            token=engine.state["agent_token"])
         if result.disk_full is not None:
             raise result.disk_full
+        if result.write_error is not None:
+            self.say(f"iteration {n}: the agent's output could not be written ({result.write_error}); it was stopped")
         if result.dropped_bytes:
             self.say(f"iteration {n}: output over loop.max_output_mb; its first {result.dropped_bytes >> 20} MB "
                      "were dropped, the end kept")

@@ -40,6 +40,12 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _redact_in_place(record: Any) -> None:
+    clean = redact_data(dict(record))
+    record.clear()
+    record.update(clean)
+
+
 class Store:
     """The `.dun/` directory of one repository (or worktree)."""
 
@@ -185,7 +191,8 @@ class Store:
     def write_state(self, state: LoopState) -> None:
         state["updated_at"] = now_iso()
         self.ensure()
-        write_json_atomic(self.state_path, redact_data(state), private=True)
+        _redact_in_place(state)  # what the run keeps in memory is what is on disk: the history gets no secret either
+        write_json_atomic(self.state_path, state, private=True)
 
     def archive_run(self, run_id: str | None) -> Path | None:
         """A new run moves the previous run's logs, state and report aside, never deleting them."""
@@ -206,7 +213,8 @@ class Store:
         return cast(IterationLog | None, read_json(self.iteration_file(n, ".json")))
 
     def write_log(self, log: IterationLog) -> None:
-        write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), redact_data(log), private=True)
+        _redact_in_place(log)
+        write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), log, private=True)
 
     def iteration_logs(self) -> list[IterationLog]:
         """Every readable `.dun/logs/iteration-N.json`, in iteration order."""
