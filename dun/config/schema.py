@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from dun.config.yamlio import position
+from dun.config.yamlio import position, printable
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
@@ -78,8 +78,9 @@ class Validator:
                 self.errors.append(f"{self.source}: more errors not shown; fix these first")
             return
         pos = position(parent, key, value)
-        where = f"{self.source}:{pos[0]}:{pos[1]}" if pos else self.source
-        self.errors.append(f"{where}: {path or '<top>'}: {message}")
+        line, column = pos or (1, 1)  # no position: the document itself (empty, or not a mapping)
+        where = f"{self.source}:{line}:{column}"
+        self.errors.append(printable(f"{where}: {path or '<top>'}: {message}"))
 
     def check_value(self, parent: Any, key: str | int | None, raw: Any, spec: Field, path: str) -> Any:
         """Validate one value; returns it converted to plain Python (or None when invalid)."""

@@ -18,6 +18,13 @@ _SCALAR_TAGS = {"str": None, "int": ("int",), "float": ("float", "int"), "bool":
 _COLLECTION_TAGS = ("seq", "map")
 
 
+def printable(line: str) -> str:
+    """One line on any terminal: control characters from a hostile key or value escaped, never acted on."""
+    if line.isprintable():
+        return line
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
+
+
 def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
     """Count nodes as if every alias were expanded, memoised by identity so the walk stays linear."""
     key = id(node)
@@ -72,7 +79,7 @@ def _scan(yaml: Any, text: str, source: str) -> None:
         if isinstance(event, NodeEvent) and getattr(event, "tag", None) is not None:
             problem = _tag_problem(yaml, event)
             if problem:
-                raise ConfigError(f"{_where(source, event)}: {problem}")
+                raise ConfigError(printable(f"{_where(source, event)}: {problem}"))
 
 
 def _where(source: str, event: Any) -> str:
@@ -84,6 +91,7 @@ def load_yaml_text(text: str, source: str) -> Any:
     """Parse YAML text into ruamel's commented structures (which carry `.lc` positions)."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.reader import ReaderError
 
     yaml = YAML(typ="rt")
     try:
@@ -93,10 +101,15 @@ def load_yaml_text(text: str, source: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         problem = (exc.problem or exc.context or "invalid YAML").strip()
-        raise ConfigError(f"{where}: YAML syntax error: {problem}") from None
+        raise ConfigError(printable(f"{where}: YAML syntax error: {problem}")) from None
+    except ReaderError as exc:  # a character YAML does not allow: its offset gives the line
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        where = f"{source}:{line}:{column}"
+        raise ConfigError(printable(f"{where}: YAML error: {exc.reason} ({exc.character!r})")) from None
     except (YAMLError, ValueError, LookupError, TypeError, RecursionError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{source}: YAML error: {first}") from None
+        raise ConfigError(printable(f"{source}: YAML error: {first}")) from None
     try:
         size = _expanded_size(data, {})
     except RecursionError:
