@@ -144,7 +144,8 @@ def located(code: int, err: str, name: str, text: str) -> None:
             assert re.search(rf"{re.escape(name)}:\d+:\d+: ", line), (text, line)
 
 
-SETTINGS = settings(max_examples=int(os.environ.get("DUN_FUZZ_EXAMPLES", "120")), deadline=None, database=None, derandomize=True,
+EXAMPLES = int(os.environ.get("DUN_FUZZ_EXAMPLES", "120"))  # more for a longer hunt; the suite stays fast
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
