@@ -9,7 +9,6 @@ descendant, reported to `on_tree` whenever it changes (the engine keeps them in 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from dun.agents.base import Invocation
+from dun.core.errors import is_disk_full
 from dun.core.proc import kill_group
 from dun.core.reaper import (
     become_subreaper,
@@ -38,7 +38,6 @@ from dun.core.tailfile import TailFile
 
 TAIL_BYTES = 4096
 POLL_S = 0.5
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 __all__ = ["AgentRun", "output_tail", "process_start_time", "run_agent", "stop_recorded_agent"]
 
@@ -129,7 +128,7 @@ def run_agent(inv: Invocation, cwd: Path, out_path: Path, err_path: Path, timeou
         for pump in pumps:
             pump.join(timeout=max(grace, 1.0))  # a pipe held by a process we could not kill is left to its pump
     error = next((s.error for s in sinks if s.error is not None), None)
-    full = error if error is not None and error.errno in DISK_FULL else None
+    full = error if error is not None and is_disk_full(error) else None
     return AgentRun(proc.returncode, timed_out, time.monotonic() - start, interrupted=interrupted and not full,
                     disk_full=full, write_error=error if full is None else None,
                     dropped_bytes=sum(s.dropped for s in sinks))

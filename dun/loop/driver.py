@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from dun.agents.runner import DISK_FULL, run_agent
-from dun.core.errors import UsageError
+from dun.agents.runner import run_agent
+from dun.core.errors import UsageError, is_disk_full
 from dun.core.kinds import Action, ExitCode, StopReason
 from dun.core.redact import redact as redact_secrets
 from dun.core.redact import redact_argv
@@ -103,11 +103,16 @@ class Loop:
                     self.engine.start(self.opts.fresh, self.opts.reset_circuit)
                     return self.finish(self.drive())
                 except OSError as exc:
-                    if exc.errno not in DISK_FULL:
+                    if not is_disk_full(exc):
                         raise
                     return self.disk_full(exc)
                 finally:
                     self.store.release_space()
+        except OSError as exc:  # full before the run could even take its lock: nothing to record
+            if not is_disk_full(exc):
+                raise
+            self.say(f"the disk is full ({exc.strerror}); free some space, then run `dun loop` again")
+            return ExitCode.WORK_REMAINS
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)

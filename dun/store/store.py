@@ -146,6 +146,9 @@ class Store:
         """`.dun/`, with a .gitignore for dun's runtime files when it has none, so they never show as work."""
         if not self.dir.is_dir():
             make_private_dir(self.dir)
+        elif self.dir.stat().st_mode & 0o077:  # made by an older dun: its records become private too
+            with contextlib.suppress(OSError):
+                os.chmod(self.dir, 0o700)
         ignore = self.dir / ".gitignore"
         if not ignore.exists():  # the same file `dun init` writes
             shutil.copyfile(data_dir("templates") / "dun.gitignore", ignore)

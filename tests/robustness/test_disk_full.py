@@ -103,3 +103,25 @@ def test_output_past_the_cap_keeps_its_end_and_the_answer_parses(repo: Path, tmp
     assert first["parse_outcome"] == "parsed" and first["status_block"]["exit_signal"] is True
     with contextlib.suppress(FileNotFoundError):
         assert oct(out.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_shell_drivers_step_says_stop_on_a_full_disk(small_disk: Path) -> None:
+    repo = repo_in(small_disk)
+    with contextlib.suppress(OSError), (small_disk / "filler").open("wb") as fh:
+        while True:  # the disk is full before dun starts
+            fh.write(b"\0" * 65536)
+    done = dun(repo, "respond", "--decide", "--before")
+    assert (done.returncode, done.stdout) == (21, "stop disk_full\n"), done.stderr
+    assert "the disk is full" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_loop_started_on_a_full_disk_says_so(small_disk: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = repo_in(small_disk)
+    monkeypatch.setenv("DUN_FAKE_SCENARIO", str(write_scenario(tmp_path / "sc", [work("alpha", exit=True)])))
+    with contextlib.suppress(OSError), (small_disk / "filler").open("wb") as fh:
+        while True:
+            fh.write(b"\0" * 65536)
+    done = dun(repo, "loop")
+    assert done.returncode == 1, done.stderr
+    assert "the disk is full" in done.stderr and "Traceback" not in done.stderr
