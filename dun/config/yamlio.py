@@ -44,6 +44,17 @@ def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
     return size
 
 
+def _untag(node: Any) -> None:
+    """`!!str 1` loads as a TaggedScalar: the plain string it stands for replaces it (positions stay on the
+    containers)."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in list(items):
+        if type(value).__name__ == "TaggedScalar":
+            node[key] = str(value.value)
+        else:
+            _untag(value)
+
+
 def _tag_problem(yaml: Any, event: Any) -> str | None:
     """Why an explicit tag is refused: dun's files hold strings, numbers, booleans, lists and mappings only."""
     from ruamel.yaml.events import ScalarEvent
@@ -106,12 +117,14 @@ def load_yaml_text(text: str, source: str) -> Any:
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         where = f"{source}:{line}:{column}"
-        raise ConfigError(printable(f"{where}: YAML error: {exc.reason} ({exc.character!r})")) from None
+        char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        raise ConfigError(printable(f"{where}: YAML error: {exc.reason} (U+{char:04X})")) from None
     except (YAMLError, ValueError, LookupError, TypeError, RecursionError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(printable(f"{source}: YAML error: {first}")) from None
     try:
         size = _expanded_size(data, {})
+        _untag(data)
     except RecursionError:
         raise ConfigError(f"{source}: YAML nests more than {MAX_DEPTH} levels through aliases") from None
     if size > MAX_EXPANDED_NODES:
