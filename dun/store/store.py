@@ -41,9 +41,11 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _redact_in_place(record: Any) -> None:
+    """The record with its secrets redacted, in place; untouched (nested objects too) when it holds none."""
     clean = redact_data(dict(record))
-    record.clear()
-    record.update(clean)
+    if clean != record:
+        record.clear()
+        record.update(clean)
 
 
 class Store:
