@@ -23,7 +23,8 @@ _FACTS = re.compile(rb'"type": ?"(?:result|system|rate_limit_event|error|turn\.f
                     rb'|thread\.started|item\.completed)"')
 _ERROR_KEYS = (b'"error"', b'"response"')
 _MARKER = b"dun_status"
-_MARKER_RE = re.compile(re.escape(_MARKER), re.I)  # found without a lowered copy of a 64 MB event
+_MARKER_RE = re.compile(re.escape(_MARKER), re.I)
+LOWERED_COPY_MAX = 4 << 20
 
 
 @dataclass
@@ -131,7 +132,7 @@ def _consume(reader: EventReader, complete: bytes, mode: str) -> str:
         starts.update(_lines_with(complete, lambda at: m.start() if (m := _FACTS.search(complete, at)) else -1))
         for needle in _ERROR_KEYS:
             starts.update(_lines_with(complete, partial(complete.find, needle)))
-        starts.update(_lines_with(complete, lambda at: m.start() if (m := _MARKER_RE.search(complete, at)) else -1))
+        starts.update(_lines_with(complete, _marker_finder(complete)))
         for begin in sorted(starts):
             end = complete.find(b"\n", begin)
             line = complete[begin: end if end >= 0 else len(complete)]
@@ -155,6 +156,14 @@ def _consume(reader: EventReader, complete: bytes, mode: str) -> str:
     else:
         scanner.skip(complete.count(b"\n"))
     return mode
+
+
+def _marker_finder(complete: bytes) -> Callable[[int], int]:
+    """Where the marker is, in any case: `find` on a lowered copy (many times faster than a case-blind regex), or
+    the regex when the copy would be large (a single event of up to 64 MB)."""
+    if len(complete) <= LOWERED_COPY_MAX:
+        return partial(complete.lower().find, _MARKER)
+    return lambda at: m.start() if (m := _MARKER_RE.search(complete, at)) else -1
 
 
 def _lines_with(complete: bytes, find: Callable[[int], int]) -> Iterator[int]:
