@@ -77,16 +77,18 @@ def _tag_problem(yaml: Any, event: Any) -> str | None:
 def _scan(yaml: Any, text: str, source: str) -> None:
     """One pass over the parser's events (iterative, unlike the composer): nesting deeper than MAX_DEPTH and
     unsupported tags become errors with their line, before anything recursive sees the document."""
-    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent
 
-    depth = 0
+    open_anchors: list[str | None] = []  # of the collections we are inside
     for event in yaml.parse(text):
         if isinstance(event, CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
+            open_anchors.append(event.anchor)
+            if len(open_anchors) > MAX_DEPTH:
                 raise ConfigError(f"{_where(source, event)}: nested more than {MAX_DEPTH} levels deep")
         elif isinstance(event, CollectionEndEvent):
-            depth -= 1
+            open_anchors.pop()
+        elif isinstance(event, AliasEvent) and event.anchor in open_anchors:
+            raise ConfigError(printable(f"{_where(source, event)}: *{event.anchor} refers to a collection it is in"))
         if isinstance(event, NodeEvent) and getattr(event, "tag", None) is not None:
             problem = _tag_problem(yaml, event)
             if problem:

@@ -9,6 +9,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,11 @@ YAML_NOISE = ["!!bool maybe", "!!int x", "!!float y", "!!binary AAA", "!!set {a}
               "~", "\x00", "\ufeff", "a: &x 1\nb: *x", "!!str", "!!map x", "!!seq x", "[a, {b: [c, {d: e}]}]"]
 
 
-class Raw(str):
+@dataclass(frozen=True)
+class Raw:
     """A YAML token written as it is (a tag, an anchor, an alias, a special float)."""
+
+    text: str
 
 
 RAW = st.sampled_from([Raw(t) for t in ("!!bool maybe", "!!int x", "!!float y", "!!binary AAA", "!!set {a}",
@@ -57,7 +61,7 @@ def documents(keys: list[str]) -> st.SearchStrategy[Any]:
 
 def scalar(value: Any) -> str:
     if isinstance(value, Raw):
-        return str(value)
+        return value.text
     if isinstance(value, float) and value != value:
         return ".nan"
     if isinstance(value, float) and value in (float("inf"), -float("inf")):
