@@ -8,37 +8,18 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from fake_agent import alive
+from loop_support import gone
 
 DUN = [sys.executable, "-m", "dun"]
-T = TypeVar("T")
-
-
-def until(condition: Callable[[], T], what: str, timeout: float = 15.0) -> T:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
 
 
 def dead(pid: int, timeout: float = 5.0) -> bool:
     """Whether `pid` ends within `timeout` (a zombie is dead)."""
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return gone(pid, timeout)
 
 
 def dun(repo: Path, *args: str, timeout: float = 60.0, env: dict[str, str] | None = None

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import git, write
-from robust_support import dead, dun, kill_all, pids_in, start, until
+from loop_support import until
+from robust_support import dead, dun, kill_all, pids_in, start
 
 
 def escaping(pids: Path, then: str) -> str:

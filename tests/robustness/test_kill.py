@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from fake_agent import alive, calls, write_scenario
-from loop_support import idle, make_repo
-from robust_support import dead, dun, kill_all, logs, pids_in, session_child, start, state, until
+from loop_support import idle, make_repo, until
+from robust_support import dead, dun, kill_all, logs, pids_in, session_child, start, state
 
 from dun.core.reaper import process_start_time
 from dun.store.records import state_problem
