@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from conftest import git, write
-from fake_agent import FAKE_COMMAND, block
+from fake_agent import FAKE_COMMAND, alive, block
 
 ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+def until(condition: Callable[[], T], what: str, timeout: float = 15.0) -> T:
+    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def gone(pid: int, timeout: float = 5.0) -> bool:
+    with contextlib.suppress(AssertionError):
+        until(lambda: not alive(pid), f"pid {pid} to end", timeout)
+    return not alive(pid)
 
 
 def make_repo(repo: Path, boxes: tuple[str, ...] = ("alpha", "beta", "gamma"), ticked: tuple[str, ...] = (),

@@ -23,12 +23,18 @@ END = "---END_DUN_STATUS---"
 STATUSES = ("COMPLETE", "IN_PROGRESS", "BLOCKED")
 MAX_BLOCK_LINES = 60  # a "block" longer than this is prose that happens to contain a marker
 MAX_VALUE_CHARS = 500
+MAX_FIELD_LINE = 4096  # a field line is read up to here: the value is cut at MAX_VALUE_CHARS anyway
+MAX_BLOCKS = 50  # blocks kept (the last ones, and the last unquoted one): the last wins, earlier ones are context
+MAX_NOTES = 20
 
 # Decorations tolerated around markers and keys: quotes, bold, list bullets, backticks, headings.
 _DECOR = r"[\s>*_`#|-]*"
 _START_RE = re.compile(rf"^{_DECOR}---\s*DUN_STATUS\s*---{_DECOR}$", re.I)
 _END_RE = re.compile(rf"^{_DECOR}---\s*END_DUN_STATUS\s*---{_DECOR}$", re.I)
-_FIELD_RE = re.compile(r"^[\s>*_`-]*([A-Za-z][A-Za-z _]*?)[\s*_`]*:[\s*`]*(.*?)[\s*`]*$")
+_KEY_RE = re.compile(r"[A-Za-z][A-Za-z _]*")  # one character class: matched in linear time
+_LEAD = ">*_`-"  # before a key, besides whitespace: quotes, bold, bullets, backticks
+_KEY_TAIL = "*_`"  # between a key and its colon
+_VALUE_EDGE = "*`"  # around a value
 _QUOTED_RE = re.compile(r"^\s*>")
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
@@ -56,8 +62,38 @@ class RawBlock:
     quoted: bool
 
 
+def parse_field(text: str) -> tuple[str, str] | None:
+    """`KEY: value` of a block line, decorations tolerated (`**STATUS:** done`, `- EXIT_SIGNAL: true`), or None.
+
+    Plain string operations instead of one regex with lazy and overlapping quantifiers, whose backtracking made a
+    long line cost its length squared.
+    """
+    text = text[:MAX_FIELD_LINE]
+    colon = text.find(":")
+    if colon < 0:
+        return None
+    start, end = _trim(text, 0, colon, _LEAD, ""), _trim(text, 0, colon, "", _KEY_TAIL)
+    key = text[start:end] if start < end else ""
+    if not key or _KEY_RE.fullmatch(key) is None:
+        return None
+    value = text[_trim(text, colon + 1, len(text), _VALUE_EDGE, ""):_trim(text, colon + 1, len(text), "", _VALUE_EDGE)]
+    return key.strip().upper().replace(" ", "_"), value.strip()
+
+
+def _trim(text: str, start: int, end: int, lead: str, tail: str) -> int:
+    """With `lead`: the first index from `start` that is neither whitespace nor in `lead`; with `tail`: one past the
+    last such index before `end`."""
+    if lead:
+        while start < end and (text[start].isspace() or text[start] in lead):
+            start += 1
+        return start
+    while end > start and (text[end - 1].isspace() or text[end - 1] in tail):
+        end -= 1
+    return end
+
+
 class BlockScanner:
-    """Feed lines in order; keeps only the blocks found, so memory stays bounded on any transcript."""
+    """Feed lines in order; keeps only the last blocks and a few notes, so memory stays bounded on any transcript."""
 
     def __init__(self) -> None:
         self.blocks: list[RawBlock] = []
@@ -66,6 +102,28 @@ class BlockScanner:
         self._current: RawBlock | None = None
         self._lines_in_block = 0
         self._lineno = 0
+        self._last_unquoted: RawBlock | None = None
+        self._dropped_blocks = 0
+        self._dropped_notes = 0
+
+    def _note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+        else:
+            self._dropped_notes += 1
+
+    def _keep(self, block: RawBlock) -> None:
+        self.blocks.append(block)
+        if not block.quoted:
+            self._last_unquoted = block
+        if len(self.blocks) > 2 * MAX_BLOCKS:  # trimmed in batches: linear overall
+            dropped = self.blocks[:-MAX_BLOCKS]
+            self.blocks = self.blocks[-MAX_BLOCKS:]
+            self._dropped_blocks += len(dropped)
+            last = self._last_unquoted
+            if last is not None and all(b.quoted for b in self.blocks):
+                self.blocks.insert(0, last)  # choose() still finds the last unquoted block
+                self._dropped_blocks -= 1
 
     def feed(self, line: str) -> None:
         self._lineno += 1
@@ -73,32 +131,32 @@ class BlockScanner:
         if "dun_status" in text.lower():  # cheap gate before the regexes
             if _START_RE.match(text):
                 if self._current is not None:
-                    self.notes.append(f"line {self._lineno}: a new block started before the previous one ended; "
-                                      "the earlier one is discarded")
+                    self._note(f"line {self._lineno}: a new block started before the previous one ended; "
+                               "the earlier one is discarded")
                 self._current = RawBlock({}, self._lineno, bool(_QUOTED_RE.match(text)))
                 self._lines_in_block = 0
                 return
             if _END_RE.match(text):
                 if self._current is not None:
                     if _is_template(self._current.fields):
-                        self.notes.append(f"line {self._current.line}: the prompt's template, not an answer; ignored")
+                        self._note(f"line {self._current.line}: the prompt's template, not an answer; ignored")
                     else:
-                        self.blocks.append(self._current)
+                        self._keep(self._current)
                     self._current = None
                 return
         if self._current is None:
             return
         self._lines_in_block += 1
         if self._lines_in_block > MAX_BLOCK_LINES:
-            self.notes.append(f"line {self._current.line}: status block without the end marker {END} within "
-                              f"{MAX_BLOCK_LINES} lines")
+            self._note(f"line {self._current.line}: status block without the end marker {END} within "
+                       f"{MAX_BLOCK_LINES} lines")
             self.incomplete = True
             self._current = None
             return
-        match = _FIELD_RE.match(text)
-        if match and text.strip():
-            key = match.group(1).strip().upper().replace(" ", "_")
-            self._current.fields[key] = match.group(2).strip()[:MAX_VALUE_CHARS]
+        found = parse_field(text)
+        if found is not None:
+            key, value = found
+            self._current.fields[key] = value[:MAX_VALUE_CHARS]
 
     @property
     def inside(self) -> bool:
@@ -111,8 +169,14 @@ class BlockScanner:
     def finish(self) -> None:
         if self._current is not None:
             self.incomplete = True
-            self.notes.append(f"line {self._current.line}: status block without the end marker {END}")
+            self._note(f"line {self._current.line}: status block without the end marker {END}")
             self._current = None
+        if self._dropped_blocks:
+            self.notes.append(f"{self._dropped_blocks} earlier blocks not kept (only the last {MAX_BLOCKS} are)")
+            self._dropped_blocks = 0
+        if self._dropped_notes:
+            self.notes.append(f"{self._dropped_notes} more notes like these not shown")
+            self._dropped_notes = 0
 
 
 _TEMPLATE_STATUS = re.compile(r"^\s*(<|COMPLETE\s*\|\s*IN_PROGRESS)", re.I)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, BinaryIO
 
-from dun.answer.block import RawBlock, StatusBlock, choose, interpret
+from dun.answer.block import MAX_BLOCKS, RawBlock, StatusBlock, choose, interpret
 from dun.answer.shapes import EventReader
 
 CHUNK = 1 << 20
@@ -21,6 +23,8 @@ _FACTS = re.compile(rb'"type": ?"(?:result|system|rate_limit_event|error|turn\.f
                     rb'|thread\.started|item\.completed)"')
 _ERROR_KEYS = (b'"error"', b'"response"')
 _MARKER = b"dun_status"
+_MARKER_RE = re.compile(re.escape(_MARKER), re.I)
+LOWERED_COPY_MAX = 4 << 20
 
 
 @dataclass
@@ -124,17 +128,11 @@ def parse_stream(stream: BinaryIO) -> ParseResult:
 def _consume(reader: EventReader, complete: bytes, mode: str) -> str:
     """Handle complete lines; returns the mode for what follows (JSONL turns to text at a non-JSON marker line)."""
     if mode == "jsonl":
-        lowered = complete.lower()
         starts: set[int] = set()
-        for match in _FACTS.finditer(complete):
-            starts.add(complete.rfind(b"\n", 0, match.start()) + 1)
-        for needle, hay in [(k, complete) for k in _ERROR_KEYS] + [(_MARKER, lowered)]:
-            at = hay.find(needle)
-            while at >= 0:
-                begin = complete.rfind(b"\n", 0, at) + 1
-                starts.add(begin)
-                end = complete.find(b"\n", at)
-                at = hay.find(needle, end if end >= 0 else len(hay))
+        starts.update(_lines_with(complete, lambda at: m.start() if (m := _FACTS.search(complete, at)) else -1))
+        for needle in _ERROR_KEYS:
+            starts.update(_lines_with(complete, partial(complete.find, needle)))
+        starts.update(_lines_with(complete, _marker_finder(complete)))
         for begin in sorted(starts):
             end = complete.find(b"\n", begin)
             line = complete[begin: end if end >= 0 else len(complete)]
@@ -148,6 +146,8 @@ def _consume(reader: EventReader, complete: bytes, mode: str) -> str:
                 reader.event(obj)
             except (AttributeError, TypeError, ValueError):
                 continue  # an event of an unexpected shape carries nothing we can use
+        if len(reader.superseded) > 2 * MAX_BLOCKS:  # earlier messages' blocks are context: the last ones do
+            del reader.superseded[:-MAX_BLOCKS]
         return mode
     scanner = reader.text
     if scanner.inside or _MARKER in complete.lower():
@@ -156,6 +156,26 @@ def _consume(reader: EventReader, complete: bytes, mode: str) -> str:
     else:
         scanner.skip(complete.count(b"\n"))
     return mode
+
+
+def _marker_finder(complete: bytes) -> Callable[[int], int]:
+    """Where the marker is, in any case: `find` on a lowered copy (many times faster than a case-blind regex), or
+    the regex when the copy would be large (a single event of up to 64 MB)."""
+    if len(complete) <= LOWERED_COPY_MAX:
+        return partial(complete.lower().find, _MARKER)
+    return lambda at: m.start() if (m := _MARKER_RE.search(complete, at)) else -1
+
+
+def _lines_with(complete: bytes, find: Callable[[int], int]) -> Iterator[int]:
+    """The start of every line holding a match, each line once: after a match the search resumes at the line's
+    end, so a long line with many matches is not walked back once per match."""
+    at = find(0)
+    while at >= 0:
+        yield complete.rfind(b"\n", 0, at) + 1
+        end = complete.find(b"\n", at)
+        if end < 0:
+            return
+        at = find(end)
 
 
 def _loads(data: bytes) -> Any:
@@ -187,7 +207,7 @@ def _finish(reader: EventReader, mode: str, total: int, notes: list[str]) -> Par
         if scanner.incomplete:
             result.outcome, result.error = "parse_error", "status block without its end marker ---END_DUN_STATUS---"
         return result
-    for earlier in [*reader.superseded, *blocks]:
+    for earlier in [*reader.superseded, *blocks][-MAX_BLOCKS:]:
         if earlier is not chosen and earlier.fields != chosen.fields and earlier.fields not in result.earlier_blocks:
             result.earlier_blocks.append(earlier.fields)
     block, error = interpret(chosen)

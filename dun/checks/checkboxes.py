@@ -53,7 +53,7 @@ def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[s
         if hit is not None:
             boxes.extend(hit)
             continue
-        text, problem = read_text(path, strict_utf8=True)
+        text, problem = read_text(path, strict_utf8=True, root=ctx.root)
         if text is None:
             problems.append(f"{rel}: {problem}")
             continue

@@ -86,9 +86,9 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     raise AssertionError(f"unhandled rule {rule}")  # the schema's choices make this unreachable
 
 
-def _scan(path: Path, regex: re.Pattern[str]) -> tuple[list[list[Any]], str]:
+def _scan(path: Path, regex: re.Pattern[str], root: Path) -> tuple[list[list[Any]], str]:
     """([line, text] per matching line, problem); a problem means the file was skipped."""
-    text, problem = read_text(path)
+    text, problem = read_text(path, root=root)
     if text is None:
         return [], problem
     # Most files have no match at all; one search of the whole text decides, unless the pattern's meaning
@@ -115,7 +115,7 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> 
         searched += 1
         found = cache.get(rel, stamp)
         if found is None:
-            found = _scan(Path(path), regex)
+            found = _scan(Path(path), regex, ctx.root)
             cache.put(rel, stamp, found)
         lines, problem = found
         if problem:

@@ -44,7 +44,7 @@ def evidence_missing(ctx: CheckContext, evidence: str) -> str | None:
     if heading:
         if not target.is_file():
             return f"{path} is not a file, cannot hold heading '{heading}'"
-        text, problem = read_text(target)
+        text, problem = read_text(target, root=ctx.root)
         if text is None:
             return f"{path}: {problem}"
         if not has_heading(text, heading):
@@ -53,7 +53,7 @@ def evidence_missing(ctx: CheckContext, evidence: str) -> str | None:
 
 
 def _has(ctx: CheckContext, rel: str, heading: str) -> bool:
-    text, _ = read_text(ctx.root / rel)
+    text, _ = read_text(ctx.root / rel, root=ctx.root)
     return text is not None and has_heading(text, heading)
 
 

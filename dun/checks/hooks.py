@@ -11,6 +11,7 @@ from dun.config.schema import Field
 from dun.config.yamlio import load_yaml_file
 from dun.core.errors import ConfigError
 from dun.core.git import git
+from dun.core.textfiles import read_bytes
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status
@@ -35,9 +36,9 @@ def _load(path: Path) -> Any:
     import tomllib
 
     if path.suffix == ".toml":
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_bytes(path).decode("utf-8"))
     if path.suffix == ".json":
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_bytes(path))
     return load_yaml_file(path)
 
 
@@ -70,7 +71,7 @@ def hooks_dir(root: Path) -> Path | None:
 
 def _installed(hook: Path, tool: str) -> bool:
     try:
-        return tool in hook.read_text(encoding="utf-8", errors="replace")  # both write their name into the hook
+        return tool.encode() in read_bytes(hook)  # both write their name into the hook
     except OSError:
         return False
 

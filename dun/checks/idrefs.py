@@ -34,7 +34,7 @@ def find_ids(ctx: CheckContext, globs: list[str], regex: re.Pattern[str]) -> tup
     found: list[Found] = []
     skipped: list[str] = []
     for rel in ctx.match(globs, existing=False):
-        text, problem = read_text(ctx.root / rel)
+        text, problem = read_text(ctx.root / rel, root=ctx.root)
         if text is None:
             if os.path.lexists(os.path.join(ctx.root, rel)):
                 skipped.append(f"{rel} ({problem})")
@@ -79,7 +79,7 @@ def cross_reference(ctx: CheckContext, o: dict[str, Any]) -> Outcome:
     definitions = {(f.file, f.line, f.id) for f in found}
     mentioned: set[str] = set()
     for rel in ctx.match(o["references"], existing=False):
-        text, _ = read_text(ctx.root / rel)
+        text, _ = read_text(ctx.root / rel, root=ctx.root)
         if text is None or not mention.search(text):
             continue
         for n, line in enumerate(text.split("\n"), 1):

@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from dun.core.textfiles import read_bytes
+
 VENV_DIRS = (".venv", "venv")
 
 
@@ -41,7 +43,7 @@ def _venv_python(directory: Path) -> Path | None:
 
 def _pyproject_mentions(root: Path, marker: str) -> bool:
     try:
-        return marker in (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+        return marker.encode() in read_bytes(root / "pyproject.toml", root=root)
     except OSError:
         return False
 

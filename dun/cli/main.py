@@ -5,13 +5,26 @@ Heavy modules are imported inside the commands so `dun --version` stays fast.
 
 from __future__ import annotations
 
+import math
 import sys
+from typing import Any
 
 import click
 
 from dun import __version__
 from dun.core.errors import ConfigError, DunError
 from dun.core.kinds import ExitCode
+
+
+class FiniteFloat(click.FloatRange):
+    """A FloatRange that also refuses nan and the infinities, which compare false with every bound."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = float(super().convert(value, param, ctx))
+        if not math.isfinite(number) or abs(number) > 1e9:
+            self.fail(f"{value!r} is not a finite number up to 1e9", param, ctx)
+        return number
+
 
 PATH_ARG = click.argument("path", required=False, type=click.Path(file_okay=False))
 
@@ -87,8 +100,8 @@ def respond_cmd(source: str | None, file: str | None, iteration: int | None, pat
 @click.option("--agent", help="Adapter: claude, codex, gemini, opencode, aider, command (default: agent.name).")
 @click.option("--model", help="Model passed to the agent (default: agent.model).")
 @click.option("--max-iterations", type=click.IntRange(min=1), help="Default: loop.max_iterations (100).")
-@click.option("--max-budget-usd", type=click.FloatRange(min=0), help="0 means no cap (default: loop.max_budget_usd).")
-@click.option("--iteration-timeout", type=click.FloatRange(min=1), help="Seconds (default: loop.iteration_timeout_s).")
+@click.option("--max-budget-usd", type=FiniteFloat(min=0), help="0 means no cap (default: loop.max_budget_usd).")
+@click.option("--iteration-timeout", type=FiniteFloat(min=1), help="Seconds (default: loop.iteration_timeout_s).")
 @click.option("--max-calls-per-hour", type=click.IntRange(min=1), help="Default: loop.max_calls_per_hour (100).")
 @click.option("--live", is_flag=True, help="Stream the agent's events (Claude stream-json) into the .out file.")
 @click.option("--fresh", is_flag=True, help="Archive the previous run's logs and state, start a new run.")
@@ -219,7 +232,8 @@ def config_get(key: str, path: str | None) -> None:
                    "branch (github-matrix).")
 @click.option("--schedule", metavar="CRON", help="With --ci github: add a scheduled `dun loop` job opening a pull "
               "request; with github-matrix: when it runs (default '0 2 * * *').")
-@click.option("--budget", type=float, default=5.0, show_default=True, help="--max-budget-usd of each loop job.")
+@click.option("--budget", type=FiniteFloat(min=0), default=5.0, show_default=True,
+              help="--max-budget-usd of each loop job.")
 @click.option("--parallel", type=click.IntRange(min=1), default=2, show_default=True,
               help="github-matrix: jobs at once (max-parallel).")
 @click.option("--agents-md", is_flag=True, help="Also write the dun section of AGENTS.md (how agents use dun).")
@@ -454,6 +468,9 @@ def _crash_log(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
     """Console-script entry point; the one place exceptions become exit codes."""
+    from dun.core.reaper import install_termination_handlers
+
+    install_termination_handlers()  # a terminated dun takes the commands it started with it
     try:
         rv = entry.main(args=argv, prog_name="dun", standalone_mode=False)
     except SystemExit as exc:

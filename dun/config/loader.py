@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dun.config.schema import Field, Validator, plain
-from dun.config.yamlio import load_yaml_file
+from dun.config.schema import Field, Validator, plain, type_name
+from dun.config.tomlpos import key_lines, positioned
+from dun.config.yamlio import MAX_YAML_BYTES, load_yaml_file
 from dun.core.errors import ConfigError
 from dun.core.kinds import NotifyEvent
+from dun.core.redact import configure as configure_redaction
+from dun.core.textfiles import read_bytes
 from dun.store.store import Store
 
 CONFIG_FIELDS: dict[str, Field] = {
@@ -55,6 +58,9 @@ CONFIG_FIELDS: dict[str, Field] = {
                                     default=2, minimum=0),
         "error_threshold": Field("int", "Stop after this many failed iterations in total (error_threshold).",
                                  default=10, minimum=1),
+        "max_output_mb": Field("float", "The agent's stdout and stderr kept per iteration, each; beyond it only the "
+                                        "last part is kept (the status block is at the end).", default=50.0,
+                               minimum=0.1),
     }),
     "circuit": Field("map", "The circuit breaker of `dun loop`.", fields={
         "half_open_after": Field("int", "No-progress iterations before HALF_OPEN.", default=2, minimum=1),
@@ -178,6 +184,11 @@ CONFIG_FIELDS: dict[str, Field] = {
         "timeout_s": Field("float", "Seconds notify.command may run before it is killed.", default=30.0,
                            minimum=1),
     }),
+    "secrets": Field("map", "Secrets dun redacts from every file it writes and from the prompt (docs/reliability.md).",
+                     fields={
+        "patterns": Field("list", "Regular expressions of more secrets to redact, besides the well-known key and "
+                                  "token formats.", default=[], item=Field("str", "regex")),
+    }),
     "plugins": Field("map", "Which YAML plugin manifests load.", fields={
         "disabled": Field("list", "Manifest ids to ignore, e.g. [go].", default=[], item=Field("str", "id")),
         "dirs": Field("list", "Extra manifest directories, relative to the repo root; loaded after .dun/plugins.",
@@ -213,19 +224,39 @@ def config_path(root: Path) -> Path:
 
 def _read_raw(root: Path) -> tuple[Any, str]:
     yaml_path = config_path(root)
-    if yaml_path.is_file():
+    if yaml_path.exists() or yaml_path.is_symlink():  # a device or a dangling link is an error, not "no config"
         data = load_yaml_file(yaml_path)
         return ({} if data is None else data), str(yaml_path)
     pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            doc = tomllib.loads(pyproject.read_text("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{pyproject}: {exc}") from None
-        section = doc.get("tool", {}).get("dun")
-        if section is not None:
-            return section, f"{pyproject} [tool.dun]"
+    if pyproject.exists() or pyproject.is_symlink():
+        return _read_pyproject(pyproject, root)
     return {}, "defaults"
+
+
+def _read_pyproject(pyproject: Path, root: Path) -> tuple[Any, str]:
+    try:
+        text = read_bytes(pyproject, MAX_YAML_BYTES, root).decode("utf-8")
+        doc = tomllib.loads(text)
+    except OSError as exc:
+        raise ConfigError(f"{pyproject}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{pyproject}: nested too deeply") from None
+    tool = doc.get("tool")
+    if tool is None:
+        return {}, "defaults"
+    lines = key_lines(text)
+    if not isinstance(tool, dict):
+        line = lines.get(("tool",), (0, 0))[0] + 1
+        raise ConfigError(f"{pyproject}:{line}:1: tool: expected a table, got {type_name(tool)}")
+    section = tool.get("dun")
+    if section is None:
+        return {}, "defaults"
+    if not isinstance(section, dict):
+        line = lines.get(("tool", "dun"), (0, 0))[0] + 1
+        raise ConfigError(f"{pyproject}:{line}:1: tool.dun: expected a table, got {type_name(section)}")
+    return positioned(section, lines, ("tool", "dun")), f"{pyproject} [tool.dun]"
 
 
 def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Config:
@@ -237,11 +268,27 @@ def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Con
     raw, source = _read_raw(root)
     validator = Validator(source.split(" ")[0])
     if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
+        raise ConfigError(f"{source}:1:1: the config must be a mapping of sections, got {type_name(raw)}")
     values = validator.check_map(raw, {k: _with_defaults(v) for k, v in fields.items()})
+    _check_patterns(validator, raw, values)
     if validator.errors:
         raise ConfigError(validator.errors)
+    configure_redaction(values["secrets"]["patterns"])  # every file written from here on, and the prompt
     return Config(values=plain(values), source=source, fields=fields)
+
+
+def _check_patterns(validator: Validator, raw: dict[str, Any], values: dict[str, Any]) -> None:
+    """`secrets.patterns` are regular expressions: one that does not compile is reported where it is written."""
+    import re
+
+    raw_list = (raw.get("secrets") or {}).get("patterns") if isinstance(raw.get("secrets"), dict) else None
+    for i, pattern in enumerate((values.get("secrets") or {}).get("patterns") or []):
+        if not isinstance(pattern, str):
+            continue
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as exc:
+            validator.error(raw_list, i, f"secrets.patterns[{i}]", f"not a regular expression: {exc}", value=True)
 
 
 def _with_defaults(section: Field) -> Field:

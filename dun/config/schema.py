@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from dun.config.yamlio import position
+from dun.config.yamlio import position, printable
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
@@ -17,6 +18,8 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
     "list": (list,),
     "map": (dict,),
 }
+MAX_ERRORS = 50
+LARGEST = 1e9  # no count, duration or amount dun reads is larger; beyond it timers overflow
 _TYPE_NAMES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
                "list": "a list", "map": "a mapping"}
 
@@ -34,6 +37,16 @@ class Field:
     fields: Mapping[str, Field] | None = None  # known keys of a map
     scalar_ok: bool = False  # a list that also accepts one scalar
     minimum: float | None = None
+
+
+def number_problem(value: float) -> str | None:
+    """Why a number is unusable anywhere in dun: NaN and the infinities compare false with every limit, so they would
+    silently disable it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number, got {value}"
+    if abs(value) > LARGEST:
+        return f"must be at most {LARGEST:g}, got {value:g}"
+    return None
 
 
 def did_you_mean(word: str, options: list[str] | tuple[str, ...] | Any) -> str:
@@ -60,9 +73,14 @@ class Validator:
         self.errors: list[str] = []
 
     def error(self, parent: Any, key: str | int | None, path: str, message: str, value: bool = False) -> None:
+        if len(self.errors) >= MAX_ERRORS:  # 20,000 broken checks must not print 40,000 lines
+            if len(self.errors) == MAX_ERRORS:
+                self.errors.append(f"{self.source}: more errors not shown; fix these first")
+            return
         pos = position(parent, key, value)
-        where = f"{self.source}:{pos[0]}:{pos[1]}" if pos else self.source
-        self.errors.append(f"{where}: {path or '<top>'}: {message}")
+        line, column = pos or (1, 1)  # no position: the document itself (empty, or not a mapping)
+        where = f"{self.source}:{line}:{column}"
+        self.errors.append(printable(f"{where}: {path or '<top>'}: {message}"))
 
     def check_value(self, parent: Any, key: str | int | None, raw: Any, spec: Field, path: str) -> Any:
         """Validate one value; returns it converted to plain Python (or None when invalid)."""
@@ -80,6 +98,9 @@ class Validator:
             options = ", ".join(repr(c) for c in spec.choices)
             hint = did_you_mean(str(value), spec.choices)
             self.error(parent, key, path, f"must be one of {options}, got {value!r}{hint}", value=True)
+            return None
+        if spec.type in ("int", "float") and (problem := number_problem(value)):
+            self.error(parent, key, path, problem, value=True)
             return None
         if spec.minimum is not None and value < spec.minimum:
             self.error(parent, key, path, f"must be at least {spec.minimum:g}, got {value}", value=True)

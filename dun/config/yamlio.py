@@ -6,9 +6,23 @@ from pathlib import Path
 from typing import Any
 
 from dun.core.errors import ConfigError
+from dun.core.textfiles import read_bytes
 
 # Upper bound on nodes after alias expansion; a billion-laughs document expands far beyond it.
 MAX_EXPANDED_NODES = 200_000
+MAX_DEPTH = 64  # mappings and lists inside each other; dun's deepest schema needs 4
+MAX_YAML_BYTES = 512 * 1024  # a config or manifest this large is a mistake (1,000 checks take ~60 KB)
+_CORE = "tag:yaml.org,2002:"
+# Explicit tags a value may carry, and the implicit types its text may then have (`!!float 1` is fine).
+_SCALAR_TAGS = {"str": None, "int": ("int",), "float": ("float", "int"), "bool": ("bool",), "null": ("null",)}
+_COLLECTION_TAGS = ("seq", "map")
+
+
+def printable(line: str) -> str:
+    """One line on any terminal: control characters from a hostile key or value escaped, never acted on."""
+    if line.isprintable():
+        return line
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
 
 
 def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
@@ -16,7 +30,7 @@ def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
     key = id(node)
     if key in memo:
         return memo[key]
-    if depth > 200:
+    if depth > MAX_DEPTH:
         raise RecursionError
     memo[key] = 1  # breaks self-referencing cycles
     size = 1
@@ -30,26 +44,91 @@ def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
     return size
 
 
+def _untag(node: Any) -> None:
+    """`!!str 1` loads as a TaggedScalar: the plain string it stands for replaces it (positions stay on the
+    containers)."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in list(items):
+        if type(value).__name__ == "TaggedScalar":
+            node[key] = str(value.value)
+        else:
+            _untag(value)
+
+
+def _tag_problem(yaml: Any, event: Any) -> str | None:
+    """Why an explicit tag is refused: dun's files hold strings, numbers, booleans, lists and mappings only."""
+    from ruamel.yaml.events import ScalarEvent
+    from ruamel.yaml.nodes import ScalarNode
+
+    tag = str(event.tag)
+    short = tag[len(_CORE):] if tag.startswith(_CORE) else None
+    shown = f"!!{short}" if short is not None else tag
+    if not isinstance(event, ScalarEvent):
+        return None if short in _COLLECTION_TAGS else f"the tag {shown} is not supported on a list or mapping"
+    if short not in _SCALAR_TAGS:
+        return f"the tag {shown} is not supported"
+    allowed = _SCALAR_TAGS[short]
+    implicit = str(yaml.resolver.resolve(ScalarNode, event.value, (True, False)))
+    if allowed is not None and implicit[len(_CORE):] not in allowed:
+        return f"{shown} {event.value[:40]!r}: not a valid {short}"
+    return None
+
+
+def _scan(yaml: Any, text: str, source: str) -> None:
+    """One pass over the parser's events (iterative, unlike the composer): nesting deeper than MAX_DEPTH and
+    unsupported tags become errors with their line, before anything recursive sees the document."""
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent
+
+    open_anchors: list[str | None] = []  # of the collections we are inside
+    for event in yaml.parse(text):
+        if isinstance(event, CollectionStartEvent):
+            open_anchors.append(event.anchor)
+            if len(open_anchors) > MAX_DEPTH:
+                raise ConfigError(f"{_where(source, event)}: nested more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, CollectionEndEvent):
+            open_anchors.pop()
+        elif isinstance(event, AliasEvent) and event.anchor in open_anchors:
+            raise ConfigError(printable(f"{_where(source, event)}: *{event.anchor} refers to a collection it is in"))
+        if isinstance(event, NodeEvent) and getattr(event, "tag", None) is not None:
+            problem = _tag_problem(yaml, event)
+            if problem:
+                raise ConfigError(printable(f"{_where(source, event)}: {problem}"))
+
+
+def _where(source: str, event: Any) -> str:
+    mark = event.start_mark
+    return f"{source}:{mark.line + 1}:{mark.column + 1}"
+
+
 def load_yaml_text(text: str, source: str) -> Any:
     """Parse YAML text into ruamel's commented structures (which carry `.lc` positions)."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.reader import ReaderError
 
     yaml = YAML(typ="rt")
     try:
+        _scan(yaml, text, source)
         data = yaml.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         problem = (exc.problem or exc.context or "invalid YAML").strip()
-        raise ConfigError(f"{where}: YAML syntax error: {problem}") from None
-    except (YAMLError, ValueError) as exc:
+        raise ConfigError(printable(f"{where}: YAML syntax error: {problem}")) from None
+    except ReaderError as exc:  # a character YAML does not allow: its offset gives the line
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        where = f"{source}:{line}:{column}"
+        char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        raise ConfigError(printable(f"{where}: YAML error: {exc.reason} (U+{char:04X})")) from None
+    except (YAMLError, ValueError, LookupError, TypeError, RecursionError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{source}: YAML error: {first}") from None
+        raise ConfigError(printable(f"{source}: YAML error: {first}")) from None
     try:
         size = _expanded_size(data, {})
+        _untag(data)
     except RecursionError:
-        raise ConfigError(f"{source}: YAML nests too deeply or refers to itself") from None
+        raise ConfigError(f"{source}: YAML nests more than {MAX_DEPTH} levels through aliases") from None
     if size > MAX_EXPANDED_NODES:
         raise ConfigError(
             f"{source}: YAML expands to over {MAX_EXPANDED_NODES} nodes through aliases (alias bomb?)"
@@ -59,7 +138,7 @@ def load_yaml_text(text: str, source: str) -> Any:
 
 def load_yaml_file(path: Path) -> Any:
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, MAX_YAML_BYTES)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:

@@ -8,9 +8,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+PRIVATE_DIR = 0o700  # dun's records may hold what an agent printed: only their owner reads them
 
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+
+def write_text_atomic(path: Path, text: str, private: bool = False) -> None:
+    """Write `text` to `path` atomically, the file 0600 (mkstemp's mode); `private`: directories it creates are
+    0700 too."""
+    if private:
+        make_private_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -24,5 +31,13 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+def write_json_atomic(path: Path, data: Any, private: bool = False) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n", private)
+
+
+def make_private_dir(path: Path) -> None:
+    """`path` and the parents it lacks, created 0700 whatever the umask."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    for created in missing:
+        os.chmod(created, PRIVATE_DIR)

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import errno
+
 from dun.core.kinds import ExitCode
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """No space (or quota) left for a write: the loop stops with `disk_full` instead of crashing."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL
 
 
 class DunError(Exception):

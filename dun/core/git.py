@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from dun.core.errors import UsageError
+from dun.core.errors import DunError, UsageError
 
 
 @dataclass(frozen=True)
@@ -19,13 +19,33 @@ class Repo:
     is_git: bool
 
 
+class GitError(DunError, subprocess.CalledProcessError):
+    """git failed where dun cannot go on without it (a corrupt or unreadable index, a broken repository): one line
+    with git's own reason, exit 2. Still a CalledProcessError for the callers that handle those."""
+
+    def __init__(self, root: Path, proc: subprocess.CompletedProcess[bytes]) -> None:
+        subprocess.CalledProcessError.__init__(self, proc.returncode, proc.args, proc.stdout, proc.stderr)
+        lines = [ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+        last = lines[-1] if lines else f"exit {proc.returncode}"
+        reason = next((ln for ln in lines if ln.startswith("fatal:")), last)
+        hint = ""
+        if "index" in reason:
+            hint = "; `rm .git/index && git reset` rebuilds the index from HEAD (staged changes are lost)"
+        self.message = f"git {proc.args[1]} failed in {root}: {reason}{hint}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def git(root: Path, *args: str, check: bool = True,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run git in `root` with a stable, non-interactive environment (plus `env`, e.g. GIT_INDEX_FILE)."""
+    """Run git in `root` with a stable, non-interactive environment (plus `env`, e.g. GIT_INDEX_FILE). With
+    `check`, a failure raises GitError."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
-    return subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, check=check, stdin=subprocess.DEVNULL
-    )
+    proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        raise GitError(root, proc)
+    return proc
 
 
 def find_repo(start: Path | str | None = None) -> Repo:

@@ -48,6 +48,7 @@ class StopReason(enum.StrEnum):
     TASK_TAMPERED = "task_tampered"  # trust.on_task_tamper: stop
     CHECKER_TAMPERED = "checker_tampered"  # trust.on_checker_tamper: stop
     SHARED_BUDGET = "shared_budget"  # fleet.budget_usd_per_day spent by this agent's loops on this machine
+    DISK_FULL = "disk_full"  # no space left to write the agent's output or dun's records
 
 
 class WaitReason(enum.StrEnum):

@@ -1,4 +1,5 @@
-"""Run a command in its own process group, stream its output in bounded memory, kill the group on timeout."""
+"""Run a command in its own process group, stream its output in bounded memory, and kill its whole tree (setsid
+children included, dun/core/reaper.py) on timeout, at its end, and when dun itself is terminated."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from dun.core.reaper import kill_tree, new_token, registered, tagged_env
 
 KILL_GRACE_S = 2.0
 MAX_LINE_BYTES = 8192
@@ -51,13 +54,21 @@ def run_streaming(
 ) -> ProcResult:
     """Run `argv`, feeding each output line to `on_line` and keeping only the last `tail_lines`."""
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    except OSError as exc:
-        return ProcResult(None, False, [], time.monotonic() - start, start_error=exc.strerror or str(exc))
+    token = new_token()
+    with registered(token) as register:  # registered before it can start children: a signal finds them
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=tagged_env(env, token), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            return ProcResult(None, False, [], time.monotonic() - start, start_error=exc.strerror or str(exc))
+        register(proc.pid)
+        return _follow(proc, token, timeout, on_line, tail_lines, start)
+
+
+def _follow(proc: subprocess.Popen[bytes], token: str, timeout: float, on_line: Callable[[str], None] | None,
+            tail_lines: int, start: float) -> ProcResult:
     tail: deque[str] = deque(maxlen=max(tail_lines, 1))
 
     def pump() -> None:
@@ -78,10 +89,9 @@ def run_streaming(
         timed_out = True
     if timed_out:
         kill_group(proc)
-    else:
-        # The leader exited; background children of the command must not outlive the check either.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    # The leader exited or was killed; background children of the command, in its group or in sessions of their
+    # own, must not outlive it either.
+    kill_tree(token, proc.pid)
     reader.join(timeout=KILL_GRACE_S)
     # A process that left the group (setsid) may still hold the pipe; the blocked reader then owns the file
     # object, and closing it would block too. The daemon reader ends when that process does.

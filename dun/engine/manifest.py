@@ -39,6 +39,7 @@ CHECK_FIELDS: dict[str, Field] = {
                    item=Field("str", "check id"), scalar_ok=True),
 }
 ORIGINS = ("builtin", "plugin", "user", "repo")
+MAX_CHECKS = 1000  # per manifest: each check is a process or a file scan; more is a generated mistake
 
 
 @dataclass
@@ -71,6 +72,9 @@ def validate_manifest(data: Any, source: str, types: dict[str, CheckType], defau
     checks: list[CheckSpec] = []
     seen: dict[str, int] = {}
     raw_checks = data.get("checks")
+    if isinstance(raw_checks, list) and len(raw_checks) > MAX_CHECKS:
+        v.error(data, "checks", "checks", f"{len(raw_checks)} checks; a manifest holds at most {MAX_CHECKS}")
+        return None, v.errors
     for i, raw in enumerate(raw_checks if isinstance(raw_checks, list) else []):
         raw_id = raw.get("id") if isinstance(raw, dict) else None
         if isinstance(raw_id, str) and raw_id in seen:

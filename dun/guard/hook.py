@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from dun.core.atomic import make_private_dir
+from dun.core.redact import redact_data
 from dun.guard.engine import Verdict, decide, deny
 from dun.guard.rules import BUILTIN_RULES, RuleSet, compile_pattern, load_rules
 
@@ -164,9 +166,10 @@ def _log(root: Path, subject: dict[str, Any], verdict: Verdict, err: IO[str]) ->
     entry = {"time": stamp, **subject, "decision": verdict.decision, "rule": verdict.rule, "reason": verdict.reason}
     try:
         path = log_path(root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-        with open(path, "a", encoding="utf-8") as fh:
+        make_private_dir(path.parent)
+        line = json.dumps(redact_data(entry), ensure_ascii=False, default=str) + "\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the commands an agent ran: private
+        with open(fd, "a", encoding="utf-8") as fh:
             fh.write(line)
     except (OSError, ValueError, TypeError) as exc:
         print(f"dun guard: could not write the log: {exc}", file=err)

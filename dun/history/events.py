@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from dun.core.redact import redact_data
 from dun.store.store import Store
 
 
@@ -31,8 +32,8 @@ def append(root: Path, entry: dict[str, Any]) -> dict[str, Any]:
     try:
         path = events_path(root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        line = (json.dumps(full, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        line = (json.dumps(redact_data(full), ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # dun's records are private
         try:
             os.write(fd, line)
         finally:

@@ -17,8 +17,10 @@ from types import FrameType
 from typing import Any
 
 from dun.agents.runner import run_agent
-from dun.core.errors import UsageError
+from dun.core.errors import UsageError, is_disk_full
 from dun.core.kinds import Action, ExitCode, StopReason
+from dun.core.redact import redact as redact_secrets
+from dun.core.redact import redact_argv
 from dun.engine.session import Session, open_session
 from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, Opened, adapter_for, effective_config, exit_code_for, redact
@@ -88,7 +90,7 @@ class Loop:
         self.wakeup = threading.Event()
 
     def say(self, text: str) -> None:
-        sys.stderr.write(f"dun loop: {text}\n")
+        sys.stderr.write(f"dun loop: {redact_secrets(text)}\n")
         sys.stderr.flush()
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
@@ -99,11 +101,38 @@ class Loop:
         handlers = {sig: signal.signal(sig, self._on_signal) for sig in HANDLED_SIGNALS}
         try:
             with LoopLock(self.store):
-                self.engine.start(self.opts.fresh, self.opts.reset_circuit)
-                return self.finish(self.drive())
+                try:
+                    self.store.reserve_space()
+                    self.engine.start(self.opts.fresh, self.opts.reset_circuit)
+                    return self.finish(self.drive())
+                except OSError as exc:
+                    if not is_disk_full(exc):
+                        raise
+                    return self.disk_full(exc)
+                finally:
+                    self.store.release_space()
+        except OSError as exc:  # full before the run could even take its lock: nothing to record
+            if not is_disk_full(exc):
+                raise
+            self.say(f"the disk is full ({exc.strerror}); free some space, then run `dun loop` again")
+            return ExitCode.WORK_REMAINS
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
+
+    def disk_full(self, exc: OSError) -> int:
+        """No space left: the room kept in reserve is given back so that the stop, the state and the report still
+        fit; the iteration in progress is closed as interrupted by the next start."""
+        self.store.release_space()
+        where = f" writing {exc.filename}" if exc.filename else ""
+        try:
+            self.engine.finish(stop(StopReason.DISK_FULL))
+            saved = "state saved"
+        except OSError:
+            saved = "the state could not be saved either"
+        self.say(f"stopped: the disk is full ({exc.strerror or exc}{where}); {saved}. Free some space, then "
+                 "`dun loop` resumes the run")
+        return ExitCode.WORK_REMAINS
 
     def drive(self) -> Decision:
         engine = self.engine
@@ -152,10 +181,19 @@ class Loop:
         engine, store, n = self.engine, self.store, opened.n
         inv = opened.invocation
         assert inv is not None
+        loop = self.cfg["loop"]
         result = run_agent(inv, self.root, store.iteration_file(n, ".out"), store.iteration_file(n, ".err"),
-                           self.cfg["loop"]["iteration_timeout_s"], self.cfg["loop"]["kill_grace_s"],
-                           on_start=engine.agent_started,
-                           should_stop=lambda: self.signalled is not None or store.stop_now())
+                           loop["iteration_timeout_s"], loop["kill_grace_s"], on_start=engine.agent_started,
+                           should_stop=lambda: self.signalled is not None or store.stop_now(),
+                           max_output=int(loop["max_output_mb"] * (1 << 20)), on_tree=engine.agent_tree,
+                           token=engine.state["agent_token"])
+        if result.disk_full is not None:
+            raise result.disk_full
+        if result.write_error is not None:
+            self.say(f"iteration {n}: the agent's output could not be written ({result.write_error}); it was stopped")
+        if result.dropped_bytes:
+            self.say(f"iteration {n}: output over loop.max_output_mb; its first {result.dropped_bytes >> 20} MB "
+                     "were dropped, the end kept")
         decision = engine.conclude(n, AgentFacts(result.exit_code, result.timed_out, result.start_error,
                                                  result.interrupted, result.duration_s))
         log = store.read_log(n)
@@ -168,7 +206,7 @@ class Loop:
         state = self.engine.state
         self.say(f"stopped: {decision.reason} after {state['iteration']} iteration(s), "
                  f"${state['cost_usd_total']:.4f} spent; report: {report.relative_to(self.root)}")
-        return exit_code_for(str(decision.reason), self.signalled == signal.SIGTERM)
+        return exit_code_for(str(decision.reason), self.signalled in (signal.SIGTERM, signal.SIGHUP))
 
 
 def run_loop(opts: LoopOptions) -> int:
@@ -197,5 +235,5 @@ def dry_run(loop: Loop) -> int:
     prompt = render(loop.session, report, False, state["iteration"] + 1)
     sys.stdout.write(prompt)
     inv = engine.adapter.build(engine.request(prompt, loop.store.logs_dir / "next.prompt.md", False))
-    loop.say(f"dry run: would run {' '.join(redact(inv.argv, inv.redact))}")
+    loop.say(f"dry run: would run {' '.join(redact_argv(redact(inv.argv, inv.redact)))}")
     return ExitCode.OK

@@ -31,6 +31,8 @@ from dun.core.errors import ConfigError, UsageError
 from dun.core.git import head, worktree_tree
 from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
 from dun.core.ratewindow import calls_left
+from dun.core.reaper import new_token
+from dun.core.redact import redact_argv
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
@@ -202,7 +204,8 @@ class Engine:
     def _close_interrupted(self) -> None:
         """After a crash or kill -9: the unfinished iteration is logged as interrupted and its agent killed."""
         state = self.state
-        killed = stop_recorded_agent(state.get("agent_pgid"), state.get("agent_started"))
+        killed = stop_recorded_agent(state.get("agent_pgid"), state.get("agent_started"), state.get("agent_tree"),
+                                     state.get("agent_token"))
         if killed:
             self.say(f"killed the agent left running by the previous loop (process group {state['agent_pgid']})")
         n = state.get("in_progress")
@@ -219,6 +222,7 @@ class Engine:
                 state["calls"] = sorted([*state["calls"], call])
             self.say(f"resuming after iteration {n}, which was interrupted")
         state.update({"in_progress": None, "start": None, "agent_pgid": None, "agent_started": None,
+                      "agent_token": None, "agent_tree": [],
                       "call_started": None})
 
     def attach(self, n: int) -> LoopState:
@@ -287,17 +291,15 @@ class Engine:
         start: Start = {"actionable": actionable, "head": head(self.session.root), "tree": tree,
                         "confirmation": confirmation}
         prompt = render(self.session, report, confirmation, n)
-        prompt_file = store.iteration_file(n, ".prompt.md")
-        from dun.core.atomic import write_text_atomic
-
-        write_text_atomic(prompt_file, prompt)
+        prompt_file = store.write_prompt(n, prompt)
         record_iterate(store, report.actionable())
         inv = None
         if self.external:
             agent, argv = SHELL_AGENT, ["(scripts/dun-loop.sh)"]
         else:
             built = self.adapter.build(self.request(prompt, prompt_file))
-            agent, argv = self.adapter.name, redact(built.argv, built.redact)  # the agent's own, not bwrap's
+            # the agent's own argv, not bwrap's; the prompt and secret-looking values redacted
+            agent, argv = self.adapter.name, redact_argv(redact(built.argv, built.redact))
             inv = self.confine(built)
         log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"],
                              "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,
@@ -305,13 +307,19 @@ class Engine:
                              "err_file": f"iteration-{n}.err", "sandbox": "off" if self.external else self.sandbox,
                              "checks_before": {"actionable": len(actionable), "ids": actionable}}
         store.write_log(log)
-        state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time()})
+        # the token every process of the agent will carry, saved before the agent starts
+        state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time(),
+                      "agent_token": None if self.external else new_token(), "agent_tree": []})
         self.save()
         return Opened(n, prompt, prompt_file, confirmation, inv)
 
-    def agent_started(self, pid: int) -> None:
-        self.state["agent_pgid"] = pid
-        self.state["agent_started"] = process_start_time(pid)
+    def agent_started(self, pid: int, token: str | None = None) -> None:
+        self.state.update({"agent_pgid": pid, "agent_started": process_start_time(pid)})
+        self.save()
+
+    def agent_tree(self, tree: list[list[float]]) -> None:
+        """The agent's processes changed: saved, so that a loop resumed after a kill -9 can kill them."""
+        self.state["agent_tree"] = tree
         self.save()
 
     def conclude(self, n: int, facts: AgentFacts) -> Decision:
@@ -327,7 +335,7 @@ class Engine:
                                             stdout_tail, stderr_tail)
         store.write_log(log)
         state.update({"iteration": max(state["iteration"], n), "in_progress": None, "start": None, "agent_pgid": None,
-                      "agent_started": None, "call_started": None})
+                      "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None})
         self.save()
         self.last = (after, head(self.session.root), tree_after)
         operator.on_iteration(self.session.root, dict(log), dict(state), self.cfg)

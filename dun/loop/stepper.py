@@ -13,17 +13,19 @@ The steps are the engine's, as `dun loop` runs them: `--before` is `start` then 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 import sys
 from pathlib import Path
 
-from dun.core.errors import UsageError
+from dun.core.errors import UsageError, is_disk_full
 from dun.core.kinds import Action, ExitCode, StopReason
+from dun.core.redact import redact
 from dun.engine.session import open_session
 from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, adapter_for, effective_config
-from dun.loop.policy import Decision
+from dun.loop.policy import Decision, stop
 from dun.loop.review import preflight
 from dun.store.lock import LoopLock
 
@@ -55,15 +57,28 @@ def _engine(path: str | None) -> Engine:
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(f"dun: {text}\n")
+    sys.stderr.write(f"dun: {redact(text)}\n")
+
+
+def _disk_full(engine: Engine, exc: OSError) -> int:
+    """No space left: the stop is recorded when it still fits, and the script is told to stop."""
+    with contextlib.suppress(OSError):
+        engine.finish(stop(StopReason.DISK_FULL))
+    _say(f"the disk is full ({exc.strerror or exc}); free some space, then run the script again")
+    return _emit(f"stop {StopReason.DISK_FULL}", ExitCode.STEP_STOPPED)
 
 
 def decide_before(path: str | None) -> int:
     """Start or resume the run, then the engine's next step: a stop, a wait, or `go N` with the prompt written."""
     engine = _engine(path)
     with LoopLock(engine.store):  # a `dun loop` in the same repo must not interleave with the script
-        engine.start()
-        step = engine.next(engine.store.stop_requested())
+        try:
+            engine.start()
+            step = engine.next(engine.store.stop_requested())
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            return _disk_full(engine, exc)
         if isinstance(step, Decision):
             return _answer(engine, step)
         return _emit(f"go {step.n}", ExitCode.OK)
@@ -82,4 +97,9 @@ def decide_after(path: str | None, iteration: int | None, exit_code: int | None,
         if not out.is_file():
             raise UsageError(f"no answer for iteration {iteration}: {out} is missing")
         timed_out = exit_code == ExitCode.AGENT_TIMEOUT
-        return _answer(engine, engine.conclude(iteration, AgentFacts(exit_code, timed_out)))
+        try:
+            return _answer(engine, engine.conclude(iteration, AgentFacts(exit_code, timed_out)))
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            return _disk_full(engine, exc)

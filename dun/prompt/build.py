@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dun.core.errors import DunError
+from dun.core.redact import redact
 from dun.core.resources import data_dir
+from dun.core.textfiles import read_text
 from dun.engine.model import CheckResult, Item, Level, folded_count
 from dun.store.store import Store
 
@@ -20,13 +23,18 @@ TITLES = {"mission": "Mission", "handoff": "Previous iteration", "review": "Patt
           "work": "Work list (pick ONE)", "instructions": "Instructions", "status_template": "Status block"}
 NOUNS = {"checkboxes": "boxes", "git-status": "paths", "coverage": "files"}
 DETAIL_LINES = 15
+MAX_TEMPLATE_BYTES = 256 * 1024
 
 
 def template(root: Path, name: str) -> str:
     """A template from `.dun/templates/` when the repo overrides it, else dun's own."""
     override = Store(root).templates_dir / name
-    path = override if override.is_file() else data_dir("templates") / name
-    return path.read_text(encoding="utf-8")
+    if override.exists() or override.is_symlink():
+        text, problem = read_text(override, root=root, limit=MAX_TEMPLATE_BYTES)
+        if text is None:
+            raise DunError(f"{override}: cannot be read: {problem}")
+        return text
+    return (data_dir("templates") / name).read_text(encoding="utf-8")
 
 
 @dataclass
@@ -113,7 +121,8 @@ def assemble(root: Path, sections: dict[str, str], iteration: int | None) -> str
     body = "".join(f"\n## {TITLES[name]}\n\n{sections[name].strip()}\n" for name in SECTION_ORDER
                    if sections.get(name, "").strip())
     title = f" {iteration}" if iteration is not None else ""
-    return string.Template(template(root, "iterate.md")).safe_substitute(iteration_title=title, sections=body)
+    # what the checks, the mission or the last answer quoted goes to the model: never a key or a token
+    return redact(string.Template(template(root, "iterate.md")).safe_substitute(iteration_title=title, sections=body))
 
 
 def build(root: Path, sections: dict[str, str], actionable: list[CheckResult], budget: int, per_check: int,

@@ -19,7 +19,7 @@ from dun.store.store import Store
 
 def mission_section(session: Session) -> str:
     rel = str(session.config.get("iterate.mission_file"))
-    text, problem = read_text(session.root / rel)
+    text, problem = read_text(session.root / rel, root=session.root)
     if text is None:
         return "" if "No such file" in problem else f"({rel} could not be read: {problem})"
     return f"From {rel}:\n\n{text.strip()}"

@@ -32,8 +32,9 @@ class LoopLock:
             os.close(fd)
             raise LoopBusy(f"another dun loop is running in this repository (pid {holder}); "
                            "`dun stop` asks it to finish") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # the pid is for display; on a full disk the lock still holds
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd = fd
         return self
 

@@ -67,6 +67,8 @@ class LoopState(TypedDict):
     start: Start | None  # where `in_progress` began
     agent_pgid: int | None
     agent_started: float | None  # the agent's process start time (pid reuse check)
+    agent_token: str | None  # in the environment of every process of the agent's tree
+    agent_tree: list[list[float]]  # [pid, start time] of the agent's descendants, refreshed while it runs
     call_started: float | None
     confirmations: int
     blocked: Blocked | None
@@ -87,7 +89,8 @@ def new_state() -> LoopState:
             "stop_reason": None, "iteration": 0, "started_at": now_iso(), "started_epoch": time.time(),
             "updated_at": now_iso(), "ended_at": None, "cost_usd_total": 0.0, "calls": [], "resume_at": None,
             "circuit": new_circuit(), "errors_total": 0, "in_progress": None, "start": None, "agent_pgid": None,
-            "agent_started": None, "call_started": None, "confirmations": 0, "blocked": None,
+            "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None, "confirmations": 0,
+            "blocked": None,
             "last_exit_signal": None, "trees": [], "pid": None, "calls_left_hour": None, "budget_left_usd": None}
 
 
@@ -98,12 +101,17 @@ _STATE_TYPES: dict[str, tuple[type, ...]] = {
     "iteration": (int,), "started_at": (str,), "started_epoch": _NUM, "updated_at": (str,),
     "ended_at": (str, type(None)), "cost_usd_total": _NUM, "calls": (list,), "resume_at": (*_NUM, type(None)),
     "circuit": (dict,), "errors_total": (int,), "in_progress": (int, type(None)), "start": (dict, type(None)),
-    "agent_pgid": (int, type(None)), "agent_started": (*_NUM, type(None)), "call_started": (*_NUM, type(None)),
+    "agent_pgid": (int, type(None)), "agent_started": (*_NUM, type(None)),
+    "agent_token": (str, type(None)), "agent_tree": (list,), "call_started": (*_NUM, type(None)),
     "confirmations": (int,), "blocked": (dict, type(None)), "last_exit_signal": (bool, type(None)),
     "trees": (list,), "pid": (int, type(None)), "calls_left_hour": (int, type(None)),
     "budget_left_usd": (*_NUM, type(None)),
 }
 RUN_STATUSES = ("running", "stopped", "complete")
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def state_problem(data: Any) -> str | None:
@@ -130,6 +138,9 @@ def state_problem(data: Any) -> str | None:
         return "calls: not a list of times"
     if any(not isinstance(t, str) for t in data.get("trees", [])):
         return "trees: not a list of hashes"
+    if any(not isinstance(p, list) or len(p) != 2 or not all(_finite(n) for n in p)
+           for p in data.get("agent_tree", [])):
+        return "agent_tree: not a list of [pid, start time]"
     circuit = data.get("circuit") or {}
     if circuit.get("state", CircuitState.CLOSED) not in tuple(CircuitState):
         return f"circuit.state: {circuit.get('state')!r} is not a circuit state"

@@ -3,6 +3,7 @@ is read and written here: atomically, typed, versioned. Other modules ask the st
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -12,13 +13,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
-from dun.core.atomic import write_json_atomic, write_text_atomic
+from dun.core.atomic import make_private_dir, write_json_atomic, write_text_atomic
 from dun.core.errors import DunError
+from dun.core.redact import redact, redact_data
 from dun.core.resources import data_dir
+from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
 from dun.store.records import Handoff, IterationLog, LoopState, new_state, state_problem
 
 DIR = ".dun"
+RESERVE_BYTES = 256 * 1024
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
 
 
@@ -29,10 +34,18 @@ class StateCorrupt(DunError):
 def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object from a dun file, or None when it is missing or unreadable (a torn file loses nothing)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_bytes(path, MAX_RECORD_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _redact_in_place(record: Any) -> None:
+    """The record with its secrets redacted, in place; untouched (nested objects too) when it holds none."""
+    clean = redact_data(dict(record))
+    if clean != record:
+        record.clear()
+        record.update(clean)
 
 
 class Store:
@@ -121,13 +134,23 @@ class Store:
     def events_log(self) -> Path:
         return self.logs_dir / "events.jsonl"
 
+    def write_prompt(self, n: int, prompt: str) -> Path:
+        """`.dun/logs/iteration-N.prompt.md` (private; the prompt was redacted when it was rendered)."""
+        path = self.iteration_file(n, ".prompt.md")
+        write_text_atomic(path, redact(prompt), private=True)
+        return path
+
     def iteration_file(self, n: int, suffix: str) -> Path:
         """`.dun/logs/iteration-N<suffix>`: `.json` the log, `.prompt.md`, `.out` (stdout), `.err` (stderr)."""
         return self.logs_dir / f"iteration-{int(n)}{suffix}"
 
     def ensure(self) -> Path:
         """`.dun/`, with a .gitignore for dun's runtime files when it has none, so they never show as work."""
-        self.dir.mkdir(exist_ok=True)
+        if not self.dir.is_dir():
+            make_private_dir(self.dir)
+        elif self.dir.stat().st_mode & 0o077:  # made by an older dun: its records become private too
+            with contextlib.suppress(OSError):
+                os.chmod(self.dir, 0o700)
         ignore = self.dir / ".gitignore"
         if not ignore.exists():  # the same file `dun init` writes
             shutil.copyfile(data_dir("templates") / "dun.gitignore", ignore)
@@ -137,18 +160,17 @@ class Store:
     def read_state(self) -> LoopState | None:
         """The state of the current run; None when no run ever started. A file that is not a state this version can
         resume raises StateCorrupt and stays where it is: a run is never silently restarted over it."""
+        problem: str | None = None
         try:
-            raw = self.state_path.read_text(encoding="utf-8")
+            data = json.loads(read_bytes(self.state_path, MAX_RECORD_BYTES))
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StateCorrupt(f"{self.state_path}: cannot read: {exc.strerror or exc}") from None
-        try:
-            data = json.loads(raw)
+            problem = f"cannot read it: {exc.strerror or exc}"
         except json.JSONDecodeError as exc:
-            problem: str | None = f"not JSON ({exc.msg} at line {exc.lineno})"
-        except ValueError as exc:
-            problem = f"not JSON ({exc})"
+            problem = f"not JSON ({exc.msg} at line {exc.lineno})"
+        except (ValueError, RecursionError) as exc:
+            problem = f"not JSON ({str(exc)[:80] or type(exc).__name__})"
         else:
             problem = state_problem(data)
         if problem is not None:
@@ -174,7 +196,8 @@ class Store:
     def write_state(self, state: LoopState) -> None:
         state["updated_at"] = now_iso()
         self.ensure()
-        write_json_atomic(self.state_path, state)
+        _redact_in_place(state)  # what the run keeps in memory is what is on disk: the history gets no secret either
+        write_json_atomic(self.state_path, state, private=True)
 
     def archive_run(self, run_id: str | None) -> Path | None:
         """A new run moves the previous run's logs, state and report aside, never deleting them."""
@@ -184,7 +207,7 @@ class Store:
         target = self.archive_dir / safe
         if target.exists():  # a run id seen before (a restored state): never merge two runs' logs
             target = self.archive_dir / f"{safe}-{time.strftime('%Y%m%dT%H%M%S')}"
-        target.mkdir(parents=True, exist_ok=True)
+        make_private_dir(target)
         for path in (self.logs_dir, self.state_path, self.report_path, self.handoff_path, self.iterate_path):
             if path.exists():
                 shutil.move(str(path), str(target / path.name))
@@ -195,7 +218,8 @@ class Store:
         return cast(IterationLog | None, read_json(self.iteration_file(n, ".json")))
 
     def write_log(self, log: IterationLog) -> None:
-        write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), log)
+        _redact_in_place(log)
+        write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), log, private=True)
 
     def iteration_logs(self) -> list[IterationLog]:
         """Every readable `.dun/logs/iteration-N.json`, in iteration order."""
@@ -214,7 +238,7 @@ class Store:
 
     def write_handoff(self, handoff: Handoff) -> Path:
         self.ensure()
-        write_json_atomic(self.handoff_path, handoff)
+        write_json_atomic(self.handoff_path, redact_data(handoff), private=True)
         return self.handoff_path
 
     def read_iterate(self) -> dict[str, Any] | None:
@@ -222,7 +246,7 @@ class Store:
 
     def write_iterate(self, record: dict[str, Any]) -> None:
         self.ensure()
-        write_json_atomic(self.iterate_path, record)
+        write_json_atomic(self.iterate_path, redact_data(record), private=True)
 
     # -- STOP ----------------------------------------------------------------------------------------------
     def request_stop(self, now: bool) -> None:
@@ -239,11 +263,28 @@ class Store:
         except OSError:
             return False
 
+    # -- room for the last writes on a full disk ------------------------------------------------------------------
+    @property
+    def reserve_path(self) -> Path:
+        return self.cache_dir / "disk-reserve"
+
+    def reserve_space(self) -> None:
+        """Keep RESERVE_BYTES of the disk for the stop, the state and the report: given back when the disk fills."""
+        make_private_dir(self.cache_dir)
+        with contextlib.suppress(OSError), self.reserve_path.open("wb") as fh:
+            fh.write(b"\0" * RESERVE_BYTES)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def release_space(self) -> None:
+        with contextlib.suppress(OSError):
+            self.reserve_path.unlink()
+
     def consume_stop(self) -> None:
         self.stop_path.unlink(missing_ok=True)  # consumed: the next start runs
 
     def write_report(self, text: str) -> Path:
-        write_text_atomic(self.report_path, text)
+        write_text_atomic(self.report_path, redact(text), private=True)
         return self.report_path
 
     def files(self) -> Iterator[Path]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from dun.core.atomic import write_json_atomic
 from dun.core.git import git
+from dun.core.textfiles import read_bytes
 from dun.engine.checkapi import CheckContext
 from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
@@ -32,7 +33,7 @@ def fingerprint(ctx: CheckContext, catalog: Any, protected: list[str]) -> dict[s
     out: dict[str, str] = {}
     for rel in ctx.match(_globs(catalog, protected)):
         try:
-            out[rel] = hashlib.sha256((ctx.root / rel).read_bytes()).hexdigest()
+            out[rel] = hashlib.sha256(read_bytes(ctx.root / rel, root=ctx.root)).hexdigest()
         except OSError:
             continue
     thresholds = {c.id: [c.options.get("threshold"), c.options.get("file_threshold")]

@@ -30,7 +30,7 @@ def scan(root: Path, files: list[str]) -> list[dict[str, Any]]:
     """Every box of the mission files, with its raw line (needed to restore it)."""
     tasks: list[dict[str, Any]] = []
     for rel in files:
-        text, _ = read_text(root / rel, strict_utf8=True)
+        text, _ = read_text(root / rel, strict_utf8=True, root=root)
         if text is None:
             continue
         lines = text.split("\n")
@@ -166,7 +166,7 @@ def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, A
                 path.write_bytes(show.stdout)
                 changed.append(rel)
                 continue
-        text, _ = read_text(path, strict_utf8=True)
+        text, _ = read_text(path, strict_utf8=True, root=root)
         trailing = (text or "").endswith("\n") or not text
         lines = (text or "").split("\n")
         if trailing and lines and lines[-1] == "":

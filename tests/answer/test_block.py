@@ -416,3 +416,18 @@ def test_scanner_never_raises_and_every_kept_block_is_complete(lines: list[str])
     for block in scanner.blocks:
         assert all(key == key.upper() and " " not in key for key in block.fields)
         assert all(len(value) <= MAX_VALUE_CHARS for value in block.fields.values())
+
+
+_OLD_FIELD = __import__("re").compile(r"^[\s>*_`-]*([A-Za-z][A-Za-z _]*?)[\s*_`]*:[\s*`]*(.*?)[\s*`]*$")
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet="aZ _*`->:#\t\u00a0\u2028x1", max_size=14))
+def test_field_lines_read_as_the_regex_they_replace_did(line: str) -> None:
+    """The string-based field reader is linear; on short lines it agrees with the regex it replaced."""
+    from dun.answer.block import parse_field
+
+    match = _OLD_FIELD.match(line)
+    expected = (match.group(1).strip().upper().replace(" ", "_"), match.group(2).strip()) \
+        if match and line.strip() else None
+    assert parse_field(line) == expected

@@ -59,5 +59,5 @@ def test_bad_pyproject_is_one_line(repo: Path) -> None:
 
 def test_pyproject_wrong_type_names_the_key(repo: Path) -> None:
     write(repo, "pyproject.toml", "[tool.dun.check]\njobs = 'x'\n")
-    with pytest.raises(ConfigError, match=r"pyproject.toml: check.jobs: expected an integer, got str"):
+    with pytest.raises(ConfigError, match=r"pyproject.toml:2:1: check.jobs: expected an integer, got str"):
         load_config(repo)

@@ -54,3 +54,32 @@ def test_position_of_keys_and_items() -> None:
     data = load_yaml_text("a: 1\nlist:\n  - x\n  - y\n", "f.yaml")
     assert position(data, "list") == (2, 1)
     assert position(data["list"], 1) == (4, 5)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a: !!bool maybe\n", "p.yaml:1:4: !!bool 'maybe': not a valid bool"),
+    ("a:\n  b: !!int x\n", "p.yaml:2:6: !!int 'x': not a valid int"),
+    ("a: !!python/object:os.system x\n", "p.yaml:1:4: the tag !!python/object:os.system is not supported"),
+    ("a: !foo x\n", "p.yaml:1:4: the tag !foo is not supported"),
+    ("a: !!set {b}\n", "p.yaml:1:4: the tag !!set is not supported on a list or mapping"),
+    ("a: " + "[" * 65 + "]" * 65 + "\n", "p.yaml:1:67: nested more than 64 levels deep"),
+    ("a: b\nc: \x7f\n", "p.yaml:2:4: YAML error: special characters are not allowed (U+007F)"),
+])
+def test_what_yaml_allows_but_dun_refuses_is_named_with_its_line(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(text, "p.yaml")
+    assert info.value.errors == [message]
+
+
+def test_typed_tags_that_fit_their_value_are_fine() -> None:
+    assert load_yaml_text("a: !!float 1\nb: !!str 2\nc: !!bool true\nd: !!seq [1]\n", "p.yaml") == {
+        "a": 1.0, "b": "2", "c": True, "d": [1]}
+
+
+def test_a_file_over_the_size_bound_or_not_regular_is_refused(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text("a: 1\n" * 200_000)
+    with pytest.raises(ConfigError, match="cannot read: larger than 512 KB"):
+        load_yaml_file(big)
+    with pytest.raises(ConfigError, match="cannot read: not a regular file"):
+        load_yaml_file(Path("/dev/zero"))

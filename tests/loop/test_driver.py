@@ -16,39 +16,20 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import git, write
 from fake_agent import FAKE_COMMAND, alive, block, calls, child_pid, sidecar, write_scenario
-from loop_support import idle, make_repo, work
+from loop_support import gone, idle, make_repo, until, work
 
 ROOT = Path(__file__).resolve().parents[2]
 DUN = [sys.executable, "-m", "dun"]
-T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------------------------------------------------
 # helpers
-
-
-def until(condition: Callable[[], T], what: str, timeout: float = 15.0) -> T:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
-
-
-def gone(pid: int, timeout: float = 5.0) -> bool:
-    with contextlib.suppress(AssertionError):
-        until(lambda: not alive(pid), f"pid {pid} to end", timeout)
-    return not alive(pid)
 
 
 def scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[dict[str, Any]]) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
+from dun.core.textfiles import read_bytes
 from dun.engine.model import Item
 from dun.engine.sanitize import strip_ansi
 
@@ -139,7 +140,7 @@ class _Modules:
 
 def _module_path(mod: Path) -> str:
     try:
-        for line in mod.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in read_bytes(mod).decode("utf-8", "replace").splitlines():
             words = line.split("//", 1)[0].split()
             if len(words) == 2 and words[0] == "module":
                 return words[1].strip('"`')

@@ -10,6 +10,7 @@ from typing import Any
 from dun.checks.parsers.base import DocumentParser, LineParser, ParseContext, Parsed
 from dun.checks.parsers.fields import KINDS
 from dun.core.proc import MAX_LINE_BYTES
+from dun.core.textfiles import read_bytes
 from dun.engine.model import more_item
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a document read from the output is held in memory: bound it
@@ -74,7 +75,7 @@ class ParserRun:
         if self.file is not None:
             shown = os.path.relpath(self.file, self.ctx.root)
             try:
-                data = self.file.read_bytes()
+                data = read_bytes(self.file, MAX_DOCUMENT_BYTES)
             except FileNotFoundError:
                 return Parsed(problem=f"no report written to {shown}")
             except OSError as exc:
