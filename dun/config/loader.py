@@ -225,7 +225,7 @@ def config_path(root: Path) -> Path:
 def _read_raw(root: Path) -> tuple[Any, str]:
     yaml_path = config_path(root)
     if yaml_path.exists() or yaml_path.is_symlink():  # a device or a dangling link is an error, not "no config"
-        data = load_yaml_file(yaml_path)
+        data = load_yaml_file(yaml_path, root)
         return ({} if data is None else data), str(yaml_path)
     pyproject = root / "pyproject.toml"
     if pyproject.exists() or pyproject.is_symlink():

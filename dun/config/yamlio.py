@@ -136,9 +136,10 @@ def load_yaml_text(text: str, source: str) -> Any:
     return data
 
 
-def load_yaml_file(path: Path) -> Any:
+def load_yaml_file(path: Path, root: Path | None = None) -> Any:
+    """A YAML file (regular, at most MAX_YAML_BYTES, inside `root` when given) with positions."""
     try:
-        raw = read_bytes(path, MAX_YAML_BYTES)
+        raw = read_bytes(path, MAX_YAML_BYTES, root)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:

@@ -89,3 +89,12 @@ def test_a_corrupt_git_index_is_one_clear_line(repo: Path, command: list[str]) -
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "failed in" in lines[0] and "index" in lines[0], lines
+
+
+def test_a_config_symlinked_out_of_the_repository_is_refused(repo: Path, tmp_path: Path) -> None:
+    outside = write(tmp_path, "elsewhere/config.yaml", "loop:\n  max_iterations: 3\n")
+    (repo / ".dun").mkdir()
+    os.symlink(outside, repo / ".dun" / "config.yaml")
+    done = dun(repo, "check")
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("config.yaml: cannot read: outside the repository (through a symlink or ..)")
