@@ -88,6 +88,7 @@ class _Background:
     """A git command started now and read once, by whichever thread first needs its output."""
 
     def __init__(self, cwd: Path | str, args: tuple[str, ...]) -> None:
+        self.cwd = cwd
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
         self.argv = ["git", *args]
         self._proc = subprocess.Popen(self.argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -102,8 +103,8 @@ class _Background:
                 out, err = self._proc.communicate()
                 self._out = (self._proc.returncode, out, err)
         code, out, err = self._out
-        if code != 0:
-            raise subprocess.CalledProcessError(code, self.argv, out, err)
+        if code != 0:  # one clear line (a corrupt index...), still a CalledProcessError for the callers that cope
+            raise GitError(Path(self.cwd), subprocess.CompletedProcess(self.argv, code, out, err))
         return out
 
 
