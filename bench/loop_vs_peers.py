@@ -6,7 +6,9 @@ loop is what ralph-style loops reduce to with their sleeps removed: no checks, n
 per iteration (checks, prompt, answer parsing, trust checks, state, logs) is its time per iteration less the
 floor's. The two are timed alternately, one run of each per round.
 Target: dun's overhead at most 0.1 s per iteration above the bare shell loop.
-Run: .venv/bin/python bench/loop_vs_peers.py [--runs N] [--iterations 20]
+`--dirty` leaves one changed and one untracked file in the tree throughout (more git work per look: the tree hash
+is built from a copy of the index instead of read from HEAD).
+Run: .venv/bin/python bench/loop_vs_peers.py [--runs N] [--iterations 20] [--dirty]
 """
 
 from __future__ import annotations
@@ -35,23 +37,29 @@ def make_repo(root: Path, iterations: int) -> Path:
     return write_scenario(root.parent / "agent", steps)
 
 
-def shell_loop(iterations: int, prompt: Path) -> list[str]:
-    """The floor: call the agent `iterations` times, prompt on stdin, answer to a file, nothing else."""
+def shell_loop(iterations: int, prompt: Path, answer: Path) -> list[str]:
+    """The floor: call the agent `iterations` times, prompt on stdin, answer to a file (outside the repository, so
+    that the floor leaves the tree as clean as the agent does), nothing else."""
     agent = shlex.join(FAKE_COMMAND)
-    script = (f'i=0; while [ "$i" -lt {iterations} ]; do {agent} < {shlex.quote(str(prompt))} > answer.out; '
-              'i=$((i + 1)); done')
+    script = (f'i=0; while [ "$i" -lt {iterations} ]; do {agent} < {shlex.quote(str(prompt))} > '
+              f'{shlex.quote(str(answer))}; i=$((i + 1)); done')
     return ["sh", "-c", script]
 
 
 def main() -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--dirty", action="store_true",
+                   help="leave an uncommitted change and an untracked file in the tree (as an agent mid-task does)")
     args = p.parse_args()
     n = args.iterations
     with tempfile.TemporaryDirectory(prefix="dun-bench-peers-") as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
         scenario = make_repo(root, n)
+        if args.dirty:
+            (root / "src/pkg0/mod0.py").write_text("VALUE = 'edited'\n", encoding="utf-8")
+            (root / "notes.txt").write_text("work in progress\n", encoding="utf-8")
         prompt = Path(tmp) / "prompt.md"
         prompt.write_text((root / "MISSION.md").read_text(), encoding="utf-8")
         env = {**os.environ, SCENARIO_ENV: str(scenario)}
@@ -67,7 +75,7 @@ def main() -> int:
 
         floor_runs, dun_runs = [], []
         for i in range(args.runs + 1):  # round 0 is the warm-up
-            floor = time_command(shell_loop(n, prompt), root, runs=1, warmup=0, env=env,
+            floor = time_command(shell_loop(n, prompt, Path(tmp) / "answer.out"), root, runs=1, warmup=0, env=env,
                                  accept=lambda run: None if run.returncode == 0 else f"exit {run.returncode}")
             dun = time_command(loop, root, runs=1, warmup=0, env=env, accept=finished)
             if i:
@@ -80,7 +88,8 @@ def main() -> int:
     overhead = dun_s - floor_s
     ok = overhead <= TARGET_S
     print("== loop_vs_peers: dun loop against a shell while loop, same instant fake agent")
-    print(f"  iterations {n} per run, {args.runs} runs each, alternating")
+    print(f"  iterations {n} per run, {args.runs} runs each, alternating; the tree "
+          f"{'dirty (one changed, one untracked file)' if args.dirty else 'clean'}")
     print(f"  floor      {floor_s * 1000:.0f} ms per iteration (CPU {floor_cpu * 1000:.0f} ms)   shell while loop")
     print(f"  dun loop   {dun_s * 1000:.0f} ms per iteration (CPU {dun_cpu * 1000:.0f} ms)")
     print(f"  ratio      {dun_s / floor_s:.2f}x the floor")

@@ -16,7 +16,7 @@ The folders are the parts (docs/architecture.md draws the layers and the life of
     dun/engine/     session, plugin manager and hookspecs, manifests, catalog, check API, results, runner
     dun/config/     config keys, the schema-as-data validator, YAML with positions
     dun/store/      the owner of `.dun/`: every path, the typed records, the loop lock
-    dun/core/       exit codes and kinds, errors, atomic writes, processes, git, globs, text reads
+    dun/core/       exit codes and kinds, errors, atomic writes, processes, git, snapshot, globs, text reads
 """
 
 __version__ = "0.1.0"

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # not typing's: importing typing costs more than all of `dun --version`
+
+if TYPE_CHECKING:
+    from dun.core.spawn import Spawned
+
 
 def main() -> int:
     if sys.argv[1:] in (["--version"], ["-V"]):
@@ -13,9 +18,16 @@ def main() -> int:
         sys.stdout.write(f"dun, version {__version__}\n")
         return 0
     if _checks_here(sys.argv[1:]):
-        from dun.core.git import start_early
+        started = _start_git()  # first of all: git walks the tree while the rest of dun loads
+        if started is not None and "--output" not in sys.argv and "-o" not in sys.argv:
+            from dun.engine.replay import replay
 
-        start_early()
+            code = replay(sys.argv[1:], *started)
+            if code is not None:
+                return code
+        from dun.core.snapshot import start_early
+
+        start_early(started)
     from dun.cli.main import main as cli_main
 
     return cli_main()
@@ -36,6 +48,15 @@ def _checks_here(args: list[str]) -> bool:
         elif not arg.startswith("-"):
             return False
     return True
+
+
+def _start_git() -> tuple[Spawned, Spawned] | None:
+    from dun.core.spawn import STATUS_ARGS, TOPLEVEL_ARGS, start_git
+
+    try:
+        return start_git(STATUS_ARGS), start_git(TOPLEVEL_ARGS)
+    except OSError:
+        return None  # no git: the run finds out itself
 
 
 def run() -> None:

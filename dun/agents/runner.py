@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -102,9 +103,11 @@ def run_agent(inv: Invocation, cwd: Path, out_path: Path, err_path: Path, timeou
         deadline = start + timeout
         timed_out = interrupted = False
         known: list[int] = []
+        waiter = _ExitWaiter(proc)
+        stack.callback(waiter.close)
         while True:
             try:
-                proc.wait(timeout=min(POLL_S, max(0.0, deadline - time.monotonic())))
+                waiter.wait(min(POLL_S, max(0.0, deadline - time.monotonic())))
                 break
             except subprocess.TimeoutExpired:
                 tree = _tree(proc.pid, before, subreaper)
@@ -132,6 +135,36 @@ def run_agent(inv: Invocation, cwd: Path, out_path: Path, err_path: Path, timeou
     return AgentRun(proc.returncode, timed_out, time.monotonic() - start, interrupted=interrupted and not full,
                     disk_full=full, write_error=error if full is None else None,
                     dropped_bytes=sum(s.dropped for s in sinks))
+
+
+class _ExitWaiter:
+    """Waits for the agent's exit and wakes the moment it exits: `Popen.wait(timeout)` polls with sleeps of up to
+    50 ms, a pidfd (Linux 5.3+) turns readable at the exit itself. Elsewhere, the polling wait."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.poller: select.poll | None = None
+        try:
+            self.fd = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            self.fd = -1
+            return
+        self.poller = select.poll()
+        self.poller.register(self.fd, select.POLLIN)
+
+    def wait(self, timeout: float) -> None:
+        """Return once the agent exited (and is reaped); TimeoutExpired after `timeout` seconds otherwise."""
+        if self.poller is None:
+            self.proc.wait(timeout=timeout)
+            return
+        if not self.poller.poll(timeout * 1000) and self.proc.poll() is None:
+            raise subprocess.TimeoutExpired(self.proc.args, timeout)
+        self.proc.wait()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _own_fd(pipe: IO[bytes] | None) -> int:

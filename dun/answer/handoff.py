@@ -16,12 +16,14 @@ from dun.store.store import Store
 MAX_TEXT = 300
 
 
-def record_iterate(store: Store, results: list[CheckResult], with_tree: bool = False) -> None:
+def record_iterate(store: Store, results: list[CheckResult], with_tree: bool = False,
+                   look: tuple[str | None, str | None] | None = None) -> None:
     """Remember where this iteration starts: the base of `dun respond`'s git facts and the next diff stat.
-    `with_tree` adds the work-tree hash (it costs a git scan)."""
-    store.write_iterate({"schema_version": SCHEMA_VERSION, "at": now_iso(), "head": head(store.root),
-                         "actionable": [r.id for r in results],
-                         "tree": worktree_tree(store.root) if with_tree else None})
+    `with_tree` adds the work-tree hash (it costs a git scan); `look` is HEAD and that hash when the caller has
+    them already (the loop)."""
+    commit, tree = look or (head(store.root), worktree_tree(store.root) if with_tree else None)
+    store.write_iterate({"schema_version": SCHEMA_VERSION, "at": now_iso(), "head": commit,
+                         "actionable": [r.id for r in results], "tree": tree})
 
 
 def _one_line(text: str | None) -> str | None:

@@ -14,14 +14,19 @@ PRIVATE_DIR = 0o700  # dun's records may hold what an agent printed: only their 
 def write_text_atomic(path: Path, text: str, private: bool = False) -> None:
     """Write `text` to `path` atomically, the file 0600 (mkstemp's mode); `private`: directories it creates are
     0700 too."""
+    write_bytes_atomic(path, text.encode("utf-8"), private)
+
+
+def write_bytes_atomic(path: Path, data: bytes, private: bool = False) -> None:
+    """`write_text_atomic` for bytes."""
     if private:
         make_private_dir(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

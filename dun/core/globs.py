@@ -65,23 +65,31 @@ def match_files(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     if needs is not None:
         # `*.ext` also matches a directory named so, and then every file beneath it
         files = [f for f in files if any(f.startswith(p) and (f.endswith(s) or s + "/" in f) for p, s in needs)]
-    fast = _include_regexes(key)
-    if fast is not None and len(fast) == 1:
-        (one,) = fast
-        return [f for f in files if one.match(f)]
+    fast = _include_regex(key)
     if fast is not None:
-        return [f for f in files if any(r.match(f) for r in fast)]
+        match = fast.match
+        return [f for f in files if match(f)]
     return [f for f in files if spec.match_file(f)]
 
 
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_]\w*>")
+
+
 @lru_cache(maxsize=256)
-def _include_regexes(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...] | None:
-    """With no `!` exclusions a path matches when any pattern does: pathspec's own compiled regexes then decide,
-    without its per-path bookkeeping."""
+def _include_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """With no `!` exclusions a path matches when any pattern does: pathspec's own regexes, joined into one
+    alternation (their named groups made plain, since names may not repeat), decide with one match per path."""
     compiled = [p for p in _spec(patterns).patterns if p.include is not None]
     if not compiled or any(not p.include or not isinstance(p.regex, re.Pattern) for p in compiled):
         return None
-    return tuple(p.regex for p in compiled)
+    sources = [_NAMED_GROUP.sub("(?:", p.regex.pattern) for p in compiled]
+    flags = {p.regex.flags for p in compiled}
+    if len(flags) != 1:
+        return None
+    try:
+        return re.compile("|".join(f"(?:{src})" for src in sources), flags.pop())
+    except re.error:
+        return None
 
 
 def pattern_error(pattern: str) -> str | None:

@@ -15,30 +15,28 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dun.core.cachedir import VOLATILE_ENV, cache_base_path, cache_dir_path, stable_env
+
+__all__ = ["VOLATILE_ENV", "stable_env"]  # kept here too: the caches' keys are built from them
+
 CACHE_VERSION = 1
 RACY_WINDOW_NS = 3_000_000_000
 
-# Environment variables that differ between shells and terminals but not in what a check sees; every other one
-# (PATH, VIRTUAL_ENV, ...) is part of a cache key, since a command check runs in that environment.
-VOLATILE_ENV = frozenset({
-    "_", "PWD", "OLDPWD", "SHLVL", "COLUMNS", "LINES", "TERM_SESSION_ID", "WINDOWID", "SSH_AUTH_SOCK", "SSH_CLIENT",
-    "SSH_CONNECTION", "SSH_TTY", "TMUX_PANE", "DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "XDG_SESSION_ID",
-    "PS1", "PROMPT_COMMAND", "HISTFILE", "DUN_NO_CACHE",
-})
+# Every file look (stamp, or whether it exists) a cache key was built from in this process: a run whose results
+# all came from caches can be replayed while these and the work tree are unchanged (dun/engine/replay.py).
+WATCHED: dict[str, Any] = {}
 
 
-def stable_env() -> list[tuple[str, str]]:
-    """The environment less VOLATILE_ENV, sorted: what a cache key holds of it."""
-    return sorted((k, v) for k, v in os.environ.items() if k not in VOLATILE_ENV)
+def watch(path: str, look: Any) -> None:
+    WATCHED[path] = look
 
 
 def cache_base() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "dun"
+    return Path(cache_base_path())
 
 
 def cache_dir(root: Path) -> Path:
-    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return cache_base() / digest
+    return Path(cache_dir_path(str(root)))
 
 
 class FileCache:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dun import __version__
-from dun.engine.cache import RACY_WINDOW_NS, cache_dir
+from dun.engine.cache import RACY_WINDOW_NS, cache_dir, watch
 from dun.engine.checkapi import CheckSpec, CheckType
 from dun.engine.manifest import Manifest
 
@@ -36,6 +36,7 @@ def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], ext
     newest = 0
     parts: list[Any] = [CATALOG_VERSION, __version__, extra]
     for origin, directory in layers:
+        watch(str(directory), _stamp(str(directory)))  # a manifest added or removed changes the directory
         try:
             names = sorted(os.listdir(directory))
         except OSError:
@@ -44,9 +45,10 @@ def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], ext
         files = []
         for name in names:
             if name.endswith((".yaml", ".yml")):
-                try:
-                    st = os.stat(os.path.join(directory, name))
-                except OSError:
+                path = os.path.join(directory, name)
+                st = _stat(path)
+                watch(path, None if st is None else [st.st_size, st.st_mtime_ns, st.st_ino])
+                if st is None:
                     continue
                 files.append([name, st.st_size, st.st_mtime_ns, st.st_ino])
                 newest = max(newest, st.st_mtime_ns)
@@ -54,13 +56,23 @@ def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], ext
     for name in sorted(types):
         module = sys.modules.get(getattr(types[name].run, "__module__", ""))
         source = getattr(module, "__file__", None) or ""
-        try:
-            st = os.stat(source)
-            parts.append([name, source, st.st_size, st.st_mtime_ns])
-        except OSError:
-            parts.append([name, source])
+        st = _stat(source)
+        watch(source, None if st is None else [st.st_size, st.st_mtime_ns, st.st_ino])
+        parts.append([name, source] if st is None else [name, source, st.st_size, st.st_mtime_ns])
     digest = hashlib.sha256(json.dumps(parts, default=repr).encode()).hexdigest()
     return digest, time.time_ns() - newest >= RACY_WINDOW_NS
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _stamp(path: str) -> list[int] | None:
+    st = _stat(path)
+    return None if st is None else [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def load(root: Path, key: str) -> tuple[list[Manifest], list[Manifest]] | None:

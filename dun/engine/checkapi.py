@@ -14,7 +14,7 @@ from dun.config.schema import Field
 from dun.engine.model import Outcome
 
 if TYPE_CHECKING:
-    from dun.core.git import Snapshot
+    from dun.core.snapshot import Snapshot
 
 
 @dataclass
@@ -82,7 +82,7 @@ class CheckContext:
             return None
         with self._lock:
             if self._snapshot is None:
-                from dun.core.git import Snapshot, claim_early
+                from dun.core.snapshot import Snapshot, claim_early
 
                 self._snapshot = claim_early(self.root) or Snapshot(self.root)
             return self._snapshot
@@ -95,7 +95,7 @@ class CheckContext:
                 if snapshot is not None:
                     self._files = snapshot.files()
                 else:
-                    from dun.core.git import list_files
+                    from dun.core.snapshot import list_files
 
                     self._files = list_files(self.root, self.is_git)
             return self._files

@@ -20,7 +20,7 @@ from dun import __version__
 from dun.config import loader
 from dun.config.loader import CONFIG_FIELDS, Config, load_config
 from dun.config.schema import Field
-from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env
+from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env, watch
 
 CONFIG_CACHE_VERSION = 1
 
@@ -57,8 +57,10 @@ def _key(root: Path, extra_fields: dict[str, Field]) -> tuple[str, bool]:
             st = os.stat(path)
         except OSError:
             parts.append([str(path), None])
+            watch(str(path), None)
             continue
         parts.append([str(path), st.st_size, st.st_mtime_ns, st.st_ino])
+        watch(str(path), [st.st_size, st.st_mtime_ns, st.st_ino])
         if path.name != "loader.py":
             newest = max(newest, st.st_mtime_ns)
     digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()

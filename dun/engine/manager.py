@@ -68,7 +68,7 @@ def _may_have_entry_points() -> bool:
     """False only when an earlier scan of this very import path found no `dun` entry point (importlib.metadata
     reads every installed distribution: a tenth of `dun check`'s fixed cost). Installing or removing a
     distribution changes its directory's mtime, hence the key."""
-    from dun.engine.cache import RACY_WINDOW_NS, cache_base
+    from dun.engine.cache import RACY_WINDOW_NS, cache_base, watch
 
     stamps: list[Any] = [sys.executable]
     newest = 0
@@ -77,8 +77,10 @@ def _may_have_entry_points() -> bool:
             st = os.stat(entry or ".")
         except OSError:
             stamps.append([entry, None])
+            watch(os.path.abspath(entry or "."), None)
             continue
         stamps.append([entry, st.st_mtime_ns, st.st_ino])
+        watch(os.path.abspath(entry or "."), [st.st_size, st.st_mtime_ns, st.st_ino])
         newest = max(newest, st.st_mtime_ns)
     key = hashlib.sha256(json.dumps(stamps).encode()).hexdigest()
     path = cache_base() / f"entry-points-{key[:16]}.json"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dun import __version__
-from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env
+from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env, watch
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.model import CheckResult, Item, Status
 
@@ -101,9 +101,12 @@ class ResultCache:
         try:
             if any(_look(path, stored) != stored for path, stored in entry["inputs"]):
                 return None
-            return result_from_dict(entry["result"])
+            result = result_from_dict(entry["result"])
         except (KeyError, TypeError, ValueError):
             return None  # an entry from an older layout: run the check
+        for path, stored in entry["inputs"]:
+            watch(path, stored)
+        return result
 
     def put(self, check: CheckSpec, triggers: list[dict[str, str]], inputs: list[Any], result: CheckResult) -> None:
         """Remember `result`, with the input stamps taken before the check ran (a change during the run then

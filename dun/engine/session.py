@@ -44,6 +44,16 @@ class Session:
             self._catalog = load_catalog(self.root, self.pm, self.config)
         return self._catalog
 
+    def look(self) -> tuple[str | None, str | None]:
+        """HEAD and the work tree's hash (`dun.core.git.worktree_tree`) as they are now, from the look at the tree
+        that the next report shares: the loop's progress test and its checks see the same tree."""
+        ctx = self.context()
+        ctx.refresh()  # the tree may have changed since the last look (an agent ran)
+        snapshot = ctx.snapshot()
+        if snapshot is None:
+            return None, None
+        return snapshot.head(), snapshot.tree()
+
     def report(self, only: Sequence[str] = (), skip: Sequence[str] = (), jobs: int | None = None,
                strict: bool = False, reuse: bool = False) -> Report:
         """Run the selected checks; every command that needs results comes here. With `reuse`, a check whose

@@ -111,6 +111,13 @@ def ingest_dir(history: History, base: Path, archived: bool) -> str | None:
         history.forget_iterations(owner, numbers)
     if run_id and not present.get(run_id) and not archived:
         history.forget_iterations(run_id, set())
+    ingest_streams(history, logs, run_id, sources)
+    return run_id or None
+
+
+def ingest_streams(history: History, logs: Path, run_id: str, sources: Sources | None = None) -> None:
+    """The lines appended to the guard's decisions and the events since the last read (read from an offset)."""
+    sources = sources or Sources(history)
     first, lines = sources.new_lines(logs / "guard.jsonl")
     for seq, entry in enumerate(_json_lines(lines), first):
         if entry is not None:
@@ -118,7 +125,6 @@ def ingest_dir(history: History, base: Path, archived: bool) -> str | None:
     for entry in _json_lines(sources.new_lines(logs / "events.jsonl")[1]):
         if entry is not None:
             history.record_event(entry)
-    return run_id or None
 
 
 def _owner(history: History, run_id: str, n: int) -> str:

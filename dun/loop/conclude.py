@@ -13,7 +13,7 @@ from dun.agents.prices import has_tokens
 from dun.answer.handoff import build_handoff
 from dun.answer.transcript import ParseResult
 from dun.core.errors import ConfigError
-from dun.core.git import changed_paths, diff_stat, head, recent_commits, worktree_tree
+from dun.core.git import changed_paths, diff_stat, recent_commits
 from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
@@ -63,31 +63,30 @@ def check_pricing(adapter: AgentAdapter, agent_cfg: dict[str, Any], cfg: dict[st
 
 def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: AgentAdapter, n: int,
           parsed: ParseResult, start: Start, log: IterationLog, facts: AgentFacts, stdout_tail: str,
-          stderr_tail: str) -> tuple[Decision, Report, str | None]:
-    """Fold the iteration into `state` and `log` (in place). Returns the decision, and the checks and work-tree
-    hash afterwards (the next iteration may reuse them)."""
+          stderr_tail: str) -> tuple[Decision, Report, tuple[str | None, str | None]]:
+    """Fold the iteration into `state` and `log` (in place). Returns the decision, and the checks, HEAD and the
+    work-tree hash afterwards (the next iteration may reuse them)."""
     root = session.root
     error = agent_error(adapter, cfg, parsed, facts, stdout_tail, stderr_tail)
+    head_after, tree_after = session.look()
     after = session.report()
     after_ids = [r.id for r in after.actionable()]
-    head_after = head(root)
-    tree_after = worktree_tree(root) if start["tree"] else None
     if start["tree"] and tree_after:
-        files_changed = len(changed_paths(root, start["tree"], tree_after))
+        files_changed = len(changed_paths(root, start["tree"], tree_after)) if tree_after != start["tree"] else 0
     else:  # no tree hash recorded at the start: compare with the starting commit instead
         files_changed = diff_stat(root, start["head"])[1] if start["head"] else 0
     newly_passing = sorted(set(start["actionable"]) - set(after_ids))
-    commits = recent_commits(root, 50, since=start["head"]) if start["head"] and head_after else []
+    moved = start["head"] and head_after and head_after != start["head"]
+    commits = recent_commits(root, 50, since=start["head"]) if moved else []
     from dun.trust.verify import verify_iteration
 
     verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, len(commits),
                                     start["tree"], tree_after, newly_passing)
     if verification["restored"] or verification["reverted"]:  # dun repaired the tree: judge the repaired state
+        head_after, tree_after = session.look()
         after = session.report()
         after_ids = [r.id for r in after.actionable()]
         newly_passing = sorted(set(start["actionable"]) - set(after_ids))
-        head_after = head(root)
-        tree_after = worktree_tree(root) if start["tree"] else None
     progress = bool(start["head"] != head_after or files_changed or newly_passing)
     cost = known_cost(adapter.cost(parsed.agent, cfg["agent"]))
     estimated = False
@@ -136,4 +135,4 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
         "permission_denials": denials, "flags": outcome.flags, "circuit": state["circuit"],
         "decision": decision.to_dict(),
     })
-    return decision, after, tree_after
+    return decision, after, (head_after, tree_after)

@@ -28,7 +28,7 @@ from dun.agents.registry import agent_adapters
 from dun.agents.runner import output_tail, process_start_time, stop_recorded_agent
 from dun.answer.handoff import record_iterate
 from dun.core.errors import ConfigError, UsageError
-from dun.core.git import head, worktree_tree
+from dun.core.git import head
 from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
 from dun.core.ratewindow import calls_left
 from dun.core.reaper import new_token
@@ -241,8 +241,8 @@ class Engine:
         decision = before_iteration(self.state, self.cfg, stop_requested)
         if decision is not None:
             return decision
-        tree = worktree_tree(self.session.root)
-        report = self._reuse(tree) or self.session.report()
+        look = self.session.look()
+        report = self._reuse(look) or self.session.report()
         confirmation = False
         if not report.actionable():
             done = nothing_actionable(self.state, self.cfg)
@@ -252,7 +252,7 @@ class Engine:
         shared = self._reserve_shared_call()  # last: a call is reserved only when one will be made
         if shared is not None:
             return shared
-        return self._open(report, confirmation, tree)
+        return self._open(report, confirmation, look)
 
     def _reserve_shared_call(self) -> Decision | None:
         """The limits this agent's loops on this machine share (`fleet.shared_limits`): one hourly window, one
@@ -269,12 +269,12 @@ class Engine:
             return Decision(Action.WAIT, reason, wait)
         return None
 
-    def _reuse(self, tree: str | None) -> Report | None:
+    def _reuse(self, look: tuple[str | None, str | None]) -> Report | None:
         """The checks of the previous iteration's end, when neither HEAD nor the work tree changed since."""
-        if self.last is None or tree is None:
+        if self.last is None or look[1] is None:
             return None
         report, last_head, last_tree = self.last
-        return report if (last_tree, last_head) == (tree, head(self.session.root)) else None
+        return report if (last_head, last_tree) == look else None
 
     def request(self, prompt: str, prompt_file: Path, wire_guard: bool = True) -> AgentRequest:
         guard = None
@@ -284,15 +284,14 @@ class Engine:
         return AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.session.root, guard,
                             self.store.cache_dir, os_sandboxed=self.sandbox == "bubblewrap")
 
-    def _open(self, report: Report, confirmation: bool, tree: str | None) -> Opened:
+    def _open(self, report: Report, confirmation: bool, look: tuple[str | None, str | None]) -> Opened:
         state, store = self.state, self.store
         n = state["iteration"] + 1
         actionable = [r.id for r in report.actionable()]
-        start: Start = {"actionable": actionable, "head": head(self.session.root), "tree": tree,
-                        "confirmation": confirmation}
+        start: Start = {"actionable": actionable, "head": look[0], "tree": look[1], "confirmation": confirmation}
         prompt = render(self.session, report, confirmation, n)
         prompt_file = store.write_prompt(n, prompt)
-        record_iterate(store, report.actionable())
+        record_iterate(store, report.actionable(), look=look)
         inv = None
         if self.external:
             agent, argv = SHELL_AGENT, ["(scripts/dun-loop.sh)"]
@@ -331,13 +330,13 @@ class Engine:
         log = store.read_log(n) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"]}
         stdout_tail = output_tail(store.iteration_file(n, ".out"))
         stderr_tail = output_tail(store.iteration_file(n, ".err"))
-        decision, after, tree_after = judge(self.session, self.cfg, state, self.adapter, n, parsed, start, log, facts,
+        decision, after, look_after = judge(self.session, self.cfg, state, self.adapter, n, parsed, start, log, facts,
                                             stdout_tail, stderr_tail)
         store.write_log(log)
         state.update({"iteration": max(state["iteration"], n), "in_progress": None, "start": None, "agent_pgid": None,
                       "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None})
         self.save()
-        self.last = (after, head(self.session.root), tree_after)
+        self.last = (after, *look_after)
         operator.on_iteration(self.session.root, dict(log), dict(state), self.cfg)
         if self.shared is not None:
             self.shared.record_cost(log.get("cost_usd") or 0.0)

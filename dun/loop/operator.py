@@ -21,7 +21,8 @@ from typing import Any
 from dun.history import review
 from dun.history.rows import LIMIT_KINDS, discrepancies
 from dun.history.store import History
-from dun.history.sync import sync
+from dun.history.sync import ingest_streams, sync
+from dun.store.store import Store
 
 
 def _guarded(what: str, fn: Callable[[], None]) -> None:
@@ -53,6 +54,7 @@ def on_run_start(root: Path, state: dict[str, Any], cfg: dict[str, Any]) -> None
     def run() -> None:
         with History.open(root) as history:
             history.record_run(state)
+            sync(history)  # the archived run and anything a previous failure left out
 
     _guarded("run start", run)
 
@@ -66,7 +68,8 @@ def on_iteration(root: Path, log: dict[str, Any], state: dict[str, Any], cfg: di
             with history.transaction():
                 history.record_iteration(log)
                 history.record_run(state)
-            sync(history)  # guard decisions and anything a previous failure left out
+                # the guard's decisions of this iteration; the logs are caught up at the run's start and stop
+                ingest_streams(history, Store(root).logs_dir, str(state.get("run_id") or ""))
             found = discrepancies(log)
             if found:
                 notify.emit(root, "tampering", {**_payload(root, state, cfg), "iteration": log.get("iteration"),

@@ -3,6 +3,7 @@ of `dun iterate` and the confirmation prompt when every check passes."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +79,24 @@ def git_section(session: Session, previous: dict[str, Any] | None) -> str:
     lines = ["Last commits:", *(f"- {c}" for c in commits)] if commits else ["No commits yet."]
     base = (previous or {}).get("head")
     if base:
-        stat, changed = diff_stat(session.root, base)
+        stat, changed = _changes_since(session, base)
         if stat:
             lines += ["", f"Changes since the previous iteration ({changed} files):", stat]
     return "\n".join(lines)
+
+
+def _changes_since(session: Session, base: str) -> tuple[str, int]:
+    """`diff_stat` from `base`, read from the run's look at the tree when that look shows nothing changed."""
+    snapshot = session.context().snapshot()
+    untracked = None
+    if snapshot is not None:
+        try:
+            if snapshot.head() == base and not snapshot.entries():
+                return "", 0
+            untracked = snapshot.untracked()
+        except subprocess.CalledProcessError:
+            pass
+    return diff_stat(session.root, base, untracked)
 
 
 def loop_section(root: Path) -> str:

@@ -16,7 +16,7 @@ paths = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4).map("/".join
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(paths, min_size=1, max_size=60, unique=True), st.lists(st.sampled_from(PATTERNS), min_size=1,
-                                                                        max_size=3))
+                                                                        max_size=6))
 def test_match_files_agrees_with_pathspec(files: list[str], patterns: list[str]) -> None:
     spec = pathspec.GitIgnoreSpec.from_lines(patterns)
     assert match_files(files, patterns) == [f for f in files if spec.match_file(f)]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import git, write
 
-from dun.core import git as gitmod
-from dun.core.git import Snapshot, claim_early, start_early
+from dun.core import snapshot as snapmod
+from dun.core.snapshot import Snapshot, claim_early, start_early
 
 
 def listing(root: Path) -> list[str]:
@@ -75,7 +75,7 @@ def test_the_early_status_is_claimed_only_by_its_own_repository(repo: Path, tmp_
     git(other, "init", "-q")
     start_early()
     assert claim_early(other) is None
-    assert gitmod._early is None
+    assert snapmod._early is None
 
 
 def test_deleted_names_tracked_files_missing_from_the_work_tree(repo: Path) -> None:
@@ -89,3 +89,51 @@ def test_deleted_names_tracked_files_missing_from_the_work_tree(repo: Path) -> N
     snapshot = Snapshot(repo)
     assert snapshot.deleted() == {"gone.txt"}
     assert "gone.txt" in snapshot.files() and "staged-gone.txt" not in snapshot.files()
+
+
+def test_head_and_tree_from_one_status_equal_what_git_computes(repo: Path) -> None:
+    """The loop reads HEAD and the work-tree hash from its look at the tree: they must be git's own answers, clean
+    (HEAD's tree) or not (a copy of the index with everything added)."""
+    from dun.core.git import head, worktree_tree
+
+    clean = Snapshot(repo)
+    assert clean.head() == head(repo)
+    assert clean.tree() == git(repo, "rev-parse", "HEAD^{tree}").strip() == worktree_tree(repo)
+    write(repo, "README.md", "# changed\n")
+    write(repo, "new dir/untracked.txt", "x\n")
+    dirty = Snapshot(repo)
+    assert dirty.head() == head(repo)
+    assert dirty.tree() == worktree_tree(repo) != clean.tree()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "second")
+    after = Snapshot(repo)
+    assert after.head() == head(repo) != clean.head()
+    assert after.tree() == dirty.tree()  # the same content, now committed
+
+
+def test_no_head_before_the_first_commit(tmp_path: Path) -> None:
+    from dun.core.git import worktree_tree
+
+    root = tmp_path / "empty"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "a.txt", "a\n")
+    snapshot = Snapshot(root)
+    assert snapshot.head() is None
+    assert snapshot.tree() == worktree_tree(root) is not None
+
+
+def test_diff_stat_counts_changed_and_untracked_files_as_git_lists_them(repo: Path) -> None:
+    from dun.core.git import diff_stat
+
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert diff_stat(repo, base) == ("", 0)
+    write(repo, "one.txt", "1\n")
+    git(repo, "add", "one.txt")
+    git(repo, "commit", "-q", "-m", "one")
+    write(repo, "README.md", "# edited\n")
+    write(repo, "a file changed.txt", "untracked, with spaces\n")
+    text, count = diff_stat(repo, base)
+    names = git(repo, "diff", "--name-only", base).split("\n")
+    assert "2 files changed" in text and count == len([n for n in names if n]) + 1 == 3
+    assert diff_stat(repo, base, untracked=[]) == (text, 2)

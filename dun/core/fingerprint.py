@@ -1,0 +1,54 @@
+"""The work tree's fingerprint, from one `git status --porcelain=v2 --branch -z --untracked-files=all`.
+
+Import-light on purpose (hashlib, os, stat): `dun check`'s replay path (dun/engine/replay.py) compares it before the
+rest of dun loads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+
+_FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
+
+
+def entries(status: bytes) -> list[tuple[bytes, bytes]]:
+    """(head, path) of every changed (`1`, `2`, `u`) and untracked (`?`) record; the head is the record's first
+    four bytes: its kind, a space and, for changes, the XY field."""
+    records = status.split(b"\0")
+    out = []
+    i = 0
+    while i < len(records):
+        record = records[i]
+        i += 1
+        count = _FIELDS.get(record[:2])
+        if count is None:
+            continue
+        if record[:2] == b"2 ":
+            i += 1  # a rename's original path follows as its own record
+        out.append((record[:4], record.split(b" ", count - 1)[-1]))
+    return out
+
+
+def fingerprint(root: str, status: bytes) -> str:
+    """A hash of HEAD, the branch, the index's view of every change and the content of every changed or untracked
+    file: equal fingerprints mean the same commit and the same tracked-plus-untracked content."""
+    digest = hashlib.sha256(status)
+    for _, name in entries(status):
+        digest.update(b"\0" + name + b"\0" + content_hash(root, name))
+    return digest.hexdigest()
+
+
+def content_hash(root: str, name: bytes) -> bytes:
+    path = os.path.join(os.fsencode(root), name)
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            return b"link:" + os.readlink(path)
+        if not stat.S_ISREG(mode):
+            return b"special"  # a directory (submodule) or a FIFO, which opening could block on
+        with open(path, "rb") as fh:  # the content, streamed: a stat stamp could miss a same-size rewrite
+            return hashlib.file_digest(fh, "sha256").digest()
+    except OSError as exc:  # deleted, a directory (submodule) or unreadable: say which, never fail
+        return f"unreadable:{exc.errno}".encode()

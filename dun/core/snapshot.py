@@ -1,0 +1,189 @@
+"""One look at a git work tree, shared by every check of a run (and by the loop's view of HEAD and the tree)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+from dun.core.fingerprint import entries, fingerprint
+from dun.core.git import GitError, git, split_z, worktree_tree
+from dun.core.spawn import STATUS_ARGS, TOPLEVEL_ARGS, Spawned, start_git
+
+
+def list_files(root: Path, is_git: bool) -> list[str]:
+    """Tracked plus untracked-not-ignored files. Tracked files deleted from the work tree are still listed:
+    `CheckContext.match` drops them, which costs a stat per match instead of one per file."""
+    if is_git:
+        return Snapshot(root).files()
+    return _walk(root)
+
+
+_TREES: dict[str, str] = {}  # commit -> its tree, for this process
+_DIRTY: dict[str, str] = {}  # root and fingerprint of a changed tree -> its tree, the latest few
+
+
+class _Background:
+    """A git command started now (or handed over already started) and read once, by whichever thread first needs
+    its output."""
+
+    def __init__(self, cwd: Path | str, args: tuple[str, ...], started: Spawned | None = None) -> None:
+        self.cwd = cwd
+        self.argv = ["git", *args]
+        self._proc = started or start_git(args, str(cwd))
+        self._out: tuple[int, bytes, bytes] | None = None
+        self._lock = threading.Lock()
+
+    def output(self) -> bytes:
+        """stdout; raises CalledProcessError on failure."""
+        with self._lock:
+            if self._out is None:
+                self._out = self._proc.collect()
+        code, out, err = self._out
+        if code != 0:  # one clear line (a corrupt index...), still a CalledProcessError for the callers that cope
+            raise GitError(Path(self.cwd), subprocess.CompletedProcess(self.argv, code, out, err))
+        return out
+
+
+class Snapshot:
+    """One look at a git work tree, shared by every check of a run: `git status` (HEAD, the branch, changed and
+    untracked files) started at once, `git ls-files` (tracked and untracked files) once a check needs the listing.
+
+    The status feeds both the `git-status` check and the work tree's fingerprint; a run whose results are all
+    reused never lists files. The listing is its own `git ls-files --others` rather than the index plus the
+    status's untracked files: it then never waits for the status, which stats every tracked file, so the checks
+    that match files start sooner (measured in the loop: 20 ms an iteration on 2,000 files).
+    """
+
+    def __init__(self, root: Path, status: _Background | None = None) -> None:
+        self.root = root
+        self._status = status or _Background(root, STATUS_ARGS)
+        self._listing: _Background | None = None
+        self._lock = threading.Lock()
+
+    def start_listing(self) -> None:
+        with self._lock:
+            if self._listing is None:
+                self._listing = _Background(self.root, ("ls-files", "-z", "--cached", "--others", "--exclude-standard"))
+
+    def status(self) -> bytes:
+        """`git status --porcelain=v2 --branch -z --untracked-files=all`; raises CalledProcessError on failure."""
+        return self._status.output()
+
+    def entries(self) -> list[tuple[bytes, bytes]]:
+        """(head, path) of every changed and untracked entry of the status (`dun.core.fingerprint.entries`)."""
+        return entries(self.status())
+
+    def deleted(self) -> set[str]:
+        """Tracked files missing from the work tree (`git ls-files` still lists them): a `D` in the XY field."""
+        return {p.decode("utf-8", "surrogateescape") for head, p in self.entries() if head[:1] in b"12"
+                and head[3:4] == b"D"}
+
+    def untracked(self) -> list[str]:
+        return [p.decode("utf-8", "surrogateescape") for head, p in self.entries() if head[:1] == b"?"]
+
+    def files(self) -> list[str]:
+        """Tracked plus untracked-not-ignored files, as `git ls-files --cached --others --exclude-standard`."""
+        self.start_listing()
+        assert self._listing is not None
+        return list(dict.fromkeys(split_z(self._listing.output())))
+
+    def head(self) -> str | None:
+        """The commit HEAD points at (`# branch.oid`), None before the first commit or when git failed."""
+        try:
+            first = self.status().split(b"\0", 1)[0]
+        except subprocess.CalledProcessError:
+            return None
+        oid = first[len(b"# branch.oid "):].decode() if first.startswith(b"# branch.oid ") else ""
+        return oid if oid and oid != "(initial)" else None
+
+    def tree(self) -> str | None:
+        """The work tree's hash (`worktree_tree`): a clean tree is HEAD's own, read without copying the index."""
+        try:
+            dirty = bool(self.entries())
+        except subprocess.CalledProcessError:
+            return None
+        commit = self.head()
+        if dirty or commit is None:
+            # equal fingerprints mean equal content: the loop's look after an iteration and before the next one
+            # (nothing ran between them) build the tree once
+            key = f"{self.root}\0{self.fingerprint()}"
+            if key not in _DIRTY:
+                tree = worktree_tree(self.root)
+                if tree is None:
+                    return None
+                while len(_DIRTY) >= 8:
+                    del _DIRTY[next(iter(_DIRTY))]
+                _DIRTY[key] = tree
+            return _DIRTY[key]
+        if commit not in _TREES:  # a commit's tree never changes
+            proc = git(self.root, "rev-parse", "--verify", "-q", f"{commit}^{{tree}}", check=False)
+            if proc.returncode != 0:
+                return worktree_tree(self.root)
+            _TREES[commit] = proc.stdout.decode().strip()
+        return _TREES[commit]
+
+    def fingerprint(self) -> str | None:
+        """`dun.core.fingerprint.fingerprint` of this look; None when git failed."""
+        try:
+            return fingerprint(str(self.root), self.status())
+        except subprocess.CalledProcessError:
+            return None
+
+
+_early: tuple[_Background, _Background] | None = None  # (status, rev-parse --show-toplevel), both from the cwd
+
+
+def start_early(started: tuple[Spawned, Spawned] | None = None) -> None:
+    """Start `git status` and `git rev-parse --show-toplevel` in the current directory before anything else is
+    imported (`dun check`; dun/entry.py starts them itself, before even this module loads, and hands them over):
+    git walks the tree while Python loads. `claim_early` hands the status to the run when the repository turns out
+    to be this one."""
+    global _early
+    try:
+        status, top = started or (start_git(STATUS_ARGS), start_git(TOPLEVEL_ARGS))
+    except OSError:
+        _early = None  # no git: the run finds out itself
+        return
+    _early = (_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top))
+
+
+def peek_early() -> tuple[Path, Snapshot] | None:
+    """The repository of the early start and a look sharing its `git status`, leaving both to `claim_early`."""
+    if _early is None:
+        return None
+    try:
+        root = Path(_early[1].output().decode("utf-8", "surrogateescape").strip()).resolve()
+    except (subprocess.CalledProcessError, OSError):
+        return None
+    return root, Snapshot(root, _early[0])
+
+
+def claim_early(root: Path) -> Snapshot | None:
+    global _early
+    early = peek_early()
+    _early = None
+    if early is None or early[0] != root:
+        return None
+    return early[1]
+
+
+def _walk(root: Path) -> list[str]:
+    """Outside git: every file, honouring the root's .gitignore when there is one."""
+    from dun.core.globs import gitignore_spec
+
+    ignore_file = root / ".gitignore"
+    spec = gitignore_spec(ignore_file.read_text("utf-8", "replace").splitlines()) if ignore_file.is_file() else None
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in sorted(filenames):
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+            out.append(rel)
+    if spec is not None:
+        out = [p for p in out if not spec.match_file(p)]
+    return out
+
+

@@ -1,0 +1,84 @@
+"""Start a program with its output going to pipes at the lowest cost, and collect it.
+
+`dun check` starts `git status` before anything else loads, so git walks the tree while Python imports the rest:
+`posix_spawn` needs neither the `subprocess` module nor a fork of the interpreter. Where it is missing (Windows),
+`subprocess.Popen` does the same job.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than all of `dun --version`
+
+if TYPE_CHECKING:
+    import subprocess
+
+# `--untracked-files=all` lists every untracked file (not `dir/`): the untracked half of the shared file listing.
+STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+TOPLEVEL_ARGS = ("rev-parse", "--show-toplevel")
+
+# git never prompts, speaks C, and takes no optional lock (dun's looks must not block the agent's own git)
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+class Spawned:
+    """A program started now with stdin from /dev/null; `collect()` waits for it and returns (code, out, err)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.argv = argv
+        self._result: tuple[int, bytes, bytes] | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
+        if not hasattr(os, "posix_spawnp"):
+            import subprocess
+
+            self._popen = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE)
+            return
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
+                   (os.POSIX_SPAWN_DUP2, err_w, 2)]
+        try:
+            self.pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions)
+        except OSError:
+            os.close(out_r)
+            os.close(err_r)
+            raise
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        self._fds = {out_r: bytearray(), err_r: bytearray()}
+        self._out, self._err = out_r, err_r
+
+    def collect(self) -> tuple[int, bytes, bytes]:
+        """Wait for the program; its exit code and output (the same answer when asked again)."""
+        if self._result is None:
+            self._result = self._collect()
+        return self._result
+
+    def _collect(self) -> tuple[int, bytes, bytes]:
+        if self._popen is not None:
+            out, err = self._popen.communicate()
+            return self._popen.returncode, out, err
+        poller = select.poll()
+        open_fds = set(self._fds)
+        for fd in open_fds:
+            poller.register(fd, select.POLLIN)
+        while open_fds:
+            for fd, _ in poller.poll():
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    self._fds[fd] += chunk
+                else:
+                    poller.unregister(fd)
+                    os.close(fd)
+                    open_fds.discard(fd)
+        _, status = os.waitpid(self.pid, 0)
+        return os.waitstatus_to_exitcode(status), bytes(self._fds[self._out]), bytes(self._fds[self._err])
+
+
+def start_git(args: tuple[str, ...], cwd: str | None = None) -> Spawned:
+    """`git [-C cwd] ARGS` started now; raises OSError when git cannot be started."""
+    return Spawned(["git", *(["-C", cwd] if cwd else []), *args], {**os.environ, **GIT_ENV})

@@ -1,0 +1,110 @@
+"""The whole-run no-change path: `dun check` replays the output of an identical earlier run whose every result was
+reused, and never replays after any change. A command check appends a line to a log each time it really runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git, write
+
+PLUGIN = """\
+id: p
+checks:
+  - id: count
+    type: command
+    command: "echo run >> {log}; cat notes.txt 2>/dev/null; exit 1"
+  - id: boxes
+    type: checkboxes
+    files: [MISSION.md]
+"""
+
+
+def age(root: Path) -> None:
+    """Every file and directory of the work tree a minute old: outside the racy window, so caches may be kept."""
+    past = time.time() - 60
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in [*filenames, *dirnames, "."]:
+            os.utime(os.path.join(dirpath, name), (past, past))
+
+
+@pytest.fixture
+def project(repo: Path, tmp_path: Path) -> Path:
+    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
+    write(repo, ".dun/plugins/p.yaml", PLUGIN.format(log=tmp_path / "runs.log"))
+    write(repo, "MISSION.md", "- [ ] one\n- [ ] two\n")
+    write(repo, ".gitignore", "ignored/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plugin")
+    age(repo)
+    return repo
+
+
+def check(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`dun check --format json`, as a user runs it; `-X importtime` shows whether click was loaded at all."""
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "dun", "check", "--format", "json", *args],
+                          cwd=repo, capture_output=True, text=True, env={**os.environ, **(env or {})}, check=False)
+
+
+def runs(repo: Path) -> int:
+    log = repo.parent / "runs.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def replayed(proc: subprocess.CompletedProcess[str]) -> bool:
+    return " click" not in proc.stderr
+
+
+def test_an_identical_run_is_replayed_and_any_change_runs_again(project: Path) -> None:
+    first = check(project)
+    second = check(project)  # every result reused: stored whole
+    third = check(project)
+    assert (first.returncode, second.returncode, third.returncode) == (1, 1, 1)
+    assert runs(project) == 1 and not replayed(second) and replayed(third)
+    assert third.stdout == second.stdout and '"cached": true' in third.stdout
+
+    write(project, "MISSION.md", "- [x] one\n- [ ] two\n")  # a tracked file: the tree's fingerprint
+    age(project)
+    after_tick = check(project)
+    assert not replayed(after_tick) and after_tick.stdout != third.stdout and runs(project) == 2
+    write(project, "notes.txt", "untracked\n")  # an untracked file changes what the command check sees
+    age(project)
+    after_note = check(project)
+    assert not replayed(after_note) and "untracked" in after_note.stdout and runs(project) == 3
+
+
+def test_no_replay_after_a_config_or_manifest_change_or_when_caching_is_off(project: Path) -> None:
+    check(project)
+    check(project)
+    assert replayed(check(project))
+    assert not replayed(check(project, "--no-cache"))
+    assert not replayed(check(project, env={"DUN_NO_CACHE": "1"}))
+    assert not replayed(check(project, "--format", "text"))  # other arguments: another run
+    write(project, ".dun/plugins/q.yaml", "id: q\nchecks:\n  - id: extra\n    type: command\n    command: 'true'\n")
+    age(project)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "extra")
+    out = check(project)
+    assert not replayed(out) and '"id": "extra"' in out.stdout
+
+
+def test_an_ignored_input_of_a_reused_result_prevents_the_replay(project: Path) -> None:
+    """An ignored file is outside the tree's fingerprint: the stamps of declared inputs catch it."""
+    write(project, "ignored/cov.xml", '<coverage line-rate="0.9"><packages/></coverage>\n')
+    write(project, ".dun/plugins/c.yaml", "id: c\nchecks:\n  - id: cov\n    type: coverage\n"
+                                           "    file: ignored/cov.xml\n    threshold: 80\n")
+    git(project, "add", ".dun")
+    git(project, "commit", "-qm", "coverage")
+    age(project)
+    check(project)
+    check(project)
+    assert replayed(check(project))
+    write(project, "ignored/cov.xml", '<coverage line-rate="0.5"><packages/></coverage>\n')
+    age(project)
+    out = check(project)
+    assert not replayed(out) and '"cached": false' in out.stdout
