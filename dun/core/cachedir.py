@@ -32,3 +32,17 @@ def cache_dir_path(root: str) -> str:
     """The cache directory of the repository at `root`."""
     digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return os.path.join(cache_base_path(), digest)
+
+
+def stamp(path: str) -> list[int] | None:
+    """A file's size, mtime and inode: what the caches compare to tell it unchanged; None when it is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def look(path: str, stored: object) -> object:
+    """The look at `path` that compares with `stored`: whether it exists (for a stored bool), else its stamp."""
+    return os.path.exists(path) if isinstance(stored, bool) else stamp(path)

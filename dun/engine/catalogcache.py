@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dun import __version__
+from dun.core.cachedir import stamp
 from dun.engine.cache import RACY_WINDOW_NS, cache_dir, watch
 from dun.engine.checkapi import CheckSpec, CheckType
 from dun.engine.manifest import Manifest
@@ -36,7 +37,7 @@ def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], ext
     newest = 0
     parts: list[Any] = [CATALOG_VERSION, __version__, extra]
     for origin, directory in layers:
-        watch(str(directory), _stamp(str(directory)))  # a manifest added or removed changes the directory
+        watch(str(directory), stamp(str(directory)))  # a manifest added or removed changes the directory
         try:
             names = sorted(os.listdir(directory))
         except OSError:
@@ -68,11 +69,6 @@ def _stat(path: str) -> os.stat_result | None:
         return os.stat(path)
     except OSError:
         return None
-
-
-def _stamp(path: str) -> list[int] | None:
-    st = _stat(path)
-    return None if st is None else [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def load(root: Path, key: str) -> tuple[list[Manifest], list[Manifest]] | None:

@@ -20,7 +20,7 @@ import sys
 import time
 
 from dun import __version__
-from dun.core.cachedir import cache_dir_path, stable_env
+from dun.core.cachedir import cache_dir_path, look, stable_env, stamp
 from dun.core.fingerprint import fingerprint
 from dun.core.spawn import Spawned
 
@@ -38,17 +38,7 @@ def _setup(argv: list[str]) -> str:
     return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _look(path: str, stored: object) -> object:
-    if isinstance(stored, bool):
-        return os.path.exists(path)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
-def _module_looks() -> dict[str, object]:
+def _module_looks() -> dict[str, list[int] | None]:
     """The source of every loaded module outside the standard library: dun's own and any plugin's code."""
     import sysconfig
 
@@ -57,7 +47,7 @@ def _module_looks() -> dict[str, object]:
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and not path.startswith(stdlib):
-            out[path] = _look(path, None)
+            out[path] = stamp(path)
     return out
 
 
@@ -97,7 +87,7 @@ def replay(argv: list[str], status: Spawned, toplevel: Spawned) -> int | None:
             version, setup, tree, looks, text, exit_code = marshal.load(fh)
         if version != REPLAY_VERSION or setup != _setup(argv):
             return None
-        if any(_look(path, stored) != stored for path, stored in looks):
+        if any(look(path, stored) != stored for path, stored in looks):
             return None
     except (OSError, ValueError, EOFError, TypeError):
         return None  # missing, corrupt or from another layout

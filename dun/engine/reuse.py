@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dun import __version__
+from dun.core.cachedir import look, stamp
 from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env, watch
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.model import CheckResult, Item, Status
@@ -35,14 +36,6 @@ RESULTS_VERSION = 1
 
 def disabled_by_env() -> bool:
     return os.environ.get("DUN_NO_CACHE", "") not in ("", "0")
-
-
-def stamp(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def result_to_dict(r: CheckResult) -> dict[str, Any]:
@@ -99,7 +92,7 @@ class ResultCache:
                 check, triggers):
             return None
         try:
-            if any(_look(path, stored) != stored for path, stored in entry["inputs"]):
+            if any(look(path, stored) != stored for path, stored in entry["inputs"]):
                 return None
             result = result_from_dict(entry["result"])
         except (KeyError, TypeError, ValueError):
@@ -134,10 +127,6 @@ class ResultCache:
                                                     separators=(",", ":")))
         except OSError:
             pass  # a read-only or full cache directory must never fail a check
-
-
-def _look(path: str, stored: Any) -> Any:
-    return os.path.exists(path) if isinstance(stored, bool) else stamp(path)
 
 
 def _load(path: Path) -> dict[str, Any]:
