@@ -12,7 +12,7 @@ from dun.core.textfiles import read_text
 from dun.engine.cache import FileCache
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
-from dun.engine.model import Item, Outcome, Status, cap_items
+from dun.engine.model import Item, Outcome, Status, cap_items, more_item
 
 FIELDS = {
     "files": Field("list", "Markdown files or globs to read.", default=["MISSION.md", "fix_plan.md"],
@@ -43,8 +43,12 @@ def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[s
     read."""
     boxes: list[Any] = []
     problems: list[str] = []
-    cache = FileCache(ctx.root, "checkboxes", "\0".join(optional_headings))
+    cache = FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), ctx.git_view())
     for rel in paths:
+        hit = cache.vouched(rel)  # git vouches for the file: no stat
+        if hit is not None:
+            boxes.extend(hit)
+            continue
         path = ctx.root / rel
         stamp = cache.stamp(path)
         if stamp is None and not path.exists():
@@ -58,7 +62,7 @@ def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[s
             problems.append(f"{rel}: {problem}")
             continue
         parsed = [astuple(b) for b in parse_boxes(text, rel, optional_headings)]
-        cache.put(rel, stamp, parsed)
+        cache.put(rel, stamp, parsed, path)
         boxes.extend(parsed)
     cache.save(keep=set(paths))
     return boxes, problems
@@ -73,7 +77,11 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     open_boxes = [b for b in boxes if not b[_CHECKED] and not b[_OPTIONAL]]
     optional_open = sum(1 for b in boxes if not b[_CHECKED] and b[_OPTIONAL])
     done = sum(1 for b in boxes if b[_CHECKED])
-    items = cap_items([Item(text=b[_TEXT], file=b[_FILE], line=b[_LINE]) for b in open_boxes], o["max_items"], "boxes")
+    limit = o["max_items"]  # items past the limit are only counted: building them all costs on 10,000 boxes
+    items = [Item(text=b[_TEXT], file=b[_FILE], line=b[_LINE]) for b in open_boxes[:limit + 1]]
+    items = cap_items(items, limit, "boxes")
+    if len(open_boxes) > limit:
+        items[-1] = more_item(len(open_boxes) - limit, "boxes")
     tally = f"{done}/{done + len(open_boxes)} boxes done"
     if optional_open:
         tally += f", {optional_open} optional open"

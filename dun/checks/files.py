@@ -102,25 +102,28 @@ def _scan(path: Path, regex: re.Pattern[str], root: Path) -> tuple[list[list[Any
 
 def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> Outcome:
     regex = re.compile(o["pattern"])
-    cache = FileCache(ctx.root, "pattern-count", o["pattern"])
+    cache = FileCache(ctx.root, "pattern-count", o["pattern"], ctx.git_view())
     hits: list[Item] = []
     skipped: list[str] = []
     base = str(ctx.root)
     searched = 0
     for rel in matched:
-        path = os.path.join(base, rel)  # plain strings: pathlib costs more than the stat on big trees
-        stamp = cache.stamp(path)
-        if stamp is None and not os.path.lexists(path):
-            continue  # tracked but deleted from the work tree
-        searched += 1
-        found = cache.get(rel, stamp)
+        found = cache.vouched(rel)  # git vouches for the file: no stat
         if found is None:
-            found = _scan(Path(path), regex, ctx.root)
-            cache.put(rel, stamp, found)
+            path = os.path.join(base, rel)  # plain strings: pathlib costs more than the stat on big trees
+            stamp = cache.stamp(path)
+            if stamp is None and not os.path.lexists(path):
+                continue  # tracked but deleted from the work tree
+            found = cache.get(rel, stamp)
+            if found is None:
+                found = _scan(Path(path), regex, ctx.root)
+                cache.put(rel, stamp, found, path)
+        searched += 1
         lines, problem = found
         if problem:
             skipped.append(f"{rel} ({problem})")
-        hits.extend(Item(text=text, file=rel, line=n) for n, text in lines)
+        if lines:
+            hits.extend(Item(text=text, file=rel, line=n) for n, text in lines)
     cache.save(keep=set(matched))
     status, signal = _bounds(len(hits), f"line(s) match /{o['pattern']}/ in {searched} files", o["min"], o["max"])
     detail = f"skipped {len(skipped)} unreadable or binary file(s): {', '.join(skipped[:5])}" if skipped else ""

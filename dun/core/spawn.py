@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import select
+import time
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than all of `dun --version`
 
@@ -28,6 +29,7 @@ class Spawned:
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
         self.argv = argv
+        self.started_ns = time.time_ns()  # what git reports was seen at or after this
         self._result: tuple[int, bytes, bytes] | None = None
         self._popen: subprocess.Popen[bytes] | None = None
         if not hasattr(os, "posix_spawnp"):

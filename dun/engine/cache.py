@@ -8,7 +8,7 @@ The cache lives under `$XDG_CACHE_HOME/dun/`, never in the repository; `DUN_NO_C
 from __future__ import annotations
 
 import hashlib
-import json
+import marshal
 import os
 import threading
 import time
@@ -19,8 +19,11 @@ from dun.core.cachedir import VOLATILE_ENV, cache_base_path, cache_dir_path, sta
 
 __all__ = ["VOLATILE_ENV", "stable_env"]  # kept here too: the caches' keys are built from them
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 RACY_WINDOW_NS = 3_000_000_000
+
+# What git says of the work tree for `FileCache`: HEAD, every path `git status` names, and when it looked.
+GitView = tuple[str, set[str], int]
 
 # Every file look (stamp, or whether it exists) a cache key was built from in this process: a run whose results
 # all came from caches can be replayed while these and the work tree are unchanged (dun/engine/replay.py).
@@ -40,21 +43,31 @@ def cache_dir(root: Path) -> Path:
 
 
 class FileCache:
-    """Results of one computation (`name`, plus a `salt` such as the regex) for many files of one repo."""
+    """Results of one computation (`name`, plus a `salt` such as the regex) for many files of one repo.
 
-    def __init__(self, root: Path, name: str, salt: str = "") -> None:
+    An entry holds the file's size and mtime and, when git saw the file clean as it was read, the commit it was
+    read at. With `view` (HEAD and the paths `git status` names, from the run's shared status), an entry of that
+    very commit whose file git still sees clean is valid without a stat: its content is HEAD's. Otherwise size
+    and mtime decide. Stored with marshal (a fifth of JSON's load time on 10,000-entry caches).
+    """
+
+    def __init__(self, root: Path, name: str, salt: str = "", view: GitView | None = None) -> None:
         tag = hashlib.sha256(f"{CACHE_VERSION}\0{name}\0{salt}".encode()).hexdigest()[:16]
-        self.path = cache_dir(root) / f"{name}-{tag}.json"
+        self.path = cache_dir(root) / f"{name}-{tag}.marshal"
         self.enabled = os.environ.get("DUN_NO_CACHE", "") in ("", "0")
+        self._head: str | None = view[0] if view is not None else None
+        self._changed: set[str] = view[1] if view is not None else set()
+        self._looked_ns = view[2] if view is not None else 0
         self._entries: dict[str, list[Any]] = {}
         self._dirty = False
         self._lock = threading.Lock()
         if self.enabled:
             try:
-                loaded = json.loads(self.path.read_text("utf-8"))
+                with open(self.path, "rb") as fh:
+                    loaded = marshal.loads(fh.read())
                 if isinstance(loaded, dict):
                     self._entries = loaded
-            except (OSError, ValueError):
+            except (OSError, ValueError, EOFError, TypeError):
                 self._entries = {}  # missing or corrupt: start empty, it is only a cache
 
     @staticmethod
@@ -65,19 +78,44 @@ class FileCache:
             return None
         return st.st_size, st.st_mtime_ns
 
+    def vouched(self, key: str) -> Any:
+        """The value stored for `key` when git vouches that the file is as it was read (same commit, clean now);
+        None otherwise (then `get` with a stamp decides)."""
+        if self._head is None or not self.enabled or key in self._changed:
+            return None
+        entry = self._entries.get(key)
+        if entry is not None and len(entry) == 4 and entry[3] == self._head:
+            return entry[2]
+        return None
+
     def get(self, key: str, stamp: tuple[int, int] | None) -> Any:
         if not self.enabled or stamp is None:
             return None
         entry = self._entries.get(key)
         if entry is not None and entry[0] == stamp[0] and entry[1] == stamp[1]:
+            head = self._clean_head(key) if stamp[1] < self._looked_ns - RACY_WINDOW_NS else None
+            if len(entry) == 4 and entry[3] != head:
+                with self._lock:  # the file is still as read, now clean at this commit (or no longer clean)
+                    entry[3] = head
+                    self._dirty = True
             return entry[2]
         return None
 
-    def put(self, key: str, stamp: tuple[int, int] | None, value: Any) -> None:
+    def _clean_head(self, key: str) -> str | None:
+        return self._head if key not in self._changed else None
+
+    def put(self, key: str, stamp: tuple[int, int] | None, value: Any, path: Path | str | None = None) -> None:
+        """Store `value`, computed from the file as `stamp` describes it. With `path`, the file is looked at again:
+        git vouches for the entry only when it was read unchanged, and last written before git's look (racy
+        window included), so what was read is what git saw."""
         if not self.enabled or stamp is None or time.time_ns() - stamp[1] < RACY_WINDOW_NS:
             return
+        head = self._clean_head(key)
+        if head is not None and (path is None or stamp[1] >= self._looked_ns - RACY_WINDOW_NS
+                                 or self.stamp(path) != stamp):
+            head = None
         with self._lock:
-            self._entries[key] = [stamp[0], stamp[1], value]
+            self._entries[key] = [stamp[0], stamp[1], value, head]
             self._dirty = True
 
     def save(self, keep: set[str] | None = None) -> None:
@@ -92,11 +130,14 @@ class FileCache:
                 self._dirty = self._dirty or bool(stale)
             if not self._dirty:
                 return
-            data = json.dumps(self._entries, separators=(",", ":"))
+            try:
+                data = marshal.dumps(self._entries)
+            except ValueError:
+                return  # a value marshal cannot hold: keep what is on disk
             self._dirty = False
         try:
-            from dun.core.atomic import write_text_atomic
+            from dun.core.atomic import write_bytes_atomic
 
-            write_text_atomic(self.path, data)
+            write_bytes_atomic(self.path, data)
         except OSError:
             pass  # a read-only or full cache directory must never fail a check

@@ -108,6 +108,12 @@ class CheckContext:
             self._matches = {}
         self.used = False
 
+    def git_view(self) -> tuple[str, set[str], int] | None:
+        """HEAD, the paths `git status` names and when it looked (`Snapshot.view`): per-file caches trust an entry
+        read at HEAD from a file git still sees clean without a stat. None outside git or before a commit."""
+        snapshot = self.snapshot()
+        return snapshot.view() if snapshot is not None else None
+
     def prefetch(self, listing: bool = True) -> None:
         """Start git in the background: it walks the tree while plugins and manifests load. Without `listing`,
         only `git status` (enough when every result may be reused); the index is listed once a check needs it."""

@@ -84,7 +84,7 @@ def replay(argv: list[str], status: Spawned, toplevel: Spawned) -> int | None:
     root = os.path.realpath(out.decode("utf-8", "surrogateescape").strip())
     try:
         with open(os.path.join(cache_dir_path(root), FILE), "rb") as fh:
-            version, setup, tree, looks, text, exit_code = marshal.load(fh)
+            version, setup, tree, looks, text, exit_code = marshal.loads(fh.read())
         if version != REPLAY_VERSION or setup != _setup(argv):
             return None
         if any(look(path, stored) != stored for path, stored in looks):

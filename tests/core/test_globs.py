@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pathspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dun.core.globs import glob_errors, match_files
+from dun.core.globs import FileList, glob_errors, match_files
 
 SEGMENTS = ["src", "docs", "a.py", "b.md", "x.egg-info", "tests", "deep", "c.txt", "__init__.py", "gate.yml"]
 PATTERNS = ["*.py", "src/**/*.py", "docs/", "**/gate*.y*ml", "*.egg-info", "deep/*", "/src/a.py", "tests/**",
@@ -22,6 +25,18 @@ def test_match_files_agrees_with_pathspec(files: list[str], patterns: list[str])
     assert match_files(files, patterns) == [f for f in files if spec.match_file(f)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(paths, min_size=1, max_size=60, unique=True), st.lists(st.sampled_from(PATTERNS), min_size=1,
+                                                                        max_size=6), st.integers(0, 60))
+def test_a_listing_in_index_order_matches_as_pathspec_does(files: list[str], patterns: list[str], cut: int) -> None:
+    """The sorted head of a FileList (git's index) is bisected by prefix; the tail (untracked files) is not."""
+    head = sorted(files[:cut])
+    listing = FileList(head + files[cut:])
+    listing.sorted_head = len(head)
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    assert match_files(listing, patterns) == [f for f in listing if spec.match_file(f)]
+
+
 def test_directory_suffix_glob_matches_files_beneath() -> None:
     assert match_files(["pkg.egg-info/PKG-INFO", "src/a.py"], ["*.egg-info"]) == ["pkg.egg-info/PKG-INFO"]
 
@@ -31,3 +46,24 @@ def test_invalid_globs_are_reported() -> None:
     assert key == "glob" and message.startswith("invalid glob '!'")
     (error,) = glob_errors({"glob": ["docs\\"]}, "glob")
     assert error[1].startswith("invalid glob 'docs\\\\'")
+
+
+def test_a_directory_named_like_a_suffix_is_found_in_a_listing() -> None:
+    listing = FileList(["a.py/inner.txt", "b/c.py", "b/d.txt"])
+    listing.sorted_head = 3
+    assert match_files(listing, ["*.py"]) == ["a.py/inner.txt", "b/c.py"]
+    assert match_files(listing, ["b/**/*.py"]) == ["b/c.py"]
+
+
+MATCH_ONCE = """
+import sys
+from dun.core.globs import match_files
+print(match_files(["src/a.py", "src/b.txt", "c.py"], ["src/**/*.py"]), "pathspec" in sys.modules)
+"""
+
+
+def test_a_glob_list_seen_before_is_matched_without_pathspec() -> None:
+    """The joined regex is kept in the cache directory: a later run need not import pathspec (10 ms)."""
+    runs = [subprocess.run([sys.executable, "-c", MATCH_ONCE], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)]
+    assert runs == ["['src/a.py'] True\n", "['src/a.py'] False\n"]

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
-import json
+import marshal
 import os
+import time
 from pathlib import Path
 
 import pytest
 from conftest import git, write
 
 from dun.cli.commands.check import CheckOptions, build_report
-from dun.engine.cache import cache_dir
+from dun.engine.cache import RACY_WINDOW_NS, FileCache, cache_dir
 from dun.engine.session import open_session
 
 PLUGIN = """\
@@ -40,7 +41,7 @@ def project(repo: Path) -> Path:
 
 
 def cache_files(repo: Path) -> list[Path]:
-    return sorted(cache_dir(repo.resolve()).glob("*.json"))
+    return sorted(cache_dir(repo.resolve()).glob("*-*.marshal"))
 
 
 def test_results_are_cached_outside_the_repository(project: Path) -> None:
@@ -67,7 +68,7 @@ def test_files_modified_just_now_are_not_stored(project: Path) -> None:
     write(project, "src/fresh.py", "# TODO fresh\n")
     signals(project)
     (todo_cache,) = [p for p in cache_files(project) if p.name.startswith("pattern-count")]
-    assert set(json.loads(todo_cache.read_text())) == {"src/a.py"}
+    assert set(marshal.loads(todo_cache.read_bytes())) == {"src/a.py"}
 
 
 def test_a_corrupt_cache_is_ignored(project: Path) -> None:
@@ -81,3 +82,50 @@ def test_dun_no_cache_turns_it_off(project: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("DUN_NO_CACHE", "1")
     signals(project)
     assert cache_files(project) == []
+
+
+def test_an_edit_reverted_by_git_is_read_again(project: Path) -> None:
+    """An entry git vouched for at this commit is not trusted again once the file was changed in between: the
+    revert gives it HEAD's content, and the cache the edited one's result."""
+    first = signals(project)
+    path = project / "src/a.py"
+    path.write_text("x = 1  # TODO one\ny = 2  # TODO two\n")
+    age(path)
+    assert signals(project)["todos"].startswith("2 line(s) match")
+    git(project, "checkout", "--", "src/a.py")
+    age(path)
+    assert signals(project) == first
+
+
+def test_a_new_commit_is_not_vouched_for_by_the_old_one(project: Path) -> None:
+    signals(project)
+    path = project / "src/a.py"
+    path.write_text("x = 1  # TODO one\ny = 2  # TODO two\n")
+    age(path)
+    git(project, "commit", "-qam", "two todos")
+    assert signals(project)["todos"].startswith("2 line(s) match")
+
+
+def vouched_after_put(tmp_path: Path, view: tuple[str, set[str], int], written_ns: int) -> object:
+    path = tmp_path / "f.txt"
+    path.write_text("content\n")
+    os.utime(path, ns=(written_ns, written_ns))
+    cache = FileCache(tmp_path, "unit", view=view)
+    cache.put("f.txt", FileCache.stamp(path), "value", path)
+    cache.save()
+    return FileCache(tmp_path, "unit", view=view).vouched("f.txt")
+
+
+def test_git_vouches_only_for_a_clean_file_written_before_its_look(tmp_path: Path) -> None:
+    now = time.time_ns()
+    old = now - 10 * RACY_WINDOW_NS
+    assert vouched_after_put(tmp_path, ("c0ffee", set(), now), old) == "value"
+    assert vouched_after_put(tmp_path, ("c0ffee", {"f.txt"}, now), old) is None  # git names it: changed
+    assert vouched_after_put(tmp_path, ("c0ffee", set(), old), old) is None  # written as git looked
+
+
+def test_a_vouched_entry_needs_the_same_commit(tmp_path: Path) -> None:
+    now = time.time_ns()
+    assert vouched_after_put(tmp_path, ("c0ffee", set(), now), now - 10 * RACY_WINDOW_NS) == "value"
+    assert FileCache(tmp_path, "unit", view=("beef", set(), now)).vouched("f.txt") is None
+    assert FileCache(tmp_path, "unit").vouched("f.txt") is None  # no view: only a stamp can tell
