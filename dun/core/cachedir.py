@@ -1,13 +1,14 @@
 """Where dun's caches live, and what of the environment their keys hold.
 
-Import-light on purpose (os, hashlib): `dun check`'s replay path (dun/engine/replay.py) needs both before the rest
-of dun loads.
+Import-light on purpose (os, and sha256 without OpenSSL): `dun check`'s replay path (dun/engine/replay.py) needs
+both before the rest of dun loads.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
+
+from dun.core.digest import sha256
 
 # Environment variables that differ between shells and terminals but not in what a check sees; every other one
 # (PATH, VIRTUAL_ENV, ...) is part of a cache key, since a command check runs in that environment.
@@ -30,7 +31,7 @@ def cache_base_path() -> str:
 
 def cache_dir_path(root: str) -> str:
     """The cache directory of the repository at `root`."""
-    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return os.path.join(cache_base_path(), digest)
 
 

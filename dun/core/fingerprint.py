@@ -1,14 +1,15 @@
 """The work tree's fingerprint, from one `git status --porcelain=v2 --branch -z --untracked-files=all`.
 
-Import-light on purpose (hashlib, os, stat): `dun check`'s replay path (dun/engine/replay.py) compares it before the
-rest of dun loads.
+Import-light on purpose (os, stat, and sha256 without OpenSSL): `dun check`'s replay path (dun/engine/replay.py)
+compares it before the rest of dun loads.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
+
+from dun.core.digest import file_sha256, sha256
 
 _FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
 
@@ -34,7 +35,7 @@ def entries(status: bytes) -> list[tuple[bytes, bytes]]:
 def fingerprint(root: str, status: bytes) -> str:
     """A hash of HEAD, the branch, the index's view of every change and the content of every changed or untracked
     file: equal fingerprints mean the same commit and the same tracked-plus-untracked content."""
-    digest = hashlib.sha256(status)
+    digest = sha256(status)
     for _, name in entries(status):
         digest.update(b"\0" + name + b"\0" + content_hash(root, name))
     return digest.hexdigest()
@@ -49,6 +50,6 @@ def content_hash(root: str, name: bytes) -> bytes:
         if not stat.S_ISREG(mode):
             return b"special"  # a directory (submodule) or a FIFO, which opening could block on
         with open(path, "rb") as fh:  # the content, streamed: a stat stamp could miss a same-size rewrite
-            return hashlib.file_digest(fh, "sha256").digest()
+            return file_sha256(fh)
     except OSError as exc:  # deleted, a directory (submodule) or unreadable: say which, never fail
         return f"unreadable:{exc.errno}".encode()

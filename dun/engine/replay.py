@@ -13,7 +13,6 @@ Never with `--no-cache`, `--output`, DUN_NO_CACHE=1, or a look written within th
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import sys
@@ -21,6 +20,7 @@ import time
 
 from dun import __version__
 from dun.core.cachedir import cache_dir_path, look, stable_env, stamp
+from dun.core.digest import sha256
 from dun.core.fingerprint import fingerprint
 from dun.core.spawn import Spawned
 
@@ -35,7 +35,7 @@ FILE = "replay.marshal"  # marshal, not JSON: the json module alone would cost a
 def _setup(argv: list[str]) -> str:
     parts = (REPLAY_VERSION, __version__, argv, os.getcwd(), sys.stdout.isatty(), stable_env(),
              os.path.realpath(sys.executable))
-    return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _module_looks() -> dict[str, list[int] | None]:

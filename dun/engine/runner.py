@@ -6,7 +6,6 @@ import fnmatch
 import queue
 import threading
 import time
-import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +67,8 @@ def run_one(catalog: Catalog, check: CheckSpec, ctx: CheckContext) -> CheckResul
     try:
         outcome = catalog.types[check.type].run(check, ctx)
     except Exception as exc:  # a crashing check must never stop the run
+        import traceback
+
         frames = traceback.format_exception(exc)[-3:]
         outcome = Outcome(Status.ERROR, f"check crashed: {type(exc).__name__}: {exc}".splitlines()[0],
                           detail="".join(frames).strip())

@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,6 +45,8 @@ def parallel_files(path: Path) -> list[Path]:
 
 
 def _check_database(path: Path) -> None:
+    import sqlite3  # here, not at the top: `dun check` imports this module for its constants (sqlite3 costs 3 ms)
+
     from dun.checks.readers.covmodel import _error, _head
 
     if not _head(path).startswith(SQLITE_MAGIC):
@@ -90,6 +90,8 @@ def read_coveragepy(data_files: list[Path], paths: _Paths) -> tuple[list[FileCov
         except CoverageException as exc:  # also line data mixed with branch data across parallel files
             raise _error(path, exc) from exc
         measured.update({name: paths(name) for name in names.values()})
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="dun-coverage-") as tmp:
         out = os.path.join(tmp, "coverage.json")
         try:
