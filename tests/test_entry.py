@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
+from conftest import write
+
+from dun.cli.checkflags import parse
+from dun.cli.commands.check import CheckOptions
 from dun.entry import _checks_here
 
 
@@ -18,3 +26,86 @@ from dun.entry import _checks_here
 ])
 def test_only_check_without_a_path_starts_early(args: list[str], early: bool) -> None:
     assert _checks_here(args) is early
+
+
+# `dun check` on an ordinary command line runs without click; click reads anything else. Both must behave alike.
+PLUGIN = """\
+id: p
+checks:
+  - {id: boxes, type: checkboxes, files: ["plan.md"]}
+  - {id: todo, type: files, rule: pattern-count, glob: ["*.py"], pattern: TODO, max: 0}
+"""
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    write(repo, ".dun/plugins/p.yaml", PLUGIN)
+    write(repo, "plan.md", "- [ ] first\n- [x] second\n")
+    write(repo, "a.py", "x = 1  # TODO\n")
+    return repo
+
+
+def entry(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The console script's own path: `python -m dun` runs dun.entry."""
+    return subprocess.run([sys.executable, "-m", "dun", *args], cwd=root, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+
+
+def through_click(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from dun.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=root, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+
+
+@pytest.mark.parametrize("args", [
+    ["check"],
+    ["check", "--format", "json", "--no-cache", "-j", "1"],
+    ["check", "-f", "llm", "--only", "p", "--skip", "todo", "--strict", "-v", "--color", "never"],
+    ["check", "--only", "nosuchcheck"],  # a usage error raised by the command itself
+    ["check", "-j", "0"],  # refused by click: the table leaves it to click
+    ["check", "--color", "blue"],
+    ["check", "--format=json", "--no-cache"],
+    ["check", "--bogus"],
+])
+def test_without_click_a_check_prints_and_exits_as_through_click(project: Path, args: list[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUN_NO_CACHE", "1")  # both run every check: only how long they took may differ
+    fast, slow = entry(project, *args), through_click(project, *args)
+    assert (fast.returncode, fast.stderr) == (slow.returncode, slow.stderr)
+    assert untimed(fast.stdout) == untimed(slow.stdout)
+    assert fast.stdout.strip() or fast.returncode == 2
+
+
+def untimed(text: str) -> str:
+    return re.sub(r'("duration_s": |in )[0-9.e-]+', r"\1T", text)
+
+
+def test_the_option_table_reads_only_what_it_is_sure_of() -> None:
+    assert parse(["--format", "json", "--only", "a", "--only", "b", "-j", "3", "--no-cache"]) == CheckOptions(
+        format="json", only=["a", "b"], jobs=3, no_cache=True)
+    for args in (["--help"], ["-h"], ["--format=json"], ["-vj2"], ["-j", "zero"], ["-j", "0"], ["--format"],
+                 ["--format", "--verbose"], ["--color", "blue"], ["-o", "."], ["some/path"], ["--"]):
+        assert parse(args) is None, args
+
+
+def test_a_broken_manifest_is_one_line_and_exit_2(project: Path) -> None:
+    write(project, ".dun/plugins/p.yaml", "id: p\nchecks: [{id: x, type: nosuchtype}]\n")
+    done = entry(project, "check")
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr and "nosuchtype" in done.stderr
+
+
+def test_a_reader_that_goes_away_is_no_error(project: Path) -> None:
+    for _ in range(2):  # the second run is replayed
+        piped = subprocess.run(f"{sys.executable} -m dun check --format json | head -c 5", shell=True, cwd=project,
+                               capture_output=True, text=True, timeout=60)
+        assert piped.stdout == "{\n  \"" and "Traceback" not in piped.stderr and "Error" not in piped.stderr
+
+
+def test_an_atexit_callback_still_runs(project: Path) -> None:
+    """dun skips the interpreter's teardown only when nothing is registered to run at exit (coverage.py is)."""
+    code = ("import atexit, sys; atexit.register(print, 'bye'); sys.argv = ['dun', 'check', '-f', 'json']; "
+            "from dun.entry import main; sys.exit(main())")
+    for _ in range(2):  # run, then replayed
+        done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and done.stdout.endswith("}\nbye\n"), done.stderr

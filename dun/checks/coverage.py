@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dun.config.schema import Field
+from dun.core.digest import sha256
 from dun.core.globs import glob_errors, match_files
 from dun.engine.cache import FileCache
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
@@ -54,7 +54,7 @@ def _fingerprint(paths: list[Path], root: Path) -> tuple[int, int] | None:
             return None
         parts.append(f"{path}\0{stamp[0]}\0{stamp[1]}")
         newest = max(newest, stamp[1])
-    return int(hashlib.sha256("\n".join(parts).encode()).hexdigest()[:15], 16), newest
+    return int(sha256("\n".join(parts).encode()).hexdigest()[:15], 16), newest
 
 
 def _read_coveragepy(paths: list[Path], root: Path) -> CoverageReport:

@@ -12,8 +12,6 @@ from typing import Any
 import click
 
 from dun import __version__
-from dun.core.errors import ConfigError, DunError
-from dun.core.kinds import ExitCode
 
 
 class FiniteFloat(click.FloatRange):
@@ -35,26 +33,35 @@ def cli() -> None:
     """dun finds the outstanding work in a repository and drives a coding agent until it is done."""
 
 
+def _check_flags(command: Any) -> Any:
+    """The options of `dun check`, from their table (dun/cli/checkflags.py), which entry.py also reads."""
+    from dun.cli.checkflags import CHECK_FLAGS
+
+    for flag in reversed(CHECK_FLAGS):
+        kwargs: dict[str, Any] = {"help": flag.help or None, "metavar": flag.metavar}
+        if flag.takes == "flag":
+            kwargs["is_flag"] = True
+        elif flag.takes == "many":
+            kwargs["multiple"] = True
+        elif flag.minimum is not None:
+            kwargs["type"] = click.IntRange(min=flag.minimum)
+        elif flag.choices:
+            kwargs.update(type=click.Choice(list(flag.choices)), default=flag.default, show_default=True)
+        elif flag.file:
+            kwargs["type"] = click.Path(dir_okay=False)
+        command = click.option(*flag.names, flag.dest, **kwargs)(command)
+    return command
+
+
 @cli.command("check")
 @PATH_ARG
-@click.option("-f", "--format", "fmt", help="text, json, llm, junit or github (default: check.format).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Checks run at once (default: check.jobs).")
-@click.option("--only", multiple=True, metavar="GLOB", help="Run only checks whose id or plugin matches.")
-@click.option("--skip", multiple=True, metavar="GLOB", help="Leave out checks whose id or plugin matches.")
-@click.option("--strict", is_flag=True, help="Warnings are actionable too (exit 1).")
-@click.option("-v", "--verbose", is_flag=True, help="Show passing and skipped checks, all items and details.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to a file.")
-@click.option("--no-cache", is_flag=True, help="Run every check, even one whose inputs are unchanged since its "
-              "last result (also DUN_NO_CACHE=1).")
-def check_cmd(path: str | None, fmt: str | None, jobs: int | None, only: tuple[str, ...], skip: tuple[str, ...],
-              strict: bool, verbose: bool, color: str, output: str | None, no_cache: bool) -> None:
+@_check_flags
+def check_cmd(path: str | None, **options: Any) -> None:
     """Run the checks and report outstanding work. Exit 0: nothing actionable; 1: work remains."""
     from dun.cli.commands.check import CheckOptions, run_check
 
-    opts = CheckOptions(path=path, format=fmt, jobs=jobs, only=list(only), skip=list(skip), strict=strict,
-                        verbose=verbose, color=color, output=output, no_cache=no_cache)
-    _exit(run_check(opts))
+    options.update(only=list(options["only"]), skip=list(options["skip"]))
+    _exit(run_check(CheckOptions(path=path, **options)))
 
 
 @cli.command("iterate")
@@ -442,59 +449,11 @@ def _exit(code: int) -> None:
     sys.exit(code)
 
 
-def _crash_log(exc: BaseException) -> str:
-    """Write the traceback to a log file and return its path; the user sees one line."""
-    import datetime
-    import traceback
-
-    from dun.core.resources import user_state_dir
-
-    text = "".join(traceback.format_exception(exc))
-    try:
-        directory = user_state_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
-        path = directory / f"crash-{stamp}.log"
-        path.write_text(f"dun {__version__}\nargv: {sys.argv}\n\n{text}", encoding="utf-8")
-        return str(path)
-    except OSError:
-        import tempfile
-
-        fd, name = tempfile.mkstemp(prefix="dun-crash-", suffix=".log")
-        with open(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        return name
-
-
 def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
-    """Console-script entry point; the one place exceptions become exit codes."""
-    from dun.core.reaper import install_termination_handlers
+    """Console-script entry point: click reads the command line, `dun.cli.errors.guarded` maps what it raises."""
+    from dun.cli.errors import guarded
 
-    install_termination_handlers()  # a terminated dun takes the commands it started with it
-    try:
-        rv = entry.main(args=argv, prog_name="dun", standalone_mode=False)
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else ExitCode.USAGE
-    except click.exceptions.Abort:
-        click.echo("dun: interrupted", err=True)
-        return 130
-    except click.ClickException as exc:
-        exc.show()
-        return ExitCode.USAGE
-    except ConfigError as exc:
-        for line in exc.errors:
-            click.echo(f"dun: {line}", err=True)
-        return exc.exit_code
-    except DunError as exc:
-        click.echo(f"dun: {exc}", err=True)
-        return exc.exit_code
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:
-        log = _crash_log(exc)
-        click.echo(f"dun: internal error: {type(exc).__name__}: {exc} (traceback in {log})".splitlines()[0], err=True)
-        return ExitCode.INTERNAL
-    return rv if isinstance(rv, int) else 0
+    return guarded(lambda: entry.main(args=argv, prog_name="dun", standalone_mode=False))
 
 
 if __name__ == "__main__":

@@ -3,19 +3,16 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dun.config.schema import Field, Validator, plain, type_name
-from dun.config.tomlpos import key_lines, positioned
 from dun.config.yamlio import MAX_YAML_BYTES, load_yaml_file
 from dun.core.errors import ConfigError
 from dun.core.kinds import NotifyEvent
 from dun.core.redact import configure as configure_redaction
 from dun.core.textfiles import read_bytes
-from dun.store.store import Store
 
 CONFIG_FIELDS: dict[str, Field] = {
     "check": Field("map", "How `dun check` runs.", fields={
@@ -219,6 +216,8 @@ class Config:
 
 
 def config_path(root: Path) -> Path:
+    from dun.store.store import Store  # here: a cached config (dun/engine/configcache.py) needs no Store
+
     return Store(root).config_path
 
 
@@ -234,6 +233,10 @@ def _read_raw(root: Path) -> tuple[Any, str]:
 
 
 def _read_pyproject(pyproject: Path, root: Path) -> tuple[Any, str]:
+    import tomllib
+
+    from dun.config.tomlpos import key_lines, positioned
+
     try:
         text = read_bytes(pyproject, MAX_YAML_BYTES, root).decode("utf-8")
         doc = tomllib.loads(text)

@@ -26,8 +26,14 @@ KNOWN: tuple[tuple[str, str], ...] = (
                     r"KEY-----)?"),
     ("bearer-token", r"\b[Bb]earer\s{1,5}(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
 )
-_known = [(kind, re.compile(pattern)) for kind, pattern in KNOWN]
+_known: list[tuple[str, re.Pattern[str]]] = []  # KNOWN compiled on first use: `dun check` mostly never redacts
 _extra: list[tuple[str, re.Pattern[str]]] = []
+
+
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    if not _known:
+        _known[:] = [(kind, re.compile(pattern)) for kind, pattern in KNOWN]
+    return (*_known, *_extra)
 
 
 def configure(patterns: Iterable[str]) -> None:
@@ -49,7 +55,7 @@ def _replace(kind: str) -> Any:
 
 def redact(text: str) -> str:
     """`text` with every secret replaced by `<redacted:KIND>`."""
-    for kind, pattern in (*_known, *_extra):
+    for kind, pattern in _patterns():
         if kind == "private-key" and "PRIVATE KEY" not in text:
             continue  # the cheap test first: most texts hold no key block
         text = pattern.sub(_replace(kind), text)

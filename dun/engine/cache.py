@@ -7,7 +7,6 @@ The cache lives under `$XDG_CACHE_HOME/dun/`, never in the repository; `DUN_NO_C
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import threading
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dun.core.cachedir import VOLATILE_ENV, cache_base_path, cache_dir_path, stable_env
+from dun.core.digest import sha256
 
 __all__ = ["VOLATILE_ENV", "stable_env"]  # kept here too: the caches' keys are built from them
 
@@ -52,7 +52,7 @@ class FileCache:
     """
 
     def __init__(self, root: Path, name: str, salt: str = "", view: GitView | None = None) -> None:
-        tag = hashlib.sha256(f"{CACHE_VERSION}\0{name}\0{salt}".encode()).hexdigest()[:16]
+        tag = sha256(f"{CACHE_VERSION}\0{name}\0{salt}".encode()).hexdigest()[:16]
         self.path = cache_dir(root) / f"{name}-{tag}.marshal"
         self.enabled = os.environ.get("DUN_NO_CACHE", "") in ("", "0")
         self._head: str | None = view[0] if view is not None else None

@@ -11,7 +11,6 @@ redo the work.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ from typing import Any
 
 from dun import __version__
 from dun.core.cachedir import stamp
+from dun.core.digest import sha256
 from dun.engine.cache import RACY_WINDOW_NS, cache_dir, watch
 from dun.engine.checkapi import CheckSpec, CheckType
 from dun.engine.manifest import Manifest
@@ -60,7 +60,7 @@ def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], ext
         st = _stat(source)
         watch(source, None if st is None else [st.st_size, st.st_mtime_ns, st.st_ino])
         parts.append([name, source] if st is None else [name, source, st.st_size, st.st_mtime_ns])
-    digest = hashlib.sha256(json.dumps(parts, default=repr).encode()).hexdigest()
+    digest = sha256(json.dumps(parts, default=repr).encode()).hexdigest()
     return digest, time.time_ns() - newest >= RACY_WINDOW_NS
 
 

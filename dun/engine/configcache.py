@@ -9,7 +9,6 @@ on every run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -20,6 +19,7 @@ from dun import __version__
 from dun.config import loader
 from dun.config.loader import CONFIG_FIELDS, Config, load_config
 from dun.config.schema import Field
+from dun.core.digest import sha256
 from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env, watch
 
 CONFIG_CACHE_VERSION = 1
@@ -34,6 +34,9 @@ def cached_config(root: Path, extra_fields: dict[str, Field]) -> Config:
     try:
         data = json.loads(path.read_text("utf-8"))
         if data["key"] == key:
+            from dun.core.redact import configure
+
+            configure(data["values"]["secrets"]["patterns"])  # as load_config does: every record is redacted
             return Config(values=data["values"], source=data["source"], fields={**CONFIG_FIELDS, **extra_fields})
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing, corrupt or stale: load it
@@ -63,5 +66,5 @@ def _key(root: Path, extra_fields: dict[str, Field]) -> tuple[str, bool]:
         watch(str(path), [st.st_size, st.st_mtime_ns, st.st_ino])
         if path.name != "loader.py":
             newest = max(newest, st.st_mtime_ns)
-    digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    digest = sha256(json.dumps(parts).encode()).hexdigest()
     return digest, time.time_ns() - newest >= RACY_WINDOW_NS

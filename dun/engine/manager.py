@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import os
@@ -13,6 +12,7 @@ from typing import Any, cast
 
 import pluggy
 
+from dun.core.digest import sha256
 from dun.core.errors import ConfigError
 from dun.engine import hookspecs
 from dun.engine.checkapi import CheckType
@@ -82,7 +82,7 @@ def _may_have_entry_points() -> bool:
         stamps.append([entry, st.st_mtime_ns, st.st_ino])
         watch(os.path.abspath(entry or "."), [st.st_size, st.st_mtime_ns, st.st_ino])
         newest = max(newest, st.st_mtime_ns)
-    key = hashlib.sha256(json.dumps(stamps).encode()).hexdigest()
+    key = sha256(json.dumps(stamps).encode()).hexdigest()
     path = cache_base() / f"entry-points-{key[:16]}.json"
     enabled = os.environ.get("DUN_NO_CACHE", "") in ("", "0")
     try:

@@ -16,7 +16,6 @@ in `$XDG_CACHE_HOME/dun/<repo>/results.json`, written atomically and merged with
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -27,6 +26,7 @@ from typing import Any
 
 from dun import __version__
 from dun.core.cachedir import look, stamp
+from dun.core.digest import sha256
 from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env, watch
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.model import CheckResult, Item, Status
@@ -142,4 +142,4 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()
+    return sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()

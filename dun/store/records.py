@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import time
-import uuid
 from typing import Any, TypedDict
 
 from dun.core.kinds import CircuitState
@@ -85,6 +84,8 @@ def new_circuit() -> Circuit:
 
 
 def new_state() -> LoopState:
+    import uuid  # here: importing it costs 3 ms of every `dun check`, which makes no state
+
     return {"schema_version": STATE_SCHEMA_VERSION, "run_id": uuid.uuid4().hex[:12], "status": "running",
             "stop_reason": None, "iteration": 0, "started_at": now_iso(), "started_epoch": time.time(),
             "updated_at": now_iso(), "ended_at": None, "cost_usd_total": 0.0, "calls": [], "resume_at": None,

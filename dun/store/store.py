@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,6 +152,8 @@ class Store:
                 os.chmod(self.dir, 0o700)
         ignore = self.dir / ".gitignore"
         if not ignore.exists():  # the same file `dun init` writes
+            import shutil
+
             shutil.copyfile(data_dir("templates") / "dun.gitignore", ignore)
         return self.dir
 
@@ -208,6 +209,8 @@ class Store:
         if target.exists():  # a run id seen before (a restored state): never merge two runs' logs
             target = self.archive_dir / f"{safe}-{time.strftime('%Y%m%dT%H%M%S')}"
         make_private_dir(target)
+        import shutil
+
         for path in (self.logs_dir, self.state_path, self.report_path, self.handoff_path, self.iterate_path):
             if path.exists():
                 shutil.move(str(path), str(target / path.name))

@@ -46,7 +46,7 @@ def project(repo: Path, tmp_path: Path) -> Path:
 
 
 def check(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`dun check --format json`, as a user runs it; `-X importtime` shows whether click was loaded at all."""
+    """`dun check --format json`, as a user runs it; `-X importtime` shows whether the engine was loaded at all."""
     return subprocess.run([sys.executable, "-X", "importtime", "-m", "dun", "check", "--format", "json", *args],
                           cwd=repo, capture_output=True, text=True, env={**os.environ, **(env or {})}, check=False)
 
@@ -57,7 +57,7 @@ def runs(repo: Path) -> int:
 
 
 def replayed(proc: subprocess.CompletedProcess[str]) -> bool:
-    return " click" not in proc.stderr
+    return " dun.engine.session" not in proc.stderr
 
 
 def test_an_identical_run_is_replayed_and_any_change_runs_again(project: Path) -> None:
