@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple
 from typing import Any
 
-from dun.checks.readers.markdown import DEFAULT_OPTIONAL_HEADINGS, parse_boxes
+from dun.checks.readers import DEFAULT_OPTIONAL_HEADINGS
 from dun.config.schema import Field
 from dun.core.globs import glob_errors, is_literal
 from dun.core.textfiles import read_text
@@ -33,39 +32,47 @@ def mission_paths(ctx: CheckContext, files: list[str]) -> list[str]:
     return paths
 
 
-# Field positions of a cached box (dataclasses.astuple(Box)): building 10,000s of frozen Box objects per run costs
-# more than reading them, so the counts come straight from the tuples and only open boxes become items.
-_FILE, _LINE, _TEXT, _CHECKED, _OPTIONAL = range(5)
+def _tally(boxes: Any) -> tuple[int, int, list[tuple[int, str]]]:
+    """What the check needs of one file's boxes, and all its cache keeps: (ticked, open optional, the open
+    required boxes as (line, text)). A tenth of the objects of every box's fields, which made the cache slow to load."""
+    done = optional = 0
+    required: list[tuple[int, str]] = []
+    for box in boxes:
+        if box.checked:
+            done += 1
+        elif box.optional:
+            optional += 1
+        else:
+            required.append((box.line, box.text))
+    return done, optional, required
 
 
-def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str]) -> tuple[list[Any], list[str]]:
-    """Every box in the files as a field tuple (`astuple(Box)`), and one problem line per file that could not be
-    read."""
-    boxes: list[Any] = []
+def collect_boxes(ctx: CheckContext, paths: list[str],
+                  optional_headings: list[str]) -> tuple[list[tuple[str, Any]], list[str]]:
+    """Each readable file with its tally (`_tally`), and one problem line per file that could not be read."""
+    tallies: list[tuple[str, Any]] = []
     problems: list[str] = []
-    cache = FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), ctx.git_view())
+    cache = FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), ctx.git_view)
     for rel in paths:
         hit = cache.vouched(rel)  # git vouches for the file: no stat
-        if hit is not None:
-            boxes.extend(hit)
-            continue
-        path = ctx.root / rel
-        stamp = cache.stamp(path)
-        if stamp is None and not path.exists():
-            continue  # tracked but deleted from the work tree
-        hit = cache.get(rel, stamp)
-        if hit is not None:
-            boxes.extend(hit)
-            continue
-        text, problem = read_text(path, strict_utf8=True, root=ctx.root)
-        if text is None:
-            problems.append(f"{rel}: {problem}")
-            continue
-        parsed = [astuple(b) for b in parse_boxes(text, rel, optional_headings)]
-        cache.put(rel, stamp, parsed, path)
-        boxes.extend(parsed)
+        if hit is None:
+            path = ctx.root / rel
+            stamp = cache.stamp(path)
+            if stamp is None and not path.exists():
+                continue  # tracked but deleted from the work tree
+            hit = cache.get(rel, stamp)
+            if hit is None:
+                text, problem = read_text(path, strict_utf8=True, root=ctx.root)
+                if text is None:
+                    problems.append(f"{rel}: {problem}")
+                    continue
+                from dun.checks.readers.markdown import parse_boxes
+
+                hit = _tally(parse_boxes(text, rel, optional_headings))
+                cache.put(rel, stamp, hit, path)
+        tallies.append((rel, hit))
     cache.save(keep=set(paths))
-    return boxes, problems
+    return tallies, problems
 
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
@@ -73,12 +80,12 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     paths = mission_paths(ctx, o["files"])
     if not paths:
         return Outcome(Status.SKIP, f"no mission files found ({', '.join(o['files'])})")
-    boxes, problems = collect_boxes(ctx, paths, o["optional_headings"])
-    open_boxes = [b for b in boxes if not b[_CHECKED] and not b[_OPTIONAL]]
-    optional_open = sum(1 for b in boxes if not b[_CHECKED] and b[_OPTIONAL])
-    done = sum(1 for b in boxes if b[_CHECKED])
+    tallies, problems = collect_boxes(ctx, paths, o["optional_headings"])
+    done = sum(t[0] for _, t in tallies)
+    optional_open = sum(t[1] for _, t in tallies)
+    open_boxes = [(rel, line, text) for rel, t in tallies for line, text in t[2]]
     limit = o["max_items"]  # items past the limit are only counted: building them all costs on 10,000 boxes
-    items = [Item(text=b[_TEXT], file=b[_FILE], line=b[_LINE]) for b in open_boxes[:limit + 1]]
+    items = [Item(text=text, file=rel, line=line) for rel, line, text in open_boxes[:limit + 1]]
     items = cap_items(items, limit, "boxes")
     if len(open_boxes) > limit:
         items[-1] = more_item(len(open_boxes) - limit, "boxes")
@@ -89,8 +96,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         return Outcome(Status.ERROR, f"cannot read {problems[0]}" + (f" (+{len(problems) - 1} more)"
                        if len(problems) > 1 else ""), detail="\n".join(problems), items=items)
     if open_boxes:
-        first = open_boxes[0]
-        return Outcome(Status.FAIL, f"{len(open_boxes)} open: {first[_FILE]}:{first[_LINE]} {first[_TEXT]}"[:200],
+        rel, line, text = open_boxes[0]
+        return Outcome(Status.FAIL, f"{len(open_boxes)} open: {rel}:{line} {text}"[:200],
                        detail=tally, items=items,
                        next="Do the first open box; tick it `- [x]` only once it is verifiably done.")
     return Outcome(Status.PASS, tally)

@@ -109,12 +109,13 @@ def _below(value: float, limit: float) -> str:
 
 
 def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item]:
+    import heapq
+
     from dun.checks.readers.coverage import line_ranges
 
     files = [f for f in report.files if (f.missing or f.missing_branches) and (below is None or f.percent < below)]
-    files.sort(key=lambda f: (f.percent, -len(f.missing), f.path))
     out = []
-    for f in files[:limit]:
+    for f in heapq.nsmallest(limit, files, key=lambda f: (f.percent, -len(f.missing), f.path)):  # a sort of all
         what = [f"missing lines {line_ranges(f.missing)}"] if f.missing else []
         what += [f"{f.missing_branches} of {f.branches} branches not taken"] if f.missing_branches else []
         out.append(Item(text=f"{f.percent:.1f}% covered; {'; '.join(what)}"[:300], file=f.path,

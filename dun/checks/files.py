@@ -102,7 +102,7 @@ def _scan(path: Path, regex: re.Pattern[str], root: Path) -> tuple[list[list[Any
 
 def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> Outcome:
     regex = re.compile(o["pattern"])
-    cache = FileCache(ctx.root, "pattern-count", o["pattern"], ctx.git_view())
+    cache = FileCache(ctx.root, "pattern-count", o["pattern"], ctx.git_view)
     hits: list[Item] = []
     skipped: list[str] = []
     base = str(ctx.root)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dun.checks.readers.markdown import has_heading
 from dun.config.schema import Field, Validator
 from dun.config.yamlio import load_yaml_file
 from dun.core.errors import ConfigError
@@ -47,12 +46,16 @@ def evidence_missing(ctx: CheckContext, evidence: str) -> str | None:
         text, problem = read_text(target, root=ctx.root)
         if text is None:
             return f"{path}: {problem}"
+        from dun.checks.readers.markdown import has_heading
+
         if not has_heading(text, heading):
             return f"{path} has no heading '{heading}'"
     return None
 
 
 def _has(ctx: CheckContext, rel: str, heading: str) -> bool:
+    from dun.checks.readers.markdown import has_heading
+
     text, _ = read_text(ctx.root / rel, root=ctx.root)
     return text is not None and has_heading(text, heading)
 

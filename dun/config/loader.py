@@ -13,6 +13,7 @@ from dun.core.errors import ConfigError
 from dun.core.kinds import NotifyEvent
 from dun.core.redact import configure as configure_redaction
 from dun.core.textfiles import read_bytes
+from dun.store import layout
 
 CONFIG_FIELDS: dict[str, Field] = {
     "check": Field("map", "How `dun check` runs.", fields={
@@ -216,9 +217,7 @@ class Config:
 
 
 def config_path(root: Path) -> Path:
-    from dun.store.store import Store  # here: a cached config (dun/engine/configcache.py) needs no Store
-
-    return Store(root).config_path
+    return layout.config_path(root)
 
 
 def _read_raw(root: Path) -> tuple[Any, str]:

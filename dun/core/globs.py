@@ -28,6 +28,10 @@ class FileList(list[str]):
             self._joined = "\0".join(self)
         return self._joined
 
+    def set_joined(self, text: str) -> None:
+        """The paths already NUL-separated (as git prints them), given by whoever listed them."""
+        self._joined = text
+
 
 @lru_cache(maxsize=256)
 def _spec(patterns: tuple[str, ...]) -> Any:
@@ -101,11 +105,12 @@ def _candidates(files: Sequence[str], needs: tuple[tuple[str, str], ...]) -> lis
     suffixes = tuple({s for _, s in needs})
     if isinstance(files, FileList):
         pool = _ranges(files, set(prefixes)) + [f for f in files[files.sorted_head:] if f.startswith(prefixes)]
-        haystack = files.joined()
+        listing: Sequence[str] = files
     else:
-        pool = [f for f in files if f.startswith(prefixes)]
-        haystack = "\0".join(pool)
-    dirs = tuple(s + "/" for s in suffixes if s and s + "/" in haystack)
+        pool = listing = [f for f in files if f.startswith(prefixes)]
+    named = [s + "/" for s in suffixes if s]
+    haystack = (listing.joined() if isinstance(listing, FileList) else "\0".join(listing)) if named and pool else ""
+    dirs = tuple(d for d in named if d in haystack)
     if dirs:
         return [f for f in pool if f.endswith(suffixes) or any(d in f for d in dirs)]
     return [f for f in pool if f.endswith(suffixes)]
@@ -169,22 +174,19 @@ class _RegexStore:
         self._file: str | None = None
 
     def _path(self) -> str | None:
-        from importlib.util import find_spec
+        import sys
 
         from dun import __version__
         from dun.core.cachedir import cache_base_path, stamp
 
         if os.environ.get("DUN_NO_CACHE", "") not in ("", "0"):
             return None
-        try:
-            spec = find_spec("pathspec")
-        except (ImportError, ValueError):
-            return None
-        origin = spec.origin if spec is not None else None
-        if not origin:
-            return None
-        look = stamp(origin) or [0, 0, 0]
-        return os.path.join(cache_base_path(), f"globs-{__version__}-{look[1]}-{look[2]}.marshal")
+        # pathspec's own file, found as the import system would find a regular package (importlib.util costs 3 ms)
+        for entry in sys.path:
+            look = stamp(os.path.join(entry or ".", "pathspec", "__init__.py"))
+            if look is not None:
+                return os.path.join(cache_base_path(), f"globs-{__version__}-{look[1]}-{look[2]}.marshal")
+        return None  # installed some other way (a zip): no store, pathspec decides
 
     def _load(self) -> dict[tuple[str, ...], Any]:
         if self._entries is None:

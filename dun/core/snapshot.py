@@ -109,14 +109,17 @@ class Snapshot:
         self.start_listing()
         assert self._listing is not None
         raw = self._listing.output()
-        tracked = raw.decode("utf-8", "surrogateescape").split("\0")
+        text = raw.decode("utf-8", "surrogateescape")
+        tracked = text.split("\0")
         tracked.pop()  # the empty string after the last NUL (or of an empty index)
         if any(head[:1] == b"u" for head, _ in self.entries()):
             tracked = list(dict.fromkeys(tracked))  # an unmerged path is listed once per stage
         out = FileList(tracked)
         # git sorts the index bytewise: the same order as str's for ASCII; otherwise it is checked
         out.sorted_head = len(tracked) if raw.isascii() or tracked == sorted(tracked) else 0
-        out += self.untracked()
+        untracked = self.untracked()
+        out += untracked
+        out.set_joined(text + "\0".join(untracked))  # git's own NUL-separated text: no second join
         return out
 
     def head(self) -> str | None:

@@ -11,6 +11,7 @@ import marshal
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from dun.core.digest import sha256
 
 __all__ = ["VOLATILE_ENV", "stable_env"]  # kept here too: the caches' keys are built from them
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 RACY_WINDOW_NS = 3_000_000_000
 
 # What git says of the work tree for `FileCache`: HEAD, every path `git status` names, and when it looked.
@@ -51,13 +52,15 @@ class FileCache:
     and mtime decide. Stored with marshal (a fifth of JSON's load time on 10,000-entry caches).
     """
 
-    def __init__(self, root: Path, name: str, salt: str = "", view: GitView | None = None) -> None:
+    def __init__(self, root: Path, name: str, salt: str = "",
+                 view: GitView | Callable[[], GitView | None] | None = None) -> None:
         tag = sha256(f"{CACHE_VERSION}\0{name}\0{salt}".encode()).hexdigest()[:16]
         self.path = cache_dir(root) / f"{name}-{tag}.marshal"
         self.enabled = os.environ.get("DUN_NO_CACHE", "") in ("", "0")
-        self._head: str | None = view[0] if view is not None else None
-        self._changed: set[str] = view[1] if view is not None else set()
-        self._looked_ns = view[2] if view is not None else 0
+        self._view = view  # a callable is asked at the first lookup: the file loads while git still looks
+        self._head: str | None = None
+        self._changed: set[str] = set()
+        self._looked_ns = 0
         self._entries: dict[str, list[Any]] = {}
         self._dirty = False
         self._lock = threading.Lock()
@@ -78,9 +81,17 @@ class FileCache:
             return None
         return st.st_size, st.st_mtime_ns
 
+    def _git(self) -> None:
+        if self._view is not None:
+            view = self._view() if callable(self._view) else self._view
+            self._view = None
+            if view is not None:
+                self._head, self._changed, self._looked_ns = view
+
     def vouched(self, key: str) -> Any:
         """The value stored for `key` when git vouches that the file is as it was read (same commit, clean now);
         None otherwise (then `get` with a stamp decides)."""
+        self._git()
         if self._head is None or not self.enabled or key in self._changed:
             return None
         entry = self._entries.get(key)
@@ -91,6 +102,7 @@ class FileCache:
     def get(self, key: str, stamp: tuple[int, int] | None) -> Any:
         if not self.enabled or stamp is None:
             return None
+        self._git()
         entry = self._entries.get(key)
         if entry is not None and entry[0] == stamp[0] and entry[1] == stamp[1]:
             head = self._clean_head(key) if stamp[1] < self._looked_ns - RACY_WINDOW_NS else None
@@ -110,6 +122,7 @@ class FileCache:
         window included), so what was read is what git saw."""
         if not self.enabled or stamp is None or time.time_ns() - stamp[1] < RACY_WINDOW_NS:
             return
+        self._git()
         head = self._clean_head(key)
         if head is not None and (path is None or stamp[1] >= self._looked_ns - RACY_WINDOW_NS
                                  or self.stamp(path) != stamp):

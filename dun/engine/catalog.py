@@ -13,7 +13,7 @@ from dun.core.resources import data_dir, user_config_dir
 from dun.engine.checkapi import CheckSpec, CheckType
 from dun.engine.manager import check_types
 from dun.engine.manifest import Manifest, load_manifest, manifest_files
-from dun.store.store import Store
+from dun.store import layout
 
 
 @dataclass
@@ -39,7 +39,7 @@ def layers(root: Path, pm: pluggy.PluginManager, config: Config) -> list[tuple[s
     for dirs in pm.hook.dun_manifest_dirs(root=root):
         out.extend(("plugin", Path(d)) for d in dirs)
     out.append(("user", user_config_dir() / "plugins"))
-    out.append(("repo", Store(root).plugins_dir))
+    out.append(("repo", layout.plugins_dir(root)))
     out.extend(("repo", root / d) for d in config.get("plugins.dirs"))
     return out
 

@@ -90,6 +90,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
     order."""
     results: dict[str, CheckResult] = {}
     todo: dict[str, CheckSpec] = {}
+    triggers: dict[str, tuple[str, list[dict[str, str]]]] = {}  # check id -> its manifest's id and triggers
     looks: dict[str, list[Any]] = {}
     for manifest in catalog.manifests:
         checks = [c for c in manifest.checks if selected(c, only, skip)]
@@ -103,13 +104,10 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 ctx.prefetch()  # some check will run: list the index while the rest is decided
             # Stamped before the checks run: a change made while they run invalidates what they report.
             looks.update({c.id: reuse.inputs(c, catalog.types.get(c.type), manifest.triggers) for c in checks})
-        miss = trigger_miss(manifest.triggers, ctx) if checks else None
         for check in checks:
-            if miss:
-                results[check.id] = to_result(check, Outcome(Status.SKIP, miss), 0.0)
-            else:
-                todo[check.id] = check
-    _schedule(catalog, ctx, todo, results, max(1, jobs))
+            todo[check.id] = check
+            triggers[check.id] = (manifest.id, manifest.triggers)
+    _schedule(catalog, ctx, todo, results, max(1, jobs), _Gates(ctx, triggers))
     if reuse is not None:
         for manifest in catalog.manifests:
             for check in manifest.checks:
@@ -120,15 +118,45 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
     return sorted(results.values(), key=lambda r: order[r.id])
 
 
+class _Gates:
+    """Whether each manifest's triggers match, decided once, by the first of its checks to start: in the check's
+    own thread, so checks that need no look at the tree (coverage data, cached reads) run while git still walks it."""
+
+    def __init__(self, ctx: CheckContext, triggers: dict[str, tuple[str, list[dict[str, str]]]]) -> None:
+        self.ctx = ctx
+        self.triggers = triggers
+        self._misses: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+
+    def miss(self, check_id: str) -> str | None:
+        manifest, triggers = self.triggers.get(check_id, ("", []))
+        if not triggers:
+            return None
+        with self._lock:
+            if manifest not in self._misses:
+                self._misses[manifest] = trigger_miss(triggers, self.ctx)
+            return self._misses[manifest]
+
+
 def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
-              results: dict[str, CheckResult], jobs: int) -> None:
+              results: dict[str, CheckResult], jobs: int, gates: _Gates) -> None:
     """Start checks whose `after` dependencies are done, at most `jobs` at once, each with a deadline."""
     done_q: queue.Queue[CheckResult] = queue.Queue()
     running: dict[str, float] = {}  # id -> deadline
     waiting = dict(todo)
+    failures: list[Exception] = []
 
     def worker(check: CheckSpec) -> None:
-        done_q.put(run_one(catalog, check, ctx))
+        try:
+            miss = gates.miss(check.id)
+        except Exception as exc:  # git cannot list the tree (a corrupt index): the run fails as it would have
+            failures.append(exc)
+            done_q.put(to_result(check, Outcome(Status.ERROR, f"trigger failed: {exc}".splitlines()[0]), 0.0))
+            return
+        if miss:
+            done_q.put(to_result(check, Outcome(Status.SKIP, miss), 0.0))
+        else:
+            done_q.put(run_one(catalog, check, ctx))
 
     while waiting or running:
         for cid, check in list(waiting.items()):
@@ -157,3 +185,5 @@ def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
         if result.id in running:  # a late result after its deadline is dropped
             del running[result.id]
             results[result.id] = result
+    if failures:
+        raise failures[0]

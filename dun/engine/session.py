@@ -12,6 +12,7 @@ import pluggy
 
 from dun.config.loader import Config
 from dun.core.git import Repo, find_repo
+from dun.core.snapshot import peek_early
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext
 from dun.engine.manager import make_manager, merged_mapping
@@ -90,7 +91,8 @@ def open_session(path: Path | str | None = None, agents: bool = True) -> Session
     needs none) and the config, cached while its files are unchanged (dun/engine/configcache.py)."""
     from dun.engine.configcache import cached_config
 
-    repo = find_repo(path)
+    early = peek_early() if path is None else None  # `dun check` asked git for the top level as it started
+    repo = Repo(early[0], True) if early is not None else find_repo(path)
     pm = make_manager(agents=agents)
     config = cached_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"))
     return Session(repo=repo, pm=pm, config=config)

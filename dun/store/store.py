@@ -18,9 +18,9 @@ from dun.core.redact import redact, redact_data
 from dun.core.resources import data_dir
 from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
+from dun.store.layout import DIR, config_path, plugins_dir
 from dun.store.records import Handoff, IterationLog, LoopState, new_state, state_problem
 
-DIR = ".dun"
 RESERVE_BYTES = 256 * 1024
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
@@ -106,11 +106,11 @@ class Store:
 
     @property
     def config_path(self) -> Path:
-        return self.dir / "config.yaml"
+        return config_path(self.root)
 
     @property
     def plugins_dir(self) -> Path:
-        return self.dir / "plugins"
+        return plugins_dir(self.root)
 
     @property
     def templates_dir(self) -> Path:

@@ -10,9 +10,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from dun.checks.readers import DEFAULT_OPTIONAL_HEADINGS
+
 __all__ = ["Box", "Heading", "has_heading", "parse_boxes", "parse_headings"]
 
-DEFAULT_OPTIONAL_HEADINGS: tuple[str, ...] = ("Optional", "Future", "Nice to Have")
 
 # Explicit [ \t] and [0-9] instead of \s and \d: those also match unicode spaces and digits.
 # Every pattern here is free of nested or adjacent ambiguous quantifiers, so matching stays linear.
