@@ -1,11 +1,10 @@
 """Gitignore-style globs (recursive `**`, `!` negation) through pathspec, with the shortcuts that make matching a
-50,000-file listing cheap: a literal prefix looked up by bisection in git's sorted index order, a literal suffix
-tested with `str.endswith`, and pathspec's regexes joined into one and kept on disk, so that a run whose globs
-were all seen before never imports pathspec (about 10 ms)."""
+50,000-file listing cheap: a literal prefix found as one run of git's sorted index, a literal suffix found by
+substring search, neither splitting the rest of the listing (`Listing`), and pathspec's regexes joined into one and
+kept on disk, so that a run whose globs were all seen before never imports pathspec (about 10 ms)."""
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -15,22 +14,75 @@ from typing import Any
 _GLOB_CHARS = re.compile(r"[*?\[\\]")
 
 
-class FileList(list[str]):
-    """A file listing whose first `sorted_head` entries are in git's index order (sorted, no duplicates), which
-    `match_files` bisects; the rest (untracked files) are tested one by one."""
+class Listing:
+    """A file listing kept as git printed it: the index's paths NUL-separated, then the untracked files. Splitting
+    50,000 paths into strings costs more than matching them, so only what a glob's literal prefix (one contiguous
+    run of the sorted index) or literal suffix (one substring search each) admits is split; `paths()` splits all.
 
-    sorted_head = 0
-    _joined: str | None = None
+    `text` is every tracked path followed by a NUL; `in_order` says it is sorted with no path twice (git sorts the
+    index bytewise: str's order for ASCII; unmerged paths appear once per stage)."""
 
-    def joined(self) -> str:
-        """Every path, NUL-separated, built once: one substring search answers "does any path contain X"."""
-        if self._joined is None:
-            self._joined = "\0".join(self)
-        return self._joined
+    def __init__(self, text: str, untracked: list[str], in_order: bool) -> None:
+        self.text = text
+        self.untracked = untracked
+        self.in_order = in_order
+        self._paths: list[str] | None = None
 
-    def set_joined(self, text: str) -> None:
-        """The paths already NUL-separated (as git prints them), given by whoever listed them."""
-        self._joined = text
+    def paths(self) -> list[str]:
+        """Every path: tracked ones in the index's order (each once), then untracked ones."""
+        if self._paths is None:
+            tracked = self.text.split("\0")
+            tracked.pop()  # after the last NUL
+            if not self.in_order:
+                tracked = list(dict.fromkeys(tracked))
+            self._paths = tracked + self.untracked
+        return self._paths
+
+    def candidates(self, needs: tuple[tuple[str, str], ...]) -> list[str]:
+        """A superset of the paths that can match globs with these needs (see `_candidates`), in listing order."""
+        prefixes = {p for p, _ in needs}
+        suffixes = tuple({s for _, s in needs})
+        if not self.in_order or ("" in suffixes and "" in prefixes) or any(
+                s and s + "/" in self.text for s in suffixes):
+            return _candidates(self.paths(), needs)  # nothing cheap to go by, or a directory named like a suffix
+        tail = _candidates(self.untracked, needs) if self.untracked else []
+        if "" in prefixes:
+            return self._ending(suffixes) + tail
+        return [f for f in self._starting(prefixes) if f.endswith(suffixes)] + tail
+
+    def _starting(self, prefixes: set[str]) -> list[str]:
+        """Tracked paths with any of `prefixes`: in the sorted index each prefix is one contiguous run."""
+        text = "\0" + self.text
+        spans = []
+        for prefix in prefixes:
+            first = text.find("\0" + prefix)
+            if first >= 0:
+                last = text.rfind("\0" + prefix)
+                spans.append((first + 1, text.index("\0", last + 1)))
+        out: list[str] = []
+        end = -1
+        for lo, hi in sorted(spans):  # a prefix inside another's run (`a/` and `a/b/`) is not split twice
+            lo = max(lo, end + 1)
+            if lo < hi:
+                out += text[lo:hi].split("\0")
+                end = hi
+        return out
+
+    def _ending(self, suffixes: tuple[str, ...]) -> list[str]:
+        """Tracked paths ending with any of `suffixes`: one search per occurrence, no split of the rest."""
+        text = self.text
+        found: list[tuple[int, str]] = []
+        for suffix in suffixes:
+            needle = suffix + "\0"
+            find, rfind = text.find, text.rfind
+            at = find(needle)
+            while at >= 0:
+                end = at + len(suffix)
+                found.append((end, text[rfind("\0", 0, at) + 1:end]))
+                at = find(needle, end + 1)
+        if len(suffixes) > 1:
+            found = sorted(dict(found).items())  # listing order, each path once
+        return [path for _, path in found]
 
 
 @lru_cache(maxsize=256)
@@ -75,54 +127,31 @@ def _prefilter(patterns: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
     return tuple(needs)
 
 
-def _ranges(files: FileList, prefixes: set[str]) -> list[str]:
-    """The sorted head's paths starting with any of `prefixes`, in order: one bisection per prefix."""
-    head = files.sorted_head
-    if "" in prefixes:
-        return files[:head]
-    spans = []
-    for prefix in prefixes:
-        lo = bisect.bisect_left(files, prefix, 0, head)
-        hi = bisect.bisect_left(files, prefix[:-1] + chr(ord(prefix[-1]) + 1), lo, head)
-        if lo < hi:
-            spans.append((lo, hi))
-    spans.sort()
-    out: list[str] = []
-    end = 0
-    for lo, hi in spans:
-        lo = max(lo, end)
-        if lo < hi:
-            out += files[lo:hi]
-            end = hi
-    return out
-
-
 def _candidates(files: Sequence[str], needs: tuple[tuple[str, str], ...]) -> list[str]:
     """A superset of the files that can match (the regex decides): those with some need's prefix and some need's
     suffix, or with a directory named by a suffix (`*.ext` also matches a directory named so, and then every file
-    beneath it) when the listing holds one."""
+    beneath it)."""
     prefixes = tuple({p for p, _ in needs})
     suffixes = tuple({s for _, s in needs})
-    if isinstance(files, FileList):
-        pool = _ranges(files, set(prefixes)) + [f for f in files[files.sorted_head:] if f.startswith(prefixes)]
-        listing: Sequence[str] = files
-    else:
-        pool = listing = [f for f in files if f.startswith(prefixes)]
+    pool = [f for f in files if f.startswith(prefixes)]
     named = [s + "/" for s in suffixes if s]
-    haystack = (listing.joined() if isinstance(listing, FileList) else "\0".join(listing)) if named and pool else ""
+    haystack = "\0".join(pool) if named and pool else ""
     dirs = tuple(d for d in named if d in haystack)
     if dirs:
         return [f for f in pool if f.endswith(suffixes) or any(d in f for d in dirs)]
     return [f for f in pool if f.endswith(suffixes)]
 
 
-def match_files(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
+def match_files(files: Sequence[str] | Listing, patterns: Sequence[str]) -> list[str]:
     """Files matching any pattern, in input order. A pattern without '/' matches at any depth, as in git."""
     if not patterns:
         return []
     key = tuple(patterns)
     needs = _prefilter(key)
-    pool = _candidates(files, needs) if needs is not None else files
+    if isinstance(files, Listing):
+        pool = files.candidates(needs) if needs is not None else files.paths()
+    else:
+        pool = _candidates(files, needs) if needs is not None else list(files)
     fast = _include_regex(key)
     if fast is not None:
         match = fast.match

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import threading
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from dun.core.fingerprint import entries, fingerprint
 from dun.core.git import GitError, git, worktree_tree
-from dun.core.globs import FileList
+from dun.core.globs import Listing
 from dun.core.spawn import STATUS_ARGS, TOPLEVEL_ARGS, Spawned, start_git
 
 
@@ -17,10 +18,11 @@ def list_files(root: Path, is_git: bool) -> list[str]:
     """Tracked plus untracked-not-ignored files. Tracked files deleted from the work tree are still listed:
     `CheckContext.match` drops them, which costs a stat per match instead of one per file."""
     if is_git:
-        return Snapshot(root).files()
+        return Snapshot(root).files().paths()
     return _walk(root)
 
 
+LISTING_ARGS = ("ls-files", "-z", "--cached")  # the index: git walks no directory for it
 _TREES: dict[str, str] = {}  # commit -> its tree, for this process
 _DIRTY: dict[str, str] = {}  # root and fingerprint of a changed tree -> its tree, the latest few
 
@@ -57,17 +59,17 @@ class Snapshot:
     so the listing costs no second walk of the tree beside the status's.
     """
 
-    def __init__(self, root: Path, status: _Background | None = None) -> None:
+    def __init__(self, root: Path, status: _Background | None = None, listing: _Background | None = None) -> None:
         self.root = root
         self._status = status or _Background(root, STATUS_ARGS)
-        self._listing: _Background | None = None
+        self._listing: _Background | None = listing
         self._entries: list[tuple[bytes, bytes]] | None = None
         self._lock = threading.Lock()
 
     def start_listing(self) -> None:
         with self._lock:
             if self._listing is None:
-                self._listing = _Background(self.root, ("ls-files", "-z", "--cached"))
+                self._listing = _Background(self.root, LISTING_ARGS)
 
     def status(self) -> bytes:
         """`git status --porcelain=v2 --branch -z --untracked-files=all`; raises CalledProcessError on failure."""
@@ -103,24 +105,17 @@ class Snapshot:
         except subprocess.CalledProcessError:
             return None
 
-    def files(self) -> FileList:
+    def files(self) -> Listing:
         """Tracked plus untracked-not-ignored files, as `git ls-files --cached --others --exclude-standard`: the
-        index in its sorted order, then the status's untracked files."""
+        index as git printed it, then the status's untracked files."""
         self.start_listing()
         assert self._listing is not None
         raw = self._listing.output()
         text = raw.decode("utf-8", "surrogateescape")
-        tracked = text.split("\0")
-        tracked.pop()  # the empty string after the last NUL (or of an empty index)
-        if any(head[:1] == b"u" for head, _ in self.entries()):
-            tracked = list(dict.fromkeys(tracked))  # an unmerged path is listed once per stage
-        out = FileList(tracked)
+        unmerged = any(head[:1] == b"u" for head, _ in self.entries())  # listed once per stage
         # git sorts the index bytewise: the same order as str's for ASCII; otherwise it is checked
-        out.sorted_head = len(tracked) if raw.isascii() or tracked == sorted(tracked) else 0
-        untracked = self.untracked()
-        out += untracked
-        out.set_joined(text + "\0".join(untracked))  # git's own NUL-separated text: no second join
-        return out
+        in_order = not unmerged and (raw.isascii() or _sorted(text))
+        return Listing(text, self.untracked(), in_order)
 
     def head(self) -> str | None:
         """The commit HEAD points at (`# branch.oid`), None before the first commit or when git failed."""
@@ -165,32 +160,43 @@ class Snapshot:
             return None
 
 
-_early: tuple[_Background, _Background] | None = None  # (status, rev-parse --show-toplevel), both from the cwd
+def _sorted(text: str) -> bool:
+    """Whether NUL-terminated paths are in strictly ascending order (str's)."""
+    return all(a < b for a, b in itertools.pairwise(text.split("\0")[:-1]))
+
+
+_early: tuple[_Background, _Background, _Background | None] | None = None  # status, top level, listing; cwd's
 
 
 def start_early(started: tuple[Spawned, Spawned] | None = None) -> None:
-    """Start `git status` and `git rev-parse --show-toplevel` in the current directory before anything else is
-    imported (`dun check`; dun/entry.py starts them itself, before even this module loads, and hands them over):
-    git walks the tree while Python loads. `claim_early` hands the status to the run when the repository turns out
-    to be this one."""
+    """Start `git status`, `git rev-parse --show-toplevel` and `git ls-files` in the current directory before the
+    rest of dun is imported (`dun check`; dun/entry.py starts the first two itself, before even this module loads,
+    and hands them over): git walks the tree and reads the index while Python loads. `claim_early` hands them to the
+    run when the repository turns out to be this one."""
     global _early
     try:
         status, top = started or (start_git(STATUS_ARGS), start_git(TOPLEVEL_ARGS))
     except OSError:
         _early = None  # no git: the run finds out itself
         return
-    _early = (_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top))
+    try:
+        listing: _Background | None = _Background(".", LISTING_ARGS)
+    except OSError:
+        listing = None
+    _early = (_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top), listing)
 
 
 def peek_early() -> tuple[Path, Snapshot] | None:
-    """The repository of the early start and a look sharing its `git status`, leaving both to `claim_early`."""
+    """The repository of the early start and a look sharing its `git status` and listing, leaving both to
+    `claim_early`."""
     if _early is None:
         return None
     try:
         root = Path(_early[1].output().decode("utf-8", "surrogateescape").strip()).resolve()
     except (subprocess.CalledProcessError, OSError):
         return None
-    return root, Snapshot(root, _early[0])
+    listing = _early[2] if Path.cwd().resolve() == root else None  # from a subdirectory it lists only that
+    return root, Snapshot(root, _early[0], listing)
 
 
 def claim_early(root: Path) -> Snapshot | None:

@@ -16,6 +16,8 @@ from dun.engine.model import Outcome
 if TYPE_CHECKING:
     from dun.core.snapshot import Snapshot
 
+from dun.core.globs import Listing
+
 
 @dataclass
 class CheckSpec:
@@ -70,7 +72,7 @@ class CheckContext:
         self.root = root
         self.is_git = is_git
         self.config = config
-        self._files: list[str] | None = None
+        self._files: Listing | list[str] | None = None
         self._snapshot: Snapshot | None = None
         self._matches: dict[tuple[str, ...], list[str]] = {}
         self.used = False  # set once a report was built from this context
@@ -89,6 +91,12 @@ class CheckContext:
 
     def files(self) -> list[str]:
         """Tracked plus untracked-but-not-ignored files, repo-relative with '/' separators (listed once)."""
+        listing = self.listing()
+        return listing.paths() if isinstance(listing, Listing) else listing
+
+    def listing(self) -> Listing | list[str]:
+        """The files as git listed them (`dun.core.globs.Listing`: matched without splitting all of them), or the
+        walked list outside git."""
         snapshot = self.snapshot()
         with self._lock:
             if self._files is None:
@@ -130,12 +138,12 @@ class CheckContext:
         from dun.core.globs import match_files
 
         if not existing:
-            return match_files(self.files(), patterns)
+            return match_files(self.listing(), patterns)
         key = tuple(patterns)
         with self._lock:
             cached = self._matches.get(key)
         if cached is None:
-            matched = match_files(self.files(), patterns)
+            matched = match_files(self.listing(), patterns)
             snapshot = self.snapshot()
             if snapshot is not None:  # the listing may name tracked files deleted from the work tree: git knows them
                 try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def test_the_listing_is_tracked_plus_untracked_not_ignored(repo: Path) -> None:
     (repo / "gone.txt").write_text("x")
     git(repo, "add", "gone.txt")
     (repo / "gone.txt").unlink()  # tracked, deleted from the work tree: still listed, as by ls-files
-    assert sorted(Snapshot(repo).files()) == listing(repo)
+    assert sorted(Snapshot(repo).files().paths()) == listing(repo)
 
 
 def test_the_fingerprint_follows_content_head_and_index(repo: Path) -> None:
@@ -52,14 +53,14 @@ def test_a_rename_and_a_name_with_spaces_are_hashed_by_their_content(repo: Path)
     before = Snapshot(repo).fingerprint()
     write(repo, "1 read me.md", "# other\n")
     assert Snapshot(repo).fingerprint() != before
-    assert "1 read me.md" in Snapshot(repo).files()
+    assert "1 read me.md" in Snapshot(repo).files().paths()
 
 
 def test_a_failing_git_gives_no_fingerprint(plain_dir: Path) -> None:
     snapshot = Snapshot(plain_dir)
     assert snapshot.fingerprint() is None
     with pytest.raises(subprocess.CalledProcessError):
-        snapshot.files()
+        snapshot.files().paths()
 
 
 def test_the_early_status_is_claimed_only_by_its_own_repository(repo: Path, tmp_path: Path,
@@ -68,7 +69,7 @@ def test_the_early_status_is_claimed_only_by_its_own_repository(repo: Path, tmp_
     monkeypatch.chdir(repo / "sub")  # git status from a subdirectory still sees the whole repository
     start_early()
     snapshot = claim_early(repo)
-    assert snapshot is not None and "sub/x.txt" in snapshot.files()
+    assert snapshot is not None and "sub/x.txt" in snapshot.files().paths()
     assert claim_early(repo) is None  # claimed once
     other = tmp_path / "other"
     other.mkdir()
@@ -88,7 +89,7 @@ def test_deleted_names_tracked_files_missing_from_the_work_tree(repo: Path) -> N
     git(repo, "rm", "-q", "staged-gone.txt")  # out of the index too: not listed, so not "deleted"
     snapshot = Snapshot(repo)
     assert snapshot.deleted() == {"gone.txt"}
-    assert "gone.txt" in snapshot.files() and "staged-gone.txt" not in snapshot.files()
+    assert "gone.txt" in snapshot.files().paths() and "staged-gone.txt" not in snapshot.files().paths()
 
 
 def test_head_and_tree_from_one_status_equal_what_git_computes(repo: Path) -> None:
@@ -137,3 +138,31 @@ def test_diff_stat_counts_changed_and_untracked_files_as_git_lists_them(repo: Pa
     names = git(repo, "diff", "--name-only", base).split("\n")
     assert "2 files changed" in text and count == len([n for n in names if n]) + 1 == 3
     assert diff_stat(repo, base, untracked=[]) == (text, 2)
+
+
+def test_an_index_out_of_str_order_is_matched_all_the_same(repo: Path) -> None:
+    """git sorts the index bytewise; a name that is not UTF-8 (byte 0xff) sorts after U+E000 there and before it
+    as a str. Such a listing is not trusted to be in order, and matching still finds every file."""
+    from dun.core.globs import match_files
+
+    for name in (b"d/x\xff.txt", "d/x\ue000.txt".encode()):
+        path = os.path.join(os.fsencode(repo), name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(b"x\n")
+    git(repo, "add", "-A")
+    listing = Snapshot(repo).files()
+    assert not listing.in_order
+    assert sorted(match_files(listing, ["d/*.txt"])) == sorted(["d/x\udcff.txt", "d/x\ue000.txt"])
+    assert len(match_files(listing, ["*.txt"])) == 2
+
+
+def test_the_early_listing_from_a_subdirectory_is_the_whole_repository(repo: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo, "sub/x.txt", "x")
+    write(repo, "top.txt", "x")
+    git(repo, "add", "-A")
+    monkeypatch.chdir(repo / "sub")
+    start_early()
+    snapshot = claim_early(repo.resolve())
+    assert snapshot is not None and {"top.txt", "sub/x.txt", "README.md"} <= set(snapshot.files().paths())
