@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import math
 import os
 from pathlib import Path
@@ -16,7 +17,7 @@ from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status
 
 if TYPE_CHECKING:
-    from dun.checks.readers.coverage import CoverageReport
+    from dun.checks.readers.coverage import CoverageReport, FileCoverage
 
 FORMATS = ("auto", "coveragepy", "json", "cobertura", "lcov", "go")
 FIELDS = {
@@ -57,31 +58,80 @@ def _fingerprint(paths: list[Path], root: Path) -> tuple[int, int] | None:
     return int(sha256("\n".join(parts).encode()).hexdigest()[:15], 16), newest
 
 
-def _read_coveragepy(paths: list[Path], root: Path) -> CoverageReport:
+class _Reading:
+    """A report as the cache keeps it: one row per file, plus the totals, the file count and the ranking of the
+    files with something missing (the first rows of it included), worked out once when it was stored. The rows are
+    kept marshalled inside the entry and decoded only when `exclude` or `file_threshold` need them: otherwise
+    10,000s of files are neither decoded, rebuilt as objects nor sorted on every run."""
+
+    WORST_KEPT = 64  # rows of the worst files kept decoded: `max_items` rarely asks for more
+
+    def __init__(self, kind: str, source: str, rows: list[Any] | bytes, skipped: list[str],
+                 summary: dict[str, Any] | None = None) -> None:
+        self.kind, self.source, self.skipped = kind, source, skipped
+        self._rows = rows
+        self.summary = summary if summary is not None else _summary(self.report(), self.rows)
+
+    @classmethod
+    def of(cls, report: CoverageReport) -> _Reading:
+        rows = [[f.path, f.statements, f.missing, f.missing_statements, f.branches, f.missing_branches]
+                for f in report.files]
+        return cls(report.format, report.source, rows, report.skipped)
+
+    @property
+    def rows(self) -> list[Any]:
+        if isinstance(self._rows, bytes):
+            self._rows = list(marshal.loads(self._rows))
+        return self._rows
+
+    def report(self) -> CoverageReport:
+        from dun.checks.readers.coverage import CoverageReport, FileCoverage
+
+        return CoverageReport(self.kind, self.source, [FileCoverage(*row) for row in self.rows], self.skipped)
+
+    def worst(self, limit: int) -> list[FileCoverage]:
+        """The `limit` files with the lowest coverage (then the most missing lines, then by path)."""
+        from dun.checks.readers.coverage import FileCoverage
+
+        kept = self.summary["worst_rows"]
+        rows = kept[:limit] if limit <= len(kept) else [self.rows[i] for i in self.summary["worst"][:limit]]
+        return [FileCoverage(*row) for row in rows]
+
+    def stored(self) -> dict[str, Any]:
+        return {"source": self.source, "files": marshal.dumps(self.rows), "skipped": self.skipped,
+                "summary": self.summary}
+
+
+def _summary(report: CoverageReport, rows: list[Any]) -> dict[str, Any]:
+    worst = [i for i, f in enumerate(report.files) if f.missing or f.missing_branches]
+    files = report.files
+    worst.sort(key=lambda i: (files[i].percent, -len(files[i].missing), files[i].path))
+    return {"totals": list(report.totals()), "count": len(rows), "worst": worst,
+            "worst_rows": [rows[i] for i in worst[:_Reading.WORST_KEPT]]}
+
+
+def _read_coveragepy(paths: list[Path], root: Path) -> _Reading:
     """coverage.py data, cached per fingerprint: analysing the sources is the slow part (seconds on big projects).
 
     A hit also needs every measured source file unchanged: the statement counts come from the sources.
     """
-    from dun.checks.readers.coverage import CoverageReport, FileCoverage, read_coveragepy_files
+    from dun.checks.readers.coverage import read_coveragepy_files
 
     cache = FileCache(root, "coveragepy", "\0".join(str(p) for p in paths))
     stamp = _fingerprint(paths, root)
     hit = cache.get("report", stamp)
     if hit is not None and all(list(FileCache.stamp(root / p) or ()) == s for p, s in hit["sources"]):
-        files = [FileCoverage(*fields) for fields in hit["files"]]
-        return CoverageReport("coveragepy", hit["source"], files, hit["skipped"])
-    report = read_coveragepy_files(paths, root)
-    sources = [[f.path, list(FileCache.stamp(root / f.path) or ())] for f in report.files]
-    cache.put("report", stamp, {"source": report.source, "skipped": report.skipped, "sources": sources,
-                                "files": [[f.path, f.statements, f.missing, f.missing_statements, f.branches,
-                                           f.missing_branches] for f in report.files]})
+        return _Reading("coveragepy", hit["source"], hit["files"], hit["skipped"], hit["summary"])
+    reading = _Reading.of(read_coveragepy_files(paths, root))
+    sources = [[row[0], list(FileCache.stamp(root / row[0]) or ())] for row in reading.rows]
+    cache.put("report", stamp, {**reading.stored(), "sources": sources})
     cache.save()
-    return report
+    return reading
 
 
-def _read_cached(path: Path, root: Path, fmt: str) -> CoverageReport:
+def _read_cached(path: Path, root: Path, fmt: str) -> _Reading:
     """Reports from self-contained formats are cached by the data file's size and mtime."""
-    from dun.checks.readers.coverage import CoverageReport, FileCoverage, detect_format, read_coverage
+    from dun.checks.readers.coverage import detect_format, read_coverage
 
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "coveragepy":
@@ -91,13 +141,11 @@ def _read_cached(path: Path, root: Path, fmt: str) -> CoverageReport:
     stamp = cache.stamp(path)
     hit = cache.get(key, stamp)
     if hit is not None:
-        files = [FileCoverage(*fields) for fields in hit["files"]]
-        return CoverageReport(kind, str(path), files, hit["skipped"])
-    report = read_coverage(path, root, kind)
-    cache.put(key, stamp, {"files": [[f.path, f.statements, f.missing, f.missing_statements, f.branches,
-                                      f.missing_branches] for f in report.files], "skipped": report.skipped})
+        return _Reading(kind, str(path), hit["files"], hit["skipped"], hit["summary"])
+    reading = _Reading.of(read_coverage(path, root, kind))
+    cache.put(key, stamp, reading.stored())
     cache.save(keep={key})
-    return report
+    return reading
 
 
 def _below(value: float, limit: float) -> str:
@@ -108,14 +156,18 @@ def _below(value: float, limit: float) -> str:
     return shown
 
 
-def _items(report: CoverageReport, limit: int, below: float | None) -> list[Item]:
-    import heapq
-
+def _items(reading: _Reading, limit: int, below: float | None) -> list[Item]:
     from dun.checks.readers.coverage import line_ranges
 
-    files = [f for f in report.files if (f.missing or f.missing_branches) and (below is None or f.percent < below)]
+    if below is None:
+        files = reading.worst(limit)
+    else:
+        import heapq
+
+        files = [f for f in reading.report().files if (f.missing or f.missing_branches) and f.percent < below]
+        files = heapq.nsmallest(limit, files, key=lambda f: (f.percent, -len(f.missing), f.path))
     out = []
-    for f in heapq.nsmallest(limit, files, key=lambda f: (f.percent, -len(f.missing), f.path)):  # a sort of all
+    for f in files:
         what = [f"missing lines {line_ranges(f.missing)}"] if f.missing else []
         what += [f"{f.missing_branches} of {f.branches} branches not taken"] if f.missing_branches else []
         out.append(Item(text=f"{f.percent:.1f}% covered; {'; '.join(what)}"[:300], file=f.path,
@@ -148,35 +200,39 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     from dun.checks.readers.coverage import CoverageDataError
 
     try:
-        report = _read_cached(paths[0], ctx.root, o["format"]) if len(paths) == 1 else _read_coveragepy(
+        reading = _read_cached(paths[0], ctx.root, o["format"]) if len(paths) == 1 else _read_coveragepy(
             paths, ctx.root)
     except CoverageDataError as exc:
         return Outcome(Status.ERROR, str(exc), next="Re-run the tests with coverage to regenerate the data.")
     if o["exclude"]:
+        report = reading.report()
         excluded = set(match_files([f.path for f in report.files], o["exclude"]))
         report.files = [f for f in report.files if f.path not in excluded]
-    totals = report.totals()
-    if totals[0] == 0:
-        hint = EMPTY_HINTS.get(report.format, EMPTY_HINTS["default"])
-        return Outcome(Status.FAIL, f"coverage data measured nothing: 0 statements in {len(report.files)} files "
-                                    f"({shown})", detail=hint, next=spec.next or hint)
-    return _judge(spec, report, shown, totals)
+        reading = _Reading.of(report)
+    statements, branches, total = reading.summary["totals"]
+    if statements == 0:
+        hint = EMPTY_HINTS.get(reading.kind, EMPTY_HINTS["default"])
+        count = reading.summary["count"]
+        return Outcome(Status.FAIL, f"coverage data measured nothing: 0 statements in {count} files ({shown})",
+                       detail=hint, next=spec.next or hint)
+    return _judge(spec, reading, shown, (statements, branches, total))
 
 
-def _judge(spec: CheckSpec, report: CoverageReport, shown: str, totals: tuple[int, int, float]) -> Outcome:
+def _judge(spec: CheckSpec, reading: _Reading, shown: str, totals: tuple[int, int, float]) -> Outcome:
     o: dict[str, Any] = spec.options
     statements, branches, total = totals
     problems = []
     if total < o["threshold"]:
         problems.append(f"total {_below(total, o['threshold'])}% < {o['threshold']:g}%")
-    low = [f for f in report.files if o["file_threshold"] is not None and f.percent < o["file_threshold"]]
+    low = [] if o["file_threshold"] is None else [
+        f for f in reading.report().files if f.percent < o["file_threshold"]]
     if low:
         problems.append(f"{len(low)} file(s) below {o['file_threshold']:g}%")
     with_branches = f" and {branches} branches" if branches else ""
-    summary = f"{total:.1f}% of {statements} statements{with_branches} in {len(report.files)} files"
+    summary = f"{total:.1f}% of {statements} statements{with_branches} in {reading.summary['count']} files"
     if not problems:
         return Outcome(Status.PASS, f"{summary} ({shown})")
-    items = _items(report, o["max_items"], o["file_threshold"] if low and total >= o["threshold"] else None)
+    items = _items(reading, o["max_items"], o["file_threshold"] if low and total >= o["threshold"] else None)
     return Outcome(Status.FAIL, f"{'; '.join(problems)} ({shown})", detail=summary, items=items,
                    next=spec.next or "Add tests covering the missing lines of the files listed.")
 

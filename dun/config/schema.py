@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +49,8 @@ def number_problem(value: float) -> str | None:
 
 
 def did_you_mean(word: str, options: list[str] | tuple[str, ...] | Any) -> str:
+    import difflib  # only for a typo's message
+
     close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

@@ -20,7 +20,7 @@ from dun.core.digest import sha256
 
 __all__ = ["VOLATILE_ENV", "stable_env"]  # kept here too: the caches' keys are built from them
 
-CACHE_VERSION = 3
+CACHE_VERSION = 5
 RACY_WINDOW_NS = 3_000_000_000
 
 # What git says of the work tree for `FileCache`: HEAD, every path `git status` names, and when it looked.

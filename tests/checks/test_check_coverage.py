@@ -328,3 +328,32 @@ def test_coverage_py_results_are_cached_per_data_fingerprint(branchy, monkeypatc
     (branchy / "pkg" / "good.py").write_text(GOOD + "\n\ndef more():\n    return 1\n", encoding="utf-8")
     changed = check(branchy, "type: coverage\nthreshold: 10")
     assert len(calls) == 1 and changed.signal != first.signal  # a changed source is analysed again
+
+
+def test_a_cached_reading_judges_as_a_fresh_one(tmp_path, monkeypatch):
+    """The cache keeps the totals and the ranking of the worst files: a cached run gives the fresh run's outcome,
+    whatever `max_items`, `exclude` or `file_threshold` ask for (past the rows kept decoded too)."""
+    import os
+    import time
+
+    lines = ['<?xml version="1.0" ?>', '<coverage line-rate="0.5" version="7.0">', "<packages><package><classes>"]
+    for i in range(150):
+        hits = "".join(f'<line number="{n}" hits="{1 if n % (i % 7 + 2) else 0}"/>' for n in range(1, 12))
+        lines.append(f'<class filename="src/m{i:03d}.py"><lines>{hits}</lines></class>')
+    lines.append("</classes></package></packages></coverage>")
+    data = tmp_path / "coverage.xml"
+    data.write_text("\n".join(lines), encoding="utf-8")
+    old = time.time() - 60  # older than the cache's racy window, so the reading is kept
+    os.utime(data, (old, old))
+    bodies = ["threshold: 99", "threshold: 99\nmax_items: 100", "threshold: 10\nfile_threshold: 70\nmax_items: 3",
+              "threshold: 99\nexclude: ['src/m1*.py']\nmax_items: 80"]
+    def outcome(body: str) -> tuple[object, ...]:
+        r = check(tmp_path, f"type: coverage\nfile: coverage.xml\n{body}")
+        return r.status, r.signal, r.detail, r.items
+
+    for body in bodies:
+        monkeypatch.setenv("DUN_NO_CACHE", "1")
+        fresh = outcome(body)
+        monkeypatch.delenv("DUN_NO_CACHE")
+        assert outcome(body) == outcome(body) == fresh, body  # the first stores the reading, the second reuses it
+        assert len(fresh[3]) > 1
