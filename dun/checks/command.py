@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +80,8 @@ def _environment(extra: dict[str, Any]) -> dict[str, str] | None:
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     # Imported here: every dun command loads this module, few run a command check.
+    import shutil  # here: a run without command checks need not load it (and bz2, lzma with it)
+
     from dun.checks.parsers.base import ParseContext, Parsed
     from dun.checks.parsers.run import ParserRun
     from dun.checks.pyenv import project_python

@@ -197,6 +197,8 @@ CONFIG_FIELDS: dict[str, Field] = {
 
 @dataclass
 class Config:
+    """The validated config: its values, where they came from and the fields that describe them."""
+
     values: dict[str, Any]
     source: str  # where it was read from, or "defaults"
     fields: dict[str, Field] = field(default_factory=dict)

@@ -14,6 +14,8 @@ from dun.core.spawn import GIT_ENV
 
 @dataclass(frozen=True)
 class Repo:
+    """Where the repository's root is and whether git manages it."""
+
     root: Path
     is_git: bool
 

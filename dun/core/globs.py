@@ -27,6 +27,7 @@ class Listing:
         self.untracked = untracked
         self.in_order = in_order
         self._paths: list[str] | None = None
+        self._dirs: dict[str, bool] = {}
 
     def paths(self) -> list[str]:
         """Every path: tracked ones in the index's order (each once), then untracked ones."""
@@ -42,13 +43,20 @@ class Listing:
         """A superset of the paths that can match globs with these needs (see `_candidates`), in listing order."""
         prefixes = {p for p, _ in needs}
         suffixes = tuple({s for _, s in needs})
-        if not self.in_order or ("" in suffixes and "" in prefixes) or any(
-                s and s + "/" in self.text for s in suffixes):
-            return _candidates(self.paths(), needs)  # nothing cheap to go by, or a directory named like a suffix
+        if not self.in_order or ("" in suffixes and "" in prefixes):
+            return _candidates(self.paths(), needs)  # nothing cheap to go by
         tail = _candidates(self.untracked, needs) if self.untracked else []
-        if "" in prefixes:
-            return self._ending(suffixes) + tail
-        return [f for f in self._starting(prefixes) if f.endswith(suffixes)] + tail
+        if "" not in prefixes:
+            return _candidates(self._starting(prefixes), needs) + tail
+        if any(self._names_directory(s) for s in suffixes):
+            return _candidates(self.paths(), needs)  # `*.py` also matches what is under a directory `x.py/`
+        return self._ending(suffixes) + tail
+
+    def _names_directory(self, suffix: str) -> bool:
+        """Whether some tracked path has a directory ending with `suffix` (one search of the text per suffix)."""
+        if suffix not in self._dirs:
+            self._dirs[suffix] = suffix + "/" in self.text
+        return self._dirs[suffix]
 
     def _starting(self, prefixes: set[str]) -> list[str]:
         """Tracked paths with any of `prefixes`: in the sorted index each prefix is one contiguous run."""

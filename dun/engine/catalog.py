@@ -18,6 +18,8 @@ from dun.store import layout
 
 @dataclass
 class Catalog:
+    """Every active manifest's checks, the check types, and the manifests that are disabled."""
+
     manifests: list[Manifest]
     types: dict[str, CheckType]
     disabled: list[Manifest] = field(default_factory=list)

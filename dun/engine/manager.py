@@ -154,6 +154,8 @@ def merged_mapping(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict[
 
 @dataclass
 class PluginInfo:
+    """A registered plugin as `dun plugins list` shows it."""
+
     name: str
     source: str
     hooks: list[str]

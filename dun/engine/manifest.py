@@ -44,6 +44,8 @@ MAX_CHECKS = 1000  # per manifest: each check is a process or a file scan; more 
 
 @dataclass
 class Manifest:
+    """One validated plugin manifest: its identity, triggers and checks."""
+
     id: str
     description: str
     priority: int

@@ -97,6 +97,8 @@ class Outcome:
 
 @dataclass
 class CheckResult:
+    """What one check found, as every output format and the loop read it."""
+
     id: str
     plugin: str
     type: str

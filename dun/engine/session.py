@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Session:
+    """Everything one command invocation needs: the repository, the plugin manager, the config."""
+
     repo: Repo
     pm: pluggy.PluginManager
     config: Config

@@ -13,6 +13,8 @@ JSON_SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class FormatOptions:
+    """How a report is rendered: colour, and everything or only what is actionable."""
+
     color: bool = False
     verbose: bool = False
 

@@ -15,6 +15,8 @@ class CoverageDataError(Exception):
 
 @dataclass(slots=True)
 class FileCoverage:
+    """One measured file: statements, the lines missed, and branches when measured."""
+
     path: str
     statements: int
     missing: list[int]
@@ -51,6 +53,8 @@ class FileCoverage:
 
 @dataclass
 class CoverageReport:
+    """Every measured file of one coverage data file, whatever its format."""
+
     format: str
     source: str
     files: list[FileCoverage]

@@ -15,6 +15,8 @@ from dun.output.base import FormatOptions, Formatter, exit_code
 
 @dataclass
 class CheckOptions:
+    """The options of `dun check` (dun/cli/checkflags.py reads them from a command line)."""
+
     path: str | None = None
     format: str | None = None
     jobs: int | None = None
