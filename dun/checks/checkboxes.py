@@ -47,12 +47,15 @@ def _tally(boxes: Any) -> tuple[int, int, list[tuple[int, str]]]:
     return done, optional, required
 
 
-def collect_boxes(ctx: CheckContext, paths: list[str],
-                  optional_headings: list[str]) -> tuple[list[tuple[str, Any]], list[str]]:
+def box_cache(ctx: CheckContext, optional_headings: list[str]) -> FileCache:
+    return FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), ctx.git_view)
+
+
+def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str],
+                  cache: FileCache) -> tuple[list[tuple[str, Any]], list[str]]:
     """Each readable file with its tally (`_tally`), and one problem line per file that could not be read."""
     tallies: list[tuple[str, Any]] = []
     problems: list[str] = []
-    cache = FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), ctx.git_view)
     for rel in paths:
         hit = cache.vouched(rel)  # git vouches for the file: no stat
         if hit is None:
@@ -77,10 +80,11 @@ def collect_boxes(ctx: CheckContext, paths: list[str],
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     o = spec.options
+    cache = box_cache(ctx, o["optional_headings"])  # loads while git still looks; the match waits for git
     paths = mission_paths(ctx, o["files"])
     if not paths:
         return Outcome(Status.SKIP, f"no mission files found ({', '.join(o['files'])})")
-    tallies, problems = collect_boxes(ctx, paths, o["optional_headings"])
+    tallies, problems = collect_boxes(ctx, paths, o["optional_headings"], cache)
     done = sum(t[0] for _, t in tallies)
     optional_open = sum(t[1] for _, t in tallies)
     open_boxes = [(rel, line, text) for rel, t in tallies for line, text in t[2]]

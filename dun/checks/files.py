@@ -73,7 +73,9 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         return Outcome(Status.FAIL, f"{len(wrong)} path(s) {verb}: {', '.join(wrong[:3])}",
                        items=cap_items(items, limit))
     if rule == "pattern-count":
-        return _pattern_count(ctx, o, ctx.match(o["glob"], existing=False))
+        # the cache loads while git still looks at the tree; the match waits for it
+        cache = FileCache(ctx.root, "pattern-count", o["pattern"], ctx.git_view)
+        return _pattern_count(ctx, o, cache, ctx.match(o["glob"], existing=False))
     if rule in ("unique-ids", "cross-reference"):
         from dun.checks import idrefs
 
@@ -100,9 +102,8 @@ def _scan(path: Path, regex: re.Pattern[str], root: Path) -> tuple[list[list[Any
     return [[n, line.strip()[:200]] for n, line in enumerate(lines, 1) if regex.search(line)], ""
 
 
-def _pattern_count(ctx: CheckContext, o: dict[str, Any], matched: list[str]) -> Outcome:
+def _pattern_count(ctx: CheckContext, o: dict[str, Any], cache: FileCache, matched: list[str]) -> Outcome:
     regex = re.compile(o["pattern"])
-    cache = FileCache(ctx.root, "pattern-count", o["pattern"], ctx.git_view)
     hits: list[Item] = []
     skipped: list[str] = []
     base = str(ctx.root)
