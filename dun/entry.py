@@ -19,19 +19,19 @@ def main() -> int:
         sys.stdout.write(f"dun, version {__version__}\n")
         return 0
     if _checks_here(sys.argv[1:]):
-        started = _start_git()  # first of all: git walks the tree while the rest of dun loads
-        if started is not None and "--output" not in sys.argv and "-o" not in sys.argv:
+        status = _start_git()  # first of all: git walks the tree while the rest of dun loads
+        if status is not None and "--output" not in sys.argv and "-o" not in sys.argv:
             from dun.engine.replay import replay
 
             try:
-                code = replay(sys.argv[1:], *started)
+                code = replay(sys.argv[1:], status)
             except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
                 code = 0
             if code is not None:
                 return _leave(code)
         from dun.core.snapshot import start_early
 
-        start_early(started)
+        start_early(status)
         code = _check_without_click(sys.argv[2:])
         if code is not None:
             return _leave(code)
@@ -88,11 +88,11 @@ def _checks_here(args: list[str]) -> bool:
     return True
 
 
-def _start_git() -> tuple[Spawned, Spawned] | None:
-    from dun.core.spawn import STATUS_ARGS, TOPLEVEL_ARGS, start_git
+def _start_git() -> Spawned | None:
+    from dun.core.spawn import STATUS_ARGS, start_git
 
     try:
-        return start_git(STATUS_ARGS), start_git(TOPLEVEL_ARGS)
+        return start_git(STATUS_ARGS)
     except OSError:
         return None  # no git: the run finds out itself
 

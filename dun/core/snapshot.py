@@ -168,14 +168,14 @@ def _sorted(text: str) -> bool:
 _early: tuple[_Background, _Background, _Background | None] | None = None  # status, top level, listing; cwd's
 
 
-def start_early(started: tuple[Spawned, Spawned] | None = None) -> None:
+def start_early(started: Spawned | None = None) -> None:
     """Start `git status`, `git rev-parse --show-toplevel` and `git ls-files` in the current directory before the
-    rest of dun is imported (`dun check`; dun/entry.py starts the first two itself, before even this module loads,
-    and hands them over): git walks the tree and reads the index while Python loads. `claim_early` hands them to the
+    rest of dun is imported (`dun check`; dun/entry.py starts the status itself, before even this module loads, and
+    hands it over): git walks the tree and reads the index while Python loads. `claim_early` hands them to the
     run when the repository turns out to be this one."""
     global _early
     try:
-        status, top = started or (start_git(STATUS_ARGS), start_git(TOPLEVEL_ARGS))
+        status, top = started or start_git(STATUS_ARGS), start_git(TOPLEVEL_ARGS)
     except OSError:
         _early = None  # no git: the run finds out itself
         return

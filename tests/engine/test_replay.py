@@ -108,3 +108,18 @@ def test_an_ignored_input_of_a_reused_result_prevents_the_replay(project: Path) 
     age(project)
     out = check(project)
     assert not replayed(out) and '"cached": false' in out.stdout
+
+
+def test_a_run_from_a_subdirectory_is_replayed_and_git_dir_in_the_environment_is_not(project: Path) -> None:
+    """The replay finds the repository's cache without asking git: the nearest directory holding `.git`. With
+    GIT_DIR or GIT_WORK_TREE set it does not guess, and the run goes on as usual."""
+    sub = project / "deeper" / "down"
+    sub.mkdir(parents=True)
+    age(project)  # `python -m` puts the new directory on sys.path, whose look the replay keeps
+    check(sub)
+    second = check(sub)
+    assert replayed(check(sub)) and check(sub).stdout == second.stdout
+    env = {"GIT_DIR": str(project / ".git"), "GIT_WORK_TREE": str(project)}
+    check(sub, env=env)
+    check(sub, env=env)
+    assert not replayed(check(sub, env=env))
