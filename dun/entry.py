@@ -20,6 +20,11 @@ def main() -> int:
         return 0
     if _checks_here(sys.argv[1:]):
         status = _start_git()  # first of all: git walks the tree while the rest of dun loads
+        import gc
+
+        # A check run lives a tenth of a second and frees everything at exit: collecting cycles while it allocates
+        # 100,000s of objects (the listing, the caches) only costs time (2 ms on a 50,000-file repository).
+        gc.disable()
         if status is not None and "--output" not in sys.argv and "-o" not in sys.argv:
             from dun.engine.replay import replay
 

@@ -6,8 +6,6 @@ SHA-256 module gives the same digests without it; hashlib stays the fallback on 
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # not typing's: this module loads before everything else
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -18,7 +16,7 @@ if TYPE_CHECKING:
 def _constructor() -> Callable[..., _Hash]:
     for module in ("_sha2", "_sha256"):  # CPython 3.12+, 3.11
         try:
-            return importlib.import_module(module).sha256  # type: ignore[no-any-return]
+            return __import__(module).sha256  # type: ignore[no-any-return]  # importlib would load warnings
         except (ImportError, AttributeError):
             continue
     from hashlib import sha256

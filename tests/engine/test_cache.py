@@ -113,7 +113,7 @@ def vouched_after_put(tmp_path: Path, view: tuple[str, set[str], int], written_n
     cache = FileCache(tmp_path, "unit", view=view)
     cache.put("f.txt", FileCache.stamp(path), "value", path)
     cache.save()
-    return FileCache(tmp_path, "unit", view=view).vouched("f.txt")
+    return FileCache(tmp_path, "unit", view=view).vouched_many(["f.txt"]).get("f.txt")
 
 
 def test_git_vouches_only_for_a_clean_file_written_before_its_look(tmp_path: Path) -> None:
@@ -127,5 +127,5 @@ def test_git_vouches_only_for_a_clean_file_written_before_its_look(tmp_path: Pat
 def test_a_vouched_entry_needs_the_same_commit(tmp_path: Path) -> None:
     now = time.time_ns()
     assert vouched_after_put(tmp_path, ("c0ffee", set(), now), now - 10 * RACY_WINDOW_NS) == "value"
-    assert FileCache(tmp_path, "unit", view=("beef", set(), now)).vouched("f.txt") is None
-    assert FileCache(tmp_path, "unit").vouched("f.txt") is None  # no view: only a stamp can tell
+    assert FileCache(tmp_path, "unit", view=("beef", set(), now)).vouched_many(["f.txt"]) == {}
+    assert FileCache(tmp_path, "unit").vouched_many(["f.txt"]) == {}  # no view: only a stamp can tell
