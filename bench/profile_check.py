@@ -28,9 +28,8 @@ t0 = time.perf_counter()
 def mark(name):
     global t0
     now = time.perf_counter(); marks.append((name, now - t0)); t0 = now
-import click; mark("import click")
-import dun.cli.main; mark("import dun.cli.main (rest)")
-from dun.cli.commands.check import formatter_for; mark("import the engine (session, config, store)")
+import dun.cli.checkflags; mark("import the option table (dun check runs without click)")
+from dun.cli.commands.check import formatter_for; mark("import the engine (session, config, pluggy)")
 from dun.core.git import find_repo
 repo = find_repo(None); mark("find the repository (git rev-parse)")
 from dun.engine.manager import make_manager, merged_mapping
@@ -45,7 +44,7 @@ reuse = sys.argv[1] == "no-change"
 cache = session._result_cache(ctx) if reuse else None; mark("git status and the tree's fingerprint")
 from dun.engine.runner import run_one, trigger_miss
 if not reuse:
-    ctx.files(); mark("git ls-files and the file listing")
+    ctx.listing(); mark("git ls-files and status, the listing decoded")
 results = []
 for manifest in catalog.manifests:
     for check in manifest.checks:
