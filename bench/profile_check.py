@@ -28,7 +28,7 @@ t0 = time.perf_counter()
 def mark(name):
     global t0
     now = time.perf_counter(); marks.append((name, now - t0)); t0 = now
-import dun.cli.checkflags; mark("import the option table (dun check runs without click)")
+import dun.cli.flags; mark("import the option table (dun check runs without click)")
 from dun.cli.commands.check import formatter_for; mark("import the engine (session, config, pluggy)")
 from dun.core.git import find_repo
 repo = find_repo(None); mark("find the repository (git rev-parse)")

@@ -18,26 +18,28 @@ def main() -> int:
 
         sys.stdout.write(f"dun, version {__version__}\n")
         return 0
-    if _checks_here(sys.argv[1:]):
-        status = _start_git()  # first of all: git walks the tree while the rest of dun loads
+    here = _runs_checks_here(sys.argv[1:])
+    status = _start_git() if here else None  # first of all: git walks the tree while the rest of dun loads
+    if here:
         import gc
 
         # A check run lives a tenth of a second and frees everything at exit: collecting cycles while it allocates
         # 100,000s of objects (the listing, the caches) only costs time (2 ms on a 50,000-file repository).
         gc.disable()
-        if status is not None and "--output" not in sys.argv and "-o" not in sys.argv:
-            from dun.engine.replay import replay
+    if here == "check" and status is not None and "--output" not in sys.argv and "-o" not in sys.argv:
+        from dun.engine.replay import replay
 
-            try:
-                code = replay(sys.argv[1:], status)
-            except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
-                code = 0
-            if code is not None:
-                return _leave(code)
+        try:
+            code = replay(sys.argv[1:], status)
+        except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
+            code = 0
+        if code is not None:
+            return _leave(code)
+    if here:
         from dun.core.snapshot import start_early
 
-        start_early(status)
-        code = _check_without_click(sys.argv[2:])
+        start_early(status)  # the run's checks share the status and the listing started now
+        code = _without_click(here, sys.argv[2:])
         if code is not None:
             return _leave(code)
     from dun.cli.main import main as cli_main
@@ -62,35 +64,50 @@ def _leave(code: int) -> int:
     os._exit(code)
 
 
-def _check_without_click(args: list[str]) -> int | None:
-    """`dun check ARGS` read from its option table (dun/cli/checkflags.py) without importing click, which costs a
-    fifth of a fresh check of a large repository; None when click must read ARGS (help, errors, unusual forms)."""
-    from dun.cli.checkflags import parse
+def _without_click(command: str, args: list[str]) -> int | None:
+    """`dun check ARGS` or `dun iterate ARGS` read from its option table (dun/cli/flags.py) without importing
+    click, which costs a fifth of a fresh check of a large repository; None when click must read ARGS (help,
+    errors, unusual forms)."""
+    from dun.cli.flags import parse
 
-    opts = parse(args)
-    if opts is None:
+    values = parse(command, args)
+    if values is None:
         return None
-    from dun.cli.commands.check import run_check
     from dun.cli.errors import guarded
 
-    return guarded(lambda: run_check(opts))
+    if command == "check":
+        from dun.cli.commands.check import CheckOptions, run_check
+
+        return guarded(lambda: run_check(CheckOptions(**values)))
+    from dun.cli.commands.iterate import IterateOptions, run_iterate
+
+    values.update({k: tuple(v) for k, v in values.items() if isinstance(v, list)})
+    return guarded(lambda: run_iterate(IterateOptions(**values)))
 
 
-# `dun check` options that take a value: what follows them is not the PATH argument.
-_VALUED = frozenset({"-f", "--format", "-j", "--jobs", "--only", "--skip", "--color", "-o", "--output"})
+# The options of `dun check` and `dun iterate` that take a value: what follows them is not the PATH argument
+# (tests/test_entry.py holds these to the click commands).
+VALUED = {
+    "check": frozenset({"-f", "--format", "-j", "--jobs", "--only", "--skip", "--color", "-o", "--output"}),
+    "iterate": frozenset({"-a", "--automation", "--max-prompt-chars", "-f", "--format", "--only", "--skip",
+                          "--iteration"}),
+}
 
 
-def _checks_here(args: list[str]) -> bool:
-    """`dun check` on the current directory (no PATH argument): its `git status` can start before click loads."""
-    if args[:1] != ["check"]:
-        return False
+def _runs_checks_here(args: list[str]) -> str | None:
+    """`check` or `iterate` when the command runs the checks of the current directory (no PATH argument): its git
+    can start before the rest of dun loads. None otherwise."""
+    command = args[0] if args else ""
+    valued = VALUED.get(command)
+    if valued is None:
+        return None
     rest = iter(args[1:])
     for arg in rest:
-        if arg in _VALUED:
+        if arg in valued:
             next(rest, None)
         elif not arg.startswith("-"):
-            return False
-    return True
+            return None
+    return command
 
 
 def _start_git() -> Spawned | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,22 +11,36 @@ from pathlib import Path
 import pytest
 from conftest import write
 
-from dun.cli.checkflags import parse
-from dun.cli.commands.check import CheckOptions
-from dun.entry import _checks_here
+from dun.cli.flags import parse
+from dun.entry import VALUED, _runs_checks_here
 
 
 @pytest.mark.parametrize(("args", "early"), [
-    (["check"], True),
-    (["check", "--format", "json", "--only", "x", "-j", "2", "--no-cache"], True),
-    (["check", "--format=json", "-v"], True),
-    (["check", "some/repo"], False),
-    (["check", "-f", "json", "some/repo"], False),
-    (["iterate"], False),
-    ([], False),
+    (["check"], "check"),
+    (["check", "--format", "json", "--only", "x", "-j", "2", "--no-cache"], "check"),
+    (["check", "--format=json", "-v"], "check"),
+    (["check", "some/repo"], None),
+    (["check", "-f", "json", "some/repo"], None),
+    (["iterate"], "iterate"),
+    (["iterate", "--max-prompt-chars", "4000", "-a", "plan", "--confirm"], "iterate"),
+    (["iterate", "some/repo"], None),
+    (["loop"], None),
+    ([], None),
 ])
-def test_only_check_without_a_path_starts_early(args: list[str], early: bool) -> None:
-    assert _checks_here(args) is early
+def test_only_check_and_iterate_without_a_path_start_early(args: list[str], early: str | None) -> None:
+    assert _runs_checks_here(args) == early
+
+
+def test_the_options_taking_a_value_are_the_commands_own() -> None:
+    import click
+
+    from dun.cli.main import cli
+
+    assert isinstance(cli, click.Group)
+    for name, valued in VALUED.items():
+        params = cli.commands[name].params
+        expected = {opt for p in params if isinstance(p, click.Option) and not p.is_flag for opt in p.opts}
+        assert valued == expected, name
 
 
 # `dun check` on an ordinary command line runs without click; click reads anything else. Both must behave alike.
@@ -80,12 +95,37 @@ def untimed(text: str) -> str:
     return re.sub(r'("duration_s": |in )[0-9.e-]+', r"\1T", text)
 
 
-def test_the_option_table_reads_only_what_it_is_sure_of() -> None:
-    assert parse(["--format", "json", "--only", "a", "--only", "b", "-j", "3", "--no-cache"]) == CheckOptions(
-        format="json", only=["a", "b"], jobs=3, no_cache=True)
+@pytest.mark.parametrize("args", [
+    ["iterate"],
+    ["iterate", "--format", "json", "--max-prompt-chars", "4000", "-a", "plan", "--only", "p"],
+    ["iterate", "--iteration", "3", "--skip", "todo"],
+    ["iterate", "--confirm"],
+    ["iterate", "--max-prompt-chars", "10"],  # refused by the command itself
+    ["iterate", "--iteration", "0"],  # refused by click
+    ["iterate", "-a", "sometimes"],
+])
+def test_without_click_an_iterate_prints_and_exits_as_through_click(project: Path, args: list[str],
+                                                                    tmp_path: Path) -> None:
+    """Each run in its own copy: `dun iterate` records where the iteration starts, which the next prompt reads."""
+    fast_root, slow_root = tmp_path / "fast", tmp_path / "slow"
+    shutil.copytree(project, fast_root)
+    shutil.copytree(project, slow_root)
+    fast, slow = entry(fast_root, *args), through_click(slow_root, *args)
+    assert (fast.returncode, fast.stderr) == (slow.returncode, slow.stderr)
+    assert fast.stdout.replace(str(fast_root), "ROOT") == slow.stdout.replace(str(slow_root), "ROOT")
+    assert fast.stdout.strip() or fast.returncode == 2
+
+
+def test_the_option_tables_read_only_what_they_are_sure_of() -> None:
+    assert parse("check", ["--format", "json", "--only", "a", "--only", "b", "-j", "3", "--no-cache"]) == {
+        "format": "json", "only": ["a", "b"], "jobs": 3, "no_cache": True}
+    assert parse("iterate", ["--max-prompt-chars", "4000", "--confirm"]) == {"max_prompt_chars": 4000,
+                                                                             "confirm": True}
     for args in (["--help"], ["-h"], ["--format=json"], ["-vj2"], ["-j", "zero"], ["-j", "0"], ["--format"],
                  ["--format", "--verbose"], ["--color", "blue"], ["-o", "."], ["some/path"], ["--"]):
-        assert parse(args) is None, args
+        assert parse("check", args) is None, args
+    for args in (["--max-prompt-chars", "-5"], ["--iteration", "0"], ["-f", "yaml"], ["--bogus"]):
+        assert parse("iterate", args) is None, args
 
 
 def test_a_broken_manifest_is_one_line_and_exit_2(project: Path) -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -24,6 +25,7 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 PATH_ARG = click.argument("path", required=False, type=click.Path(file_okay=False))
 
 
@@ -33,29 +35,36 @@ def cli() -> None:
     """dun finds the outstanding work in a repository and drives a coding agent until it is done."""
 
 
-def _check_flags(command: Any) -> Any:
-    """The options of `dun check`, from their table (dun/cli/checkflags.py), which entry.py also reads."""
-    from dun.cli.checkflags import CHECK_FLAGS
+def _flags(name: str) -> Callable[[_F], _F]:
+    """The options of `dun NAME` from their table (dun/cli/flags.py), which dun/entry.py also reads."""
+    from dun.cli.flags import TABLES
 
-    for flag in reversed(CHECK_FLAGS):
-        kwargs: dict[str, Any] = {"help": flag.help or None, "metavar": flag.metavar}
-        if flag.takes == "flag":
-            kwargs["is_flag"] = True
-        elif flag.takes == "many":
-            kwargs["multiple"] = True
-        elif flag.minimum is not None:
-            kwargs["type"] = click.IntRange(min=flag.minimum)
-        elif flag.choices:
-            kwargs.update(type=click.Choice(list(flag.choices)), default=flag.default, show_default=True)
-        elif flag.file:
-            kwargs["type"] = click.Path(dir_okay=False)
-        command = click.option(*flag.names, flag.dest, **kwargs)(command)
-    return command
+    def add(command: Any) -> Any:
+        for flag in reversed(TABLES[name]):
+            kwargs: dict[str, Any] = {"help": flag.help or None, "metavar": flag.metavar}
+            if flag.takes == "flag":
+                kwargs["is_flag"] = True
+            elif flag.takes == "many":
+                kwargs["multiple"] = True
+            elif flag.minimum is not None:
+                kwargs["type"] = click.IntRange(min=flag.minimum)
+            elif flag.integer:
+                kwargs["type"] = int
+            elif flag.choices:
+                kwargs["type"] = click.Choice(list(flag.choices))
+                if flag.default is not None:
+                    kwargs.update(default=flag.default, show_default=True)
+            elif flag.file:
+                kwargs["type"] = click.Path(dir_okay=False)
+            command = click.option(*flag.names, flag.dest, **kwargs)(command)
+        return command
+
+    return cast("Callable[[_F], _F]", add)
 
 
 @cli.command("check")
 @PATH_ARG
-@_check_flags
+@_flags("check")
 def check_cmd(path: str | None, **options: Any) -> None:
     """Run the checks and report outstanding work. Exit 0: nothing actionable; 1: work remains."""
     from dun.cli.commands.check import CheckOptions, run_check
@@ -66,22 +75,12 @@ def check_cmd(path: str | None, **options: Any) -> None:
 
 @cli.command("iterate")
 @PATH_ARG
-@click.option("-a", "--automation", type=click.Choice(["manual", "plan", "auto", "yolo"]),
-              help="Instruction style (default: iterate.automation, auto).")
-@click.option("--max-prompt-chars", type=int, metavar="N",
-              help="Prompt size bound (default: iterate.max_prompt_chars).")
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--only", multiple=True, metavar="GLOB", help="Only checks whose id or plugin matches.")
-@click.option("--skip", multiple=True, metavar="GLOB", help="Leave out matching checks.")
-@click.option("--iteration", type=click.IntRange(min=1), help="Number the prompt (the shell driver passes it).")
-@click.option("--confirm", is_flag=True, help="The confirmation prompt (every check passes; anything left?).")
-def iterate_cmd(path: str | None, automation: str | None, max_prompt_chars: int | None, fmt: str,
-                only: tuple[str, ...], skip: tuple[str, ...], iteration: int | None, confirm: bool) -> None:
+@_flags("iterate")
+def iterate_cmd(path: str | None, **options: Any) -> None:
     """Print the prompt for one agent iteration: every actionable item, prioritized, with the status block."""
     from dun.cli.commands.iterate import IterateOptions, run_iterate
 
-    _exit(run_iterate(IterateOptions(path=path, automation=automation, max_prompt_chars=max_prompt_chars,
-                                     format=fmt, only=only, skip=skip, iteration=iteration, confirm=confirm)))
+    _exit(run_iterate(IterateOptions(path=path, **options)))
 
 
 @cli.command("respond")

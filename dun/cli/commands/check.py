@@ -15,7 +15,7 @@ from dun.output.base import FormatOptions, Formatter, exit_code
 
 @dataclass
 class CheckOptions:
-    """The options of `dun check` (dun/cli/checkflags.py reads them from a command line)."""
+    """The options of `dun check` (dun/cli/flags.py reads them from a command line)."""
 
     path: str | None = None
     format: str | None = None

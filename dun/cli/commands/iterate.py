@@ -34,7 +34,7 @@ def run_iterate(opts: IterateOptions) -> int:
         raise UsageError(f"unknown format '{opts.format}' for iterate; choose text or json")
     if opts.max_prompt_chars is not None and opts.max_prompt_chars < 1000:
         raise UsageError("--max-prompt-chars must be at least 1000")
-    session = open_session(opts.path)
+    session = open_session(opts.path, agents=False)  # the prompt needs no adapter (importing them costs 25 ms)
     session.context().prefetch()
     store = Store(session.root)
     previous = store.read_iterate()
@@ -43,7 +43,9 @@ def run_iterate(opts: IterateOptions) -> int:
     git_thread = threading.Thread(target=lambda: git_text.append(git_section(session, previous)), daemon=True)
     git_thread.start()
     report = session.report(opts.only, opts.skip)
-    record_iterate(store, report.actionable(), with_tree=opts.iteration is not None)
+    snapshot = session.context().snapshot()  # HEAD (and the tree) from the checks' own `git status`
+    look = (snapshot.head(), snapshot.tree() if opts.iteration is not None else None) if snapshot else None
+    record_iterate(store, report.actionable(), with_tree=opts.iteration is not None, look=look)
     if opts.confirm:
         git_thread.join()
         sys.stdout.write(render(session, report, True, opts.iteration or 1))

@@ -1,5 +1,6 @@
-"""`dun check`'s options as data: dun/cli/main.py builds the click command from this table, and `parse` reads an
-ordinary command line with it without importing click (25 ms of CPU, a fifth of a fresh check of a large repository).
+"""The options of `dun check` and `dun iterate` as data: dun/cli/main.py builds their click commands from these
+tables, and `parse` reads an ordinary command line with them without importing click (25 ms of CPU, a fifth of a
+fresh check of a large repository). These two commands run at every iteration of a loop; the others use click only.
 
 `parse` takes only what it is sure of; anything else (`--help`, `--opt=value`, joined short flags, a value out of
 range, an unknown option) returns None and click reads the command line instead, with its own messages.
@@ -9,10 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from dun.cli.commands.check import CheckOptions
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -25,6 +23,7 @@ class Flag:
     takes: str = "flag"  # flag | value | many (repeatable)
     choices: tuple[str, ...] = ()
     minimum: int | None = None  # an integer at least this
+    integer: bool = False  # any integer
     file: bool = False  # a file's path: not an existing directory
     metavar: str | None = None
     default: Any = None
@@ -42,16 +41,29 @@ CHECK_FLAGS = (
     Flag(("--no-cache",), "no_cache", "Run every check, even one whose inputs are unchanged since its last result "
          "(also DUN_NO_CACHE=1)."),
 )
-_BY_NAME = {name: flag for flag in CHECK_FLAGS for name in flag.names}
+ITERATE_FLAGS = (
+    Flag(("-a", "--automation"), "automation", "Instruction style (default: iterate.automation, auto).", "value",
+         choices=("manual", "plan", "auto", "yolo")),
+    Flag(("--max-prompt-chars",), "max_prompt_chars", "Prompt size bound (default: iterate.max_prompt_chars).",
+         "value", integer=True, metavar="N"),
+    Flag(("-f", "--format"), "format", "", "value", choices=("text", "json"), default="text"),
+    Flag(("--only",), "only", "Only checks whose id or plugin matches.", "many", metavar="GLOB"),
+    Flag(("--skip",), "skip", "Leave out matching checks.", "many", metavar="GLOB"),
+    Flag(("--iteration",), "iteration", "Number the prompt (the shell driver passes it).", "value", minimum=1),
+    Flag(("--confirm",), "confirm", "The confirmation prompt (every check passes; anything left?)."),
+)
+TABLES = {"check": CHECK_FLAGS, "iterate": ITERATE_FLAGS}
+_BY_NAME = {command: {name: flag for flag in table for name in flag.names} for command, table in TABLES.items()}
 
 
-def parse(args: list[str]) -> CheckOptions | None:
-    """The options of `dun check ARGS` (ARGS after `check`, no PATH), or None when click must read them."""
-    from dun.cli.commands.check import CheckOptions
+def parse(command: str, args: list[str]) -> dict[str, Any] | None:
+    """The options given to `dun COMMAND ARGS` (ARGS after the command, no PATH) by the field they set, or None
+    when click must read them."""
+    by_name = _BY_NAME[command]
     values: dict[str, Any] = {}
     rest = iter(args)
     for arg in rest:
-        flag = _BY_NAME.get(arg)
+        flag = by_name.get(arg)
         if flag is None:
             return None  # a PATH, --help, --opt=value, -vf, an unknown option: click decides
         if flag.takes == "flag":
@@ -64,13 +76,13 @@ def parse(args: list[str]) -> CheckOptions | None:
             values.setdefault(flag.dest, []).append(converted)
         else:
             values[flag.dest] = converted
-    return CheckOptions(**values)
+    return values
 
 
 def _convert(flag: Flag, value: str) -> Any:
     """The value as click would give it, or None when click would refuse it (then click says why)."""
-    if flag.minimum is not None:
-        if not value.isascii() or not value.isdigit() or int(value) < flag.minimum:
+    if flag.minimum is not None or flag.integer:
+        if not value.isascii() or not value.isdigit() or int(value) < (flag.minimum or 0):
             return None
         return int(value)
     if flag.choices and value not in flag.choices:
