@@ -8,7 +8,8 @@ from typing import Any
 
 from dun.config.schema import Field
 from dun.core.git import git
-from dun.core.globs import glob_errors, match_files
+from dun.core.globs import Listing, glob_errors, match_files
+from dun.core.snapshot import fold_untracked
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, cap_items
@@ -70,7 +71,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if not ctx.is_git:
         return Outcome(Status.ERROR, f"not a git repository: {ctx.root}", next="git init")
     try:
-        st = parse_porcelain_v2(_status(ctx, o))
+        st = _status(ctx, o)
     except subprocess.CalledProcessError as exc:
         return Outcome(Status.ERROR, "git status failed: " + exc.stderr.decode("utf-8", "replace").strip()[:200])
     if not o["untracked"]:
@@ -112,15 +113,21 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     return Outcome(status, "; ".join(problems), items=cap_items(items, o["max_items"]), next="\n".join(nexts))
 
 
-def _status(ctx: CheckContext, o: dict[str, Any]) -> bytes:
-    """The run's shared `git status` (every untracked file listed) when it says what this check's own call would:
-    always with ignore globs or untracked files off, otherwise when nothing is untracked (no `dir/` to fold)."""
-    mode = ("all" if o["ignore"] else "normal") if o["untracked"] else "no"
+def _status(ctx: CheckContext, o: dict[str, Any]) -> dict[str, Any]:
+    """The run's shared `git status` (every untracked file listed), parsed; without ignore globs the untracked files
+    are named as `--untracked-files=normal` names them (a directory holding no tracked file as `dir/`), worked out
+    from the index listing the run has anyway rather than by a second `git status`, which costs as much as the first."""
     snapshot = ctx.snapshot()
-    if snapshot is not None and (mode != "normal" or not snapshot.untracked()):
-        return snapshot.status()
-    # with ignore globs, list files inside untracked directories so the globs can match them
-    return git(ctx.root, "status", "--porcelain=v2", "--branch", "-z", f"--untracked-files={mode}").stdout
+    if snapshot is None:
+        mode = ("all" if o["ignore"] else "normal") if o["untracked"] else "no"
+        return parse_porcelain_v2(git(ctx.root, "status", "--porcelain=v2", "--branch", "-z",
+                                      f"--untracked-files={mode}").stdout)
+    st = parse_porcelain_v2(snapshot.status())
+    if o["untracked"] and not o["ignore"] and st["untracked"]:
+        listing = ctx.listing()
+        if isinstance(listing, Listing):
+            st["untracked"] = fold_untracked(st["untracked"], listing.text)
+    return st
 
 
 def _without_dun_files(ctx: CheckContext, untracked: list[str]) -> list[str]:

@@ -160,6 +160,29 @@ class Snapshot:
             return None
 
 
+def fold_untracked(untracked: list[str], tracked: str) -> list[str]:
+    """Untracked files (`--untracked-files=all`) as `git status --untracked-files=normal` names them: a file inside
+    a directory that holds no tracked file becomes that directory, `dir/`, at its topmost such level, once.
+    `tracked` is the index listing, every path followed by a NUL (tracked files deleted from the tree count, as
+    for git)."""
+    text = "\0" + tracked
+    holds: dict[str, bool] = {}
+    out: dict[str, None] = {}
+    for path in untracked:
+        folded = path
+        end = path.find("/")
+        while 0 <= end < len(path) - 1:
+            directory = path[: end + 1]
+            if directory not in holds:
+                holds[directory] = "\0" + directory in text
+            if not holds[directory]:
+                folded = directory
+                break
+            end = path.find("/", end + 1)
+        out[folded] = None
+    return list(out)
+
+
 def _sorted(text: str) -> bool:
     """Whether NUL-terminated paths are in strictly ascending order (str's)."""
     return all(a < b for a, b in itertools.pairwise(text.split("\0")[:-1]))

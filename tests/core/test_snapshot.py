@@ -166,3 +166,31 @@ def test_the_early_listing_from_a_subdirectory_is_the_whole_repository(repo: Pat
     start_early()
     snapshot = claim_early(repo.resolve())
     assert snapshot is not None and {"top.txt", "sub/x.txt", "README.md"} <= set(snapshot.files().paths())
+
+
+def test_untracked_files_fold_as_git_status_normal_folds_them(repo: Path) -> None:
+    """The git-status check names untracked files as `--untracked-files=normal` does, without running it."""
+    from dun.core.snapshot import fold_untracked
+
+    for name in ("src/a.py", "src/sub/b.py", "docs/x.md", "gone/y.txt", "keep/deep/t.txt"):
+        write(repo, name, "tracked\n")
+    write(repo, ".gitignore", "build/\n*.log\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tree")
+    (repo / "gone" / "y.txt").unlink()  # deleted from the tree, still in the index: its directory is not new
+    for name in ("new.txt", "src/c.py", "src/newdir/d.py", "src/newdir/deep/e.py", "fresh/f.txt",
+                 "fresh/deeper/g.txt", "gone/z.txt", "docs-x/file", "a b/c d.txt", "keep/deep/new/u.txt",
+                 "keep/v.txt", "build/out.o", "only-ignored/x.log", "src/sub/w.log"):
+        write(repo, name, "new\n")
+    (repo / "empty" / "dir").mkdir(parents=True)
+    (repo / "nested").mkdir()
+    git(repo / "nested", "init", "-q")  # a repository inside: one entry in either mode
+    write(repo, "nested/inner.txt", "x\n")
+
+    def untracked(mode: str) -> list[str]:
+        out = git(repo, "status", "--porcelain=v2", "-z", f"--untracked-files={mode}")
+        return [r[2:] for r in out.split("\0") if r.startswith("? ")]
+
+    tracked = git(repo, "ls-files", "-z", "--cached")
+    assert fold_untracked(untracked("all"), tracked) == untracked("normal")
+    assert "src/newdir/" in untracked("normal") and "nested/" in untracked("normal")  # the layout folds at all
