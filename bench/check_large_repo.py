@@ -32,7 +32,7 @@ from _common import Run, broken, dun_command, git, git_env, parser, report, time
 
 TARGET = 2.0
 NO_CHANGE_TARGET = 1.2
-VERSION = "v1"  # bump whenever the generated repository changes, so stale caches are not reused
+VERSION = "v2"  # bump whenever the generated repository changes, so stale caches are not reused
 TOTAL_FILES = 50_000
 SOURCE_FILES = 5_000  # src/**/*.py, all in coverage.xml
 TEST_FILES = 2_500  # tests/**/*.py
@@ -153,7 +153,9 @@ def cobertura(sizes: list[tuple[str, int]], rng: random.Random) -> str:
 def files() -> Iterator[tuple[str, str]]:
     """Every (path, content) of the repository: exactly TOTAL_FILES of them."""
     rng = random.Random(SEED)
-    fixed = {".dun/plugins/bench.yaml": MANIFEST, ".dun/config.yaml": CONFIG,
+    # `.dun/.gitignore` as `dun init` writes it: a `dun iterate` run (bench/iterate_large_repo.py) leaves the tree clean
+    dun_ignore = (Path(__file__).resolve().parent.parent / "templates" / "dun.gitignore").read_text(encoding="utf-8")
+    fixed = {".dun/plugins/bench.yaml": MANIFEST, ".dun/config.yaml": CONFIG, ".dun/.gitignore": dun_ignore,
              "README.md": "# bench\n\nA generated repository for bench/check_large_repo.py.\n"}
     yield from fixed.items()
     sizes = []
