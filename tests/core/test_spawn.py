@@ -1,0 +1,34 @@
+"""A program started with its output captured in memory (git's, at the start of `dun check`): all of it, stdout and
+stderr apart, and its exit code, however much it writes and whether or not anyone reads before it exits."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from dun.core.spawn import Spawned
+
+WRITER = """
+import os, sys
+sys.stdout.buffer.write(b"x" * 3_000_000 + b"\\0end")  # far past a pipe's 64 KiB
+sys.stderr.write("complaint\\n")
+sys.exit(3)
+"""
+
+
+def test_every_byte_and_the_exit_code_of_a_program_that_writes_megabytes() -> None:
+    started = Spawned([sys.executable, "-c", WRITER], dict(os.environ))
+    code, out, err = started.collect()
+    assert (code, len(out), out[-4:], err) == (3, 3_000_004, b"\0end", b"complaint\n")
+    assert started.collect() == (code, out, err)  # asked again: the same answer
+
+
+def test_a_program_that_does_not_exist_raises_and_leaks_no_descriptor() -> None:
+    before = set(os.listdir("/proc/self/fd"))
+    try:
+        Spawned(["no-such-program-dun-test"], dict(os.environ))
+    except OSError:
+        pass
+    else:
+        raise AssertionError("expected OSError")
+    assert set(os.listdir("/proc/self/fd")) <= before
