@@ -62,7 +62,8 @@ def main() -> int:
             (root / "notes.txt").write_text("work in progress\n", encoding="utf-8")
         prompt = Path(tmp) / "prompt.md"
         prompt.write_text((root / "MISSION.md").read_text(), encoding="utf-8")
-        env = {**os.environ, SCENARIO_ENV: str(scenario)}
+        # its own state directory: a benchmark's calls must not fill the user's shared hourly window (dun/fleet)
+        env = {**os.environ, SCENARIO_ENV: str(scenario), "XDG_STATE_HOME": str(Path(tmp) / "state")}
         loop = [*dun_command(), "loop", "--fresh"]
 
         def finished(run: Run) -> str | None:

@@ -20,4 +20,5 @@ echo "== dun check exited $rc (0: nothing actionable, 1: work remains, 2: config
 echo "== dun iterate (the prompt an agent would get; try: dun iterate | claude -p \"\$(cat -)\")"
 "$DUN" iterate
 echo "== a short scripted night with the fake agent, and its HTML report"
-"$(dirname "$DUN")/python" "$here/tests/history_demo.py" "$work/night"
+# its own state directory: the demo's calls neither wait for nor fill this machine's shared hourly window
+XDG_STATE_HOME="$work/state" "$(dirname "$DUN")/python" "$here/tests/history_demo.py" "$work/night"
