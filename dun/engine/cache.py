@@ -109,7 +109,7 @@ class FileCache:
         entry = self._entries.get(key)
         if entry is not None and entry[0] == stamp[0] and entry[1] == stamp[1]:
             head = self._clean_head(key) if stamp[1] < self._looked_ns - RACY_WINDOW_NS else None
-            if len(entry) == 4 and entry[3] != head:
+            if isinstance(entry, list) and len(entry) == 4 and entry[3] != head:
                 with self._lock:  # the file is still as read, now clean at this commit (or no longer clean)
                     entry[3] = head
                     self._dirty = True
