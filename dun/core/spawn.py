@@ -37,35 +37,33 @@ class Spawned:
         self.started_ns = time.time_ns()  # what git reports was seen at or after this
         self._result: tuple[int, bytes, bytes] | None = None
         self._popen: subprocess.Popen[bytes] | None = None
-        self._files: tuple[int, int] | None = None
         if not hasattr(os, "posix_spawnp"):
             import subprocess
 
             self._popen = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE)
             return
-        if hasattr(os, "memfd_create"):
+        self._in_memory = hasattr(os, "memfd_create")
+        if self._in_memory:  # the program writes these files, this process reads the same ones
             out_w = os.memfd_create("dun-out", os.MFD_CLOEXEC)
             err_w = os.memfd_create("dun-err", os.MFD_CLOEXEC)
-            self._files = (out_w, err_w)
-            out_r = err_r = -1
+            self._read = (out_w, err_w)
         else:
             out_r, out_w = os.pipe()
             err_r, err_w = os.pipe()
+            self._read = (out_r, err_r)
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
                    (os.POSIX_SPAWN_DUP2, err_w, 2)]
         try:
             self.pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions)
         except OSError:
-            for fd in (out_r, err_r) if self._files is None else self._files:
+            for fd in self._read:
                 os.close(fd)
             raise
         finally:
-            if self._files is None:
+            if not self._in_memory:  # the pipes' ends the program writes
                 os.close(out_w)
                 os.close(err_w)
-        self._fds = {out_r: bytearray(), err_r: bytearray()}
-        self._out, self._err = out_r, err_r
 
     def collect(self) -> tuple[int, bytes, bytes]:
         """Wait for the program; its exit code and output (the same answer when asked again)."""
@@ -77,25 +75,26 @@ class Spawned:
         if self._popen is not None:
             out, err = self._popen.communicate()
             return self._popen.returncode, out, err
-        if self._files is not None:
+        if self._in_memory:
             _, status = os.waitpid(self.pid, 0)
-            out, err = (_read_all(fd) for fd in self._files)
+            out, err = (_read_all(fd) for fd in self._read)
             return os.waitstatus_to_exitcode(status), out, err
+        received = {fd: bytearray() for fd in self._read}
         poller = select.poll()
-        open_fds = set(self._fds)
+        open_fds = set(self._read)
         for fd in open_fds:
             poller.register(fd, select.POLLIN)
         while open_fds:
             for fd, _ in poller.poll():
                 chunk = os.read(fd, 1 << 16)
                 if chunk:
-                    self._fds[fd] += chunk
+                    received[fd] += chunk
                 else:
                     poller.unregister(fd)
                     os.close(fd)
                     open_fds.discard(fd)
         _, status = os.waitpid(self.pid, 0)
-        return os.waitstatus_to_exitcode(status), bytes(self._fds[self._out]), bytes(self._fds[self._err])
+        return os.waitstatus_to_exitcode(status), bytes(received[self._read[0]]), bytes(received[self._read[1]])
 
 
 def _read_all(fd: int) -> bytes:
