@@ -67,16 +67,16 @@ class _Reading:
     WORST_KEPT = 64  # rows of the worst files kept decoded: `max_items` rarely asks for more
 
     def __init__(self, kind: str, source: str, rows: list[Any] | bytes, skipped: list[str],
-                 summary: dict[str, Any] | None = None) -> None:
+                 summary: dict[str, Any]) -> None:
         self.kind, self.source, self.skipped = kind, source, skipped
         self._rows = rows
-        self.summary = summary if summary is not None else _summary(self.report(), self.rows)
+        self.summary = summary
 
     @classmethod
     def of(cls, report: CoverageReport) -> _Reading:
         rows = [[f.path, f.statements, f.missing, f.missing_statements, f.branches, f.missing_branches]
                 for f in report.files]
-        return cls(report.format, report.source, rows, report.skipped)
+        return cls(report.format, report.source, rows, report.skipped, _summary(report, rows))
 
     @property
     def rows(self) -> list[Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Flag:
-    """One option of `dun check`: its names, the CheckOptions field it sets and how it takes a value."""
+    """One option of `dun check` or `dun iterate`: its names, the options field it sets and how it takes a value."""
 
     names: tuple[str, ...]
     dest: str

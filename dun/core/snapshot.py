@@ -64,6 +64,7 @@ class Snapshot:
         self._status = status or _Background(root, STATUS_ARGS)
         self._listing: _Background | None = listing
         self._entries: list[tuple[bytes, bytes]] | None = None
+        self._changed: set[str] | None = None
         self._lock = threading.Lock()
 
     def start_listing(self) -> None:
@@ -91,8 +92,10 @@ class Snapshot:
 
     def changed(self) -> set[str]:
         """Every path the status names (changed, staged, unmerged, deleted or untracked): all other listed files
-        are as HEAD has them."""
-        return {p.decode("utf-8", "surrogateescape") for _, p in self.entries()}
+        are as HEAD has them. Decoded once per look: every per-file cache of the run asks."""
+        if self._changed is None:
+            self._changed = {p.decode("utf-8", "surrogateescape") for _, p in self.entries()}
+        return self._changed
 
     def view(self) -> tuple[str, set[str], int] | None:
         """What `dun.engine.cache.FileCache` trusts: HEAD, every path the status names and when git began to look;
@@ -198,7 +201,8 @@ def start_early(started: Spawned | None = None) -> None:
     run when the repository turns out to be this one."""
     global _early
     try:
-        status, top = started or start_git(STATUS_ARGS), start_git(TOPLEVEL_ARGS)
+        status = started or start_git(STATUS_ARGS)
+        top = start_git(TOPLEVEL_ARGS)
     except OSError:
         _early = None  # no git: the run finds out itself
         return

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dun.config.schema import Field
+from dun.core.globs import Listing
 from dun.engine.model import Outcome
 
 if TYPE_CHECKING:
     from dun.core.snapshot import Snapshot
-
-from dun.core.globs import Listing
 
 
 @dataclass

@@ -126,13 +126,14 @@ class _Gates:
         self.ctx = ctx
         self.triggers = triggers
         self._misses: dict[str, str | None] = {}
-        self._lock = threading.Lock()
+        # one lock per manifest: a glob trigger waiting for git holds up only its own manifest's checks
+        self._locks = {manifest: threading.Lock() for manifest, _ in triggers.values()}
 
     def miss(self, check_id: str) -> str | None:
         manifest, triggers = self.triggers.get(check_id, ("", []))
         if not triggers:
             return None
-        with self._lock:
+        with self._locks[manifest]:
             if manifest not in self._misses:
                 self._misses[manifest] = trigger_miss(triggers, self.ctx)
             return self._misses[manifest]
