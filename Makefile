@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit coverage bench clean e2e claude-cli agent-clis debian-deps
+.PHONY: demo test unit coverage bench clean e2e claude-cli agent-clis js-runners debian-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +28,15 @@ agent-clis:
 debian-deps:
 	bash scripts/debian-deps.sh
 
+# The JavaScript test runners the fixture projects of tests/checks/test_js_projects.py run under (pinned in
+# tests/checks/projects/js-runners.json; about 160 MB, cached; skipped with a message when node or npm is missing).
+js-runners:
+	bash tests/e2e/install_js_runners.sh
+
 e2e: $(STAMP) claude-cli agent-clis
 	$(BIN)/python -m pytest -q -m e2e
 
-test: $(STAMP) claude-cli agent-clis
+test: $(STAMP) claude-cli agent-clis js-runners
 	$(BIN)/ruff check dun tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache

@@ -33,6 +33,8 @@ FIELDS = {
     "requires": Field("list", "Programs that must be on PATH; without one the check is skipped.", default=[],
                       item=Field("str", "program"), scalar_ok=True),
     "parser": Field("map", "Turn the output or a report file into items.", default=None, fields=PARSER_FIELDS),
+    "uses": Field("str", "Run only when the project uses this tool, as its own files tell (e.g. `vitest`, `unittest`, "
+                         "`typescript`; see docs/plugins.md); otherwise skip as not applicable.", default=None),
 }
 CACHE_DIR = ".dun/cache"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -96,6 +98,15 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if not cwd.is_dir():
         return Outcome(Status.ERROR, f"working directory does not exist: {opts['cwd']}")
     command = opts["command"]
+    if opts["uses"] or "{js" in command or "{pm}" in command:
+        from dun.checks import ecosystems
+
+        if opts["uses"] and not ecosystems.uses(cwd, opts["uses"]):
+            return Outcome(Status.SKIP, f"not applicable: the project does not use {opts['uses']}")
+        if ecosystems.has_js_placeholder(command):
+            command, absent = ecosystems.expand_js(command, ctx.root, cwd)
+            if absent:
+                return Outcome(Status.ERROR, absent, next=ecosystems.js_install_hint(cwd))
     python = project_python(ctx.root, cwd) if PLACEHOLDER in command else None
     if python is not None:
         command = command.replace(PLACEHOLDER, python.shell)

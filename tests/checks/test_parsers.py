@@ -101,6 +101,96 @@ def test_junit_jest_report_with_absolute_stack_paths(tmp_path: Path) -> None:
     assert item.text.startswith("sum adds 1 + 2: Error: expect(received).toBe(3)")
 
 
+def test_junit_without_a_file_takes_the_projects_frame_not_the_runners(tmp_path: Path) -> None:
+    # tap-xunit's report of a tape failure: the stack starts in tape itself, the message attribute is "---"
+    xml = f"""<testsuites><testsuite name="math adds" tests="2" failures="1">
+<testcase name="#2 sum is wrong"><failure message="---">---
+    operator: equal
+    expected: 3
+    actual:   2
+    at: Test.&lt;anonymous&gt; ({tmp_path}/test/math.js:4:5)
+    stack: |-
+      Error: sum is wrong
+          at Test.assert [as _assert] ({tmp_path}/node_modules/tape/lib/test.js:489:48)
+          at Test.&lt;anonymous&gt; ({tmp_path}/test/math.js:4:5)
+</failure></testcase><testcase name="#1 one plus one"/></testsuite></testsuites>"""
+    [item] = parse(tmp_path, "junit-xml", xml).items
+    assert (item.file, item.line) == ("test/math.js", 4)
+    assert "expected: 3" in item.text and "actual:   2" in item.text
+
+
+def test_junit_keeps_the_whole_failure_body_when_the_message_is_its_first_line(tmp_path: Path) -> None:
+    # mocha's xunit reporter: message= holds the first line only, the body the expression and the values
+    xml = """<testsuite name="Mocha Tests" tests="1" failures="1"><testcase classname="math" name="math adds"
+ time="0"><failure message="Expected values to be strictly equal:">AssertionError [ERR_ASSERTION]: Expected values \
+to be strictly equal:
+
+2 !== 3
+
+    at Context.&lt;anonymous&gt; (test/math.test.js:4:12)
+    at process.processImmediate (node:internal/timers:483:21)</failure></testcase></testsuite>"""
+    [item] = parse(tmp_path, "junit-xml", xml.replace("\\\n", "")).items
+    assert (item.file, item.line) == ("test/math.test.js", 4)
+    assert item.text == "math adds: AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n2 !== 3"
+
+
+# --- tap --------------------------------------------------------------------------------------------------------
+
+def test_tap14_subtests_name_their_parents_and_a_failed_parent_is_not_an_item(tmp_path: Path) -> None:
+    tap = f"""TAP version 14
+# Subtest: math
+    # Subtest: adds
+    not ok 1 - adds
+      ---
+      location: '{tmp_path}/test/a.test.js:5:11'
+      error: |-
+        Expected values to be strictly equal:
+
+        2 !== 3
+      expected: 3
+      actual: 2
+      operator: 'strictEqual'
+      stack: |-
+        TestContext.<anonymous> ({tmp_path}/test/a.test.js:6:12)
+        Test.runInAsyncScope (node:async_hooks:206:9)
+      ...
+    ok 2 - passes
+    not ok 3 - later # TODO not written yet
+    ok 4 - flaky # SKIP
+    1..4
+not ok 1 - math
+  ---
+  failureType: 'subtestsFailed'
+  ...
+not ok 2 - no diagnostics
+Bail out! database down
+1..2
+# pass 1
+# fail 2
+"""
+    parsed = parse(tmp_path, "tap", tap)
+    assert [(i.file, i.line) for i in parsed.items] == [("test/a.test.js", 6), (None, None)]
+    assert parsed.items[0].text == ("math > adds: Expected values to be strictly equal:\n\n2 !== 3\n"
+                                    "operator: strictEqual")
+    assert parsed.items[1].text == "no diagnostics"
+    assert parsed.summary == "2 failed, 1 passed, 2 skipped"
+
+
+def test_tap_run_that_stops_before_its_plan_is_an_item_at_the_thrown_error(tmp_path: Path) -> None:
+    tap = f"""TAP version 13
+# throws
+{tmp_path}/test/x.js:12
+  throw new Error('boom');
+  ^
+
+Error: boom
+    at Test.<anonymous> ({tmp_path}/test/x.js:12:9)
+    at Test.run ({tmp_path}/node_modules/tape/lib/test.js:151:28)
+"""
+    [item] = parse(tmp_path, "tap", tap).items
+    assert (item.file, item.line, item.text) == ("test/x.js", 12, "throws: stopped: Error: boom")
+
+
 @pytest.mark.parametrize("xml", [
     "<testsuite><testcase",
     "<html><body/></html>",

@@ -13,12 +13,14 @@ from dun.config.schema import Field
 KINDS: dict[str, tuple[str, str]] = {
     "lines": ("text", "LinesParser"), "regex": ("text", "RegexParser"), "json-lines": ("jsondoc", "JsonLinesParser"),
     "go-test-json": ("gotest", "GoTestParser"), "junit-xml": ("junit", "JUnitParser"),
-    "json": ("jsondoc", "JsonParser"), "sarif": ("sarif", "SarifParser"),
+    "json": ("jsondoc", "JsonParser"), "sarif": ("sarif", "SarifParser"), "tap": ("tap", "TapParser"),
+    "jest-json": ("jstest", "JestParser"), "mocha-json": ("jstest", "MochaParser"), "ava": ("ava", "AvaParser"),
 }
 
 
 PARSER_FIELDS = {
-    "type": Field("str", "`lines`, `regex`, `junit-xml`, `go-test-json`, `json`, `json-lines` or `sarif`.",
+    "type": Field("str", "`lines`, `regex`, `junit-xml`, `go-test-json`, `json`, `json-lines`, `sarif`, `tap`, "
+                         "`jest-json` (jest, vitest), `mocha-json` or `ava`.",
                   required=True, choices=tuple(KINDS)),
     "pattern": Field("str", "Regex for `regex` (and an optional filter for `lines`). Named groups `file`, `line` "
                             "and `text` fill the item; without `text` the whole line is used.", default=None),

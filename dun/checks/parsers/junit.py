@@ -15,6 +15,7 @@ from defusedxml import DefusedXmlException
 from junitparser import Attr, Error, Failure, Skipped, TestCase
 
 from dun.checks.parsers.base import DocumentParser, ParseContext, Parsed, as_int, bounded, plural, repo_path
+from dun.checks.parsers.frames import message_lines, project_frames
 from dun.engine.model import Item
 from dun.engine.sanitize import strip_ansi
 
@@ -23,6 +24,7 @@ _PYTEST_FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+): (?:in (?P<
 # Any `path.ext:line` in a stack trace (jest's `at f (/abs/x.test.js:5:17)`, Go's `x_test.go:12:`).
 _LOCATION = re.compile(r"(?P<file>[\w./\\@+-]*[\w-]\.[A-Za-z]\w*):(?P<line>\d+)")
 TAIL_FRAMES = 3
+_JS_STACK = re.compile(r"^\s+at\s", re.M)
 
 
 class _Case(TestCase):
@@ -75,6 +77,10 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
     raised = [line[4:] for line in text.splitlines() if line.startswith("E   ")]  # pytest's exception lines
     if raised and raised[0].strip() not in message:
         message = f"{message}: " + "\n".join(raised) if message else "\n".join(raised)
+    whole = message_lines(text)  # mocha's and others' message attribute keeps only the first line of the body
+    first = message.split("\n", 1)[0].strip()
+    if not pytest and not raised and len(whole) > len(message) and (first in whole or not first):
+        message = whole
     message = "\n".join(line for line in message.splitlines() if line.strip())  # pytest's diffs pad with blanks
     if not message:
         message = next((line.strip() for line in text.splitlines() if line.strip()), outcome)
@@ -87,7 +93,12 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
         inside = [n for f, n, _ in frames if _same_file(f, file)]
         line = inside[-1] if inside else None  # the deepest frame in the test's own file: the failing statement
     elif frames:
-        file, line = frames[-1][0], frames[-1][1]
+        # no file attribute: the project's own frame, never the runner's (node_modules/tape/lib/test.js)
+        own = project_frames(text, ctx)
+        if own:
+            file, line = own[0] if _JS_STACK.search(text) else own[-1]  # JavaScript stacks list the innermost first
+        else:
+            file, line = frames[-1][0], frames[-1][1]
     if line is None and case.line and case.line.strip().isdigit():
         declared = int(case.line)
         line = declared + 1 if pytest else as_int(declared)  # pytest writes the 0-based line of the `def`

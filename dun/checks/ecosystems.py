@@ -1,0 +1,247 @@
+"""What a project uses, told from its own files: the ecosystems present, the package manager its lockfile names,
+the test runner, type checker and lint script it runs. One answer for the built-in manifests (a command check's
+`uses:`), `dun init` (which checks apply), `dun check` (a test suite nothing runs) and `dun doctor`.
+
+Read-only and cheap: a few small files at the top of the project, no process started (a project whose Python
+environment must be asked whether pytest is importable is the one exception, see `_python_runner`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dun.core.textfiles import read_bytes
+
+JS_RUNNERS = ("node-test", "vitest", "jest", "mocha", "ava", "tape")
+# lockfile -> package manager, in the order a project that has several is most likely to mean
+LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"), ("bun.lock", "bun"),
+             ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm"))
+_NPM_DEFAULT_TEST = "no test specified"
+_SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+# flags that choose a reporter or where it writes: dun sets its own, the project's would fight them
+_REPORTER_FLAGS = {"--reporter", "-R", "--reporters", "--reporter-option", "--reporter-options", "-O",
+                   "--test-reporter", "--test-reporter-destination", "--json", "--outputFile", "--tap", "-t",
+                   "--watch", "-w", "--verbose"}
+_PYTEST_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "requirements-dev.txt",
+                 "requirements_dev.txt", "requirements-test.txt", "requirements/test.txt", "dev-requirements.txt",
+                 "test-requirements.txt", "Pipfile", "noxfile.py", "requirements.txt")
+_UNITTEST_FILES = ("tox.ini", "Makefile", "setup.cfg", "pyproject.toml", "noxfile.py", ".github/workflows")
+
+
+@dataclass
+class Ecosystem:
+    name: str  # javascript, rust, python, go
+    marker: str  # the file that says so
+    tools: list[str] = field(default_factory=list)  # what the project uses: npm, vitest, typescript, unittest...
+    tests: bool = False  # the project has a test suite
+
+
+def _read(path: Path, limit: int = 1024 * 1024) -> str:
+    try:
+        return read_bytes(path, limit).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return ""
+
+
+def package_json(directory: str) -> dict[str, Any]:
+    try:
+        data = json.loads(_read(Path(directory) / "package.json") or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _scripts(pkg: dict[str, Any]) -> dict[str, str]:
+    scripts = pkg.get("scripts")
+    return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
+
+
+def _dependencies(pkg: dict[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for key in ("dependencies", "devDependencies", "optionalDependencies"):
+        section = pkg.get(key)
+        if isinstance(section, dict):
+            names.update(str(k) for k in section)
+    return names
+
+
+def package_manager(directory: Path) -> str:
+    declared = str(package_json(str(directory)).get("packageManager") or "").split("@", 1)[0]
+    if declared in ("npm", "pnpm", "yarn", "bun"):
+        return declared
+    return next((pm for lock, pm in LOCKFILES if (directory / lock).is_file()), "npm")
+
+
+def js_tools(directory: Path) -> list[str]:
+    pkg = package_json(str(directory))
+    if not pkg:
+        return []
+    scripts, deps = _scripts(pkg), _dependencies(pkg)
+    test = scripts.get("test", "")
+    words = set(re.findall(r"[\w@/.-]+", test))
+    tools = [package_manager(directory)]
+    if re.search(r"\bnode\b[^&|;]*\s--test\b", test):
+        tools.append("node-test")
+    for runner in JS_RUNNERS[1:]:
+        if runner in words or (runner in deps and not (set(JS_RUNNERS[1:]) & words)):
+            tools.append(runner)
+    if "typescript" in deps and (directory / "tsconfig.json").is_file():
+        tools.append("typescript")
+    if "lint" in scripts:
+        tools.append("lint-script")
+    return tools
+
+
+def js_has_tests(directory: Path) -> bool:
+    test = _scripts(package_json(str(directory))).get("test", "")
+    return bool(test.strip()) and _NPM_DEFAULT_TEST not in test
+
+
+def script_args(directory: Path, prefix: str) -> str:
+    """The arguments the project's `test` script passes after `prefix` (`node --test`, `mocha`, `tape`), with the
+    flags that pick a reporter left out; '' when the script does not run it."""
+    test = _scripts(package_json(str(directory))).get("test", "")
+    want = prefix.split()
+    for segment in _SEGMENT_END.split(test):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            continue
+        words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]  # VAR=value before it
+        for start in range(len(words)):
+            if [os.path.basename(w) if i == 0 else w for i, w in enumerate(words[start:start + len(want)])] == want:
+                return " ".join(shlex.quote(w) for w in _without_reporters(words[start + len(want):]))
+    return ""
+
+
+def _without_reporters(args: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for i, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in _REPORTER_FLAGS:
+            takes_value = "=" not in word and name not in ("--json", "--tap", "--watch", "-w", "--verbose")
+            skip = takes_value and i + 1 < len(args)
+            continue
+        if not out and word in ("run", "watch", "dev"):  # `vitest run`: dun says run itself
+            continue
+        out.append(word)
+    return out
+
+
+def _mentions(root: Path, names: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
+    for name in names:
+        path = root / name
+        if path.is_dir():
+            if any(pattern.search(_read(p, 256 * 1024)) for p in sorted(path.glob("*.y*ml"))[:20]):
+                return True
+        elif pattern.search(_read(path)):
+            return True
+    return False
+
+
+_PYTEST = re.compile(r"pytest")
+_UNITTEST = re.compile(r"-m\s+unittest\b|\bunittest\s+discover\b")
+
+
+def python_runner(root: Path) -> str:
+    """`pytest` or `unittest`: the runner the project's own files name; a project naming neither runs unittest when
+    its tests are `unittest.TestCase` classes, else pytest (plain `def test_` functions need it)."""
+    uses_pytest = (root / "conftest.py").is_file() or (root / "tests" / "conftest.py").is_file() or \
+        _mentions(root, _PYTEST_FILES, _PYTEST)
+    if uses_pytest:
+        return "pytest"
+    if _mentions(root, _UNITTEST_FILES, _UNITTEST):
+        return "unittest"
+    return "unittest" if any(_UNITTEST_CASE.search(_read(p, 256 * 1024)) for p in _test_files(root)) else "pytest"
+
+
+_UNITTEST_CASE = re.compile(r"^\s*(import unittest|from unittest import)", re.M)
+
+
+def _test_files(root: Path, limit: int = 20) -> list[Path]:
+    found: list[Path] = []
+    for pattern in ("test_*.py", "tests/test_*.py", "test/test_*.py", "tests/**/test_*.py", "*/tests/test_*.py"):
+        for path in sorted(root.glob(pattern)):
+            if path not in found:
+                found.append(path)
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def python_has_tests(root: Path) -> bool:
+    return any((root / d).is_dir() for d in ("tests", "test")) or any(root.glob("test_*.py"))
+
+
+def uses(root: Path, tool: str) -> bool:
+    """Whether the project at `root` uses `tool` (a name `detect` lists); only the files that can tell are read."""
+    if tool in ("pytest", "unittest"):
+        return any((root / m).is_file() for m in ("pyproject.toml", "setup.py", "setup.cfg")) and \
+            python_runner(root) == tool
+    if tool in ("cargo", "go"):
+        return (root / ("Cargo.toml" if tool == "cargo" else "go.mod")).is_file()
+    return (root / "package.json").is_file() and tool in js_tools(root)
+
+
+def detect(root: Path) -> list[Ecosystem]:
+    found: list[Ecosystem] = []
+    if (root / "package.json").is_file():
+        found.append(Ecosystem("javascript", "package.json", js_tools(root), js_has_tests(root)))
+    if (root / "Cargo.toml").is_file():
+        found.append(Ecosystem("rust", "Cargo.toml", ["cargo"], True))
+    python = next((m for m in ("pyproject.toml", "setup.py", "setup.cfg") if (root / m).is_file()), None)
+    if python is not None:
+        found.append(Ecosystem("python", python, [python_runner(root)], python_has_tests(root)))
+    if (root / "go.mod").is_file():
+        found.append(Ecosystem("go", "go.mod", ["go"], True))
+    return found
+
+
+_JS_PLACEHOLDER = re.compile(r"\{(js|js-args):([^{}]+)\}|\{pm\}")
+_INSTALL = {"npm": "npm ci", "pnpm": "pnpm install --frozen-lockfile", "yarn": "yarn install --frozen-lockfile",
+            "bun": "bun install --frozen-lockfile"}
+
+
+def has_js_placeholder(command: str) -> bool:
+    return "{js" in command or "{pm}" in command
+
+
+def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
+    """`{js:NAME}`: the project's own NAME from node_modules/.bin (or `yarn NAME` under Plug'n'Play);
+    `{js-args:PREFIX}`: what its test script passes after PREFIX; `{pm}`: its package manager.
+    Returns the command and, when a program is not installed, why (the command is then not run)."""
+    missing: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        kind, name = match[1], (match[2] or "").strip()
+        if kind is None:
+            return package_manager(cwd)
+        if kind == "js-args":
+            return script_args(cwd, name)
+        for base in dict.fromkeys((cwd, root)):
+            binary = base / "node_modules" / ".bin" / name
+            if os.access(binary, os.X_OK):
+                return shlex.quote(os.path.relpath(binary, cwd))
+        if (cwd / ".pnp.cjs").is_file() or (root / ".pnp.cjs").is_file():
+            return f"yarn {shlex.quote(name)}"
+        missing.append(name)
+        return name
+
+    expanded = _JS_PLACEHOLDER.sub(replace, command)
+    if missing:
+        return expanded, f"{', '.join(missing)} not installed (no node_modules/.bin/{missing[0]})"
+    return expanded, None
+
+
+def js_install_hint(cwd: Path) -> str:
+    return f"Install the project's dependencies (`{_INSTALL[package_manager(cwd)]}`), then re-run."

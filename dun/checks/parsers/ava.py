@@ -1,0 +1,89 @@
+"""`ava`: AVA's own report. AVA writes no JSON or JUnit report, and its TAP output places an assertion at AVA's
+own frame; its default report names each failing test with the file and line of the failing assertion, the
+assertion's difference (actual against expected) or the thrown error and its stack, so that report is read.
+
+After the list of results, a line of `─` opens the failures: one block each (title, `file:line`, the code around
+it, the details, `› file:line:column`), separated by blank lines, closed by another `─`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
+from dun.checks.parsers.frames import first_project_frame
+from dun.engine.model import Item
+
+_RULE = re.compile(r"^\s*─+\s*$")
+_RESULT = re.compile(r"^\s*(?P<mark>✔|✘|-)\s")
+_LOCATION = re.compile(r"^\s*(?:›\s*)?(?P<file>[^\s:]+\.[A-Za-z]\w*):(?P<line>\d+)(?::\d+)?\s*$")
+_EXCERPT = re.compile(r"^\s*\d+:\s")
+_FRAME_LINE = re.compile(r"^\s+at\s")
+_TOTALS = re.compile(r"^\s*(?P<count>\d+) (?:tests? )?(?P<what>failed|passed|skipped|todo|known failures?)")
+MAX_LINES = 20_000
+
+
+class AvaParser(LineParser):
+    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+        super().__init__(options, ctx)
+        self.rules = 0
+        self.lines: list[str] = []  # the failure section
+        self.marks = {"✔": 0, "✘": 0, "-": 0}
+        self.totals: dict[str, int] = {}
+
+    def feed(self, line: str) -> None:
+        if _RULE.match(line):
+            self.rules += 1
+            return
+        if self.rules == 1 and len(self.lines) < MAX_LINES:
+            self.lines.append(line.rstrip())
+            return
+        result = _RESULT.match(line)
+        if result and self.rules == 0:
+            self.marks[result["mark"]] += 1
+        totals = _TOTALS.match(line)
+        if totals:
+            self.totals[totals["what"].split()[0]] = int(totals["count"])
+
+    def result(self) -> Parsed:
+        items = [self._item(block) for block in _blocks(self.lines)]
+        failed = self.totals.get("failed", self.marks["✘"])
+        passed = self.totals.get("passed", self.marks["✔"])
+        tally = [f"{failed} failed", f"{passed} passed", f"{self.totals.get('skipped', self.marks['-'])} skipped"]
+        return Parsed(items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
+
+    def _item(self, block: list[str]) -> Item:
+        title = block[0].strip()
+        where: tuple[str, int] | None = None
+        message: list[str] = []
+        for line in block[1:]:
+            location = _LOCATION.match(line)
+            if location:
+                path = repo_path(location["file"], self.ctx)
+                where = where or ((path, int(location["line"])) if path else None)
+            elif not _EXCERPT.match(line) and not _FRAME_LINE.match(line) and line.strip():
+                message.append(line.strip())
+        if where is None:
+            where = first_project_frame(["\n".join(block)], self.ctx)
+        text = f"{title}: " + "\n".join(message) if message else title
+        return Item(text=bounded(text), file=where[0] if where else None, line=where[1] if where else None)
+
+
+def _blocks(lines: list[str]) -> list[list[str]]:
+    """Failures are separated by two or more blank lines; one blank line separates the parts of one."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    blank = 0
+    for line in lines:
+        if not line.strip():
+            blank += 1
+            continue
+        if blank >= 2 and current:
+            blocks.append(current)
+            current = []
+        blank = 0
+        current.append(line)
+    if current:
+        blocks.append(current)
+    return blocks

@@ -1,0 +1,54 @@
+"""Stack frames in a failure's text: which of them are the project's own code.
+
+A runner's report often places a failure at its own frame (`node_modules/tape/lib/test.js:489`); the line that
+matters is the first (JavaScript, innermost first) or last (Python, outermost first) frame in the repository that
+is not an installed package.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dun.checks.parsers.base import ParseContext, repo_path
+
+# `at f (/abs/x.test.js:5:17)`, `at file:///abs/x.mjs:5:17`, `TestContext.<anonymous> (x.js:6:12)`, `x_test.go:12:`
+_FRAME = re.compile(r"(?P<file>(?:file://)?[\w./\\@+~-]*[\w-]\.[A-Za-z]\w*):(?P<line>\d+)(?::\d+)?")
+_INSTALLED = ("node_modules/", "site-packages/", "dist-packages/", "/.cargo/registry/", "/rustc/", ".pnp.cjs")
+
+
+def project_frames(text: str, ctx: ParseContext) -> list[tuple[str, int]]:
+    """(repository path, line) of every frame inside the repository and not in an installed package, in order."""
+    out: list[tuple[str, int]] = []
+    for match in _FRAME.finditer(text):
+        path = repo_path(match["file"], ctx)
+        if path and not path.startswith(("/", "../")) and not any(m in "/" + path for m in _INSTALLED):
+            out.append((path, int(match["line"])))
+    return out
+
+
+def first_project_frame(texts: list[str], ctx: ParseContext) -> tuple[str, int] | None:
+    """The innermost project frame of JavaScript-style stacks (innermost first): the failing assertion, in a helper
+    when the test called one."""
+    frames = [f for text in texts if text for f in project_frames(text, ctx)]
+    return frames[0] if frames else None
+
+
+def located(texts: list[str], ctx: ParseContext, test_file: str | None) -> tuple[tuple[str, int] | None, str]:
+    """The failing assertion's frame and, when that is outside the test's own file, an `at FILE:LINE` line naming
+    the test's call into it."""
+    frames = [f for text in texts if text for f in project_frames(text, ctx)]
+    if not frames:
+        return None, ""
+    own = next((f for f in frames if f[0] == test_file), None)
+    call = f"\n  at {own[0]}:{own[1]}" if own is not None and own != frames[0] else ""
+    return frames[0], call
+
+
+def message_lines(text: str) -> str:
+    """A JavaScript error's text without its stack: the lines before the first `    at ` frame."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if re.match(r"^\s+at\s", line):
+            break
+        kept.append(line.rstrip())
+    return "\n".join(kept).strip()

@@ -1,0 +1,97 @@
+"""`jest-json` and `mocha-json`: the JSON reports of jest (`--json --outputFile`), vitest (`--reporter=json`, the
+same shape) and mocha (`--reporter json`). One item per failing test: its full name (describe blocks joined with
+` > `), the failing assertion's file and line (the innermost frame in the project's code, not the runner's), and the
+message with its expected and actual values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dun.checks.parsers.base import DocumentParser, Parsed, as_int, bounded, plural, repo_path
+from dun.checks.parsers.frames import first_project_frame, located, message_lines
+from dun.engine.model import Item
+from dun.engine.sanitize import strip_ansi
+
+
+def _load(data: bytes) -> tuple[dict[str, Any] | None, str]:
+    try:
+        doc = json.loads(data.decode("utf-8-sig", "replace"))
+    except ValueError as exc:
+        return None, f"not a JSON test report: {exc}"
+    return (doc, "") if isinstance(doc, dict) else (None, "not a JSON test report: not an object")
+
+
+class JestParser(DocumentParser):
+    def parse(self, data: bytes) -> Parsed:
+        doc, problem = _load(data)
+        if doc is None:
+            return Parsed(problem=problem)
+        ctx = self.ctx
+        items: list[Item] = []
+        for suite in doc.get("testResults") or []:
+            if not isinstance(suite, dict):
+                continue
+            file = repo_path(str(suite.get("name") or suite.get("testFilePath") or ""), ctx)
+            failing = [a for a in suite.get("assertionResults") or [] if isinstance(a, dict)
+                       and a.get("status") == "failed"]
+            for case in failing:
+                items.append(self._case(case, file))
+            message = strip_ansi(str(suite.get("message") or suite.get("failureMessage") or ""))
+            if suite.get("status") == "failed" and not failing and message.strip():
+                # the file did not run: a syntax error, a failing import, a hook outside any test
+                where = first_project_frame([message], ctx)
+                items.append(Item(text=bounded(f"{file or 'test file'}: {message_lines(message) or message}"),
+                                  file=where[0] if where else file, line=where[1] if where else None))
+        failed, passed = as_int(doc.get("numFailedTests")) or 0, as_int(doc.get("numPassedTests")) or 0
+        skipped = (as_int(doc.get("numPendingTests")) or 0) + (as_int(doc.get("numTodoTests")) or 0)
+        broken = as_int(doc.get("numRuntimeErrorTestSuites")) or 0
+        tally = [f"{failed} failed", f"{passed} passed", f"{skipped} skipped", plural(broken, "file") + " not run"]
+        summary = ", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran"
+        return Parsed(items, summary=summary)
+
+    def _case(self, case: dict[str, Any], file: str | None) -> Item:
+        titles = [str(t) for t in case.get("ancestorTitles") or []] + [str(case.get("title") or "")]
+        name = " > ".join(t for t in titles if t) or str(case.get("fullName") or "test")
+        failures = [strip_ansi(str(m)) for m in case.get("failureMessages") or []]
+        where, call = located(failures, self.ctx, file)
+        location = _mapping(case.get("location"))
+        line = where[1] if where else as_int(location.get("line"))
+        message = "\n".join(message_lines(m) for m in failures) or "failed"
+        return Item(text=bounded(f"{name}: {_drop_error_prefix(message)}") + call, file=where[0] if where else file,
+                    line=line)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _drop_error_prefix(message: str) -> str:
+    """jest writes `Error: expect(received).toBe(expected)`: the `Error: ` says nothing."""
+    return message[len("Error: "):] if message.startswith("Error: ") else message
+
+
+class MochaParser(DocumentParser):
+    def parse(self, data: bytes) -> Parsed:
+        doc, problem = _load(data)
+        if doc is None:
+            return Parsed(problem=problem)
+        items = [self._failure(f) for f in doc.get("failures") or [] if isinstance(f, dict)]
+        stats = _mapping(doc.get("stats"))
+        tally = [f"{as_int(stats.get('failures')) or 0} failed", f"{as_int(stats.get('passes')) or 0} passed",
+                 f"{as_int(stats.get('pending')) or 0} skipped"]
+        return Parsed(items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
+
+    def _failure(self, failure: dict[str, Any]) -> Item:
+        title, full = str(failure.get("title") or ""), str(failure.get("fullTitle") or "")
+        parents = full[: -len(title)].strip() if title and full.endswith(title) else ""
+        name = f"{parents} > {title}" if parents else full or title or "test"
+        err = _mapping(failure.get("err"))
+        file = repo_path(str(failure.get("file") or ""), self.ctx)
+        stack = strip_ansi(str(err.get("stack") or ""))
+        where, call = located([stack], self.ctx, file)
+        message = strip_ansi(str(err.get("message") or "")).strip() or message_lines(stack) or "failed"
+        if "expected" in err and "actual" in err and str(err["actual"]) not in message:
+            message += f"\nexpected: {err['expected']}\nactual: {err['actual']}"
+        return Item(text=bounded(f"{name}: {message}") + call, file=where[0] if where else file,
+                    line=where[1] if where else None)

@@ -1,0 +1,165 @@
+"""`tap`: the Test Anything Protocol, versions 13 and 14, as node's test runner (`--test-reporter=tap`), tape and
+others print it. One item per `not ok` that is not a TODO or SKIP: its full name (enclosing subtests, or tape's
+`# test name` comment, joined with ` > `), the failing assertion's file and line from the YAML diagnostics (`at`,
+`stack`, else `location`: the first frame in the project's code), and the message with `expected`/`actual`.
+
+A parent whose subtests failed is not an item (its subtests are). A run that stops before its plan (a test threw
+outside any assertion, as tape does) is an item at the thrown error's frame.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded
+from dun.checks.parsers.frames import first_project_frame
+from dun.engine.model import Item
+
+_TEST = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<number>\d+)?\s*(?:-\s*)?(?P<desc>.*)$")
+_DIRECTIVE = re.compile(r"\s#\s*(TODO|SKIP)\b", re.I)
+_SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>.*)$")
+_COMMENT = re.compile(r"^# (?P<text>.*)$")
+_TALLY = re.compile(r"^# (?P<key>tests|pass|fail|skip|todo|cancelled|suites|duration_ms|ok)\b\s*(?P<value>\d*)")
+_PLAN = re.compile(r"^\s*1\.\.(?P<count>\d+)")
+MAX_BLOCK_LINES = 400
+
+
+class TapParser(LineParser):
+    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+        super().__init__(options, ctx)
+        self.open: list[tuple[int, str, list[bool]]] = []  # (indent, subtest name, [a subtest inside failed])
+        self.group = ""  # tape: the `# test name` comment the assertions follow
+        self.pending: tuple[int, str, list[str]] | None = None  # a failure waiting for its YAML block
+        self.block: list[str] | None = None
+        self.items: list[Item] = []
+        self.counts = {"fail": 0, "pass": 0, "skip": 0}
+        self.tally: dict[str, int] = {}
+        self.plan: int | None = None
+        self.top_level = 0  # top-level tests seen (against the plan)
+        self.after: list[str] = []  # lines that are not TAP after the last test: a crash
+
+    def feed(self, line: str) -> None:
+        if self.block is not None:
+            if line.strip() == "...":
+                self._close_failure()
+            elif len(self.block) < MAX_BLOCK_LINES:
+                self.block.append(line)
+            return
+        if self.pending is not None and line.strip() == "---":
+            self.block = []
+            return
+        if self.pending is not None:
+            self._close_failure()
+        self._line(line)
+
+    def _line(self, line: str) -> None:
+        subtest = _SUBTEST.match(line)
+        if subtest:
+            indent = len(subtest["indent"])
+            self.open = [o for o in self.open if o[0] < indent] + [(indent, subtest["name"].strip(), [False])]
+            return
+        test = _TEST.match(line)
+        if test:
+            self.after = []
+            self._test(len(test["indent"]), test["ok"] == "ok", test["desc"].strip())
+            return
+        tally = _TALLY.match(line)
+        if tally and tally["value"]:
+            self.tally[tally["key"]] = int(tally["value"])
+            return
+        comment = _COMMENT.match(line)
+        if comment and not line.startswith("# Subtest"):
+            self.group = comment["text"].strip()
+            return
+        plan = _PLAN.match(line)
+        if plan and not line.startswith(" "):
+            self.plan = int(plan["count"])
+        elif line.strip() and not line.startswith("TAP version") and len(self.after) < MAX_BLOCK_LINES:
+            self.after.append(line)
+
+    def _test(self, indent: int, ok: bool, desc: str) -> None:
+        if indent == 0:
+            self.top_level += 1
+        skipped = bool(_DIRECTIVE.search(desc))
+        desc = _DIRECTIVE.split(desc)[0].strip()
+        own = next((o for o in self.open if o[0] == indent and o[1] == desc), None)
+        parents = [o for o in self.open if o[0] < indent]
+        self.open = [o for o in self.open if o[0] < indent]
+        if ok or skipped:
+            self.counts["skip" if skipped else "pass"] += 1
+            return
+        if own is not None and own[2][0]:
+            return  # its failed subtests are the items
+        for parent in parents:
+            parent[2][0] = True
+        self.counts["fail"] += 1
+        names = [p[1] for p in parents] or ([self.group] if self.group and self.group != desc else [])
+        self.pending = (indent, " > ".join([*names, desc]) or "test", [])
+
+    def _close_failure(self) -> None:
+        assert self.pending is not None
+        _, name, _ = self.pending
+        block, self.block, self.pending = self.block or [], None, None
+        self.items.append(self._item(name, _yaml(block)))
+
+    def _item(self, name: str, diag: dict[str, Any]) -> Item:
+        message = str(diag.get("error") or diag.get("message") or "").strip()
+        if diag.get("operator") and str(diag["operator"]) not in message:
+            message = f"{message}\noperator: {diag['operator']}".strip()
+        for key in ("expected", "actual"):
+            if key in diag and _plain(diag[key]) not in message:
+                message += f"\n{key}: {_plain(diag[key])}"
+        details = diag.get("details") or diag.get("values")
+        if isinstance(details, dict):
+            message += "".join(f"\n{label} {_plain(value)}" for label, value in details.items())
+        frame = first_project_frame([str(diag.get("at") or ""), str(diag.get("stack") or "")], self.ctx)
+        if frame is None:
+            frame = first_project_frame([str(diag.get("location") or "")], self.ctx)
+        text = f"{name}: {message.strip()}" if message.strip() else name
+        return Item(text=bounded(text), file=frame[0] if frame else None, line=frame[1] if frame else None)
+
+    def result(self) -> Parsed:
+        if self.pending is not None:
+            self._close_failure()
+        if self.after and (self.plan is None or self.top_level < self.plan):
+            crash = "\n".join(self.after)
+            frame = first_project_frame([crash], self.ctx)
+            error = next((line.strip() for line in self.after if re.match(r"^\w*(Error|Exception)\b", line)),
+                         self.after[0].strip())
+            name = f"{self.group}: " if self.group else ""
+            self.items.append(Item(text=bounded(f"{name}stopped: {error}"), file=frame[0] if frame else None,
+                                   line=frame[1] if frame else None))
+            self.counts["fail"] += 1
+        fail = self.tally.get("fail", self.counts["fail"])
+        passed = self.tally.get("pass", self.counts["pass"])
+        skipped = self.tally.get("skip", self.counts["skip"]) + self.tally.get("todo", 0)
+        tally = [f"{fail} failed", f"{passed} passed", f"{skipped} skipped"]
+        return Parsed(self.items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
+
+
+def _yaml(lines: list[str]) -> dict[str, Any]:
+    """The YAML diagnostics of one failure; a block YAML cannot read is kept whole as its message."""
+    if not lines:
+        return {}
+    indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
+    text = "\n".join(line[indent:] for line in lines)
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe", pure=True).load(text)
+    except (YAMLError, ValueError):
+        return {"message": text}
+    return data if isinstance(data, dict) else {"message": text}
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict | list):
+        import json
+
+        return json.dumps(value, default=str)
+    return str(value)
+
