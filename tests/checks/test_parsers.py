@@ -349,3 +349,41 @@ def test_regex_items_from_coloured_output_hold_no_escape_codes(tmp_path: Path) -
     run.feed(strip_ansi(out))  # the command check strips each line before parsing
     [item] = run.finish().items
     assert item == Item("F401 unused\ufffd import", "src/a.py", 12)
+
+
+# --- cargo ------------------------------------------------------------------------------------------------------
+
+def test_cargo_test_reads_panics_of_old_and_new_rust_and_a_test_returning_err(tmp_path: Path) -> None:
+    out = """running 3 tests
+test a::old ... FAILED
+test a::new ... FAILED
+test a::err ... FAILED
+
+failures:
+
+---- a::old stdout ----
+some output the test printed
+thread 'a::old' panicked at 'assertion failed: `(left == right)`
+  left: `1`,
+ right: `2`', src/a.rs:7:5
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+---- a::new stdout ----
+thread 'a::new' (77) panicked at src/a.rs:12:9:
+index out of bounds: the len is 3 but the index is 5
+---- a::err stdout ----
+Error: "file missing"
+
+failures:
+    a::old
+    a::new
+    a::err
+
+test result: FAILED. 2 passed; 3 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s
+"""
+    parsed = parse(tmp_path, "cargo-test", out)
+    assert [(i.file, i.line, i.text) for i in parsed.items] == [
+        ("src/a.rs", 7, "a::old: assertion failed: `(left == right)`\n  left: `1`,\n right: `2`"),
+        ("src/a.rs", 12, "a::new: index out of bounds: the len is 3 but the index is 5"),
+        (None, None, 'a::err: Error: "file missing"'),
+    ]
+    assert parsed.summary == "3 failed, 2 passed, 1 ignored"

@@ -15,12 +15,13 @@ KINDS: dict[str, tuple[str, str]] = {
     "go-test-json": ("gotest", "GoTestParser"), "junit-xml": ("junit", "JUnitParser"),
     "json": ("jsondoc", "JsonParser"), "sarif": ("sarif", "SarifParser"), "tap": ("tap", "TapParser"),
     "jest-json": ("jstest", "JestParser"), "mocha-json": ("jstest", "MochaParser"), "ava": ("ava", "AvaParser"),
+    "cargo-test": ("cargo", "CargoTestParser"), "cargo-messages": ("cargo", "CargoMessagesParser"),
 }
 
 
 PARSER_FIELDS = {
     "type": Field("str", "`lines`, `regex`, `junit-xml`, `go-test-json`, `json`, `json-lines`, `sarif`, `tap`, "
-                         "`jest-json` (jest, vitest), `mocha-json` or `ava`.",
+                         "`jest-json` (jest, vitest), `mocha-json`, `ava`, `cargo-test` or `cargo-messages`.",
                   required=True, choices=tuple(KINDS)),
     "pattern": Field("str", "Regex for `regex` (and an optional filter for `lines`). Named groups `file`, `line` "
                             "and `text` fill the item; without `text` the whole line is used.", default=None),
