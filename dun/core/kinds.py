@@ -17,6 +17,7 @@ class ExitCode(enum.IntEnum):
     USAGE = 2  # bad flags, config, manifest, or a plugin that cannot load
     INTERNAL = 3  # a bug in dun: one line on screen, the traceback in a crash log
     NO_BLOCK = 4  # `dun respond`: the answer holds no valid status block
+    UNCONFIRMED = 5  # `dun loop` stopped `unconfirmed`: the checks pass, the agent never confirmed
     STEP_WAIT = 10  # `--decide`: wait SECONDS REASON, then ask again
     STEP_COMPLETE = 20  # `--decide`: stop complete
     STEP_STOPPED = 21  # `--decide`: stop REASON (work remains)
@@ -49,6 +50,7 @@ class StopReason(enum.StrEnum):
     CHECKER_TAMPERED = "checker_tampered"  # trust.on_checker_tamper: stop
     SHARED_BUDGET = "shared_budget"  # fleet.budget_usd_per_day spent by this agent's loops on this machine
     DISK_FULL = "disk_full"  # no space left to write the agent's output or dun's records
+    UNCONFIRMED = "unconfirmed"  # the checks pass, but the confirmation calls gave no answer (exit 5)
 
 
 class WaitReason(enum.StrEnum):

@@ -16,12 +16,33 @@ from dun.core.errors import ConfigError
 from dun.core.git import changed_paths, diff_stat, recent_commits
 from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
-from dun.engine.model import Report
+from dun.engine.model import MORE_PREFIX, Item, Report
 from dun.engine.session import Session
 from dun.loop.policy import Decision, IterationOutcome, after_iteration
 from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
 from dun.store.store import Store
+
+
+MAX_ITEMS = 500  # the items of one check remembered at an iteration's start (progress on it)
+
+
+def item_key(item: Item) -> str:
+    """An item as progress sees it: its file and text, not its line (a ticked box shifts no other box, an edit
+    above a test moves its line without touching it)."""
+    return f"{item.file or ''}: {item.text}"
+
+
+def progressed_checks(start: Start, after: Report, newly_passing: list[str]) -> frozenset[str]:
+    """The checks with real progress this iteration: newly passing, or an item of theirs gone (a box ticked, a test
+    fixed), whatever else they still list."""
+    now = {r.id: {item_key(i) for i in r.items} for r in after.actionable()}
+    moved = set(newly_passing)
+    for check_id, keys in (start.get("items") or {}).items():
+        gone = set(keys) - now.get(check_id, set())
+        if check_id in now and any(not key.split(": ", 1)[-1].startswith(MORE_PREFIX) for key in gone):
+            moved.add(check_id)
+    return frozenset(moved)
 
 
 @dataclass
@@ -78,15 +99,18 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     newly_passing = sorted(set(start["actionable"]) - set(after_ids))
     moved = start["head"] and head_after and head_after != start["head"]
     commits = recent_commits(root, 50, since=start["head"]) if moved else []
-    from dun.trust.verify import verify_iteration
+    from dun.trust.verify import remember_tree, verify_iteration
 
     verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, len(commits),
-                                    start["tree"], tree_after, newly_passing)
-    if verification["restored"] or verification["reverted"]:  # dun repaired the tree: judge the repaired state
+                                    start["tree"], tree_after, newly_passing,
+                                    progressed_checks(start, after, newly_passing))
+    repaired = bool(verification["restored"] or verification["reverted"])
+    if repaired:  # dun repaired the tree: judge the repaired state
         head_after, tree_after = session.look()
         after = session.report()
         after_ids = [r.id for r in after.actionable()]
         newly_passing = sorted(set(start["actionable"]) - set(after_ids))
+    remember_tree(state, cfg["trust"]["oscillation_window"], tree_after, by_dun=repaired)
     progress = bool(start["head"] != head_after or files_changed or newly_passing)
     cost = known_cost(adapter.cost(parsed.agent, cfg["agent"]))
     estimated = False

@@ -39,7 +39,7 @@ from dun.engine.session import Session
 from dun.fleet.limits import shared_limits_for
 from dun.loop import circuit as breaker
 from dun.loop import operator
-from dun.loop.conclude import AgentFacts, judge
+from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
 from dun.loop.policy import Decision, before_iteration, nothing_actionable, stop
 from dun.loop.report import write_report
 from dun.prompt.sections import render
@@ -85,6 +85,8 @@ def exit_code_for(reason: str, signalled_term: bool = False) -> int:
         return ExitCode.OK
     if reason == StopReason.INTERRUPTED:
         return ExitCode.SIGTERM if signalled_term else ExitCode.SIGINT
+    if reason == StopReason.UNCONFIRMED:
+        return ExitCode.UNCONFIRMED
     return ExitCode.WORK_REMAINS
 
 
@@ -192,7 +194,8 @@ class Engine:
             start_run(self.session, self.cfg, head(self.session.root))
         else:
             self._close_interrupted()
-        state.update({"status": "running", "stop_reason": None, "ended_at": None, "pid": os.getpid()})
+        state.update({"status": "running", "stop_reason": None, "stop_detail": None, "ended_at": None,
+                      "pid": os.getpid()})
         self.save()
         operator.on_run_start(self.session.root, dict(state), self.cfg)
         return state
@@ -288,7 +291,8 @@ class Engine:
         state, store = self.state, self.store
         n = state["iteration"] + 1
         actionable = [r.id for r in report.actionable()]
-        start: Start = {"actionable": actionable, "head": look[0], "tree": look[1], "confirmation": confirmation}
+        start: Start = {"actionable": actionable, "head": look[0], "tree": look[1], "confirmation": confirmation,
+                        "items": {r.id: [item_key(i) for i in r.items][:MAX_ITEMS] for r in report.actionable()}}
         prompt = render(self.session, report, confirmation, n)
         prompt_file = store.write_prompt(n, prompt)
         record_iterate(store, report.actionable(), look=look)

@@ -109,12 +109,18 @@ def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome
     oscillation = any(d.get("kind") == DiscrepancyKind.OSCILLATION for d in out.discrepancies)
     state["circuit"] = breaker.record_trust(state["circuit"], cfg["circuit"], len(out.discrepancies), oscillation,
                                             now)
-    block = out.parsed.block
+    # only an answer counts: a failed call's text (a crash, a timeout, an API error) agrees to nothing
+    block = out.parsed.block if out.error is None else None
     state["last_exit_signal"] = block.exit_signal if block else None
-    if out.confirmation:
-        state["confirmations"] += 1
+    if out.confirmation and not limited:
+        if block is not None:
+            state["confirmations"] += 1
+            state["unconfirmed"] = 0
+        else:
+            state["unconfirmed"] = state.get("unconfirmed", 0) + 1
     elif out.actionable_after:
         state["confirmations"] = 0
+        state["unconfirmed"] = 0
     if block and block.exit_signal and out.actionable_after:
         out.flags.append("premature_exit_claim")
     if out.trust_stop:
@@ -132,6 +138,10 @@ def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome
         return stop(StopReason.COMPLETE)
     if out.confirmation and not out.actionable_after and state["confirmations"] >= loop["confirm_iterations"]:
         return stop(StopReason.COMPLETE)
+    if out.confirmation and not out.actionable_after and state["unconfirmed"] >= max(loop["confirm_iterations"], 1):
+        state["stop_detail"] = (f"every check passes, but {state['unconfirmed']} confirmation call(s) in a row gave "
+                                "no answer (a failed call, or no status block)")
+        return stop(StopReason.UNCONFIRMED)
     if state["circuit"]["state"] == breaker.OPEN:
         return stop(StopReason.CIRCUIT_OPEN)
     if out.error is not None and limited:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from dun.core.kinds import CircuitState
 from dun.core.timefmt import now_iso
@@ -43,6 +43,8 @@ class Start(TypedDict):
     head: str | None
     tree: str | None
     confirmation: bool
+    items: NotRequired[dict[str, list[str]]]  # the actionable checks' items (file and text): what progress removes
+    fingerprint: NotRequired[dict[str, str]]  # what decides "done", as the agent found it (trust/tamper.py)
 
 
 class LoopState(TypedDict):
@@ -73,6 +75,10 @@ class LoopState(TypedDict):
     blocked: Blocked | None
     last_exit_signal: bool | None
     trees: list[str]  # work-tree hashes of the last iterations (oscillation)
+    dun_trees: list[str]  # of those, the ones dun's own restores and reverts produced: never an oscillation
+    costs: list[float]  # what this run's iterations cost (the budget's reserve is a typical one of them)
+    unconfirmed: int  # confirmation calls in a row that gave no answer (failed, or no status block)
+    stop_detail: str | None  # why the stop reason applied, in words (a budget stop: spent, reserved, why)
     pid: int | None
     calls_left_hour: int | None
     budget_left_usd: float | None
@@ -92,7 +98,8 @@ def new_state() -> LoopState:
             "circuit": new_circuit(), "errors_total": 0, "in_progress": None, "start": None, "agent_pgid": None,
             "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None, "confirmations": 0,
             "blocked": None,
-            "last_exit_signal": None, "trees": [], "pid": None, "calls_left_hour": None, "budget_left_usd": None}
+            "last_exit_signal": None, "trees": [], "dun_trees": [], "costs": [], "unconfirmed": 0,
+            "stop_detail": None, "pid": None, "calls_left_hour": None, "budget_left_usd": None}
 
 
 # What each state key may hold on disk; anything else makes the file corrupt (never silently a new run).
@@ -105,7 +112,8 @@ _STATE_TYPES: dict[str, tuple[type, ...]] = {
     "agent_pgid": (int, type(None)), "agent_started": (*_NUM, type(None)),
     "agent_token": (str, type(None)), "agent_tree": (list,), "call_started": (*_NUM, type(None)),
     "confirmations": (int,), "blocked": (dict, type(None)), "last_exit_signal": (bool, type(None)),
-    "trees": (list,), "pid": (int, type(None)), "calls_left_hour": (int, type(None)),
+    "trees": (list,), "dun_trees": (list,), "costs": (list,), "unconfirmed": (int,),
+    "stop_detail": (str, type(None)), "pid": (int, type(None)), "calls_left_hour": (int, type(None)),
     "budget_left_usd": (*_NUM, type(None)),
 }
 RUN_STATUSES = ("running", "stopped", "complete")
@@ -137,8 +145,11 @@ def state_problem(data: Any) -> str | None:
     if any(not isinstance(c, int | float) or isinstance(c, bool) or not math.isfinite(c)
            for c in data.get("calls", [])):
         return "calls: not a list of times"
-    if any(not isinstance(t, str) for t in data.get("trees", [])):
-        return "trees: not a list of hashes"
+    for key in ("trees", "dun_trees"):
+        if any(not isinstance(t, str) for t in data.get(key, [])):
+            return f"{key}: not a list of hashes"
+    if any(not _finite(c) for c in data.get("costs", [])):
+        return "costs: not a list of amounts"
     if any(not isinstance(p, list) or len(p) != 2 or not all(_finite(n) for n in p)
            for p in data.get("agent_tree", [])):
         return "agent_tree: not a list of [pid, start time]"

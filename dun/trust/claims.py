@@ -13,8 +13,10 @@ def discrepancy(kind: str, detail: str, **extra: Any) -> dict[str, Any]:
 
 
 def verify_claims(block: StatusBlock | None, after: Report, files_changed: int, commits: int,
-                  ) -> tuple[list[dict[str, Any]], list[str]]:
-    """(discrepancies, notes) for one iteration's status block."""
+                  progressed: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], list[str]]:
+    """(discrepancies, notes) for one iteration's status block. `progressed`: the checks with real progress this
+    iteration (an item of theirs gone: a box ticked, a test newly passing). Claiming such a check is honest work in
+    progress, even while it still has other items; a claim naming one item (`check@file:line`) is held to it."""
     if block is None:
         return [], []
     found: list[dict[str, Any]] = []
@@ -24,7 +26,9 @@ def verify_claims(block: StatusBlock | None, after: Report, files_changed: int, 
     if claim and block.status == "COMPLETE":
         check_id, _, location = claim.partition("@")
         result = failing.get(check_id.strip())
-        if result is not None and (not location or any(i.location() == location.strip() for i in result.items)):
+        moved = not location and result is not None and result.id in progressed
+        if result is not None and not moved and (
+                not location or any(i.location() == location.strip() for i in result.items)):
             what = f"{location.strip()} is still listed by {result.id}" if location else \
                 f"check {result.id} still fails ({result.signal})"
             found.append(discrepancy("unverified_completion", f"your previous claim '{claim}' was not verified: "

@@ -54,10 +54,11 @@ def _commit(root: Path, paths: list[str], skip: set[str], message: str) -> list[
 
 def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, block: StatusBlock | None,
                      after: Report, files_changed: int, commits: int, tree_before: str | None,
-                     tree_after: str | None, newly_passing: list[str]) -> dict[str, Any]:
+                     tree_after: str | None, newly_passing: list[str],
+                     progressed: frozenset[str] = frozenset()) -> dict[str, Any]:
     root = session.root
     trust = cfg["trust"]
-    found, notes = verify_claims(block, after, files_changed, commits)
+    found, notes = verify_claims(block, after, files_changed, commits, progressed)
     out: dict[str, Any] = {"discrepancies": found, "notes": notes, "restored": [], "reverted": [], "stop": None}
     ledger = tasks.load(root)
     if ledger is not None:
@@ -92,11 +93,29 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, bl
     elif checker and trust["on_checker_tamper"] == "stop":
         out["stop"] = out["stop"] or "checker_tampered"
     found += tamper.tests_removed(root, tree_before, tree_after, newly_passing)
-    trees: list[str] = list(state.get("trees") or [])
-    if tree_after and after.actionable() and tree_after in trees[-trust["oscillation_window"]:-1] \
-            and trees and tree_after != trees[-1]:
+    if oscillated(state, trust["oscillation_window"], tree_before, tree_after, bool(after.actionable())):
         found.append(discrepancy("oscillation", "the work tree went back to a state of an earlier iteration while "
                                  "checks still fail", tree=tree_after))
-    if tree_after:
-        state["trees"] = [*trees, tree_after][-max(trust["oscillation_window"], 1) - 1:]
     return out
+
+
+def oscillated(state: LoopState, window: int, tree_before: str | None, tree_after: str | None,
+               failing: bool) -> bool:
+    """The agent took the work tree back to where an earlier iteration left it, while checks still fail. Only
+    the agent's own moves count: an iteration that changed nothing (a crash, a timeout, an idle answer) did not
+    go anywhere, and a tree dun produced (a restore, a revert) is dun's act, never the agent's."""
+    if not tree_after or not failing or tree_after == tree_before:
+        return False
+    trees = list(state.get("trees") or [])
+    theirs = set(trees[-window:-1]) - set(state.get("dun_trees") or [])
+    return tree_after in theirs and bool(trees) and tree_after != trees[-1]
+
+
+def remember_tree(state: LoopState, window: int, tree: str | None, by_dun: bool) -> None:
+    """The work tree an iteration ended with (after dun's repairs); `by_dun`: dun's restore or revert made it."""
+    if not tree:
+        return
+    keep = max(window, 1) + 1
+    state["trees"] = [*(state.get("trees") or []), tree][-keep:]
+    if by_dun:
+        state["dun_trees"] = [*(state.get("dun_trees") or []), tree][-keep:]

@@ -185,6 +185,31 @@ def test_a_confirmation_where_the_agent_agrees_completes_at_once() -> None:
     assert decision == Decision("stop", "complete")
 
 
+def test_a_confirmation_call_that_failed_confirms_nothing() -> None:
+    s, c = state(iteration=3), cfg(confirm_iterations=2)
+    crash = AgentError("other", "exit 1", None)
+    first = after_iteration(s, c, outcome(None, error=crash, after=[], confirmation=True, progress=False), NOW)
+    assert first == Decision("continue", "confirm") and (s["confirmations"], s["unconfirmed"]) == (0, 1)
+    second = after_iteration(s, c, outcome(None, error=crash, after=[], confirmation=True, progress=False), NOW)
+    assert second == Decision("stop", "unconfirmed") and s["confirmations"] == 0
+    assert "2 confirmation call(s) in a row gave no answer" in s["stop_detail"]
+    assert nothing_actionable(s, c) is None  # nor does a later start take the failed calls as agreement
+
+
+def test_an_answer_without_a_status_block_is_no_confirmation() -> None:
+    s, c = state(iteration=2), cfg(confirm_iterations=2)
+    after_iteration(s, c, outcome(None, after=[], confirmation=True, progress=False), NOW)
+    assert (s["confirmations"], s["unconfirmed"]) == (0, 1)
+    after_iteration(s, c, outcome("COMPLETE", after=[], confirmation=True, progress=False), NOW)
+    assert (s["confirmations"], s["unconfirmed"]) == (1, 0)  # one answer in between: not in a row any more
+
+
+def test_a_failed_call_cannot_signal_exit_even_with_a_block_in_its_output() -> None:
+    s = state(iteration=1)
+    out = outcome("COMPLETE", exit=True, after=[], error=AgentError("other", "exit 1", None))
+    assert after_iteration(s, cfg(), out, NOW).action == "continue" and s["last_exit_signal"] is None
+
+
 def test_failing_checks_in_a_normal_iteration_reset_the_confirmations() -> None:
     s = state(confirmations=1)
     after_iteration(s, cfg(), outcome(after=["mission-boxes"]), NOW)

@@ -256,6 +256,22 @@ def test_a_count_that_is_merely_off_is_a_note(repo: Path, tmp_path: Path, monkey
     assert v["notes"] == ["FILES_MODIFIED 3, git shows 1"]
 
 
+def test_claiming_a_check_with_progress_on_it_is_honest_work(repo: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """One box of three ticked, the check claimed: work in progress on it, not a false claim."""
+    make_repo(repo, max_iterations=2)
+    scenario(tmp_path, monkeypatch, [step(tick("alpha"), commit("Do alpha"), task="mission-boxes",
+                                          status="COMPLETE"),
+                                     step(wr("notes.txt", "n\n"), commit("notes"), task="mission-boxes",
+                                          status="COMPLETE")])
+    loop(repo, 1)
+    assert kinds(repo, 1) == []  # beta and gamma remain, but the claimed check moved
+    found = verification(repo, 2)["discrepancies"]  # the same claim with nothing of the check done
+    assert [d["kind"] for d in found] == ["unverified_completion"]
+    assert "check mission-boxes still fails" in found[0]["detail"]
+    assert state(repo)["circuit"]["discrepancies"] == 1
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # empty_completion
 
@@ -577,6 +593,20 @@ def test_oscillating_between_two_trees_opens_the_circuit(repo: Path, tmp_path: P
     assert [kinds(repo, n) for n in (1, 2, 3, 4)] == [[], [], ["oscillation"], ["oscillation"]]
     assert all(log(repo, n)["progress"]["files_changed"] for n in (1, 2, 3, 4))
     assert s["circuit"]["no_progress"] == 0  # every iteration changed the tree: not no_progress
+
+
+def test_only_the_agents_own_moves_can_oscillate() -> None:
+    from dun.trust.verify import oscillated, remember_tree
+
+    s: dict[str, Any] = {"trees": [], "dun_trees": []}
+    for tree, by_dun in (("A", False), ("B", False), ("R", True), ("C", False)):
+        remember_tree(s, 6, tree, by_dun)  # type: ignore[arg-type]
+    assert oscillated(s, 6, "C", "B", True)  # type: ignore[arg-type]  # back to where the agent had left it
+    assert not oscillated(s, 6, "C", "R", True)  # type: ignore[arg-type]  # back to dun's restore: accepted it
+    assert not oscillated(s, 6, "C", "C", True)  # type: ignore[arg-type]  # changed nothing (a crash, a timeout)
+    assert not oscillated(s, 6, "C", "B", False)  # type: ignore[arg-type]  # every check passes
+    remember_tree(s, 1, "D", False)  # type: ignore[arg-type]
+    assert s["trees"] == ["C", "D"] and s["dun_trees"] == ["R"]
 
 
 def test_distinct_trees_are_not_an_oscillation(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
