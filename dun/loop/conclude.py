@@ -18,11 +18,10 @@ from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
 from dun.engine.model import MORE_PREFIX, Item, Report
 from dun.engine.session import Session
-from dun.loop.policy import Decision, IterationOutcome, after_iteration
+from dun.loop.policy import Decision, IterationOutcome, after_iteration, call_cap
 from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
 from dun.store.store import Store
-
 
 MAX_ITEMS = 500  # the items of one check remembered at an iteration's start (progress on it)
 
@@ -114,7 +113,7 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     progress = bool(start["head"] != head_after or files_changed or newly_passing)
     cost = known_cost(adapter.cost(parsed.agent, cfg["agent"]))
     estimated = False
-    budget = cfg["loop"]["budget_per_iteration_usd"]
+    budget = cfg["loop"]["budget_per_iteration_usd"] and call_cap(state, cfg)  # what the call was allowed
     spent = facts.timed_out or parsed.agent.get("cost_usd") is not None or has_tokens(parsed.agent)
     if cost is None and budget and spent:
         # a killed call reports nothing, a garbled one lies, tokens without a price are not free: assume its cap
@@ -133,7 +132,8 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
         judged = replace(parsed, block=replace(parsed.block, exit_signal=False))
         confirmation = False
     outcome = IterationOutcome(judged, error, cost or 0.0, progress, after_ids, confirmation, denials,
-                               facts.interrupted, found, None if facts.interrupted else verification["stop"])
+                               facts.interrupted, found, None if facts.interrupted else verification["stop"],
+                               cost_estimated=estimated)
     decision = after_iteration(state, cfg, outcome)
     handoff = build_handoff(Store(root), parsed, n, {"base_head": start["head"], "head": head_after,
                                                      "commits": commits[:20], "files_changed": files_changed})

@@ -25,7 +25,7 @@ from dun.engine.session import Session, open_session
 from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, Opened, adapter_for, effective_config, exit_code_for, redact
 from dun.loop.policy import Decision, before_iteration, nothing_actionable, stop
-from dun.loop.report import cost_text
+from dun.loop.report import cost_text, resume_hint
 from dun.loop.review import preflight
 from dun.prompt.sections import render
 from dun.store.lock import LoopLock
@@ -204,8 +204,12 @@ class Loop:
     def finish(self, decision: Decision) -> int:
         report = self.engine.finish(decision)
         state = self.engine.state
-        self.say(f"stopped: {decision.reason} after {state['iteration']} iteration(s), "
+        detail = f" ({decision.detail})" if decision.detail else ""
+        self.say(f"stopped: {decision.reason}{detail} after {state['iteration']} iteration(s), "
                  f"${state['cost_usd_total']:.4f} spent; report: {report.relative_to(self.root)}")
+        hint = resume_hint(str(decision.reason))
+        if hint and decision.reason != StopReason.COMPLETE:
+            self.say(f"to go on: {hint}")
         return exit_code_for(str(decision.reason), self.signalled in (signal.SIGTERM, signal.SIGHUP))
 
 

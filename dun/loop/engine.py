@@ -40,7 +40,7 @@ from dun.fleet.limits import shared_limits_for
 from dun.loop import circuit as breaker
 from dun.loop import operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
-from dun.loop.policy import Decision, before_iteration, nothing_actionable, stop
+from dun.loop.policy import Decision, before_iteration, call_cap, nothing_actionable, stop
 from dun.loop.report import write_report
 from dun.prompt.sections import render
 from dun.store.records import LOG_SCHEMA_VERSION, IterationLog, LoopState, Start, new_state
@@ -157,8 +157,9 @@ class Engine:
         if new_run:
             state = new_state()
             if previous is not None:  # what outlives a run: the call window, a pending wait, the breaker
-                state.update({"calls": previous["calls"], "resume_at": previous["resume_at"],
-                              "circuit": previous["circuit"]})
+                state.update({"calls": previous["calls"], "resume_at": previous["resume_at"]})
+                if not fresh:  # `--fresh` is a new start: its circuit is closed
+                    state["circuit"] = previous["circuit"]
         else:
             assert previous is not None
             state = copy.deepcopy(previous)
@@ -183,6 +184,9 @@ class Engine:
         run's logs (never overwriting them) and records the boxes and the checker fingerprint it is held to."""
         state, previous, new_run = self.starting_state(fresh, reset_circuit)
         self.state = state
+        was = previous["circuit"] if previous is not None else breaker.new_circuit()
+        if fresh and was.get("state") == breaker.OPEN:
+            self.say(f"--fresh: a new run with a closed circuit (it was OPEN: {was.get('reason')})")
         if self.sandbox_note:
             self.say(self.sandbox_note)
         if new_run:
@@ -283,7 +287,7 @@ class Engine:
         guard = None
         if wire_guard and self.cfg["guard"]["enabled"]:
             guard = f"{shlex.quote(sys.executable)} -m dun guard"
-        budget = self.cfg["loop"]["budget_per_iteration_usd"] or None
+        budget = call_cap(self.state, self.cfg)
         return AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.session.root, guard,
                             self.store.cache_dir, os_sandboxed=self.sandbox == "bubblewrap")
 
@@ -354,7 +358,7 @@ class Engine:
         reason = str(decision.reason)
         complete = reason == StopReason.COMPLETE
         self.state.update({"status": "complete" if complete else "stopped", "stop_reason": reason,
-                           "ended_at": now_iso()})
+                           "stop_detail": decision.detail, "ended_at": now_iso()})
         if reason == StopReason.STOP_REQUESTED:
             self.store.consume_stop()
         self.save()

@@ -23,13 +23,56 @@ class Decision:
     action: str  # Action
     reason: str  # StopReason, WaitReason or ContinueReason
     wait_s: float = 0.0
+    detail: str | None = field(default=None, compare=False)  # a stop's why, in words (state.json's stop_detail)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": str(self.action), "reason": str(self.reason), "wait_s": round(self.wait_s, 1)}
+        out = {"action": str(self.action), "reason": str(self.reason), "wait_s": round(self.wait_s, 1)}
+        return {**out, "detail": self.detail} if self.detail else out
 
 
-def stop(reason: str) -> Decision:
-    return Decision(Action.STOP, reason)
+def stop(reason: str, detail: str | None = None) -> Decision:
+    return Decision(Action.STOP, reason, detail=detail)
+
+
+MAX_COSTS = 20  # the iteration costs a run remembers for its reserve
+
+
+def reserve(state: LoopState) -> tuple[float, str]:
+    """What the next iteration is expected to cost, and how that was worked out: the median of this run's
+    iterations (their real costs, not the caps charged for calls that reported none); nothing before the first."""
+    costs = sorted(state.get("costs") or [])
+    if not costs:
+        return 0.0, "no iteration priced yet"
+    mid = len(costs) // 2
+    median = costs[mid] if len(costs) % 2 else (costs[mid - 1] + costs[mid]) / 2
+    return round(median, 6), f"the median of this run's last {len(costs)} iteration(s)"
+
+
+def budget_stop(state: LoopState, cap: float) -> Decision | None:
+    """The budget rule: stop when the cap is spent, or when what is left cannot pay for a typical iteration.
+    `loop.budget_per_iteration_usd` caps each call (bounded by what is left) but reserves nothing by itself."""
+    spent = round(state["cost_usd_total"], 6)
+    if cap <= 0:
+        return None
+    if spent >= cap:
+        return stop(StopReason.BUDGET, f"${spent:.4f} spent of the ${cap:g} budget")
+    expected, why = reserve(state)
+    left = round(cap - spent, 6)
+    if expected > left:
+        return stop(StopReason.BUDGET, f"${spent:.4f} spent of the ${cap:g} budget; the ${left:.4f} left is less "
+                                       f"than the ${expected:.4f} reserved for a typical iteration ({why})")
+    return None
+
+
+def call_cap(state: LoopState, cfg: dict[str, Any]) -> float | None:
+    """The most one agent call may spend: `loop.budget_per_iteration_usd`, never more than the budget left."""
+    loop = cfg["loop"]
+    per: float | None = loop["budget_per_iteration_usd"] or None
+    cap: float = loop["max_budget_usd"]
+    if cap <= 0:
+        return per
+    left = max(round(cap - state["cost_usd_total"], 6), 0.0)
+    return left if per is None else min(per, left)
 
 
 @dataclass
@@ -47,6 +90,7 @@ class IterationOutcome:
     discrepancies: list[dict[str, Any]] = field(default_factory=list)  # what trust verification found
     trust_stop: str | None = None  # a trust policy of `stop` that fired (task_tampered, checker_tampered)
     flags: list[str] = field(default_factory=list)  # filled by the policy: premature_exit_claim, ...
+    cost_estimated: bool = False  # the cost is the cap charged for a call that reported none
 
 
 def before_iteration(state: LoopState, cfg: dict[str, Any], stop_requested: bool,
@@ -62,10 +106,9 @@ def before_iteration(state: LoopState, cfg: dict[str, Any], stop_requested: bool
         return stop(StopReason.MAX_ITERATIONS)
     if now - state["started_epoch"] >= loop["max_duration_h"] * 3600:
         return stop(StopReason.MAX_DURATION)
-    cap, per = loop["max_budget_usd"], loop["budget_per_iteration_usd"]
-    # rounded: 0.2 + 0.1 must not exceed a 0.3 cap
-    if cap > 0 and (round(state["cost_usd_total"] + per, 6) > cap or round(state["cost_usd_total"], 6) >= cap):
-        return stop(StopReason.BUDGET)
+    over = budget_stop(state, loop["max_budget_usd"])
+    if over is not None:
+        return over
     if state["errors_total"] >= loop["error_threshold"]:
         return stop(StopReason.ERROR_THRESHOLD)
     resume_at = state.get("resume_at")
@@ -94,6 +137,8 @@ def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome
     now = time.time() if now is None else now
     loop = cfg["loop"]
     state["cost_usd_total"] = round(state["cost_usd_total"] + out.cost_usd, 6)
+    if out.cost_usd > 0 and not out.cost_estimated:
+        state["costs"] = [*(state.get("costs") or []), round(out.cost_usd, 6)][-MAX_COSTS:]
     state["calls"] = prune([*state["calls"], now], now)
     if out.interrupted:
         return stop(StopReason.INTERRUPTED)
@@ -139,9 +184,8 @@ def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome
     if out.confirmation and not out.actionable_after and state["confirmations"] >= loop["confirm_iterations"]:
         return stop(StopReason.COMPLETE)
     if out.confirmation and not out.actionable_after and state["unconfirmed"] >= max(loop["confirm_iterations"], 1):
-        state["stop_detail"] = (f"every check passes, but {state['unconfirmed']} confirmation call(s) in a row gave "
-                                "no answer (a failed call, or no status block)")
-        return stop(StopReason.UNCONFIRMED)
+        return stop(StopReason.UNCONFIRMED, f"every check passes, but {state['unconfirmed']} confirmation call(s) "
+                                            "in a row gave no answer (a failed call, or no status block)")
     if state["circuit"]["state"] == breaker.OPEN:
         return stop(StopReason.CIRCUIT_OPEN)
     if out.error is not None and limited:

@@ -5,10 +5,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dun.core.kinds import StopReason
 from dun.store.records import IterationLog, LoopState
 from dun.store.store import Store
 
 MAX_ROWS = 200  # the report stays readable after a long night: older rows are summarised
+
+# What to run after each stop reason (REPORT.md, `dun status`, the loop's last line): a resumed run keeps its
+# iteration count, spend, errors and circuit; `--fresh` starts a new run with a closed circuit.
+RESUME: dict[str, str] = {
+    StopReason.COMPLETE: "nothing to resume; `dun loop` starts a new run when the checks find new work",
+    StopReason.STOP_REQUESTED: "`dun loop` resumes the run",
+    StopReason.INTERRUPTED: "`dun loop` resumes the run",
+    StopReason.CIRCUIT_OPEN: "read why it opened (the last iterations in `dun logs`), then `dun loop --reset-circuit` "
+                             "resumes the run (`dun loop --fresh` starts a new one)",
+    StopReason.MAX_ITERATIONS: "`dun loop --max-iterations N` with a higher N resumes the run; `dun loop --fresh` "
+                               "starts a new one",
+    StopReason.MAX_DURATION: "`dun loop --fresh` starts a new run (the duration counts from the run's start)",
+    StopReason.BUDGET: "`dun loop --max-budget-usd X` with a higher cap resumes the run",
+    StopReason.ERROR_THRESHOLD: "read the failed calls (`dun logs N --out`), fix the cause (`dun doctor`), then "
+                                "`dun loop --fresh`",
+    StopReason.AGENT_BLOCKED: "resolve what the agent is blocked on (its last status block, `dun logs`), then "
+                              "`dun loop` resumes the run",
+    StopReason.TASK_TAMPERED: "review the mission change (`dun logs N`), then `dun loop` resumes the run",
+    StopReason.CHECKER_TAMPERED: "review the change to what decides 'done' (`dun logs N`), then `dun loop` resumes "
+                                 "the run",
+    StopReason.SHARED_BUDGET: "`dun loop` resumes once the agent's spend over the last 24 hours is below "
+                              "fleet.budget_usd_per_day",
+    StopReason.DISK_FULL: "free some space, then `dun loop` resumes the run",
+    StopReason.UNCONFIRMED: "check that the agent runs (`dun doctor`, `dun logs N --out`), then `dun loop` resumes "
+                            "the run and asks it again",
+}
+
+
+def resume_hint(reason: str | None) -> str | None:
+    return RESUME.get(reason) if reason else None
 
 
 def cost_text(value: Any, unknown: str = "-") -> str:
@@ -49,7 +80,9 @@ def write_report(store: Store, state: LoopState, cfg: dict[str, Any]) -> Path:
     lines = [
         "# dun loop report", "",
         f"- run: `{state.get('run_id')}`",
-        f"- status: **{state.get('status')}**, stop reason: **{state.get('stop_reason')}**",
+        f"- status: **{state.get('status')}**, stop reason: **{state.get('stop_reason')}**"
+        + (f" ({state['stop_detail']})" if state.get("stop_detail") else ""),
+        *([f"- to go on: {resume_hint(state.get('stop_reason'))}"] if resume_hint(state.get("stop_reason")) else []),
         f"- started: {state.get('started_at')}, ended: {state.get('ended_at')}",
         f"- iterations: {state.get('iteration')} ({len(run_logs)} logged), failed calls: {state.get('errors_total')}",
         f"- cost: ${state.get('cost_usd_total', 0):.4f}" + (f" of ${cap:g} budget" if cap > 0 else " (no budget cap)"),

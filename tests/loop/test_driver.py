@@ -792,6 +792,47 @@ def test_fresh_archives_the_previous_run(repo: Path, tmp_path: Path, monkeypatch
     assert git(repo, "status", "--porcelain") == ""
 
 
+def test_fresh_after_circuit_open_starts_with_a_closed_circuit(repo: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    make_repo(repo, circuit={"half_open_after": 1, "no_progress_limit": 2})
+    scenario(tmp_path, monkeypatch, [idle(), idle(), work("alpha"), work("beta"), work("gamma", exit=True)])
+    first = dun(repo, "loop")
+    assert first.returncode == 1 and state(repo)["stop_reason"] == "circuit_open"
+    assert "to go on: read why it opened" in first.stderr and "--reset-circuit" in first.stderr
+    status = dun(repo, "status").stdout
+    assert "to go on:" in status and "`dun loop --reset-circuit`" in status
+    assert "- to go on: read why it opened" in report(repo)
+    done = dun(repo, "loop", "--fresh")
+    assert done.returncode == 0, done.stderr
+    assert "--fresh: a new run with a closed circuit (it was OPEN: no_progress)" in done.stderr
+    s = state(repo)
+    assert (s["stop_reason"], s["iteration"], s["circuit"]["state"]) == ("complete", 3, "CLOSED")
+
+
+def test_a_budget_stop_says_what_was_spent_and_reserved(repo: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """$5 budget and the default $5 per-iteration cap: the run goes on while a typical iteration fits."""
+    make_repo(repo, boxes=("a1", "a2", "a3", "a4"), loop={"max_budget_usd": 5.0})
+    scenario(tmp_path, monkeypatch, [work("a1", 0.11), work("a2", 2.0), work("a3", 2.5), work("a4", 0.1)])
+    done = dun(repo, "loop")
+    assert done.returncode == 1, done.stderr
+    s = state(repo)
+    assert (s["stop_reason"], s["iteration"]) == ("budget", 3)  # $4.61 spent: $0.39 left < the median $2
+    why = ("$4.6100 spent of the $5 budget; the $0.3900 left is less than the $2.0000 reserved for a typical "
+           "iteration (the median of this run's last 3 iteration(s))")
+    assert s["stop_detail"] == why
+    assert f"stop reason: **budget** ({why})" in report(repo)
+    assert f"stopped: budget ({why})" in done.stderr
+    assert "`dun loop --max-budget-usd X`" in dun(repo, "status").stdout
+
+
+def test_every_stop_reason_names_how_to_go_on() -> None:
+    from dun.core.kinds import StopReason
+    from dun.loop.report import RESUME
+
+    assert set(RESUME) == set(StopReason)
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # --dry-run, status, logs, stop
 

@@ -83,11 +83,35 @@ def test_max_duration() -> None:
     assert before_iteration(state(started_epoch=NOW - 3600), c, False, NOW) == Decision("stop", "max_duration")
 
 
-def test_budget_stops_when_the_next_iteration_could_cross_the_cap() -> None:
-    c = cfg(max_budget_usd=10.0, budget_per_iteration_usd=2.0)
-    assert before_iteration(state(cost_usd_total=8.0), c, False, NOW) is None  # 8 + 2 = 10: not crossed
-    assert before_iteration(state(cost_usd_total=8.01), c, False, NOW) == Decision("stop", "budget")
+def test_budget_reserves_a_typical_iteration_not_the_per_iteration_cap() -> None:
+    """The measured night: $5 cap, $5 per-iteration default, $0.11 spent: the run goes on."""
+    c = cfg(max_budget_usd=5.0, budget_per_iteration_usd=5.0)
+    assert before_iteration(state(cost_usd_total=0.11, costs=[0.11]), c, False, NOW) is None
+    assert before_iteration(state(cost_usd_total=4.8, costs=[0.1, 0.3, 0.2]), c, False, NOW) is None  # 0.2 fits
+    stopped = before_iteration(state(cost_usd_total=4.85, costs=[0.1, 0.3, 0.2]), c, False, NOW)
+    assert stopped == Decision("stop", "budget")
+    assert stopped is not None and stopped.detail == (
+        "$4.8500 spent of the $5 budget; the $0.1500 left is less than the $0.2000 reserved for a typical "
+        "iteration (the median of this run's last 3 iteration(s))")
     assert before_iteration(state(cost_usd_total=12.0), c, False, NOW) == Decision("stop", "budget")
+
+
+def test_each_call_is_capped_by_what_is_left() -> None:
+    from dun.loop.policy import call_cap
+
+    assert call_cap(state(cost_usd_total=4.0), cfg(max_budget_usd=5.0, budget_per_iteration_usd=2.0)) == 1.0
+    assert call_cap(state(cost_usd_total=1.0), cfg(max_budget_usd=5.0, budget_per_iteration_usd=2.0)) == 2.0
+    assert call_cap(state(cost_usd_total=1.0), cfg(max_budget_usd=5.0, budget_per_iteration_usd=0.0)) == 4.0
+    assert call_cap(state(cost_usd_total=9.0), cfg(max_budget_usd=0.0, budget_per_iteration_usd=2.0)) == 2.0
+
+
+def test_the_reserve_learns_only_from_real_costs() -> None:
+    s = state(iteration=1)
+    after_iteration(s, cfg(), outcome(cost=0.25), NOW)
+    out = outcome(cost=5.0)
+    out.cost_estimated = True  # a killed call charged its cap: not what an iteration typically costs
+    after_iteration(s, cfg(), out, NOW)
+    assert s["costs"] == [0.25] and s["cost_usd_total"] == 5.25
 
 
 def test_budget_without_a_per_iteration_cap_stops_once_the_cap_is_spent() -> None:
@@ -192,7 +216,7 @@ def test_a_confirmation_call_that_failed_confirms_nothing() -> None:
     assert first == Decision("continue", "confirm") and (s["confirmations"], s["unconfirmed"]) == (0, 1)
     second = after_iteration(s, c, outcome(None, error=crash, after=[], confirmation=True, progress=False), NOW)
     assert second == Decision("stop", "unconfirmed") and s["confirmations"] == 0
-    assert "2 confirmation call(s) in a row gave no answer" in s["stop_detail"]
+    assert "2 confirmation call(s) in a row gave no answer" in str(second.detail)
     assert nothing_actionable(s, c) is None  # nor does a later start take the failed calls as agreement
 
 

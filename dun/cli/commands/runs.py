@@ -11,7 +11,7 @@ import time
 from dun.core.errors import UsageError
 from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
-from dun.loop.report import cost_text, verdict
+from dun.loop.report import cost_text, resume_hint, verdict
 from dun.store.lock import lock_holder
 from dun.store.records import IterationLog
 from dun.store.store import Store
@@ -40,6 +40,10 @@ def run_status(path: str | None, as_json: bool) -> int:
              f"call(s), started {state['started_at']}",
              f"circuit {c['state']}" + (f" ({c['reason']})" if c.get("reason") else "")
              + f", no progress {c['no_progress']}, same error {c['same_error']}"]
+    if state.get("stop_detail"):
+        lines.append(f"why: {state['stop_detail']}")
+    if state["status"] != "running" and resume_hint(state.get("stop_reason")):
+        lines.append(f"to go on: {resume_hint(state.get('stop_reason'))}")
     resume_at = state.get("resume_at")
     if resume_at and resume_at > time.time():
         until = time.strftime("%H:%M:%S", time.localtime(resume_at))
