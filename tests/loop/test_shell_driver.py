@@ -133,7 +133,7 @@ def assert_same_end(loop: Run, sh: Run, reason: str, iterations: int,
     assert (loop.state["status"], sh.state["status"]) == (("complete",) * 2 if reason == "complete"
                                                           else ("stopped",) * 2)
     # what each driver tells the user at the end
-    assert f"stopped: {reason} after {iterations} iteration(s)" in loop.output, both_out
+    assert re.search(rf"stopped: {reason}( \(.*\))? after {iterations} iteration\(s\)", loop.output), both_out
     assert f"dun-loop.sh: stop {reason}" in sh.output, both_out
     for run in (loop, sh):
         assert reason in (run.repo / ".dun" / "REPORT.md").read_text(encoding="utf-8")
