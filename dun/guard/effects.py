@@ -49,6 +49,9 @@ SIGNALS = {
     "kill-all": "signals every process (kill -1, killall -u, pkill .)",
     "fork-bomb": "a function that starts itself more than once",
     "privileged-container": "a container with the host's privileges (--privileged, --pid=host, SYS_ADMIN, devices)",
+    "kill-by-name": "kills processes found by name or port (kill $(pgrep x), pgrep x | xargs kill)",
+    "exfiltrate": "sends a secret off the machine, or copies one into the repository",
+    "detached-loop": "starts an endless loop detached from the session (nohup/setsid/disown/screen -d)",
 }
 
 
@@ -73,6 +76,7 @@ class Facts:
     queries: list[str] = field(default_factory=list)
     values: list[str] = field(default_factory=list)  # `option=value` for options with values (-X=DELETE)
     signals: set[str] = field(default_factory=set)  # what the walker noticed beyond files: see SIGNALS
+    notes: dict[str, str] = field(default_factory=dict)  # signal -> what a denial shows about it
     exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
     download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
 

@@ -130,11 +130,11 @@ def check(tool: str, all_facts: list[Facts], rules: RuleSet) -> Verdict:
     for facts in all_facts:
         if any(p.matches(tool, facts.unit) for p in rules.allow):
             continue
-        for rule in rules.rules:
+        for rule in rules.for_program(facts.program):
             detail = match(rule, facts)
             if detail is not None:
                 shown = facts.unit
                 if detail and detail not in facts.unit:
-                    shown += f" ({detail})" if detail.startswith("query: ") else f" (path {detail})"
+                    shown += f" ({detail})" if detail.startswith(("query: ", "secret: ")) else f" (path {detail})"
                 return deny(rule.id, f"{rule.description}: {shown}")
     return ALLOW

@@ -88,6 +88,8 @@ class Val:
 def lookup(name: str, ctx: Ctx, env: Env) -> str | None:
     if name in ctx.vars:
         return ctx.vars[name]
+    if name == "IFS":
+        return DEFAULT_IFS  # ${IFS} in place of spaces: the shell's default
     if name == "HOME":
         return REMOTE_HOME if ctx.remote else env.home
     if name == "PWD":
@@ -119,13 +121,18 @@ class _Builder:
             self.unknown_at, self.unknown_kind = self.length(), kind
         self.known(text)
 
-    def split_into(self, text: str, pieces: list[str]) -> None:
-        """An expansion whose value `text` the shell splits into `pieces`."""
+    def split_into(self, text: str, pieces: list[str], lead: bool = False, trail: bool = False) -> None:
+        """An expansion whose value `text` the shell splits into `pieces`; `lead`/`trail`: it starts/ends with a
+        separator, which ends the field before it (`rm${IFS}-rf` is two words)."""
         self.parts.append(text)
+        if lead:
+            self.fields.append("")
         if pieces:
             self.fields[-1] += pieces[0]
             self.fields += pieces[1:]
-            self.split = self.split or len(pieces) > 1
+        if trail:
+            self.fields.append("")
+        self.split = self.split or len(self.fields) > 1
 
 
 def expand(word: Word, ctx: Ctx, env: Env) -> Val:
@@ -184,8 +191,7 @@ def _parameter_part(part: Part, ctx: Ctx, env: Env, out: Val, b: _Builder) -> No
     if part.quoted or not ifs or not any(c in value for c in ifs):
         b.known(value)
         return
-    pieces = ifs_split(value, ifs)
-    b.split_into(value, pieces)
+    b.split_into(value, ifs_split(value, ifs), value[0] in ifs, value[-1] in ifs)
 
 
 def ifs_split(value: str, ifs: str) -> list[str]:

@@ -133,6 +133,7 @@ SPECS: dict[str, Spec] = {
     "git clone": Spec("boujc", _long("--branch", "--origin", "--upload-pack", "--reference", "--depth", "--config",
                                      "--template", "--separate-git-dir", "--filter")),
     "git worktree": Spec("bB", _long("--reason")),
+    "git config": Spec("f", _long("--file", "--blob", "--type", "--default", "--comment", "--value")),
     "git commit": Spec("mFcCt", _long("--message", "--file", "--author", "--date", "--template", "--fixup")),
     "psql": Spec("cdfhLopPRTUvF", _long("--command", "--dbname", "--file", "--host", "--port", "--username", "--set",
                                          "--variable", "--output", "--pset", "--log-file")),
@@ -162,7 +163,7 @@ SPECS.update({
                            "--ca-bundle", "--cli-read-timeout", "--cli-connect-timeout", "--cli-binary-format")),
     "gh": Spec("XfFHqtpRn", _long("--method", "--raw-field", "--field", "--header", "--jq", "--template", "--input",
                                   "--repo", "--hostname", "--preview", "--cache", "--title", "--body", "--notes")),
-    "docker": Spec("Hcl", _long("--host", "--context", "--config", "--log-level")),
+    "docker": Spec("Hcl", _long("--host", "--context", "--config", "--log-level", "--restart")),
     "kubectl": Spec("nlfcos", _long("--namespace", "--context", "--kubeconfig", "--selector", "--filename",
                                    "--output", "--cluster", "--user", "--server", "--grace-period", "--timeout")),
     "helm": Spec("n", _long("--namespace", "--kube-context", "--kubeconfig")),
@@ -172,30 +173,12 @@ SPECS.update({
     "gcloud": Spec(long=_long("--project", "--zone", "--region", "--format", "--account", "--configuration")),
     "az": Spec("gnso", _long("--resource-group", "--name", "--subscription", "--output", "--query")),
 })
+SPECS["docker compose"] = Spec("fp", _long("--file", "--project-name", "--profile", "--env-file", "--ansi",
+                                          "--project-directory", "--progress", "--parallel"))
 SPECS["podman"] = SPECS["nerdctl"] = SPECS["docker"]
+SPECS["docker-compose"] = SPECS["podman-compose"] = SPECS["podman compose"] = SPECS["docker compose"]
 SPECS["gawk"] = SPECS["mawk"] = SPECS["nawk"] = SPECS["awk"]
 SPECS["oc"] = SPECS["kubectl"]
 SPECS["mariadb"] = SPECS["mysqladmin"] = SPECS["mysql"]
 SPECS["terraform"] = SPECS["tofu"] = SPECS["terragrunt"] = Spec(words=True)  # -destroy, -auto-approve
 SPECS["mongo"] = SPECS["mongosh"]
-def command_opts(prog: str, args: list[Val]) -> tuple[str, Opts, list[str]]:
-    """(subcommand, options of what follows it, `option=value` strings) for matching; git's global options come off
-    first (its `-c key=value` become `-c=key=value` with the key in lower case, as git reads it)."""
-    if prog == "git":
-        top = parse(args, SPECS["git"])
-        config = [f"-c={k.lower()}={v}" for k, _, v in (c.text.partition("=") for c in top.value("-c"))]
-        if not top.operands:
-            return "", top, config
-        sub = top.operands[0].text
-        opts = parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
-        return sub, opts, config + option_values(opts)
-    opts = parse(args, SPECS.get(prog, Spec()))
-    if opts.operands:
-        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:]), option_values(opts)
-    return "", opts, option_values(opts)
-
-
-def option_values(opts: Opts) -> list[str]:
-    return [f"{name}={v.text}" for name, vals in opts.values.items() for v in vals]
-
-

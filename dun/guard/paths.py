@@ -22,9 +22,12 @@ SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr"
 SAFE_DEVICE_DIRS = ("/dev/fd/", "/dev/shm/", "/dev/pts/")
 PROTECTED = (".dun", ".claude/settings.json", ".claude/settings.local.json")
 GIT_STATE = (".git/objects", ".git/refs", ".git/logs", ".git/HEAD", ".git/packed-refs")  # history, not caches
+# What git runs or reads as configuration: a file planted here runs later, in git calls outside the session.
+GIT_EXEC = (".git/hooks", ".git/config", ".git/info/attributes", ".git/modules", ".git/worktrees",
+            ".git/config.worktree", ".git/objects/info/alternates")
 # A path named as one of these keeps its category after symlinks: `rm -rf /bin` is a system directory even where
 # /bin is a link to /usr/bin, and removing the link is as bad.
-_NAMED = frozenset({"ancestor", "home", "system", "repo", "gitdir", "protected"})
+_NAMED = frozenset({"ancestor", "home", "system", "repo", "gitdir", "gitexec", "protected"})
 _BARE_GLOB = re.compile(r"[*?.\[\]!{},]+")
 _MAX_LINKS = 40
 
@@ -43,7 +46,8 @@ def normalize(path: str, cwd: str | None) -> str | None:
 
 
 def category(path: str, ctx: Ctx, env: Env) -> str:
-    """repo, gitdir, protected, inside, ancestor, home, system, temp, device, outside (or remote)."""
+    """repo, gitdir, gitexec (its hooks and config), protected, inside, ancestor, home, system, temp, device, outside
+    (or remote)."""
     if ctx.remote:
         if path == "/":
             return "ancestor"
@@ -53,6 +57,8 @@ def category(path: str, ctx: Ctx, env: Env) -> str:
         return "repo"
     if under(path, root):
         rel = path[len(root):].lstrip("/")
+        if any(under(rel, p) for p in GIT_EXEC):
+            return "gitexec"
         if rel == ".git" or any(under(rel, p) for p in GIT_STATE):
             return "gitdir"
         return "protected" if any(under(rel, p) for p in PROTECTED) else "inside"

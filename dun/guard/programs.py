@@ -34,6 +34,11 @@ COMMAND_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "gdb": (("-ex", "!"), ("-ex", "shell "), ("--eval-command", "!"), ("-iex", "!")),
     "man": (("-P", ""), ("--pager", "")),
 }
+# Variables whose value a program runs as a command (git's pager and editor, ssh command, bash's startup file).
+COMMAND_VARS = frozenset({"GIT_PAGER", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
+                          "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
+                          "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER",
+                          "PROMPT_COMMAND", "BASH_ENV", "ENV"})
 _VIM_LIKE = frozenset({"vim", "vi", "nvim", "ex", "view", "gvim"})
 _SSH_LOCAL_COMMANDS = re.compile(r"(?i)^\s*(ProxyCommand|LocalCommand|KnownHostsCommand)\s*[= ]\s*(.+)$", re.S)
 _GIT_COMMAND_KEYS = re.compile(r"(?i)^(core\.(sshcommand|pager|editor|fsmonitor|askpass)|sequence\.editor|"
@@ -104,6 +109,14 @@ def hidden_commands(prog: str, args: list[Val]) -> list[str]:
             m = _SSH_LOCAL_COMMANDS.match(value or "")
             if m:
                 out.append(m.group(2))
+    if prog == "git":  # git submodule foreach CMD, git rebase -x CMD, git bisect run CMD
+        if "foreach" in words:
+            out.append(" ".join(w for w in words[words.index("foreach") + 1:] if w not in ("--recursive", "-q")))
+        if "rebase" in words:
+            out += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-x", "--exec")]
+            out += [w[7:] for w in words if w.startswith("--exec=")]
+        if words[-3:-1] == ["bisect", "run"] or (words[:2] == ["bisect", "run"]):
+            out.append(" ".join(words[words.index("run") + 1:]))
     if prog in _VIM_LIKE:
         values = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-c", "--cmd")]
         values += [w[1:] for w in words if w.startswith("+") and len(w) > 1]

@@ -50,15 +50,16 @@ def _match_one(m: Match, f: Facts) -> str | None:
         return None
     if m.actions and not _any(m.actions, f.operands[:1]):
         return None
-    if m.values_any and not _any(m.values_any, f.values):
+    if (m.values_any and not _any(m.values_any, f.values)) or (m.values_none and _any(m.values_none, f.values)):
         return None
-    if m.signals and not f.signals.intersection(m.signals):
+    hit = f.signals.intersection(m.signals)
+    if m.signals and not hit:
         return None
     if (m.flags_any and not _any(m.flags_any, f.flags)) or (m.flags_none and _any(m.flags_none, f.flags)):
         return None
     if (m.args_any and not _any(m.args_any, f.operands)) or (m.args_none and _any(m.args_none, f.operands)):
         return None
-    detail = ""
+    detail = next((f.notes[s] for s in sorted(hit) if s in f.notes), "")
     if m.queries:
         hits = [q for q in f.queries if any(re.search(r, _SQL_NOISE.sub(" ", q), re.I) for r in m.queries)]
         if not hits:
@@ -113,6 +114,20 @@ class RuleSet:
     rules: tuple[Rule, ...]
     allow: tuple[Pattern, ...]
     deny: tuple[Pattern, ...]
+    def for_program(self, program: str) -> tuple[Rule, ...]:
+        """The rules (each with only its matches) that can fire on a command running `program`: most matches name
+        their programs, so a decision looks at a few dozen matches, not every one."""
+        key = (id(self.rules), program)
+        found = _BY_PROGRAM.get(key) if self.rules is BUILTIN_RULES else None
+        if found is None:
+            found = tuple(Rule(r.id, r.description, ms) for r in self.rules if (ms := tuple(
+                m for m in r.matches if not m.programs or any(fnmatchcase(program, g) for g in m.programs))))
+            if self.rules is BUILTIN_RULES and len(_BY_PROGRAM) < 4096:
+                _BY_PROGRAM[key] = found
+        return found
+
+
+_BY_PROGRAM: dict[tuple[int, str], tuple[Rule, ...]] = {}  # for the built-in rules, which live as long as the process
 
 
 def load_rules(extra_allow: list[str], extra_deny: list[str]) -> RuleSet:

@@ -15,6 +15,15 @@ _DISK_TOOLS = ("fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted")
 _READ_ONLY_DISK_FLAGS = ("-l", "--list", "-p", "--print", "-d", "--dump", "-s", "--show-size", "-V", "--version",
                          "-h", "--help")
 _WHOLE_TREE = (".", "./", ":/", "[*]", ":(top)")
+_TRUE = "[tTyY1oO]*"  # git's true, yes, on, 1
+# git config keys whose value git runs as a command (or that load more config): set, they run later.
+_COMMAND_KEYS = ("core.hookspath", "core.fsmonitor", "core.pager", "core.editor", "core.sshcommand", "core.askpass",
+                 "core.gitproxy", "core.worktree", "sequence.editor", "diff.external", "diff.*.textconv",
+                 "diff.*.command", "merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process",
+                 "gpg.program", "gpg.*.program", "pager.*", "credential.helper", "credential.*.helper",
+                 "include.path", "includeif.*.path", "uploadpack.packobjectshook", "remote.*.uploadpack",
+                 "remote.*.receivepack", "init.templatedir", "core.alternaterefscommand", "interactive.difffilter",
+                 "difftool.*.cmd", "mergetool.*.cmd", "web.browser", "browser.*.cmd", "man.*.cmd", "sendemail.*")
 
 FILE_RULES: tuple[Rule, ...] = (
     Rule("fs.delete-system", "deletes /, the home directory, a system directory or a parent of the repository",
@@ -42,6 +51,9 @@ FILE_RULES: tuple[Rule, ...] = (
          (Match(effects=("chmod",), where=(*_OUT, "device", "unknown"), recursive=True),)),
     Rule("fs.write-outside", "writes outside the repository (only /tmp and /dev/null are free)",
          (Match(effects=("write", "chmod"), where=_OUT),)),
+    Rule("git.plant-file", "writes git hooks or git's own config (.git/hooks, .git/config, .git/info/attributes): "
+         "git runs them later, outside this session; leave hooks to the operator",
+         (Match(effects=("write", "chmod"), where=("gitexec",)),)),
     Rule("guard.protected-path", "changes dun's or Claude Code's own configuration (.dun/, .claude/settings*.json)",
          (Match(effects=("write", "delete", "chmod"), where=("protected",)),)),
 )
@@ -50,10 +62,25 @@ GIT_RULES: tuple[Rule, ...] = (
     Rule("git.push-force", "force-pushes (rewrites history on the remote)",
          (Match(programs=_GIT, subcommands=("push", "send-pack"), flags_any=(
              "-f", "--force", "--force-with-lease", "--force-with-lease=*", "--force-if-includes", "--mirror")),
-          Match(programs=_GIT, subcommands=("push", "send-pack"), args_any=("+*",)))),
+          Match(programs=_GIT, subcommands=("push", "send-pack"), args_any=("+*",)),
+          Match(programs=_GIT, subcommands=("push",), values_any=(f"-c=remote.*.mirror={_TRUE}",
+                                                                   "-c=remote.*.push=+*")))),
     Rule("git.push-delete", "deletes branches or tags on the remote",
          (Match(programs=_GIT, subcommands=("push",), flags_any=("-d", "--delete", "--prune")),
-          Match(programs=_GIT, subcommands=("push",), args_any=(":*",)))),
+          Match(programs=_GIT, subcommands=("push",), args_any=(":*",)),
+          Match(programs=_GIT, subcommands=("push",), values_any=("-c=remote.*.push=:*",)))),
+    Rule("git.remote-config", "configures every later git push to force, delete or mirror (remote.*.push with + or "
+         ":, remote.*.mirror)",
+         (Match(programs=_GIT, subcommands=("config",), values_any=(
+             f"config=remote.*.mirror={_TRUE}", "config=remote.*.push=+*", "config=remote.*.push=:*")),)),
+    Rule("git.plant-config", "sets git config that runs a command (hooks path, fsmonitor, pager, editor, filters, "
+         "drivers, gpg.program, credential helper, include.path): git would run it later, outside this session; "
+         "pass it for one call with git -c instead",
+         (Match(programs=_GIT, subcommands=("config",), values_any=tuple(f"config={k}=*" for k in _COMMAND_KEYS),
+                values_none=("config=core.fsmonitor=[fF]*", "config=core.fsmonitor=[tT][rR]*",
+                             "config=core.hookspath=/dev/null")),
+          Match(programs=_GIT, subcommands=("config",), values_any=("config=alias.*=!*",)),
+          Match(programs=_GIT, values_any=("-c=core.hookspath=*",), values_none=("-c=core.hookspath=/dev/null",)))),
     Rule("git.update-ref", "moves or deletes refs directly (git update-ref), around the safety of branch commands",
          (Match(programs=_GIT, subcommands=("update-ref",)),)),
     Rule("git.history-rewrite", "rewrites the repository's history (filter-branch, filter-repo, BFG)",
@@ -94,11 +121,35 @@ EXEC_RULES: tuple[Rule, ...] = (
     Rule("exec.unknown-program", "runs a program named by an unresolved variable on paths outside the repository, "
          "the repository itself or its .git",
          (Match(signals=("unknown-program",), effects=("use",),
-                where=(*_OUT, "repo", "contents", "gitdir", "protected", "device")),)),
+                where=(*_OUT, "repo", "contents", "gitdir", "gitexec", "protected", "device")),)),
     Rule("sys.power", "shuts down or reboots the machine",
          (Match(programs=("shutdown", "reboot", "halt", "poweroff")),
           Match(programs=("systemctl",), subcommands=("poweroff", "reboot", "halt", "kexec")),
           Match(programs=("init", "telinit"), subcommands=("0", "6")))),
 )
 
-LOCAL_RULES: tuple[Rule, ...] = FILE_RULES + GIT_RULES + EXEC_RULES
+PROCESS_RULES: tuple[Rule, ...] = (
+    Rule("sys.kill-by-name", "kills processes by name, pattern or port, which may be the user's and not this "
+         "session's (pkill, killall, fuser -k, kill $(pgrep ...)); kill the PID you started ($!) instead",
+         (Match(programs=("pkill", "killall", "skill", "snice", "kill-port", "fkill", "fkill-cli"),
+                flags_none=("-l", "--list", "-V", "--version", "-h", "--help")),
+          Match(programs=("fuser",), flags_any=("-k", "--kill")),
+          Match(signals=("kill-by-name",)))),
+    Rule("sys.persist", "makes something run later or at login, outside this session and its sandbox (services "
+         "enabled, lingering, launch agents, init scripts, restart policies, endless detached loops, ssh-copy-id)",
+         (Match(programs=("systemctl",), subcommands=("enable", "reenable", "link", "preset", "preset-all",
+                                                      "add-wants", "add-requires", "set-default", "revert")),
+          Match(programs=("loginctl",), subcommands=("enable-linger",)),
+          Match(programs=("launchctl",), subcommands=("load", "bootstrap", "submit", "enable", "kickstart")),
+          Match(programs=("update-rc.d",), args_none=("remove", "disable")),
+          Match(programs=("chkconfig",), args_any=("on",)), Match(programs=("chkconfig",), flags_any=("--add",)),
+          Match(programs=("rc-update",), subcommands=("add",)),
+          Match(programs=("pm2",), subcommands=("startup", "save")),
+          Match(programs=("supervisorctl",), subcommands=("add",)),
+          Match(programs=("docker", "podman", "nerdctl"), subcommands=("run", "create", "update", "container"),
+                values_any=("--restart=always", "--restart=unless-stopped", "--restart=on-failure*")),
+          Match(programs=("ssh-copy-id",)),
+          Match(signals=("detached-loop",)))),
+)
+
+LOCAL_RULES: tuple[Rule, ...] = FILE_RULES + GIT_RULES + PROCESS_RULES + EXEC_RULES

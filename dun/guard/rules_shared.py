@@ -102,7 +102,11 @@ CLOUD_RULES: tuple[Rule, ...] = (
           Match(programs=("mc",), subcommands=("rm", "rb")))),
     Rule("hosted.delete", "deletes repositories, releases, secrets or published packages (gh ... delete, "
          "gh api -X DELETE, npm unpublish, cargo/gem yank, vault/consul deletes)",
-         (Match(programs=("gh",), args_any=("delete",)),
+         (Match(programs=("gh", "glab"), args_any=("delete",)),
+          Match(programs=("curl", "http", "xh"), values_any=("-X=DELETE", "--request=DELETE"),
+                subcommands=("https://api.github.com/*", "https://gitlab.com/api/*", "*/api/v[0-9]/projects/*")),
+          Match(programs=("gh",), subcommands=("api",), args_any=("*/git/refs/*",),
+                values_any=("-F=force=true", "-f=force=true", "--field=force=true")),
           Match(programs=("gh",), subcommands=("api",), values_any=("-X=[Dd][Ee][Ll]*", "--method=[Dd][Ee][Ll]*")),
           Match(programs=("npm", "pnpm", "yarn"), subcommands=("unpublish",)),
           Match(programs=("cargo", "gem"), subcommands=("yank",)),
@@ -153,4 +157,86 @@ SYSTEM_RULES: tuple[Rule, ...] = (
           Match(programs=("loginctl",), subcommands=("terminate-*", "kill-*")))),
 )
 
-SHARED_RULES: tuple[Rule, ...] = DATA_RULES + CONTAINER_RULES + CLOUD_RULES + SYSTEM_RULES
+_NODE = ("npm", "pnpm", "yarn", "bun")
+_DRY = ("--dry-run", "-n", "--dryrun", "--snapshot", "--skip-publish", "--skip=publish", "--help", "-h")
+_LOCAL_REGISTRY = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*")
+
+
+def _anywhere(programs: tuple[str, ...], words: tuple[str, ...]) -> tuple[Match, ...]:
+    """The words as the subcommand or as any operand after it (mvn -B deploy, npm --prefix x publish)."""
+    return (Match(programs=programs, subcommands=words, flags_none=_DRY),
+            Match(programs=programs, args_any=words, flags_none=_DRY))
+
+
+PUBLISH_RULES: tuple[Rule, ...] = (
+    Rule("publish.release", "publishes a package, image, release or site for others to install or read (npm "
+         "publish, twine upload, cargo publish, docker push, gh release create, deploys); leave releases to the "
+         "operator (--dry-run is allowed)",
+         (*_anywhere(_NODE, ("publish",)),
+          Match(programs=("lerna", "changeset", "clean-publish", "jsr", "deno", "vsce", "ovsx", "poetry", "uv", "hatch",
+                          "flit", "pdm", "rye", "maturin", "cargo", "dart", "flutter", "ko", "pod"),
+                subcommands=("publish",), flags_none=_DRY),
+          Match(programs=("semantic-release", "release-it", "np", "clean-publish"), flags_none=_DRY),
+          Match(programs=("dart", "flutter"), subcommands=("pub",), actions=("publish",), flags_none=_DRY),
+          Match(programs=("twine", "maturin", "conda", "anaconda"), subcommands=("upload",)),
+          Match(programs=("cargo",), subcommands=("release", "ws", "workspaces"), flags_any=("--execute", "-x", "--yes",
+                                                                                          "-y")),
+          Match(programs=("cargo",), subcommands=("ws", "workspaces"), actions=("publish",), flags_none=_DRY),
+          Match(programs=("gem",), subcommands=("push",)),
+          Match(programs=("rake",), subcommands=("release", "release:*")),
+          Match(programs=("docker", "podman", "nerdctl", "buildah"), subcommands=("push",), args_none=_LOCAL_REGISTRY),
+          Match(programs=("docker", "podman", "nerdctl"), subcommands=("image", "manifest", "compose"),
+                actions=("push",)),
+          Match(programs=("docker-compose", "podman-compose"), subcommands=("push",)),
+          Match(programs=("docker", "podman"), subcommands=("buildx", "build"), flags_any=("--push",)),
+          Match(programs=("docker", "podman"), subcommands=("buildx",), values_any=("*type=registry*",)),
+          Match(programs=("docker", "podman"), subcommands=("buildx",), args_any=("type=registry*", "*,push=true*")),
+          Match(programs=("skopeo", "crane", "regctl"), subcommands=("copy", "cp", "push", "image")),
+          Match(programs=("ko",), subcommands=("build", "resolve", "apply"), values_none=("--push=false",),
+                flags_none=("-L", "--local", "--push=false")),
+          Match(programs=("gh",), subcommands=("release",), actions=("create", "upload", "edit")),
+          Match(programs=("gh",), subcommands=("api",), args_any=("*/releases", "*/releases/*"),
+                values_any=("-X=[Pp]*", "--method=[Pp]*")),
+          Match(programs=("hub",), subcommands=("release",), actions=("create", "edit")),
+          Match(programs=("goreleaser",), subcommands=("release", ""), flags_none=_DRY),
+          *_anywhere(("mvn", "mvnw"), ("deploy", "release:perform", "deploy:deploy*")),
+          *_anywhere(("gradle", "gradlew"), ("publish*", "*:publish*")),
+          *_anywhere(("sbt",), ("publish*", "+publish*")),
+          Match(programs=("lein",), subcommands=("deploy",)),
+          Match(programs=("dotnet",), subcommands=("nuget",), actions=("push",)),
+          Match(programs=("nuget",), subcommands=("push",)),
+          Match(programs=("pod",), subcommands=("trunk",), actions=("push",)),
+          Match(programs=("mix",), subcommands=("hex.publish",)),
+          Match(programs=("helm",), subcommands=("push", "cm-push")),
+          Match(programs=("gcloud",), args_any=("upload",), subcommands=("artifacts",)),
+          Match(programs=("aws",), subcommands=("codeartifact",), actions=("publish-package-version",)),
+          Match(programs=("jfrog", "jf"), subcommands=("rt",), actions=("upload", "u")),
+          Match(programs=("firebase", "wrangler", "fly", "flyctl", "eas"), subcommands=("deploy", "publish",
+                                                                                      "submit")),
+          Match(programs=("vercel",), flags_any=("--prod",)),
+          Match(programs=("netlify",), subcommands=("deploy",), flags_any=("--prod",)),
+          Match(programs=("heroku",), subcommands=("container:release", "releases:rollback")),
+          Match(programs=("surge", "gh-pages")), Match(programs=("ghp-import",), flags_any=("-p", "--push")),
+          Match(programs=("mkdocs",), subcommands=("gh-deploy",)),
+          Match(programs=("fastlane",), args_any=("release", "deploy", "*upload*", "submit*", "appstore", "beta",
+                                                  "playstore", "supply", "deliver", "pilot")),
+          Match(programs=("fastlane",), subcommands=("release", "deploy", "*upload*", "submit*", "appstore", "beta",
+                                                     "supply", "deliver", "pilot")),
+          Match(programs=("git",), subcommands=("push",), args_any=("heroku", "dokku")),
+          Match(programs=("make", "gmake", "just", "task"), args_any=("publish", "release", "deploy", "upload"),
+                flags_none=(*_DRY, "--just-print", "--recon")),
+          Match(programs=("make", "gmake", "just", "task"), subcommands=("publish", "release", "deploy", "upload"),
+                flags_none=(*_DRY, "--just-print", "--recon")))),
+)
+
+EXFIL_RULES: tuple[Rule, ...] = (
+    Rule("net.exfiltrate", "sends a secret off the machine (keys, credentials, tokens in a URL or body, .env files, "
+         "the environment) or copies one into the repository; secrets stay where they are",
+         (Match(signals=("exfiltrate",)),)),
+    Rule("hosted.expose", "makes a private repository public (gh repo edit --visibility public)",
+         (Match(programs=("gh",), subcommands=("repo",), actions=("edit",), values_any=("--visibility=public",)),
+          Match(programs=("gh",), subcommands=("repo",), actions=("edit",), args_any=("public",)))),
+)
+
+SHARED_RULES: tuple[Rule, ...] = (DATA_RULES + CONTAINER_RULES + CLOUD_RULES + SYSTEM_RULES + PUBLISH_RULES +
+                                  EXFIL_RULES)

@@ -17,6 +17,7 @@ class Match:
     flags_any: tuple[str, ...] = ()  # globs: one of the flags (-f, --force, --prune=now) is given
     flags_none: tuple[str, ...] = ()  # globs: none of these flags is given
     values_any: tuple[str, ...] = ()  # globs over `option=value` (-X=DELETE, --expire=now, -c=alias.x=!sh)
+    values_none: tuple[str, ...] = ()  # globs: none of the `option=value` strings matches
     args_any: tuple[str, ...] = ()  # globs: one of the operands after the subcommand matches
     args_none: tuple[str, ...] = ()  # globs: none of the operands after the subcommand matches
     effects: tuple[str, ...] = ()  # delete, write, chmod, mount, use: the command has such an effect ...

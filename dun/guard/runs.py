@@ -17,9 +17,11 @@ from dun.guard import code as interp_code
 from dun.guard.effects import SQL_CLIENTS, Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import ShellError, tokenize
+from dun.guard.marks import code_kills_by_name
 from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
+from dun.guard.secrets import code_exfiltration
 from dun.guard.textops import make_recipes, sed_commands
 
 STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
@@ -38,6 +40,8 @@ class Stream:
     text: str | None = None  # echo/printf output, or a here-document passed through cat
     paths: list[Val] | None = None  # file names it prints (find, ls, echo), for xargs
     dl: bool = False  # network content flows through it
+    pids: bool = False  # process IDs found by name flow through it (pgrep x | ...)
+    secret: str | None = None  # a secret flows through it (cat ~/.ssh/id_rsa | ...): which
 
 
 class Runner(Protocol):
@@ -98,6 +102,11 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
             facts.signals.add("unseen-code")
         return
     found = interp_code.scan(text, kind, [p.text for p in params or []])
+    if code_kills_by_name(text):
+        facts.signals.add("kill-by-name")
+    if code_exfiltration(text):
+        facts.signals.add("exfiltrate")
+        facts.notes["exfiltrate"] = "secret: a key file or the environment, sent by interpreter code"
     for command in found.commands:
         try:
             seen |= w.run(command, ctx.child())

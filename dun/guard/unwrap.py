@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from dun.guard.effects import program_name
 from dun.guard.expand import Val
 from dun.guard.options import Spec, parse
-from dun.guard.programs import hidden_commands
+from dun.guard.programs import COMMAND_VARS, hidden_commands
 
 
 def _long(*names: str) -> frozenset[str]:
@@ -26,7 +26,8 @@ _WRAPPERS: dict[str, Spec] = {
     "caffeinate": Spec("tw", stop=True), "stdbuf": Spec("ioe", stop=True), "nice": Spec("n", stop=True),
     "ionice": Spec("cnp", stop=True), "time": Spec("fo", _long("--format", "--output"), stop=True),
     "taskset": Spec(stop=True), "strace": Spec("eoOpsSuUP", stop=True), "ltrace": Spec("eouns", stop=True),
-    "npx": Spec("p", _long("--package"), stop=True),
+    "npx": Spec("p", _long("--package"), stop=True), "uvx": Spec(long=_long("--from", "--with", "--python"), stop=True),
+    "systemd-cat": Spec("tp", _long("--identifier", "--priority"), stop=True),
     "unshare": Spec("S", _long("--setuid", "--setgid", "--propagation", "--setgroups", "--wd", "--root",
                                "--map-user", "--map-group"), stop=True),
     "nsenter": Spec("tSGrwT", _long("--target", "--setuid", "--setgid", "--root", "--wd"), stop=True),
@@ -56,6 +57,8 @@ _SCRIPT = Spec("cETIBOm", _long("--command", "--echo", "--log-io", "--log-timing
 _NIX_SHELL = Spec("pIA", _long("--run", "--command", "--packages", "--attr", "--arg", "--argstr"))
 _TMUX = Spec("sntcxyeFL", _long())
 _PARALLEL = Spec("jSa", _long("--jobs", "--sshlogin", "--arg-file", "--delay", "--timeout", "--joblog"))
+_PYTHON_M = re.compile(r"(python|pypy)[0-9.]*")
+_PYTHON = Spec("cmWX", stop=True)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -98,8 +101,12 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
             return rest[words.index("-c") + 1:]
         skip = 2 if prog in ("direnv", "aws-vault", "conda", "mamba") and len(rest) > 2 else 1
         return parse(rest[skip:], Spec(stop=True)).operands
+    if _PYTHON_M.fullmatch(prog) and (module := parse(rest, _PYTHON).value("-m")):
+        return [module[0], *parse(rest, _PYTHON).operands]  # python -m twine upload: twine runs
     if prog in _WRAPPERS:
         o = parse(rest, _WRAPPERS[prog])
+        if prog in ("chrt", "taskset") and o.operands and re.fullmatch(r"[0-9a-fA-Fx,-]+", o.operands[0].text):
+            return o.operands[1:]  # chrt -f 10 CMD, taskset -c 0 CMD: the priority or CPU list comes first
         if prog in ("sudo", "doas") and o.has("-v", "-k", "-K", "-l"):
             return []
         if prog in ("sudo", "doas") and not o.operands and o.has("-s", "-i"):
@@ -110,6 +117,9 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         u.nested += [(s.text, u.remote) for s in o.value("-S", "--split-string")]
         ops = o.operands
         while ops and _ASSIGNMENT.match(ops[0].text):
+            name, _, value = ops[0].text.partition("=")
+            if name in COMMAND_VARS:
+                u.nested.append((value, u.remote))  # env GIT_PAGER='...' git log
             ops = ops[1:]
         return ops
     if prog == "timeout":

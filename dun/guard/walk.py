@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import re
 
-from dun.guard import linestate, programs
+from dun.guard import linestate, marks, programs, secrets
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, child, file_effects, find_parts, program_name, queries
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import LIT, ShellError, Word, expand_body, tokenize
-from dun.guard.options import command_opts, sliced
+from dun.guard.names import MAX_CALLS, Names
+from dun.guard.options import sliced
 from dun.guard.paths import classify, normalize
 from dun.guard.runs import Stream, run_code
 from dun.guard.shell import Group, Pipeline, Redirect, Simple
 from dun.guard.shell import parse as parse_shell
+from dun.guard.subcommands import command_opts
 from dun.guard.textops import echo, printf
 from dun.guard.unwrap import unwrap
 
@@ -30,19 +32,27 @@ _PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head",
 _DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 
 
-class Walker:
+class Walker(Names):
     def __init__(self, env: Env) -> None:
         self.env = env
         self.facts: list[Facts] = []
         self.budget = MAX_COMMANDS
         self.unrolled = 1
         self.last_out = Stream()
+        Names.__init__(self)
+        self.pid_vars: set[str] = set()  # variables holding process IDs found by name
+        self.secret_vars: set[str] = set()  # variables holding a secret: K=$(cat ~/.ssh/id_rsa)
+        self.in_secret: str | None = None
+        self.raw: list[str] = []  # the words of the simple command being analysed, as written
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
         """Analyse the command string; return the programs it runs. Raises ShellError when it cannot be read."""
         if ctx.depth > MAX_DEPTH:
             raise ShellError("commands nested too deeply")
-        return self.pipelines(parse_shell(src), ctx, None)
+        seen = self.pipelines(parse_shell(src), ctx, None)
+        if marks.detached_loop(src):
+            self.facts.append(Facts(unit=" ".join(src.split())[:200], signals={"detached-loop"}))
+        return seen
 
     def output_of(self, body: str, ctx: Ctx) -> Stream:
         """What the command line `body` prints, as far as it is known (it is analysed too)."""
@@ -96,6 +106,8 @@ class Walker:
         effects, herein, in_dl, redirs, _ = self.redirects(group.redirects, ctx, seen)
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
         values: list[str | None] = [None]
+        if any(marks.finds_pids(body) for v in vals for body in v.subs) or (feed is not None and feed.pids):
+            self.pid_vars.update(group.loop_vars + _read_vars(group.body))
         if group.loop_vars and vals and self.unrolled * len(vals) <= MAX_UNROLLED and all(v.known for v in vals):
             values = [v.text for v in vals]  # for x in a b c: analyse the body once per value
         self.unrolled *= len(values)
@@ -104,6 +116,8 @@ class Walker:
                 inner.vars[name] = value
             seen |= self.pipelines(group.body, inner, feed)
         self.unrolled //= len(values)
+        if group.function:
+            self.functions[group.function] = group.body
         if group.function and _self_calls(group.body, group.function) >= 2:
             self.facts.append(Facts(unit=f"{group.function}() {{ ... }}", signals={"fork-bomb"}))
         if effects:
@@ -115,7 +129,8 @@ class Walker:
     def redirects(self, redirects: list[Redirect], ctx: Ctx, seen: set[str]) -> tuple[
             list[Effect], str | None, bool, str, list[str]]:
         """(file effects, text fed on stdin, whether stdin is network content, the redirections as text, the files
-        that receive stdout)."""
+        that receive stdout); `self.in_secret`: the secret a `<` redirection reads."""
+        self.in_secret = None
         effects: list[Effect] = []
         stdout: list[str] = []
         herein: str | None = None
@@ -136,6 +151,7 @@ class Walker:
                 herein, in_dl = val.text + "\n", in_dl or val.dl
             elif r.op == "<":
                 in_dl = in_dl or val.dl
+                self.in_secret = secrets.val_secret(val, ctx, self.env)
             elif r.op in _OUTPUT_OPS or (r.op == ">&" and not re.fullmatch(r"[0-9]+-?|-", val.text)):
                 path, where = classify(val, ctx, self.env)
                 effects.append(Effect("write", path, where))
@@ -153,15 +169,25 @@ class Walker:
             n += 1
         vals = [self.word(w, ctx, seen) for w in cmd.words[:n]] + self.words(cmd.words[n:], ctx, seen)
         effects, herein, in_dl, redirs, stdout = self.redirects(cmd.redirects, ctx, seen)
+        in_secret, self.raw = self.in_secret, [w.raw for w in cmd.words[n:]]
+        for word, val in zip(cmd.words[:n], vals[:n], strict=True):  # GIT_PAGER='...' git -p log
+            m = _assignment(word)
+            if m is not None and m.group(1) in programs.COMMAND_VARS and n < len(vals):
+                self.command_var(sliced(val, m.end()), ctx, seen)
         if n == len(vals):
             for word, val in zip(cmd.words, vals, strict=True):
                 m = _assignment(word)
                 if m is not None:
                     self.assign(ctx, m.group(1), sliced(val, m.end()), word, seen)
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
+        if in_secret:
+            feed = Stream(herein, None, in_dl, secret=in_secret)
         argv = [field for val in vals[n:] for field in val.words()]
         facts = self.command(argv, ctx, feed, seen, effects, redirs)
         out = self.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
+        if argv:  # env | nc host 1: env runs nothing, and prints the environment
+            prog = facts.program if facts is not None else program_name(argv[0])
+            out.pids, out.secret = marks.stream_marks(prog, argv[1:], feed, in_secret, ctx, self.env)
         for e in facts.effects if facts is not None else effects:
             if e.op == "write":
                 ctx.written[e.path] = feed.text if facts is not None and facts.program == "tee" and feed else None
@@ -177,10 +203,23 @@ class Walker:
             ctx.vars[name] = items[0] if items else ("" if items is not None else None)
             return
         ctx.vars[name] = val.text if val.known else None
+        if name in programs.COMMAND_VARS:
+            self.command_var(val, ctx, seen)
+        if any(marks.finds_pids(body) for body in val.subs):
+            self.pid_vars.add(name)
+        if any(secrets.text_secret(body, ctx, self.env) for body in val.subs):
+            self.secret_vars.add(name)
         if val.dl:
             ctx.tainted.add(name)
         if not val.known and val.unknown_kind == "cmd":
             ctx.generated.add(name)
+
+    def command_var(self, val: Val, ctx: Ctx, seen: set[str]) -> None:
+        """A variable git, man, less or bash runs as a command (GIT_PAGER, GIT_SSH_COMMAND, EDITOR, BASH_ENV)."""
+        try:
+            seen |= self.run(val.text, ctx.child())
+        except ShellError:
+            self.facts.append(Facts(unit=val.text, signals={"unseen-code"}))
 
     def array_items(self, text: str, ctx: Ctx, seen: set[str]) -> list[str] | None:
         words = [t.word for t in tokenize(text) if t.kind == "word" and t.word is not None]
@@ -193,18 +232,29 @@ class Walker:
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
             seen |= self.run(code, ctx.child(remote=remote))
+        if u.argv and self.calls < MAX_CALLS and self.expand_name(u.argv, where, feed, seen):
+            if effects:
+                self.facts.append(Facts(unit=redirs, effects=effects))
+            return None
         unit = " ".join([*(v.text for v in u.argv), *([redirs] if redirs else [])])
+        if (u.remote or any(r for _, r in u.nested)) and feed is not None and feed.secret:  # cat key | ssh h 'cat>k'
+            self.facts.append(Facts(unit=" ".join(v.text for v in argv), signals={"exfiltrate"},
+                                    notes={"exfiltrate": f"secret: {feed.secret}"}))
         if not u.argv:
             if effects:
                 self.facts.append(Facts(unit=unit or redirs, effects=effects))
             return None
         unknown = programs.unknown_program(u.argv[0])
-        prog, args = ("" if unknown else program_name(u.argv[0])), u.argv[1:]
+        prog, args = ("" if unknown else self.program(u.argv[0], where)), u.argv[1:]
         seen.add(prog)
-        sub, opts, values = command_opts(prog, args)
+        if prog == "git" and self.calls < MAX_CALLS and self.git_alias(u.argv, where, feed, seen, effects, redirs):
+            return None
+        sub, opts, values = command_opts(prog, args, self.gitconfig)
         facts = Facts(unit=unit, program=prog, sub=sub, flags=opts.flags, operands=[v.text for v in opts.operands],
                       effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args),
                       values=values)
+        marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, (self.pid_vars, self.secret_vars))
+        self.raw = []
         if unknown:
             facts.signals.add(unknown)
             facts.effects += [Effect("use", *classify(v, where, self.env, False)) for v in args
@@ -224,6 +274,9 @@ class Walker:
             where.downloads.update(e.path for e in facts.effects if e.op == "write")
         if not where.remote:
             self.builtin(prog, args, ctx, seen)
+            self.define(prog, args, ctx)
+        if prog == "git" and sub == "config":
+            self.git_set(values)
         return facts
 
     def builtin(self, prog: str, args: list[Val], ctx: Ctx, seen: set[str]) -> None:
@@ -278,6 +331,12 @@ class Walker:
             text = feed.text if prog == "tee" or (prog == "cat" and not files) else None
             return Stream(text, feed.paths, feed.dl)
         return Stream()
+
+
+def _read_vars(body: list[Pipeline]) -> list[str]:
+    """The variables `read` sets in a loop body (`pgrep x | while read p; do kill $p; done`)."""
+    return [w.raw for p in body for st in p.stages if isinstance(st, Simple) and st.words
+            and st.words[0].raw == "read" for w in st.words[1:] if not w.raw.startswith("-")]
 
 
 def _self_calls(body: list[Pipeline], name: str) -> int:

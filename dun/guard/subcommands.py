@@ -1,0 +1,60 @@
+"""A command's subcommand, options and operands for the rules, read the way its program reads them: git's global
+options first and its abbreviated long options written out (gitread.py), `docker compose`'s own options after
+`compose`, and the `option=value` strings rules match (`-X=DELETE`, `-c=core.pager=...`, `config=KEY=VALUE` for a
+key `git config` sets)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dun.guard import gitread
+from dun.guard.expand import Val
+from dun.guard.options import SPECS, Opts, Spec, parse
+
+# Programs whose subcommand has options of its own, parsed after it: `docker compose -f x.yml down -v`.
+_SUB_SPECS = frozenset({"docker", "podman", "nerdctl"})
+
+
+def command_opts(prog: str, args: list[Val], config: dict[str, str] | None = None) -> tuple[str, Opts, list[str]]:
+    """(subcommand, options of what follows it, `option=value` strings). For git, `config` is what `git config`
+    set earlier in the command line; it and `-c key=value` become `-c=key=value` values, keys as git compares
+    them."""
+    if prog == "git":
+        return _git(args, config or {})
+    spec = SPECS.get(prog, Spec())
+    if prog in _SUB_SPECS:
+        top = parse(args, replace(spec, stop=True))
+        sub = top.operands[0].text if top.operands else ""
+        if f"{prog} {sub}" in SPECS:
+            opts = parse(top.operands[1:], SPECS[f"{prog} {sub}"])
+            merged = Opts(top.flags + opts.flags, {**top.values, **opts.values}, opts.operands)
+            return sub, merged, option_values(merged)
+    opts = parse(args, spec)
+    if opts.operands:
+        return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:]), option_values(opts)
+    return "", opts, option_values(opts)
+
+
+def _git(args: list[Val], line_config: dict[str, str]) -> tuple[str, Opts, list[str]]:
+    top = parse(args, SPECS["git"])
+    pairs = [(gitread.normal_key(k), v) for k, _, v in (c.text.partition("=") for c in top.value("-c"))]
+    config = [f"-c={k}={v}" for k, v in [*line_config.items(), *pairs]]
+    if not top.operands:
+        return "", top, config
+    sub = top.operands[0].text
+    opts = parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
+    opts = Opts(gitread.expand_flags(sub, opts.flags), gitread.expand_values(sub, opts.values), opts.operands)
+    values = config + option_values(opts)
+    if sub == "config" and (setting := gitread.config_set(opts)) is not None:
+        values.append(f"config={setting[0]}={setting[1]}")
+    return sub, opts, values
+
+
+def git_config(args: list[Val]) -> dict[str, str]:
+    """The `-c key=value` pairs of a git command line, keys as git compares them."""
+    top = parse(args, SPECS["git"])
+    return {gitread.normal_key(k): v for k, _, v in (c.text.partition("=") for c in top.value("-c"))}
+
+
+def option_values(opts: Opts) -> list[str]:
+    return [f"{name}={v.text}" for name, vals in opts.values.items() for v in vals]
