@@ -134,6 +134,22 @@ to be strictly equal:
     assert item.text == "math adds: AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n2 !== 3"
 
 
+def test_junit_a_syntax_error_is_one_item_at_the_broken_line_not_one_per_importer(tmp_path: Path) -> None:
+    case = """<testcase classname="" name="tests.{name}" file="tests/{name}.py"><error message="collection failure"
+>tests/{name}.py:2: in &lt;module&gt;
+    from pkg import broken
+E     File "{root}/pkg/broken.py", line 3
+E       def f(:
+E             ^
+E   SyntaxError: invalid syntax</error></testcase>"""
+    xml = ('<testsuites><testsuite name="pytest" errors="2">' + case.format(name="test_a", root=tmp_path) +
+           case.format(name="test_b", root=tmp_path) + "</testsuite></testsuites>")
+    parsed = parse(tmp_path, "junit-xml", xml)
+    assert parsed.items == [Item("SyntaxError: invalid syntax\n    def f(:\n          ^\n"
+                                 "(imported by tests/test_a.py, tests/test_b.py)", "pkg/broken.py", 3)]
+    assert parsed.summary == "2 errors"
+
+
 # --- tap --------------------------------------------------------------------------------------------------------
 
 def test_tap14_subtests_name_their_parents_and_a_failed_parent_is_not_an_item(tmp_path: Path) -> None:

@@ -16,12 +16,14 @@ KINDS: dict[str, tuple[str, str]] = {
     "json": ("jsondoc", "JsonParser"), "sarif": ("sarif", "SarifParser"), "tap": ("tap", "TapParser"),
     "jest-json": ("jstest", "JestParser"), "mocha-json": ("jstest", "MochaParser"), "ava": ("ava", "AvaParser"),
     "cargo-test": ("cargo", "CargoTestParser"), "cargo-messages": ("cargo", "CargoMessagesParser"),
+    "unittest": ("unittest", "UnittestParser"),
 }
 
 
 PARSER_FIELDS = {
     "type": Field("str", "`lines`, `regex`, `junit-xml`, `go-test-json`, `json`, `json-lines`, `sarif`, `tap`, "
-                         "`jest-json` (jest, vitest), `mocha-json`, `ava`, `cargo-test` or `cargo-messages`.",
+                         "`jest-json` (jest, vitest), `mocha-json`, `ava`, `cargo-test`, `cargo-messages` or "
+                         "`unittest`.",
                   required=True, choices=tuple(KINDS)),
     "pattern": Field("str", "Regex for `regex` (and an optional filter for `lines`). Named groups `file`, `line` "
                             "and `text` fill the item; without `text` the whole line is used.", default=None),

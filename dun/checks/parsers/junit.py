@@ -45,6 +45,7 @@ class JUnitParser(DocumentParser):
             return Parsed(problem=f"not a JUnit XML report: root element <{root.tag}>")
         counts = {"failed": 0, "error": 0, "passed": 0, "skipped": 0}
         items: list[Item] = []
+        syntax: dict[tuple[str | None, int, str], list[str]] = {}  # one broken file: one item, not one per importer
         for suite in root.iter("testsuite"):
             pytest = suite.get("name") == "pytest" or (root.get("name") or "").startswith("pytest")
             for element in suite.findall("testcase"):
@@ -52,7 +53,14 @@ class JUnitParser(DocumentParser):
                 outcome = _outcome(case)
                 counts[outcome] += 1
                 if outcome in ("failed", "error"):
-                    items.append(_item(case, outcome, pytest, ctx))
+                    broken = _syntax_error(case, ctx)
+                    if broken is not None:
+                        syntax.setdefault(broken, []).append(case.file or case.name or "")
+                    else:
+                        items.append(_item(case, outcome, pytest, ctx))
+        for (file, line, text), importers in reversed(syntax.items()):
+            shown = ", ".join(importers[:5]) + (f" and {len(importers) - 5} more" if len(importers) > 5 else "")
+            items.insert(0, Item(text=bounded(f"{text}\n(imported by {shown})"), file=file, line=line))
         tally = [f"{counts['failed']} failed", plural(counts["error"], "error"), f"{counts['passed']} passed",
                  f"{counts['skipped']} skipped"]
         summary = ", ".join(t for t in tally if not t.startswith("0 "))
@@ -106,6 +114,29 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
     if len(frames) > 1:
         body += "".join(f"\n  at {f}:{n}" + (f" in {func}" if func else "") for f, n, func in frames[-TAIL_FRAMES:])
     return Item(text=body, file=repo_path(file, ctx), line=line)
+
+
+_SYNTAX = re.compile(r"^E?\s*(SyntaxError|IndentationError|TabError): ")
+_SYNTAX_PLACE = re.compile(r'^E?\s*File "(?P<file>[^"]+)", line (?P<line>\d+)$')
+
+
+def _syntax_error(case: _Case, ctx: ParseContext) -> tuple[str | None, int, str] | None:
+    """A module that does not parse, as every test file importing it reports it: (file, line, text) at the broken
+    line, not at each importer's import statement."""
+    results = [r for r in case.result if isinstance(r, Failure | Error)]
+    lines = strip_ansi(results[0].text or "").splitlines() if results else []
+    error = next((i for i, line in enumerate(lines) if _SYNTAX.match(line)), None)
+    if error is None:
+        return None
+    place = next((i for i in range(error - 1, -1, -1) if _SYNTAX_PLACE.match(lines[i])), None)
+    if place is None:
+        return None
+    found = _SYNTAX_PLACE.match(lines[place])
+    assert found is not None
+    code = [line[1:] if line.startswith("E") else line for line in lines[place + 1:error]]
+    indent = min((len(c) - len(c.lstrip()) for c in code if c.strip()), default=0)
+    text = "\n".join([lines[error].lstrip("E").strip(), *("    " + c[indent:] for c in code)])
+    return repo_path(found["file"], ctx), int(found["line"]), text
 
 
 def _same_file(found: str, wanted: str) -> bool:
