@@ -19,6 +19,7 @@ EXEC_CALLS = re.compile(r"""
   | \bos\.execute\s*\( | \bio\.popen\s*\( | \bdo\s+shell\s+script\b | \bRuntime\.getRuntime\b
   | \bDeno\.(?:run|Command)\b | \bBun\.(?:spawn\w*|\$) | \bInvoke-Expression\b | \bStart-Process\b
   | \bsystem2?\s*\( | \bshell\s*\( | \|\s*getline | \bprint\s*\|
+  | \bsession\.run(?:_always|_install)?\s*\( | (?<![\w.])sh\s*[(\s]
 """, re.X)
 # Calls that delete (argument 0), with whether they delete whole trees.
 DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (

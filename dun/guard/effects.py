@@ -77,6 +77,7 @@ class Facts:
     values: list[str] = field(default_factory=list)  # `option=value` for options with values (-X=DELETE)
     signals: set[str] = field(default_factory=set)  # what the walker noticed beyond files: see SIGNALS
     notes: dict[str, str] = field(default_factory=dict)  # signal -> what a denial shows about it
+    lenient: bool = False  # from a file on disk: the rules for what the guard cannot resolve do not apply
     exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
     download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
 
@@ -198,6 +199,10 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
         other = writers.spec(prog)
         for op, val in writers.writes(prog, o if other is None else parse(args, other), args, env.home):
             add(op, [val], op == "delete" or (op == "chmod" and o.has("-R", "--recursive")))
+    if prog == "rsync" and o.has("--remove-source-files"):  # a move: the sources go
+        add("delete", ops[:-1], True)
+    if prog == "tar" and o.has("--remove-files") and o.has("-c", "--create", "-r", "--append", "-u", "--update"):
+        add("delete", ops, True)
     return out
 
 

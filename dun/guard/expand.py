@@ -51,13 +51,14 @@ class Ctx:
     generated: set[str] = field(default_factory=set)  # variables holding a command's output: X=$(cmd)
     written: dict[str, str | None] = field(default_factory=dict)  # files written earlier: path -> text if known
     links: dict[str, str | None] = field(default_factory=dict)  # symlinks made earlier: path -> target if known
+    lenient: bool = False  # analysing a file on disk: what it leaves unresolved is not held against it
 
     def child(self, remote: bool = False, deeper: bool = True) -> Ctx:
         depth = self.depth + deeper
         if remote:
             return Ctx(None, {}, True, depth)
         return Ctx(self.cwd, dict(self.vars), self.remote, depth, self.downloads, set(self.tainted),
-                   dict(self.arrays), set(self.generated), self.written, self.links)
+                   dict(self.arrays), set(self.generated), self.written, self.links, self.lenient)
 
 
 @dataclass

@@ -117,17 +117,42 @@ class RuleSet:
     def for_program(self, program: str) -> tuple[Rule, ...]:
         """The rules (each with only its matches) that can fire on a command running `program`: most matches name
         their programs, so a decision looks at a few dozen matches, not every one."""
-        key = (id(self.rules), program)
-        found = _BY_PROGRAM.get(key) if self.rules is BUILTIN_RULES else None
-        if found is None:
-            found = tuple(Rule(r.id, r.description, ms) for r in self.rules if (ms := tuple(
-                m for m in r.matches if not m.programs or any(fnmatchcase(program, g) for g in m.programs))))
-            if self.rules is BUILTIN_RULES and len(_BY_PROGRAM) < 4096:
-                _BY_PROGRAM[key] = found
-        return found
+        index = _BUILTIN_INDEX if self.rules is BUILTIN_RULES else _Index(self.rules)
+        return index.lookup(program)
 
 
-_BY_PROGRAM: dict[tuple[int, str], tuple[Rule, ...]] = {}  # for the built-in rules, which live as long as the process
+class _Index:
+    """The matches of a rule set by the program they name: exact names, globs, and matches naming none."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.exact: dict[str, list[tuple[int, int]]] = {}
+        self.wild: list[tuple[str, int, int]] = []
+        self.generic: list[tuple[int, int]] = []
+        for i, rule in enumerate(rules):
+            for j, m in enumerate(rule.matches):
+                if not m.programs:
+                    self.generic.append((i, j))
+                for glob in m.programs:
+                    if any(c in glob for c in "*?["):
+                        self.wild.append((glob, i, j))
+                    else:
+                        self.exact.setdefault(glob, []).append((i, j))
+
+    def lookup(self, program: str) -> tuple[Rule, ...]:
+        hits = sorted({*self.exact.get(program, ()), *self.generic,
+                       *((i, j) for glob, i, j in self.wild if fnmatchcase(program, glob))})
+        out: list[Rule] = []
+        for i, j in hits:
+            rule = self.rules[i]
+            if out and out[-1].id == rule.id:
+                out[-1] = Rule(rule.id, rule.description, (*out[-1].matches, rule.matches[j]))
+            else:
+                out.append(Rule(rule.id, rule.description, (rule.matches[j],)))
+        return tuple(out)
+
+
+_BUILTIN_INDEX = _Index(BUILTIN_RULES)
 
 
 def load_rules(extra_allow: list[str], extra_deny: list[str]) -> RuleSet:

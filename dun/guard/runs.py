@@ -8,12 +8,14 @@ raises the `unseen-code` signal instead, which a rule denies.
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 from dataclasses import dataclass
 from typing import Protocol
 
 from dun.guard import code as interp_code
+from dun.guard import tasks
 from dun.guard.effects import SQL_CLIENTS, Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import ShellError, tokenize
@@ -79,6 +81,8 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
         _makefile(w, facts, args, ctx, feed, seen)
     elif prog == "sed":
         _sed(w, facts, args, ctx, seen)
+    for source in tasks.sources(prog, args, ctx.cwd):
+        _task_file(w, facts, source, ctx, seen)
     for command in hidden_commands(prog, args) + git_config_commands(prog, args):
         seen |= w.run(command, ctx.child())
     if prog in SQL_CLIENTS and feed is not None and feed.text:
@@ -171,6 +175,9 @@ def _script(w: Runner, facts: Facts, script: Val, kind: str, ctx: Ctx, feed: Str
             facts.signals.add("unseen-code")
         else:
             _program(w, facts, kind if kind != "shell" else _kind_of(text), text, ctx, seen)
+    elif kind == "shell" and (got := tasks.read(real, ctx, w.env)) is not None and got[0] is not None \
+            and _kind_of(got[0]) == "shell":  # a shell script already in the repository: judged by its commands
+        _on_disk(w, got[0], ctx, seen)
 
 
 def _kind_of(text: str) -> str:
@@ -186,18 +193,41 @@ def _kind_of(text: str) -> str:
 
 
 def _makefile(w: Runner, facts: Facts, args: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str]) -> None:
+    """make -f -: the makefile comes from stdin (files are tasks.py's)."""
     for name in parse(args, _MAKE).value("-f", "--file", "--makefile"):
         if name.text in STDIN_PATHS:
             text = feed.text if feed is not None else None
             if feed is not None and text is None:
                 facts.signals.add("unseen-code")
-        else:
-            real, _ = classify(name, ctx, w.env)
-            text = ctx.written.get(real) if real in ctx.written else ""
-            if text is None:
-                facts.signals.add("unseen-code")
-        if text:
-            seen |= w.run(make_recipes(text), ctx.child())
+            if text:
+                seen |= w.run(make_recipes(text), ctx.child())
+
+
+def _task_file(w: Runner, facts: Facts, source: tasks.Source, ctx: Ctx, seen: set[str]) -> None:
+    """A file a tool runs (Makefile, package.json, conftest.py, ...), written earlier in the line or on disk."""
+    got = tasks.read(source.path, ctx, w.env, source.disk)
+    if got is None:
+        return
+    text, from_disk = got
+    if text is None:
+        facts.signals.add("unseen-code")  # written earlier with content the guard cannot see
+        return
+    code = source.pick(text)
+    if not code.strip():
+        return
+    if from_disk:
+        _on_disk(w, code, ctx, seen)
+    else:
+        _program(w, facts, source.kind, code, ctx, seen)
+
+
+def _on_disk(w: Runner, code: str, ctx: Ctx, seen: set[str]) -> None:
+    """Shell code from a file in the repository: what it leaves to its parameters or cannot be read is not held
+    against it (lenient), and a file the guard cannot parse is not a reason to deny."""
+    inner = ctx.child()
+    inner.lenient = True
+    with contextlib.suppress(ShellError):
+        seen |= w.run(code, inner)
 
 
 def _sed(w: Runner, facts: Facts, args: list[Val], ctx: Ctx, seen: set[str]) -> None:

@@ -253,6 +253,7 @@ class Walker(Names):
         facts = Facts(unit=unit, program=prog, sub=sub, flags=opts.flags, operands=[v.text for v in opts.operands],
                       effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args),
                       values=values)
+        facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, (self.pid_vars, self.secret_vars))
         self.raw = []
         if unknown:

@@ -1,0 +1,217 @@
+"""Files that tools run: a Makefile for `make`, package.json scripts for `npm run`/`npm test`/`yarn x`, conftest.py
+for pytest, tox.ini for tox, setup.py for `pip install .`, justfile, noxfile.py, Taskfile.yml and Rakefile. A command
+that writes one of these and then runs its tool is judged by what the file does; so is a tool run on such a file
+already on disk in the repository (make, npm and friends, just, tox) and a script run from it (runs.py).
+
+`sources()` names the files a call reads and how to pick the code that runs out of each; `read()` gets a file's
+text: from earlier in the same command line, else from disk when it is a regular file inside the repository and
+not too large.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dun.guard.expand import Ctx, Env, Val
+from dun.guard.options import Spec, parse
+from dun.guard.paths import normalize, under
+from dun.guard.textops import make_recipes
+
+MAX_BYTES = 256 * 1024
+_MAKE = Spec("fCIjloW", frozenset({"--file", "--makefile", "--directory", "--include-dir", "--jobs", "--what-if"}))
+_MAKE_DRY = frozenset({"-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-p", "--print-data-base",
+                       "-h", "--help", "-v", "--version"})
+_NODE = frozenset({"npm", "pnpm", "yarn", "bun"})
+_NODE_SPEC = Spec("Cw", frozenset({"--prefix", "--workspace", "--dir", "--cwd", "--filter"}))
+_INSTALL = ("preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare")
+_NODE_BUILTINS = frozenset({"add", "remove", "install", "i", "ci", "init", "create", "exec", "dlx", "x", "info", "view",
+                            "why", "outdated", "upgrade", "up", "update", "link", "unlink", "pack", "publish", "login",
+                            "config", "cache", "audit", "list", "ls", "version", "help", "import", "store", "patch",
+                            "workspaces", "workspace", "global", "bin", "set", "dedupe", "prune", "licenses", "plugin",
+                            "node", "npm", "constraints", "explain", "rebuild", "root", "search", "whoami"})
+_RULE_LINE = re.compile(r"^([^\s:=#][^:=]*?)\s*::?(?!=)\s*([^;]*)(?:;(.*))?$")
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str  # absolute
+    kind: str  # shell, python, ruby
+    pick: Callable[[str], str]  # the file's text -> the code that runs
+    disk: bool = True  # read from disk too (not only when written earlier in the line)
+
+
+def _whole(text: str) -> str:
+    return text
+
+
+def sources(prog: str, args: list[Val], cwd: str | None) -> list[Source]:
+    if cwd is None:
+        return []
+    if prog in ("make", "gmake", "bmake"):
+        return _make(args, cwd)
+    if prog in _NODE:
+        return _node(prog, args, cwd)
+    def at(name: str) -> str:
+        return posixpath.join(cwd, name)
+
+    if prog in ("pytest", "py.test"):
+        names = ("conftest.py", "tests/conftest.py", "test/conftest.py")
+        return [Source(at(n), "python", _whole, False) for n in names]
+    if prog == "tox":
+        found = parse(args, Spec("ce", frozenset({"--conf", "--env"}))).value("-c", "--conf")
+        path = normalize(found[0].text, cwd) if found else None
+        return [Source(path or at("tox.ini"), "shell", tox_commands)]
+    if (prog in ("pip", "pip3") and args[:1] and args[0].text == "install" and any(
+            a.text in (".", "./", "-e.") or a.text.startswith(".[") for a in args)) or (
+            prog.startswith("python") and args[:1] and args[0].text == "setup.py"):
+        return [Source(at("setup.py"), "python", _whole, False)]
+    if prog == "just":
+        return [Source(at(n), "shell", just_recipes) for n in ("justfile", "Justfile", ".justfile")]
+    if prog == "nox":
+        return [Source(at("noxfile.py"), "python", _whole, False)]
+    if prog in ("task", "go-task"):
+        return [Source(at(n), "shell", taskfile_commands) for n in ("Taskfile.yml", "Taskfile.yaml", "taskfile.yml")]
+    if prog == "rake":
+        return [Source(at(n), "ruby", _whole, False) for n in ("Rakefile", "rakefile", "Rakefile.rb")]
+    return []
+
+
+def _make(args: list[Val], cwd: str) -> list[Source]:
+    o = parse(args, _MAKE)
+    if any(f in _MAKE_DRY for f in o.flags):
+        return []
+    for d in o.value("-C", "--directory"):
+        cwd = normalize(d.text, cwd) or cwd
+    targets = [v.text for v in o.operands if "=" not in v.text]
+    files = [v.text for v in o.value("-f", "--file", "--makefile") if v.text not in ("-", "/dev/stdin")]
+    names = files or ["GNUmakefile", "makefile", "Makefile"]
+    return [Source(normalize(n, cwd) or n, "shell", lambda text: make_targets(text, targets)) for n in names]
+
+
+def make_targets(text: str, targets: list[str]) -> str:
+    """The recipes make runs for `targets` (the first target when none), prerequisites first."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    first: str | None = None
+    current: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("\t"):
+            for name in current:
+                rules[name][1].append(line)
+            continue
+        m = _RULE_LINE.match(line)
+        if m is None:
+            current = [] if line.strip() and not line.startswith(" ") else current
+            continue
+        current = [n for n in m.group(1).split() if not n.startswith(".")]
+        for name in current:
+            rules.setdefault(name, ([], []))[0].extend(m.group(2).split())
+            if m.group(3):
+                rules[name][1].append("\t" + m.group(3))
+        first = first or (current[0] if current else None)
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen or name not in rules:
+            return
+        seen.add(name)
+        for pre in rules[name][0]:
+            visit(pre)
+        out.extend(rules[name][1])
+
+    for target in targets or ([first] if first else []):
+        visit(target)
+    return make_recipes("\n".join(out))
+
+
+def _node(prog: str, args: list[Val], cwd: str) -> list[Source]:
+    o = parse(args, _NODE_SPEC)
+    for d in o.value("--prefix", "-C", "--dir", "--cwd"):
+        cwd = normalize(d.text, cwd) or cwd
+    words = [v.text for v in o.operands]
+    if not words or (words[0] in ("install", "i", "ci") and len(words) == 1):
+        names: tuple[str, ...] = _INSTALL
+    elif words[0] in ("run", "run-script", "rum", "urn") and len(words) > 1:
+        names = (f"pre{words[1]}", words[1], f"post{words[1]}")
+    elif words[0] in ("test", "t", "tst", "start", "stop", "restart"):
+        name = "test" if words[0] in ("t", "tst") else words[0]
+        names = (f"pre{name}", name, f"post{name}")
+    elif prog != "npm" and words[0] not in _NODE_BUILTINS:  # yarn build, pnpm lint, bun dev
+        names = (f"pre{words[0]}", words[0], f"post{words[0]}")
+    else:
+        return []
+    return [Source(posixpath.join(cwd, "package.json"), "shell", lambda text: package_scripts(text, names))]
+
+
+def package_scripts(text: str, names: tuple[str, ...]) -> str:
+    try:
+        scripts = json.loads(text).get("scripts", {})
+    except (ValueError, AttributeError):
+        return ""
+    if not isinstance(scripts, dict):
+        return ""
+    return "\n".join(str(scripts[n]) for n in names if isinstance(scripts.get(n), str))
+
+
+def tox_commands(text: str) -> str:
+    """The commands of every [testenv*] section, with tox's substitutions made shell-like."""
+    out: list[str] = []
+    section, key = "", ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section, key = stripped, ""
+            continue
+        if not section.startswith("[testenv") or not stripped or stripped.startswith(("#", ";")):
+            continue
+        if line[:1] in (" ", "\t") and key:
+            out.append(stripped)
+            continue
+        name, eq, value = line.partition("=")
+        key = name.strip() if eq and name.strip() in ("commands", "commands_pre", "commands_post") else ""
+        if key and value.strip():
+            out.append(value.strip())
+    subs = {"{homedir}": "~", "{toxinidir}": ".", "{toxworkdir}": ".tox", "{posargs}": "", "{envtmpdir}": "/tmp/tox"}
+    joined = "\n".join(out)
+    for name, value in subs.items():
+        joined = joined.replace(name, value)
+    return re.sub(r"\{[^}\s]*\}", "$TOX_SUBSTITUTION", joined)
+
+
+def just_recipes(text: str) -> str:
+    return "\n".join(line.strip().lstrip("@-") for line in text.splitlines()
+                     if line[:1] in (" ", "\t") and line.strip() and not line.strip().startswith("#"))
+
+
+def taskfile_commands(text: str) -> str:
+    found = [m.group(1) for line in text.splitlines()
+             if (m := re.match(r"^\s*-\s+(?:cmd:\s*)?(.+)$", line) or re.match(r"^\s*cmd:\s*(.+)$", line))]
+    return "\n".join(c.strip().strip("'\"") for c in found)
+
+
+def read(path: str, ctx: Ctx, env: Env, disk: bool = True) -> tuple[str | None, bool] | None:
+    """(text or None when written earlier with unknown content, whether it came from disk), or None when the file
+    is neither written earlier in the line nor (with `disk`) a readable regular file inside the repository."""
+    if path in ctx.written:
+        return ctx.written[path], False
+    if not disk or ctx.remote or not under(path, env.root) or path == env.root:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None
+        return os.read(fd, MAX_BYTES).decode("utf-8", "replace"), True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
