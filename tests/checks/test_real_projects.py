@@ -178,6 +178,9 @@ GO_FILES = {
                                 '\t\tt.Errorf("Add(1, 2) = %d, want 3\\nthe sum of one and two is three", got)\n'
                                 "\t}\n}\n",
     "broken/broken.go": "package broken\n\nfunc F() int { return undefinedThing }\n",
+    "internal/ops/example_test.go": 'package ops\n\nimport "fmt"\n\nfunc ExampleAdd() {\n'
+                                    '\tfmt.Println(Add(2, 2))\n\t// Output: 4\n}\n',
+    "vetted/vetted.go": 'package vetted\n\nfunc U() int {\n\treturn 1\n\tpanic("never")\n}\n',
 }
 
 
@@ -203,25 +206,33 @@ def test_go_failures_and_compile_errors_are_items_from_the_repository_root(tmp_p
         {"file": "broken/broken.go", "line": 3, "text": "build error: undefined: undefinedThing"},
         {"file": "internal/ops/ops_test.go", "line": 7,
          "text": "TestAdd (example.com/calc/internal/ops): Add(1, 2) = -1, want 3\nthe sum of one and two is three"},
+        {"file": "internal/ops/example_test.go", "line": 7,
+         "text": "ExampleAdd (example.com/calc/internal/ops): got:\n0\nwant:\n4"},
     ]
-    assert "1 failed, 1 passed; 1 package failed to build" in go_test["signal"]
-    vet = result(data, "go-vet")
-    assert vet["status"] == "fail" and vet["items"][0]["file"] == "broken/broken.go"
+    assert "2 failed, 1 passed; 1 package failed to build" in go_test["signal"]
+    vet = result(data, "go-vet")  # its findings, not the compile error go-test lists already
+    assert vet["status"] == "fail"
+    assert [(i["file"], i["line"]) for i in vet["items"]] == [("vetted/vetted.go", 5)]
+    assert vet["items"][0]["text"] == "unreachable code"
     assert result(data, "go-staticcheck")["status"] in ("skip", "pass", "fail")
-    assert result(data, "go-coverage")["status"] == "pass"  # the packages that built were measured
+    coverage = result(data, "go-coverage")  # not judged while the tests fail
+    assert (coverage["status"], coverage["signal"]) == ("skip",
+                                                        "no coverage data: none of .dun/cache/go-cover.out exists")
 
 
 @needs_go
-def test_go_coverage_after_a_failed_build_is_a_failure_with_a_hint(tmp_path: Path, go_env: dict[str, str]) -> None:
+def test_go_coverage_is_judged_once_the_tests_pass(tmp_path: Path, go_env: dict[str, str]) -> None:
     root = tmp_path / "gobroken"
     write(root, "go.mod", "module example.com/b\n\ngo 1.19\n")
-    write(root, "b.go", "package b\n\nfunc F() int { return nope }\n")
+    write(root, "b.go", "package b\n\nfunc F() int { return nope }\n\nfunc G() int { return 2 }\n")
     write(root, "b_test.go", 'package b\n\nimport "testing"\n\nfunc TestF(t *testing.T) { F() }\n')
     git(root, "init", "-q", "-b", "main")
-    data = dun_json(root, "--only", "go-test,go-coverage", env=go_env)
+    data = dun_json(root, "--only", "go-test,go-vet,go-coverage", env=go_env)
     assert result(data, "go-test")["items"][0]["file"] == "b.go"
+    assert result(data, "go-vet")["status"] == "pass"  # the compile error is go-test's item, once
+    assert result(data, "go-coverage")["status"] == "skip"  # no "measured nothing, add tests" for a build error
+    write(root, "b.go", "package b\n\nfunc F() int { return 1 }\n\nfunc G() int { return 2 }\n")
+    data = dun_json(root, "--only", "go-test,go-coverage", env=go_env)
+    assert result(data, "go-test")["status"] == "pass"
     coverage = result(data, "go-coverage")
-    assert coverage["status"] == "fail"
-    assert coverage["signal"].startswith("coverage data measured nothing: 0 statements")
-    assert "build" in coverage["detail"]
-    assert coverage["next"] == "Add tests for the uncovered blocks listed."  # the manifest's own next
+    assert coverage["status"] == "fail" and coverage["signal"].startswith("total 50.0% < 80%"), coverage

@@ -100,6 +100,12 @@ class GoTestParser(LineParser):
                 messages.append(match["text"])
             elif messages and text.startswith(" ") and text.strip() and not _NOISE.match(text.strip()):
                 messages.append(text.strip())  # a continuation line of the message above
+        if where is None and test.startswith("Example"):  # go prints got/want, no place: the example's `// Output:`
+            found = _example(directory, test.split("/", 1)[0], ctx)
+            if found is not None:
+                body = [t.strip() for t in lines if t.strip() and not _NOISE.match(t.strip())]
+                name = f"{test} ({package})"
+                return Item(text=bounded(f"{name}: " + ("\n".join(body) or "failed")), file=found[0], line=found[1])
         if where is None:  # a panic: its message, and the first frame inside the repository
             for text in lines:
                 frame = _PANIC_FRAME.match(text)
@@ -114,6 +120,26 @@ class GoTestParser(LineParser):
         if where is None:
             return Item(text=bounded(text), file=repo_path(directory, ctx) if directory else None)
         return Item(text=bounded(text), file=where[0], line=where[1])
+
+
+def _example(directory: str, name: str, ctx: ParseContext) -> tuple[str, int] | None:
+    """Where an example's expected output is declared: its `// Output:` line, else its `func` line."""
+    base = ctx.cwd / directory if directory else ctx.cwd
+    declaration = re.compile(rf"^func {re.escape(name)}\(\)")
+    for path in sorted(base.glob("*_test.go"))[:200]:
+        try:
+            lines = read_bytes(path).decode("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        start = next((i for i, line in enumerate(lines) if declaration.match(line)), None)
+        if start is None:
+            continue
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("}")), len(lines))
+        output = next((i for i in range(start, end) if re.match(r"^\s*// (Unordered output|Output):", lines[i])),
+                      start)
+        shown = repo_path(str(path), ctx)
+        return (shown, output + 1) if shown else None
+    return None
 
 
 class _Modules:
