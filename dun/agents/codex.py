@@ -19,6 +19,7 @@ from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, proj
 from dun.agents.events import add_tokens, count
 from dun.agents.prices import DEFAULT_MODEL, priced, table_refusal
 from dun.answer.transcript import ParseResult, parse_stream
+from dun.core.gitsafe import neutral_env
 from dun.engine.hookspecs import hookimpl
 
 
@@ -26,7 +27,8 @@ def git_dirs(root: Path) -> list[str]:
     """The git directories a commit writes to: `.git`, or a worktree's own directory and the common one."""
     try:
         out = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=root,
-                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+                             env=neutral_env(str(root)))
     except (OSError, subprocess.TimeoutExpired):
         return [str(root / ".git")]
     if out.returncode != 0:

@@ -19,6 +19,7 @@ from dun.agents.events import add_tokens, count
 from dun.agents.limits import AgentError
 from dun.agents.prices import DEFAULT_MODEL, priced, table_refusal
 from dun.answer.transcript import ParseResult, parse_stream
+from dun.core.gitsafe import neutral_env
 from dun.engine.hookspecs import hookimpl
 
 UNTRUSTED, NO_AUTH = 55, 41  # its exit codes for an untrusted folder and for settings that select no auth method
@@ -34,7 +35,7 @@ def git_identity(root: Path) -> dict[str, str]:
             continue
         try:
             out = subprocess.run(["git", "config", key], cwd=root, capture_output=True, text=True, timeout=30,
-                                 stdin=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, env=neutral_env(str(root)))
         except (OSError, subprocess.TimeoutExpired):
             continue
         if out.returncode == 0 and out.stdout.strip():

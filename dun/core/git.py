@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dun.core.errors import DunError, UsageError
+from dun.core.gitsafe import neutral_env
 from dun.core.spawn import GIT_ENV
 
 
@@ -40,9 +41,9 @@ class GitError(DunError, subprocess.CalledProcessError):
 
 def git(root: Path, *args: str, check: bool = True,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run git in `root` with a stable, non-interactive environment (plus `env`, e.g. GIT_INDEX_FILE). With
-    `check`, a failure raises GitError."""
-    env = {**os.environ, **GIT_ENV, **(env or {})}
+    """Run git in `root` with a stable, non-interactive environment (plus `env`, e.g. GIT_INDEX_FILE) in which git
+    runs no program the repository names (dun/core/gitsafe.py). With `check`, a failure raises GitError."""
+    env = neutral_env(str(root), {**os.environ, **GIT_ENV, **(env or {})})
     proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, stdin=subprocess.DEVNULL)
     if check and proc.returncode != 0:
         raise GitError(root, proc)

@@ -116,4 +116,6 @@ def _read_all(fd: int) -> bytes:
 
 def start_git(args: tuple[str, ...], cwd: str | None = None) -> Spawned:
     """`git [-C cwd] ARGS` started now; raises OSError when git cannot be started."""
-    return Spawned(["git", *(["-C", cwd] if cwd else []), *args], {**os.environ, **GIT_ENV})
+    from dun.core.gitsafe import neutral_env
+
+    return Spawned(["git", *(["-C", cwd] if cwd else []), *args], neutral_env(cwd, {**os.environ, **GIT_ENV}))

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from dun.core.gitsafe import neutral_env
 from dun.core.kinds import ExitCode
 from dun.sandbox.probe import MODES, SandboxError, resolve_mode
 from dun.sandbox.spec import SandboxSpec, wrap
@@ -32,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
 def repository(start: Path) -> Path:
     try:
         proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True,
-                              timeout=10, stdin=subprocess.DEVNULL, check=False)
+                              timeout=10, stdin=subprocess.DEVNULL, check=False, env=neutral_env(str(start)))
     except (OSError, subprocess.SubprocessError):
         return start
     top = proc.stdout.strip()

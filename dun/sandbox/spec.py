@@ -15,6 +15,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dun.core.gitsafe import neutral_env
+
 # The agents' own state, relative to $HOME (globs allowed): what the agent CLIs write while they run, and the
 # package-manager caches that `npm install`, `pip install` and `go build` write in the repository's work.
 AGENT_STATE: tuple[str, ...] = (
@@ -40,7 +42,8 @@ def git_dirs(repo: Path) -> list[Path]:
     """The repository's git directory and common directory (outside the work tree for worktrees and submodules)."""
     try:
         proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=repo,
-                              capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL, check=False)
+                              capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL, check=False,
+                              env=neutral_env(str(repo)))
     except (OSError, subprocess.SubprocessError):
         return []
     if proc.returncode != 0:

@@ -19,6 +19,7 @@ from typing import Any
 from dun.agents.auth import Auth, auth_status
 from dun.agents.registry import agent_adapters
 from dun.agents.versions import TESTED, Pin
+from dun.core.gitsafe import neutral_env
 from dun.core.kinds import ExitCode
 from dun.engine.runner import trigger_miss
 from dun.engine.session import Session, open_session
@@ -126,7 +127,7 @@ def tools(root: Path) -> dict[str, Any]:
     identity = {}
     for key in ("user.name", "user.email"):
         proc = subprocess.run(["git", "config", key], cwd=root, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL) if git else None
+                              stdin=subprocess.DEVNULL, env=neutral_env(str(root))) if git else None
         identity[key] = proc.stdout.strip() if proc and proc.returncode == 0 else None
     out["git"] = {"path": git, "version": version, "problem": problem, "identity": identity}
     try:

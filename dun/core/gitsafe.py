@@ -1,0 +1,188 @@
+"""The environment every git process dun starts runs in: git never runs a program the repository names.
+
+git runs programs from its configuration and the repository (core.fsmonitor, hooks, clean/smudge filters named by
+.gitattributes, gpg, pagers, editors). An agent that writes `.git/config` or `.git/hooks` would have dun's own
+`git status`, `git add` and restore commits run its code outside the sandbox a second later. Configuration given in
+the environment (GIT_CONFIG_COUNT) outranks every config file, include and worktree config, and reaches git's own
+children, so it switches these off for every git dun starts whatever the files say.
+
+Filters have no global switch: each driver defined in any config file the repository reads is neutralised by name
+(found here by reading the files, not by running git: `dun check` starts git before the rest of dun loads). A user
+whose repository needs its filters in dun's commits (git LFS) opts in with DUN_GIT_FILTERS=1.
+
+Import-light (os only): dun/entry.py starts git before the rest of dun loads.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+# Settings under which git would run a program: each pinned to a value that runs nothing.
+NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),  # not a directory: git finds no hook at all
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("sequence.editor", "false"),
+    ("core.askPass", "false"),
+    ("core.sshCommand", "false"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("log.showSignature", "false"),
+    ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("diff.external", "false"),  # dun asks only --stat/--name-only, which never run it; a patch would fail closed
+    ("credential.helper", ""),
+    ("protocol.ext.allow", "never"),
+)
+FILTER_KEYS = ("clean", "smudge", "process")
+OPT_IN_FILTERS = "DUN_GIT_FILTERS"
+MAX_INCLUDE_DEPTH = 10  # git's own limit
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def neutral_env(cwd: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """`base` (default: os.environ) plus the config pairs that switch off every program git could run for the
+    repository at `cwd` (default: the current directory); the user's own GIT_CONFIG_COUNT pairs are kept first."""
+    env = dict(os.environ if base is None else base)
+    pairs = list(NEUTRAL_CONFIG)
+    if env.get(OPT_IN_FILTERS) != "1":
+        for name in sorted(filter_drivers(cwd or os.getcwd(), env)):
+            pairs += [(f"filter.{name}.{key}", "") for key in FILTER_KEYS]
+            pairs.append((f"filter.{name}.required", "false"))
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    for i, (key, value) in enumerate(pairs, start=count):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    env["GIT_CONFIG_COUNT"] = str(count + len(pairs))
+    env.pop("GIT_CONFIG_PARAMETERS", None)  # `git -c` pairs of a parent git: not dun's to inherit
+    env["GIT_PAGER"] = "cat"
+    env["GIT_EDITOR"] = "false"
+    env.pop("GIT_EXTERNAL_DIFF", None)
+    env.pop("GIT_SSH_COMMAND", None)
+    env.pop("GIT_ASKPASS", None)
+    return env
+
+
+def git_dirs(cwd: str, env: dict[str, str]) -> tuple[str, str] | None:
+    """(git dir, common dir) of the repository holding `cwd`, found as git finds them; None outside git."""
+    given = env.get("GIT_DIR")
+    if given:
+        gitdir = os.path.join(cwd, given)
+    else:
+        here = os.path.abspath(cwd)
+        gitdir = ""
+        while True:
+            candidate = os.path.join(here, ".git")
+            if os.path.isdir(candidate):
+                gitdir = candidate
+                break
+            if os.path.isfile(candidate):
+                gitdir = _gitfile(candidate) or ""
+                break
+            parent = os.path.dirname(here)
+            if parent == here:
+                return None
+            here = parent
+        if not gitdir:
+            return None
+    common = env.get("GIT_COMMON_DIR") or _read_small(os.path.join(gitdir, "commondir")).strip()
+    return gitdir, os.path.join(gitdir, common) if common else gitdir
+
+
+def _gitfile(path: str) -> str | None:
+    text = _read_small(path).strip()
+    if not text.startswith("gitdir:"):
+        return None
+    target = text[len("gitdir:"):].strip()
+    return os.path.join(os.path.dirname(path), target)
+
+
+def config_files(cwd: str, env: dict[str, str]) -> list[str]:
+    """Every config file git reads for the repository at `cwd` (before includes), as git orders them."""
+    files = []
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        files.append(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    home = env.get("HOME") or os.path.expanduser("~")
+    if env.get("GIT_CONFIG_GLOBAL"):
+        files.append(env["GIT_CONFIG_GLOBAL"])
+    else:
+        xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        files += [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    dirs = git_dirs(cwd, env)
+    if dirs is not None:
+        gitdir, common = dirs
+        files += [os.path.join(common, "config"), os.path.join(gitdir, "config.worktree")]
+    return files
+
+
+def filter_drivers(cwd: str, env: dict[str, str]) -> set[str]:
+    """The names of the filter drivers the repository's config defines (any file, includes followed), and those
+    given in the environment."""
+    names: set[str] = set()
+    for path in config_files(cwd, env):
+        _scan(path, names, 0, env)
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    for i in range(count):
+        parts = env.get(f"GIT_CONFIG_KEY_{i}", "").split(".")
+        if len(parts) >= 3 and parts[0].lower() == "filter":
+            names.add(".".join(parts[1:-1]))
+    return names
+
+
+def _scan(path: str, names: set[str], depth: int, env: dict[str, str]) -> None:
+    """Add the filter drivers `path` defines to `names`; follow its include and includeIf paths."""
+    if depth > MAX_INCLUDE_DEPTH:
+        return
+    section = ""
+    for raw in _read_small(path).splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            header = line[1:line.find("]")] if "]" in line else line[1:]
+            section, name = _header(header)
+            if section == "filter" and name is not None:
+                names.add(name)
+            continue
+        if section in ("include", "includeif") and "=" in line:
+            key, value = line.split("=", 1)
+            if key.strip().lower() == "path":
+                target = value.strip().strip('"')
+                if target.startswith("~/"):
+                    target = os.path.join(env.get("HOME") or os.path.expanduser("~"), target[2:])
+                _scan(os.path.join(os.path.dirname(path), target), names, depth + 1, env)
+
+
+def _header(header: str) -> tuple[str, str | None]:
+    """("filter", "lfs") for `filter "lfs"`; the old dotted form `filter.lfs` too."""
+    header = header.strip()
+    if '"' in header:
+        section, _, rest = header.partition('"')
+        return section.strip().lower(), rest.rsplit('"', 1)[0].replace('\\"', '"').replace("\\\\", "\\")
+    section, _, sub = header.partition(".")
+    return section.strip().lower(), (sub.lower() if sub else None)
+
+
+def _read_small(path: str) -> str:
+    """A config file's text; empty when missing, unreadable, not a regular file, or over the cap (a FIFO or
+    /dev/zero planted as a config file never blocks dun)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return ""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CONFIG_BYTES:
+            return ""
+        return os.read(fd, MAX_CONFIG_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
