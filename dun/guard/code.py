@@ -15,6 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from dun.guard import codeapi as api
+from dun.guard import codemore as more
 from dun.guard.codestrings import ARG, CWD, HOME, QUOTE_OPEN, UNKNOWN, balanced, inner, param, string
 
 _LIT = re.compile(r"\x00(\d+)\x00")
@@ -46,15 +47,17 @@ class _Program:
         return f"\x00{index}\x00"
 
 
-def scan(code: str, lang: str, params: list[str]) -> CodeFacts:
+def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
     prog = _read(code, lang, params)
-    _fold(prog)
+    _fold(prog, lang)
     out = CodeFacts()
     skeleton = prog.skeleton
+    prog.skeleton = more.strip_local_scripts(prog.skeleton, prog.values)
     calls = _exec_calls(prog, code)
     if calls or prog.exec_literals:
         out.commands = _commands(prog, calls)
-    if api.EVAL_CALLS.search(skeleton) and api.DECODERS.search(code):
+    out.commands += more.piped_commands(skeleton, prog.values, lang)
+    if api.EVAL_CALLS.search(skeleton) and api.DECODERS.search(more.without_local_scripts(code)):
         out.unseen = True  # exec(b64decode(...)), eval(pack(...)), exec(open(...).read())
     if any(api.DECODERS.search(region) for region in calls):
         out.unseen = True  # os.system(b64decode(...).decode())
@@ -62,6 +65,13 @@ def scan(code: str, lang: str, params: list[str]) -> CodeFacts:
     out.writes = _writes(prog, lang)
     out.unseen = out.unseen or any(shlex_words(c)[:1] and shlex_words(c)[0].rsplit("/", 1)[-1] in _SHELL_NAMES
                                    and len(shlex_words(c)) == 1 for c in out.commands)
+    if depth < 3:  # exec('...'), eval "...", new Function('...'): the string is code in the same language
+        for text in more.evaluated(skeleton, prog.values, api.EVAL_CALLS):
+            inner = scan(text, lang, params, depth + 1)
+            out.commands += inner.commands
+            out.deletes += inner.deletes
+            out.writes += inner.writes
+            out.unseen = out.unseen or inner.unseen
     return out
 
 
@@ -120,14 +130,18 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"{_L}\s*/\s*{_L}"), "slash"),
     (re.compile(rf"{_L}\s*(?:\+|\s\.\s|\.\.)\s*{_IDENT}"), "concat-unknown"),
     (re.compile(rf"(?<![\w\x00]){_IDENT}\s*(?:\+|\s\.\s|\.\.)\s*{_L}"), "unknown-concat"),
+    *more.FOLDS,
 )
 
 
-def _fold(prog: _Program) -> None:
-    """Fold every foldable expression, innermost first, until nothing changes (each round is one pass per pattern)."""
+def _fold(prog: _Program, lang: str) -> None:
+    """Fold every foldable expression, innermost first, until nothing changes (each round is one pass per pattern);
+    a variable assigned a literal stands for it from there on."""
+    folds = _FOLDS + more.AWK_FOLDS if lang == "awk" else _FOLDS
     for _ in range(_MAX_FOLD_ROUNDS):
         before = prog.skeleton
-        for pattern, kind in _FOLDS:
+        prog.skeleton = more.substitute_variables(prog.skeleton)
+        for pattern, kind in folds:
             def fold(m: re.Match[str], kind: str = kind) -> str:
                 return prog.lit(prog.literal(_folded(prog, kind, m)))
 
@@ -138,6 +152,8 @@ def _fold(prog: _Program) -> None:
 
 def _folded(prog: _Program, kind: str, m: re.Match[str]) -> str:
     values = [prog.values[int(i)] for i in _LIT.findall(m.group(0))]
+    if kind in more.FOLD_KINDS:
+        return more.folded(kind, values)
     if kind == "join":  # os.path.join('/etc', f): what it cannot know is unknown
         values = [prog.values[int(m.group(1))]] + [
             prog.values[int(lit.group(1))] if (lit := _LIT.fullmatch(a.strip())) else UNKNOWN
@@ -192,6 +208,8 @@ def _commands(prog: _Program, regions: list[str]) -> list[str]:
         if len(texts) > 1:
             out.append(_argv_join(texts))
             out.append("".join(texts))
+        if len(texts) > 2 and texts[0].rsplit("/", 1)[-1] == texts[1]:  # os.spawnlp(P_WAIT, 'git', 'git', ...)
+            out.append(_argv_join(texts[1:]))
     out += [v for v in prog.values if v.strip()]  # a command built earlier: cmd = '...'; os.system(cmd)
     return list(dict.fromkeys(out))
 
@@ -229,7 +247,7 @@ def _writes(prog: _Program, lang: str) -> list[str]:
     skeleton = prog.skeleton
     for m in api.OPEN_CALLS.finditer(skeleton):  # open(path, 'w'): only a mode that writes
         args = [a.strip() for a in _top_level_split(_region(skeleton, m.end() - 1))]
-        lits = [_LIT.fullmatch(a) for a in args[:2]]
+        lits = [_LIT.fullmatch(re.sub(r"^mode\s*=\s*", "", a)) for a in args[:2]]
         if len(lits) == 2 and lits[0] and lits[1] and re.search(r"[wax+]", prog.values[int(lits[1].group(1))]):
             out.append(prog.values[int(lits[0].group(1))])
     for pattern, index in api.WRITE_CALLS:
@@ -241,7 +259,7 @@ def _writes(prog: _Program, lang: str) -> list[str]:
         before = re.search(rf"{_L}\s*$", skeleton[:m.start()])
         if before and m.group(1) not in ("unlink", "rmdir"):
             out.append(prog.values[int(before.group(1))])
-    for m in re.finditer(rf"\bopen\s*\(?\s*[\w$]+\s*,\s*{_L}(?:\s*,\s*{_L})?", skeleton):  # perl open
+    for m in re.finditer(rf"\bopen\s*\(?\s*(?:my\s+)?[\w$]+\s*,\s*{_L}(?:\s*,\s*{_L})?", skeleton):  # perl
         mode = prog.values[int(m.group(1))]
         if mode.lstrip().startswith((">", "+<", "+>")):
             out.append(prog.values[int(m.group(2))] if m.group(2) else mode.lstrip("+<> "))

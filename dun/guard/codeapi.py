@@ -20,6 +20,7 @@ EXEC_CALLS = re.compile(r"""
   | \bDeno\.(?:run|Command)\b | \bBun\.(?:spawn\w*|\$) | \bInvoke-Expression\b | \bStart-Process\b
   | \bsystem2?\s*\( | \bshell\s*\( | \|\s*getline | \bprint\s*\|
   | \bsession\.run(?:_always|_install)?\s*\( | (?<![\w.])sh\s*[(\s]
+  | \bgetattr\s*\(\s*\w+\s*,\s*\x00\d+\x00\s*\)\s*\(
 """, re.X)
 # Calls that delete (argument 0), with whether they delete whole trees.
 DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
@@ -27,8 +28,8 @@ DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
                 r"recursive\s*=\s*TRUE)\b|\brecursive\s*:\s*true"), True),
     (re.compile(r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlinkSync|unlink|rmdirSync|rmdir|fs\.rm|fs\.promises"
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
-                r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|FileUtils\.mv|renameSync|rename)"
-                r"\b"), False),
+                r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|FileUtils\.mv|renameSync|rename|fsp\.rm"
+                r"|promises\.rm)\b|\)\.rm(?=\s*\()"), False),
 )
 # Calls that write (the argument index that names the file).
 OPEN_CALLS = re.compile(r"(?<![\w.])(?:open|fopen|io\.open|File\.open|file)\s*\(")  # (path, mode)
@@ -36,7 +37,8 @@ WRITE_CALLS: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"\b(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|file_put_contents"
                 r"|File\.write|IO\.write|File\.binwrite|FileUtils\.touch|FileUtils\.mkdir_p|mkdirSync|os\.makedirs"
                 r"|os\.mkdir|Deno\.writeTextFile\w*|Deno\.writeFile\w*|Bun\.write|Set-Content|Out-File"
-                r"|Add-Content|touch|chmod|os\.chmod|chmodSync|File\.chmod|os\.chown|chown|lchown)\b\s*\(?"), 0),
+                r"|Add-Content|touch|chmod|os\.chmod|chmodSync|File\.chmod|os\.chown|chown|lchown|truncate"
+                r"|os\.open(?=\s*\([^)]*O_(?:WRONLY|RDWR|TRUNC|APPEND|CREAT)))\b\s*\(?"), 0),
     (re.compile(r"\b(?:shutil\.(?:copy\w*|move)|os\.(?:rename|replace|symlink|link)|copyFile|copyFileSync"
                 r"|renameSync|symlinkSync|FileUtils\.(?:cp\w*|mv|ln\w*|copy\w*)|copy|rename|symlink|writeLines)"
                 r"\b\s*\("), 1),

@@ -105,6 +105,11 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
         return Interp("shell", [], None if stdin else o.operands[0], stdin, o.operands[1:])
     if prog in _AWK:
         o = parse(args, SPECS["awk"])
+        preset = "".join(f'{v.text.partition("=")[0]} = "{v.text.partition("=")[2]}"\n'  # awk -v c='rm -rf ~'
+                         for v in o.value("-v", "--assign") if '"' not in v.text)
+        if preset:
+            code = o.value("-e", "--source") or o.operands[:1]
+            return Interp("awk", [Val(preset + c.text) for c in code], None, False) if code else None
         if o.value("-e", "--source"):
             return Interp("awk", o.value("-e", "--source"), None, False)
         if o.value("-f", "--file"):

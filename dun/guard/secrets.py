@@ -187,6 +187,7 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
 
 
 _NET_API = re.compile(r"requests\.(?:post|put|patch)|urlopen|urllib|http\.client|httpx|aiohttp|\bfetch\s*\(|axios"
+                      r"|require\(\s*['\"]https?['\"]\s*\)|\bhttps?\.request"
                       r"|https?\.request|Net::HTTP|LWP|HTTP::Tiny|curl_exec|socket\.|\bsmtplib|WebSocket|RestClient")
 _CODE_SECRET = re.compile(r"\.ssh/|\.aws/|\.netrc|\.git-credentials|\.docker/config|\.kube/config|\.npmrc|\.pypirc"
                           r"|\.gnupg|gcloud/|\.config/gh|/etc/shadow|/environ\b|(?<![\w.])\.env\b|dict\(os\.environ\)"

@@ -6,6 +6,7 @@ here-documents fed to shells and wrapper commands, and turn every simple command
 from __future__ import annotations
 
 import re
+import shlex
 
 from dun.guard import linestate, marks, programs, secrets
 from dun.guard.braces import brace_expand
@@ -173,7 +174,7 @@ class Walker(Names):
         for word, val in zip(cmd.words[:n], vals[:n], strict=True):  # GIT_PAGER='...' git -p log
             m = _assignment(word)
             if m is not None and m.group(1) in programs.COMMAND_VARS and n < len(vals):
-                self.command_var(sliced(val, m.end()), ctx, seen)
+                self.command_var(m.group(1), sliced(val, m.end()), ctx, seen)
         if n == len(vals):
             for word, val in zip(cmd.words, vals, strict=True):
                 m = _assignment(word)
@@ -204,7 +205,7 @@ class Walker(Names):
             return
         ctx.vars[name] = val.text if val.known else None
         if name in programs.COMMAND_VARS:
-            self.command_var(val, ctx, seen)
+            self.command_var(name, val, ctx, seen)
         if any(marks.finds_pids(body) for body in val.subs):
             self.pid_vars.add(name)
         if any(secrets.text_secret(body, ctx, self.env) for body in val.subs):
@@ -214,10 +215,11 @@ class Walker(Names):
         if not val.known and val.unknown_kind == "cmd":
             ctx.generated.add(name)
 
-    def command_var(self, val: Val, ctx: Ctx, seen: set[str]) -> None:
-        """A variable git, man, less or bash runs as a command (GIT_PAGER, GIT_SSH_COMMAND, EDITOR, BASH_ENV)."""
+    def command_var(self, name: str, val: Val, ctx: Ctx, seen: set[str]) -> None:
+        """A variable git, man, less or bash runs as a command (GIT_PAGER, GIT_SSH_COMMAND, EDITOR), or a file bash
+        sources (BASH_ENV, ENV)."""
         try:
-            seen |= self.run(val.text, ctx.child())
+            seen |= self.run(f". {shlex.quote(val.text)}" if name in ("BASH_ENV", "ENV") else val.text, ctx.child())
         except ShellError:
             self.facts.append(Facts(unit=val.text, signals={"unseen-code"}))
 
@@ -228,6 +230,8 @@ class Walker(Names):
 
     def command(self, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str], effects: list[Effect],
                 redirs: str) -> Facts | None:
+        if argv and (real := self.program(argv[0], ctx)) != program_name(argv[0]):
+            argv = [Val(real), *argv[1:]]  # a program copied or linked under another name earlier in the line
         u = unwrap(argv, feed.paths if feed else None, feed.text if feed else None)
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:

@@ -1,0 +1,105 @@
+"""More of what interpreter code does, for code.py: format strings (`'rm -rf %s' % p`, `'{}'.format(p)`), literals in
+parentheses, awk's concatenation by juxtaposition, variables assigned a literal and used later
+(`p = Path('~/.bashrc'); p.write_text(...)`), strings evaluated as code (`exec('...')`, `eval "..."`,
+`new Function('...')`), and commands fed through pipes (awk `print "..." | "sh"`, perl `open($f, "|-", "sh")`)."""
+
+from __future__ import annotations
+
+import re
+
+from dun.guard.codestrings import UNKNOWN, balanced
+
+_L = r"\x00(\d+)\x00"
+_LIT = re.compile(_L)
+_IDENT = r"\$?[A-Za-z_][\w.]*(?:\[[^\]\x00]*\])?(?:\(\))?"
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "/bin/sh", "/bin/bash"})
+FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"(?<![\w\x00)\]])\(\s*{_L}\s*\)"), "paren"),
+    (re.compile(rf"{_L}\s*%\s*\(\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\)"), "percent"),
+    (re.compile(rf"{_L}\s*%\s*{_L}"), "percent"),
+    (re.compile(rf"{_L}\s*%\s*(?:{_IDENT}|\([^()\x00]*\))"), "percent-unknown"),
+    (re.compile(rf"{_L}\s*\.\s*format\s*\(\s*{_L}(?:\s*,\s*{_L})*\s*\)"), "format"),
+    (re.compile(rf"{_L}\s*\.\s*format\s*\([^()\x00]*\)"), "format-unknown"),
+)
+_AWK_WORDS = "print|printf|getline|return|in|delete|exit|if|while|for|do|else|function|system|close|BEGIN|END|next"
+AWK_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"{_L}[ \t]+{_L}"), "juxtaposed"),
+    (re.compile(rf"{_L}[ \t]+(?:\$\w+|[A-Za-z_]\w*)(?![\w(])"), "juxtaposed-unknown"),
+    (re.compile(rf"(?<![\w\x00$])(?!(?:{_AWK_WORDS})\b)(?:\$\w+|[A-Za-z_]\w*)[ \t]+{_L}"), "unknown-juxtaposed"),
+)
+FOLD_KINDS = frozenset({"paren", "percent", "percent-unknown", "format", "format-unknown", "juxtaposed",
+                        "juxtaposed-unknown", "unknown-juxtaposed"})
+_ASSIGNED = re.compile(r"(?<![\w.$])((?:my\s+|local\s+|var\s+|let\s+|const\s+)?)(\$?[A-Za-z_]\w*)\s*=(?!=)\s*"
+                       r"(\x00\d+\x00)\s*(?=;|\n|$)")
+_PLACEHOLDER = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]|\{[^{}]*\}")
+
+
+def folded(kind: str, values: list[str]) -> str:
+    if kind == "paren":
+        return values[0]
+    if kind in ("percent", "format"):
+        fields = iter(values[1:])
+        return _PLACEHOLDER.sub(lambda m: next(fields, UNKNOWN), values[0])
+    if kind in ("percent-unknown", "format-unknown"):
+        return _PLACEHOLDER.sub(UNKNOWN, values[0])
+    if kind == "juxtaposed":
+        return values[0] + values[1]
+    return values[0] + UNKNOWN if kind == "juxtaposed-unknown" else UNKNOWN + values[0]
+
+
+def substitute_variables(skeleton: str) -> str:
+    """Each later use of a variable assigned a literal becomes that literal (until it is assigned again)."""
+    for m in reversed(list(_ASSIGNED.finditer(skeleton))):
+        name, lit = m.group(2), m.group(3)
+        use = re.compile(rf"(?<![\w.$]){re.escape(name)}(?![\w(])(?!\s*=[^=])")
+        rest = skeleton[m.end():]
+        again = re.search(rf"(?<![\w.$]){re.escape(name)}\s*=(?!=)", rest)
+        cut = again.start() if again else len(rest)
+        skeleton = skeleton[:m.end()] + use.sub(lit, rest[:cut]) + rest[cut:]
+    return skeleton
+
+
+def evaluated(skeleton: str, values: list[str], calls: re.Pattern[str]) -> list[str]:
+    """The literal strings passed to exec/eval/Function and friends."""
+    out: list[str] = []
+    for m in calls.finditer(skeleton):
+        start = m.end()
+        if skeleton[start - 1] == "(":
+            region = skeleton[start:balanced(skeleton, start, "(", ")")]
+        else:
+            end = re.search(r"[;\n}]", skeleton[start:])
+            region = skeleton[start - 1:start + (end.start() if end else len(skeleton))]
+        out += [values[int(i)] for i in _LIT.findall(region) if values[int(i)].strip()]
+    return out
+
+
+def piped_commands(skeleton: str, values: list[str], lang: str) -> list[str]:
+    """Commands that code writes into or reads from: awk `print X | "cmd"`, perl `open(F, "|-", "cmd")`. What is
+    printed into a shell is itself a command."""
+    out: list[str] = []
+    if lang == "awk":
+        for m in re.finditer(rf"\bprintf?\s*\(?\s*{_L}\s*\)?\s*\|\s*{_L}", skeleton):
+            printed, target = values[int(m.group(1))], values[int(m.group(2))]
+            out.append(printed if target.strip() in _SHELLS else target)
+    for m in re.finditer(rf"\bopen\s*\(?\s*(?:my\s+)?[\w$]+\s*,\s*{_L}(?:\s*,\s*{_L})?", skeleton):
+        mode = values[int(m.group(1))].strip()
+        if m.group(2) and mode in ("|-", "-|"):
+            out.append(values[int(m.group(2))])
+        elif not m.group(2) and (mode.startswith("|") or mode.endswith("|")):
+            out.append(mode.strip("|").strip())
+    return out
+
+
+def without_local_scripts(code: str) -> str:
+    """exec(open('scripts/x.py').read()) runs a script in the repository, as `python scripts/x.py` does; it is not
+    code hidden from the guard."""
+    return re.sub(r"""open\(\s*(['"])(?![/~]|\.\.)[\w./-]+\.(?:py|rb|pl|js)\1\s*\)\.read\(\)""", "local_script", code)
+
+
+def strip_local_scripts(skeleton: str, values: list[str]) -> str:
+    """The skeleton with `open('scripts/x.py').read()` (a script in the repository) taken out."""
+    def local(m: re.Match[str]) -> str:
+        path = values[int(m.group(1))]
+        return "local_script" if re.fullmatch(r"(?![/~]|\.\.)[\w./-]+\.(?:py|rb|pl|js)", path) else m.group(0)
+
+    return re.sub(rf"open\(\s*{_L}\s*\)\.read\(\)", local, skeleton)
