@@ -61,7 +61,7 @@ def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
         out.unseen = True  # exec(b64decode(...)), eval(pack(...)), exec(open(...).read())
     if any(api.DECODERS.search(region) for region in calls):
         out.unseen = True  # os.system(b64decode(...).decode())
-    out.deletes = _deletes(prog)
+    out.deletes = _deletes(prog) + more.callback_deletes(skeleton, prog.values)
     out.writes = _writes(prog, lang)
     out.unseen = out.unseen or any(shlex_words(c)[:1] and shlex_words(c)[0].rsplit("/", 1)[-1] in _SHELL_NAMES
                                    and len(shlex_words(c)) == 1 for c in out.commands)
@@ -84,7 +84,7 @@ def shlex_words(text: str) -> list[str]:
 
 def _read(code: str, lang: str, params: list[str]) -> _Program:
     """Split the code into literals and the rest; idioms for HOME, the cwd and the parameters become literals."""
-    code = api.HOME_IDIOMS.sub(HOME, code)
+    code = api.HOME_IDIOMS.sub(HOME, more.normalize_imports(code))
     code = api.CWD_IDIOMS.sub(CWD, code)
     code = api.ARGV.sub(lambda m: ARG + str(_param_index(m)) + ARG, code)
     prog = _Program("", [])
@@ -220,7 +220,14 @@ def _path_like(text: str) -> bool:
 
 
 def _fallback_paths(prog: _Program) -> list[str]:
-    return [v for v in (prog.values[int(i)] for i in _LIT.findall(prog.skeleton)) if _path_like(v)]
+    """The path-like literals of the program, for a delete whose argument is not one; a directory the code lists
+    stands for the things under it."""
+    out = []
+    for i in _LIT.findall(prog.skeleton):
+        value = prog.values[int(i)]
+        if _path_like(value):
+            out.append(value.rstrip("/") + "/" + UNKNOWN if more.iterated(prog.skeleton, int(i)) else value)
+    return out
 
 
 def _deletes(prog: _Program) -> list[tuple[str, bool]]:

@@ -96,6 +96,30 @@ def without_local_scripts(code: str) -> str:
     return re.sub(r"""open\(\s*(['"])(?![/~]|\.\.)[\w./-]+\.(?:py|rb|pl|js)\1\s*\)\.read\(\)""", "local_script", code)
 
 
+def normalize_imports(code: str) -> str:
+    """__import__('os').system(...) is os.system(...)."""
+    return re.sub(r"__import__\(\s*(['\"])(\w+)\1\s*\)", r"\2", code)
+
+
+def callback_deletes(skeleton: str, values: list[str]) -> list[tuple[str, bool]]:
+    """Deletes passed as callbacks: PHP array_map("unlink", glob(...)), Python map(os.remove, glob.glob(...))."""
+    out: list[tuple[str, bool]] = []
+    for m in re.finditer(rf"\barray_map\s*\(\s*{_L}\s*,[^\x00]*{_L}", skeleton):
+        if values[int(m.group(1))] in ("unlink", "rmdir"):
+            out.append((values[int(m.group(2))], False))
+    for m in re.finditer(rf"\bmap\s*\(\s*(os\.remove|os\.unlink|shutil\.rmtree|os\.rmdir)\s*,[^\x00]*{_L}", skeleton):
+        out.append((values[int(m.group(2))], m.group(1) == "shutil.rmtree"))
+    return out
+
+
+def iterated(skeleton: str, index: int) -> bool:
+    """Whether literal `index` is a directory the code lists (os.listdir('.'), glob('*.log'), Path('x').iterdir()):
+    a delete of what it yields deletes things under it, not it."""
+    lit = f"\x00{index}\x00"
+    return bool(re.search(rf"(?:listdir|scandir|walk|iterdir|readdirSync|readdir|glob|rglob|entries|children)\s*\(\s*"
+                          rf"{re.escape(lit)}|{re.escape(lit)}\s*\)?\s*\.\s*(?:iterdir|rglob|glob)\s*\(", skeleton))
+
+
 def strip_local_scripts(skeleton: str, values: list[str]) -> str:
     """The skeleton with `open('scripts/x.py').read()` (a script in the repository) taken out."""
     def local(m: re.Match[str]) -> str:

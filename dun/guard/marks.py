@@ -4,17 +4,40 @@ endless loops detached from the session (`nohup sh -c 'while true; do ...; done'
 
 from __future__ import annotations
 
+import posixpath
 import re
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from dun.guard import secrets
 from dun.guard.effects import Facts
 from dun.guard.expand import Ctx, Env, Val, literal_words
+from dun.guard.options import Spec, parse
+from dun.guard.paths import normalize
 
 PID_FINDERS = frozenset({"pgrep", "pidof", "lsof", "fuser", "ps", "ss", "netstat", "pstree"})
 _LOOP = re.compile(r"\bwhile\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))\s*;?\s*do\b|\buntil\s+false\s*;?\s*do\b")
 _DETACH = re.compile(r"(?:^|[\s;&|(])(?:nohup|setsid|disown|daemonize|start-stop-daemon)\b|\bscreen\s+-\w*d"
                      r"|\btmux\s+new(?:-session)?\b[^;&|]*\s-d|&\s*(?:disown\b[^;&|]*)?$")
+
+
+@dataclass
+class Seen:
+    """What earlier commands of the line left: variables and files holding process IDs found by name or secrets."""
+
+    pid_vars: set[str] = field(default_factory=set)
+    secret_vars: set[str] = field(default_factory=set)
+    pid_files: set[str] = field(default_factory=set)
+    secret_files: dict[str, str] = field(default_factory=dict)
+
+    def remember(self, facts: Facts | None, stdout: list[str], out: Flow) -> None:
+        """Files this command wrote that now hold what flowed out of it: PIDs, or a secret."""
+        written = stdout + ([e.path for e in facts.effects if e.op == "write"] if facts is not None else [])
+        for path in written:
+            if out.pids:
+                self.pid_files.add(path)
+            if out.secret:
+                self.secret_files[path] = out.secret
 
 
 class Flow(Protocol):
@@ -23,10 +46,13 @@ class Flow(Protocol):
     text: str | None
 
 
-def finds_pids(body: str) -> bool:
-    """A `$(...)` body that prints process IDs found by name or port: $(pgrep node), $(lsof -ti :3000 | ...)."""
+def finds_pids(body: str, seen: Seen | None = None, cwd: str | None = None) -> bool:
+    """A `$(...)` body that prints process IDs found by name or port: $(pgrep node), $(lsof -ti :3000 | ...), or
+    reads a file such a command wrote earlier in the line."""
     first = body.lstrip().split(None, 1)[:1]
     words = literal_words(body)
+    if seen is not None and words[:1] == ["cat"] and any(normalize(w, cwd) in seen.pid_files for w in words[1:]):
+        return True
     return bool(first and first[0] in PID_FINDERS) or bool(words[:1] and words[0] in PID_FINDERS)
 
 
@@ -50,6 +76,10 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
     if prog in secrets.SENDERS:
         return pids, None
     operands = [a for a in args if not a.text.startswith("-")]
+    if prog == "tar":  # tar -C ~ .ssh: names relative to -C
+        base = parse(args, Spec("fCT", frozenset({"--file", "--directory"}))).value("-C", "--directory")
+        if base:
+            operands = [Val(posixpath.join(base[0].text, a.text)) for a in operands]
     if prog in secrets.ENV_DUMPS and (not operands and all(a.text in ("-p", "-x") for a in args)):
         return pids, "the environment"
     for v in operands:
@@ -59,17 +89,16 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
 
 
 def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, env: Env, raw_words: list[str],
-                    names: tuple[set[str], set[str]]) -> None:
-    """Raise kill-by-name and exfiltrate on the command these facts describe. `names`: the variables holding
-    process IDs found by name, and those holding secrets."""
+                    seen: Seen) -> None:
+    """Raise kill-by-name and exfiltrate on the command these facts describe."""
     prog, args = facts.program, argv[1:]
-    pid_vars, secret_vars = names
+    pid_vars = seen.pid_vars
     if prog == "kill" and ((feed is not None and feed.pids) or any(
-            finds_pids(body) for a in args for body in a.subs) or any(
+            finds_pids(body, seen, ctx.cwd) for a in args for body in a.subs) or any(
             re.search(rf"\$\{{?{re.escape(name)}\b", a.text) for a in args for name in pid_vars)):
         facts.signals.add("kill-by-name")
     stdin = (feed.secret, feed.text) if feed is not None else (None, None)
-    secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, secret_vars)
+    secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, (seen.secret_vars, seen.secret_files))
     if secret:
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = f"secret: {secret}"

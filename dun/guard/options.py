@@ -148,6 +148,8 @@ SPECS: dict[str, Spec] = {
     "usql": Spec("cf", _long("--command", "--file")),
     "snowsql": Spec("qfacdsuw", _long("--query", "--filename")),
     "bq": Spec(),
+    "pg_restore": Spec("dfFhpUnNtTIjLPSW", _long("--dbname", "--file", "--format", "--host", "--port", "--username",
+                                               "--schema", "--table", "--index", "--jobs", "--use-list", "--role")),
     "shell": Spec("oO", _long("--rcfile", "--init-file"), stop=True, plus=True),
     "python": Spec("cmWX", stop=True),
     "node": Spec("epr", _long("--eval", "--print", "--require"), stop=True),

@@ -129,6 +129,7 @@ class _Index:
         self.exact: dict[str, list[tuple[int, int]]] = {}
         self.wild: list[tuple[str, int, int]] = []
         self.generic: list[tuple[int, int]] = []
+        self.cache: dict[str, tuple[Rule, ...]] = {}
         for i, rule in enumerate(rules):
             for j, m in enumerate(rule.matches):
                 if not m.programs:
@@ -140,6 +141,14 @@ class _Index:
                         self.exact.setdefault(glob, []).append((i, j))
 
     def lookup(self, program: str) -> tuple[Rule, ...]:
+        found = self.cache.get(program)
+        if found is None:
+            found = self.build(program)
+            if len(self.cache) < 4096:  # the programs of one process's decisions; bounded all the same
+                self.cache[program] = found
+        return found
+
+    def build(self, program: str) -> tuple[Rule, ...]:
         hits = sorted({*self.exact.get(program, ()), *self.generic,
                        *((i, j) for glob, i, j in self.wild if fnmatchcase(program, glob))})
         out: list[Rule] = []

@@ -15,7 +15,8 @@ _DISK_TOOLS = ("fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted")
 _READ_ONLY_DISK_FLAGS = ("-l", "--list", "-p", "--print", "-d", "--dump", "-s", "--show-size", "-V", "--version",
                          "-h", "--help")
 _WHOLE_TREE = (".", "./", ":/", "[*]", ":(top)")
-_TRUE = "[tTyY1oO]*"  # git's true, yes, on, 1
+_TRUE = "[tTyY1oO]*"
+_DRY_RUN = ("-n", "--dry-run")  # git's true, yes, on, 1
 # git config keys whose value git runs as a command (or that load more config): set, they run later.
 _COMMAND_KEYS = ("core.hookspath", "core.fsmonitor", "core.pager", "core.editor", "core.sshcommand", "core.askpass",
                  "core.gitproxy", "core.worktree", "sequence.editor", "diff.external", "diff.*.textconv",
@@ -61,13 +62,14 @@ FILE_RULES: tuple[Rule, ...] = (
 GIT_RULES: tuple[Rule, ...] = (
     Rule("git.push-force", "force-pushes (rewrites history on the remote)",
          (Match(programs=_GIT, subcommands=("push", "send-pack"), flags_any=(
-             "-f", "--force", "--force-with-lease", "--force-with-lease=*", "--force-if-includes", "--mirror")),
-          Match(programs=_GIT, subcommands=("push", "send-pack"), args_any=("+*",)),
+             "-f", "--force", "--force-with-lease", "--force-with-lease=*", "--force-if-includes", "--mirror"),
+                flags_none=_DRY_RUN),
+          Match(programs=_GIT, subcommands=("push", "send-pack"), args_any=("+*",), flags_none=_DRY_RUN),
           Match(programs=_GIT, subcommands=("push",), values_any=(f"-c=remote.*.mirror={_TRUE}",
                                                                    "-c=remote.*.push=+*")))),
     Rule("git.push-delete", "deletes branches or tags on the remote",
-         (Match(programs=_GIT, subcommands=("push",), flags_any=("-d", "--delete", "--prune")),
-          Match(programs=_GIT, subcommands=("push",), args_any=(":*",)),
+         (Match(programs=_GIT, subcommands=("push",), flags_any=("-d", "--delete", "--prune"), flags_none=_DRY_RUN),
+          Match(programs=_GIT, subcommands=("push",), args_any=(":*",), flags_none=_DRY_RUN),
           Match(programs=_GIT, subcommands=("push",), values_any=("-c=remote.*.push=:*",)))),
     Rule("git.remote-config", "configures every later git push to force, delete or mirror (remote.*.push with + or "
          ":, remote.*.mirror)",

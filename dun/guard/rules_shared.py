@@ -16,6 +16,7 @@ DATA_RULES: tuple[Rule, ...] = (
     Rule("sql.drop", "sends SQL DROP or TRUNCATE", (Match(queries=(r"\bdrop\b", r"\btruncate\b")),)),
     Rule("db.drop", "drops, resets or flushes a database",
          (Match(programs=("dropdb", "dropuser")), Match(programs=("mysqladmin",), subcommands=("drop",)),
+          Match(programs=("pg_restore",), flags_any=("-c", "--clean"), values_any=("-d=*", "--dbname=*")),
           Match(queries=(r"\bflush(all|db)\b", r"\bdropDatabase\s*\(", r"\.drop\s*\(")),
           Match(programs=("rails", "rake"), subcommands=("db:drop*", "db:reset", "db:purge", "db:schema:load",
                                                          "db:truncate_all", "db:seed:replant")),

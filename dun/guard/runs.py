@@ -32,6 +32,7 @@ _MAKE = Spec("fCIjlo", frozenset({"--file", "--makefile", "--directory", "--incl
 _PWSH = ((re.compile(r"(?i)(?<![\w-])(Remove-Item|ri|del|erase|rd)(?![\w-])"), "rm -rf"),
          (re.compile(r"(?i)(?<![\w-])(Set-Content|Out-File|Add-Content)(?![\w-])"), "tee"),
          (re.compile(r"(?i)(?<![\w-])-(Recurse|Force|Path|LiteralPath|Confirm:\$false)(?![\w-])"), ""))
+_SQL_FILES = Spec("fcdhpUeu", frozenset({"--file", "--command", "--dbname", "--host", "--port", "--username"}))
 _SED = Spec("efl", frozenset({"--expression", "--file", "--line-length"}), attached="i")
 
 
@@ -87,6 +88,11 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
         seen |= w.run(command, ctx.child())
     if prog in SQL_CLIENTS and feed is not None and feed.text:
         facts.queries.append(feed.text)
+    if prog in SQL_CLIENTS:  # psql -f FILE: a file written earlier in the line
+        for name in parse(args, _SQL_FILES).value("-f", "--file"):
+            text = ctx.written.get(classify(name, ctx, w.env)[0])
+            if text:
+                facts.queries.append(text)
     for script, kind in scripts:
         _script(w, facts, script, kind, ctx, feed, seen)
 

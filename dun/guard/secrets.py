@@ -157,10 +157,11 @@ def leaked_var(raw_words: list[str]) -> str | None:
 
 
 def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[str | None, str | None], ctx: Ctx,
-                 env: Env, secret_vars: set[str]) -> str | None:
+                 env: Env, held: tuple[set[str], dict[str, str]]) -> str | None:
     """What secret this command sends off the machine (or copies into the repository), or None. `stdin`: (the
     secret flowing in, the known text flowing in)."""
     stdin_secret, stdin_text = stdin
+    secret_vars, secret_files = held
     if prog in _COPIES and len(args) >= 2:
         operands = [a for a in args if not a.text.startswith("-")]
         if len(operands) >= 2 and classify(operands[-1], ctx, env)[1] in ("inside", "repo"):
@@ -170,7 +171,7 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
     if prog not in SENDERS:
         return None
     for v in sent_files(prog, args):
-        if name := val_secret(v, ctx, env):
+        if name := val_secret(v, ctx, env) or secret_files.get(classify(v, ctx, env)[0]):
             return name
     if stdin_secret and prog in _STDIN_SENDERS:
         return stdin_secret

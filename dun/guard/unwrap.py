@@ -26,7 +26,8 @@ _WRAPPERS: dict[str, Spec] = {
     "caffeinate": Spec("tw", stop=True), "stdbuf": Spec("ioe", stop=True), "nice": Spec("n", stop=True),
     "ionice": Spec("cnp", stop=True), "time": Spec("fo", _long("--format", "--output"), stop=True),
     "taskset": Spec(stop=True), "strace": Spec("eoOpsSuUP", stop=True), "ltrace": Spec("eouns", stop=True),
-    "npx": Spec("p", _long("--package"), stop=True), "uvx": Spec(long=_long("--from", "--with", "--python"), stop=True),
+    "npx": Spec("p", _long("--package"), stop=True), "bunx": Spec("p", _long("--package"), stop=True),
+    "uvx": Spec(long=_long("--from", "--with", "--python"), stop=True),
     "systemd-cat": Spec("tp", _long("--identifier", "--priority"), stop=True),
     "unshare": Spec("S", _long("--setuid", "--setgid", "--propagation", "--setgroups", "--wd", "--root",
                                "--map-user", "--map-group"), stop=True),
@@ -91,6 +92,8 @@ def _names(paths: list[Val] | None, text: str | None) -> list[Val] | None:
 
 def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | None) -> list[Val] | None:
     """The argv left after removing the wrapper `prog`, or None when prog is not a wrapper."""
+    if prog in ("pnpm", "yarn") and rest and rest[0].text == "dlx":
+        return _package_bin(parse(rest[1:], Spec("p", _long("--package"), stop=True)).operands)
     if prog in _RUNNERS:
         if not rest or rest[0].text != _RUNNERS[prog]:
             return None
@@ -105,6 +108,8 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         return [module[0], *parse(rest, _PYTHON).operands]  # python -m twine upload: twine runs
     if prog in _WRAPPERS:
         o = parse(rest, _WRAPPERS[prog])
+        if prog in ("npx", "bunx"):
+            return _package_bin(o.operands)
         if prog in ("chrt", "taskset") and o.operands and re.fullmatch(r"[0-9a-fA-Fx,-]+", o.operands[0].text):
             return o.operands[1:]  # chrt -f 10 CMD, taskset -c 0 CMD: the priority or CPU list comes first
         if prog in ("sudo", "doas") and o.has("-v", "-k", "-K", "-l"):
@@ -209,6 +214,21 @@ def _container(prog: str, rest: list[Val], u: Unwrapped) -> list[Val] | None:
         return None
     u.remote = True
     return parse(rest[skip:], _EXEC).operands[1:]
+
+
+# Packages whose command has another name (npx netlify-cli deploy runs `netlify deploy`).
+_PACKAGE_BINS = {"@changesets/cli": "changeset", "netlify-cli": "netlify", "firebase-tools": "firebase",
+                 "@vscode/vsce": "vsce", "vercel": "vercel", "@angular/cli": "ng", "@nestjs/cli": "nest",
+                 "wrangler": "wrangler", "lerna": "lerna", "release-it": "release-it", "np": "np"}
+
+
+def _package_bin(operands: list[Val]) -> list[Val]:
+    """npx/bunx/pnpm dlx PACKAGE ARGS: the command the package installs (`--yes` and versions dropped)."""
+    if not operands:
+        return operands
+    name = re.sub(r"(?<=.)@[^/@]*$", "", operands[0].text)
+    command = _PACKAGE_BINS.get(name) or re.sub(r"-cli$", "", name.rsplit("/", 1)[-1])
+    return [Val(command), *operands[1:]]
 
 
 def _xargs(rest: list[Val], stdin_paths: list[Val] | None) -> list[Val]:

@@ -41,9 +41,9 @@ class Walker(Names):
         self.unrolled = 1
         self.last_out = Stream()
         Names.__init__(self)
-        self.pid_vars: set[str] = set()  # variables holding process IDs found by name
-        self.secret_vars: set[str] = set()  # variables holding a secret: K=$(cat ~/.ssh/id_rsa)
+        self.marks = marks.Seen()  # variables and files holding PIDs found by name, or secrets
         self.in_secret: str | None = None
+        self.in_pids = False
         self.raw: list[str] = []  # the words of the simple command being analysed, as written
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
@@ -108,7 +108,7 @@ class Walker(Names):
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
         values: list[str | None] = [None]
         if any(marks.finds_pids(body) for v in vals for body in v.subs) or (feed is not None and feed.pids):
-            self.pid_vars.update(group.loop_vars + _read_vars(group.body))
+            self.marks.pid_vars.update(group.loop_vars + _read_vars(group.body))
         if group.loop_vars and vals and self.unrolled * len(vals) <= MAX_UNROLLED and all(v.known for v in vals):
             values = [v.text for v in vals]  # for x in a b c: analyse the body once per value
         self.unrolled *= len(values)
@@ -131,7 +131,7 @@ class Walker(Names):
             list[Effect], str | None, bool, str, list[str]]:
         """(file effects, text fed on stdin, whether stdin is network content, the redirections as text, the files
         that receive stdout); `self.in_secret`: the secret a `<` redirection reads."""
-        self.in_secret = None
+        self.in_secret, self.in_pids = None, False
         effects: list[Effect] = []
         stdout: list[str] = []
         herein: str | None = None
@@ -152,7 +152,14 @@ class Walker(Names):
                 herein, in_dl = val.text + "\n", in_dl or val.dl
             elif r.op == "<":
                 in_dl = in_dl or val.dl
-                self.in_secret = secrets.val_secret(val, ctx, self.env)
+                path = classify(val, ctx, self.env)[0]
+                self.in_secret = secrets.val_secret(val, ctx, self.env) or self.marks.secret_files.get(path)
+                self.in_pids = path in self.marks.pid_files
+                if val.text.startswith("<(") and val.subs:  # cmd < <(echo ...)
+                    sub = self.output_of(val.subs[-1], ctx)
+                    herein, in_dl = sub.text if sub.text is not None else herein, in_dl or sub.dl
+                elif ctx.written.get(path) is not None:  # a file written earlier in the line
+                    herein = ctx.written[path]
             elif r.op in _OUTPUT_OPS or (r.op == ">&" and not re.fullmatch(r"[0-9]+-?|-", val.text)):
                 path, where = classify(val, ctx, self.env)
                 effects.append(Effect("write", path, where))
@@ -170,7 +177,7 @@ class Walker(Names):
             n += 1
         vals = [self.word(w, ctx, seen) for w in cmd.words[:n]] + self.words(cmd.words[n:], ctx, seen)
         effects, herein, in_dl, redirs, stdout = self.redirects(cmd.redirects, ctx, seen)
-        in_secret, self.raw = self.in_secret, [w.raw for w in cmd.words[n:]]
+        in_secret, in_pids, self.raw = self.in_secret, self.in_pids, [w.raw for w in cmd.words[n:]]
         for word, val in zip(cmd.words[:n], vals[:n], strict=True):  # GIT_PAGER='...' git -p log
             m = _assignment(word)
             if m is not None and m.group(1) in programs.COMMAND_VARS and n < len(vals):
@@ -181,14 +188,15 @@ class Walker(Names):
                 if m is not None:
                     self.assign(ctx, m.group(1), sliced(val, m.end()), word, seen)
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
-        if in_secret:
-            feed = Stream(herein, None, in_dl, secret=in_secret)
+        if in_secret or in_pids:
+            feed = Stream(herein, None, in_dl, pids=in_pids, secret=in_secret)
         argv = [field for val in vals[n:] for field in val.words()]
         facts = self.command(argv, ctx, feed, seen, effects, redirs)
         out = self.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
             out.pids, out.secret = marks.stream_marks(prog, argv[1:], feed, in_secret, ctx, self.env)
+            self.marks.remember(facts, stdout, out)
         for e in facts.effects if facts is not None else effects:
             if e.op == "write":
                 ctx.written[e.path] = feed.text if facts is not None and facts.program == "tee" and feed else None
@@ -206,10 +214,10 @@ class Walker(Names):
         ctx.vars[name] = val.text if val.known else None
         if name in programs.COMMAND_VARS:
             self.command_var(name, val, ctx, seen)
-        if any(marks.finds_pids(body) for body in val.subs):
-            self.pid_vars.add(name)
+        if any(marks.finds_pids(body, self.marks, ctx.cwd) for body in val.subs):
+            self.marks.pid_vars.add(name)
         if any(secrets.text_secret(body, ctx, self.env) for body in val.subs):
-            self.secret_vars.add(name)
+            self.marks.secret_vars.add(name)
         if val.dl:
             ctx.tainted.add(name)
         if not val.known and val.unknown_kind == "cmd":
@@ -258,7 +266,7 @@ class Walker(Names):
                       effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args),
                       values=values)
         facts.lenient = where.lenient
-        marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, (self.pid_vars, self.secret_vars))
+        marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
         self.raw = []
         if unknown:
             facts.signals.add(unknown)
