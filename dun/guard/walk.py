@@ -44,6 +44,7 @@ class Walker(Names):
         self.marks = marks.Seen()  # variables and files holding PIDs found by name, or secrets
         self.in_secret: str | None = None
         self.in_pids = False
+        self.group_secret: str | None = None
         self.raw: list[str] = []  # the words of the simple command being analysed, as written
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
@@ -87,6 +88,8 @@ class Walker(Names):
             stream = out
         for facts in fed_from_network:  # the pipeline is the unit for curl ... | sh
             facts.unit = " | ".join(units)
+        if stream is not None and stream.secret:
+            self.group_secret = stream.secret  # what a group prints: (env; cat ~/.netrc) | nc host 1
         self.last_out = stream if stream is not None else Stream()
         return seen
 
@@ -112,11 +115,13 @@ class Walker(Names):
         if group.loop_vars and vals and self.unrolled * len(vals) <= MAX_UNROLLED and all(v.known for v in vals):
             values = [v.text for v in vals]  # for x in a b c: analyse the body once per value
         self.unrolled *= len(values)
+        outer, self.group_secret = self.group_secret, None
         for value in values:
             for name in group.loop_vars:
                 inner.vars[name] = value
             seen |= self.pipelines(group.body, inner, feed)
         self.unrolled //= len(values)
+        secret, self.group_secret = self.group_secret, outer or self.group_secret
         if group.function:
             self.functions[group.function] = group.body
         if group.function and _self_calls(group.body, group.function) >= 2:
@@ -125,7 +130,7 @@ class Walker(Names):
             self.facts.append(Facts(unit=f"( ... ) {redirs}", effects=effects))
             for e in effects:
                 ctx.written[e.path] = None
-        return Stream()
+        return Stream(secret=secret)
 
     def redirects(self, redirects: list[Redirect], ctx: Ctx, seen: set[str]) -> tuple[
             list[Effect], str | None, bool, str, list[str]]:

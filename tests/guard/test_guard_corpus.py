@@ -1,6 +1,6 @@
-"""The corpora, grouped by class: at least 99% of the dangerous commands are denied (and at least 95% of every
-class, so a whole class cannot fall behind the total), at most 2% of the everyday ones. Run with -s to see the rates
-per class, what was missed and what was denied wrongly; bench/guard_corpus.py prints the same table."""
+"""The corpora, grouped by class (family): every dangerous command is denied, in every class, and at most 1% of
+the everyday ones (issue 22's targets; the held-out sets in heldout/ are measured, not asserted). Run with -s to see
+the rates per class, what was missed and what was denied wrongly; bench/guard_corpus.py prints the same table."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dun.guard.corpus import ClassRate, corpus_environment, measure, read_corpus
 
 DANGEROUS = read_corpus(HERE / "dangerous.txt")
 EVERYDAY = read_corpus(HERE / "everyday.txt")
-MIN_DENIED, MIN_DENIED_PER_CLASS, MAX_EVERYDAY_DENIED = 0.99, 0.95, 0.02
+MIN_DENIED, MIN_DENIED_PER_CLASS, MAX_EVERYDAY_DENIED = 1.0, 1.0, 0.01
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +25,7 @@ def _fixed_environment() -> Iterator[None]:
 def test_corpora_are_large_grouped_and_free_of_duplicates() -> None:
     dangerous = [c for cls in DANGEROUS for c in cls.commands]
     everyday = [c for cls in EVERYDAY for c in cls.commands]
-    assert len(dangerous) >= 500 and len(everyday) >= 500
+    assert len(dangerous) >= 2000 and len(everyday) >= 1500
     assert len(DANGEROUS) >= 10 and len(EVERYDAY) >= 8
     assert len(set(dangerous)) == len(dangerous) and len(set(everyday)) == len(everyday)
     assert not set(dangerous) & set(everyday)
