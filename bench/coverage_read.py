@@ -47,8 +47,8 @@ def make_project(root: Path) -> None:
     (root / ".gitignore").write_text(".coverage\n.dun/cache/\n", encoding="utf-8")
     (root / ".dun" / "plugins").mkdir(parents=True)
     (root / ".dun" / "plugins" / "cov.yaml").write_text(MANIFEST, encoding="utf-8")
-    (root / ".dun" / "config.yaml").write_text("plugins: {disabled: [python, go, git, mission, helix, beads, hooks]}\n",
-                                               encoding="utf-8")
+    disabled = "python, go, git, mission, helix, beads, hooks, javascript, rust, test-suites"
+    (root / ".dun" / "config.yaml").write_text(f"plugins: {{disabled: [{disabled}]}}\n", encoding="utf-8")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "project")

@@ -245,3 +245,72 @@ def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
 
 def js_install_hint(cwd: Path) -> str:
     return f"Install the project's dependencies (`{_INSTALL[package_manager(cwd)]}`), then re-run."
+
+
+# Test suites of ecosystems dun has no built-in check for: marker -> (what it is, directories holding its tests)
+FOREIGN_SUITES = (
+    ("Gemfile", "Ruby (rspec or minitest: `bundle exec rake test`)", ("spec", "test")),
+    ("pom.xml", "Maven (`mvn -q test`, Surefire's JUnit XML in target/surefire-reports)", ("src/test",)),
+    ("build.gradle", "Gradle (`./gradlew test`, JUnit XML in build/test-results)", ("src/test",)),
+    ("build.gradle.kts", "Gradle (`./gradlew test`, JUnit XML in build/test-results)", ("src/test",)),
+    ("composer.json", "PHP (`vendor/bin/phpunit --log-junit FILE`)", ("tests", "test")),
+    ("mix.exs", "Elixir (`mix test`)", ("test",)),
+    ("Package.swift", "Swift (`swift test --xunit-output FILE`)", ("Tests",)),
+    ("deno.json", "Deno (`deno test --reporter=junit`)", ("",)),
+    ("deno.jsonc", "Deno (`deno test --reporter=junit`)", ("",)),
+    ("CMakeLists.txt", "CMake/CTest (`ctest --output-junit FILE`)", ("",)),
+)
+_CMAKE_TESTS = re.compile(r"^\s*(enable_testing|add_test)\s*\(", re.M | re.I)
+_MAKE_TEST = re.compile(r"^(test|check|tests)\s*:", re.M)
+
+
+def unrun_suites(root: Path) -> list[tuple[str, str]]:
+    """(file, why) for every test suite in the repository that no built-in check runs."""
+    found: list[tuple[str, str]] = []
+    ours = detect(root)
+    for eco in ours:
+        if eco.name == "javascript" and eco.tests and not set(JS_RUNNERS) & set(eco.tools):
+            script = _scripts(package_json(str(root))).get("test", "").strip()
+            found.append(("package.json", f"the `test` script runs `{script[:80]}`, which no built-in check reads "
+                                          f"(they read {', '.join(JS_RUNNERS)})"))
+    for marker, what, dirs in FOREIGN_SUITES:
+        if not (root / marker).is_file():
+            continue
+        if marker == "CMakeLists.txt":
+            if _CMAKE_TESTS.search(_read(root / marker)):
+                found.append((marker, f"a {what} test suite"))
+        elif any((root / d).is_dir() if d else True for d in dirs):
+            found.append((marker, f"a {what} test suite"))
+    if not ours and not found and _MAKE_TEST.search(_read(root / "Makefile")):
+        found.append(("Makefile", "a `make test` target"))
+    return found
+
+
+def applying_checks(root: Path) -> dict[str, list[str]]:
+    """Built-in manifest id -> its checks that apply here: the manifest's trigger matches, the check's `uses` holds."""
+    from dun.engine.runner import trigger_miss
+    from dun.engine.session import open_session
+
+    session = open_session(root, agents=False)
+    catalog, ctx = session.catalog(), session.context()
+    out: dict[str, list[str]] = {}
+    for manifest in catalog.manifests:
+        if manifest.origin == "builtin" and trigger_miss(manifest.triggers, ctx) is None:
+            out[manifest.id] = [c.id for c in manifest.checks
+                                if not c.options.get("uses") or uses(root, str(c.options["uses"]))]
+    return out
+
+
+def init_report(root: Path) -> list[str]:
+    """What `dun init` says: each ecosystem found, what it uses and the built-in checks that apply; the test suites
+    no built-in check runs."""
+    checks = applying_checks(root)
+    lines = []
+    for eco in detect(root):
+        applying = checks.get(eco.name, [])
+        lines.append(f"found {eco.name} ({eco.marker}; uses {', '.join(eco.tools) or 'nothing dun knows'}): "
+                     f"{'checks ' + ', '.join(applying) if applying else 'no built-in check applies'}\n")
+    for marker, why in unrun_suites(root):
+        lines.append(f"found {marker}: {why}; `dun check` warns until a check runs it (docs/plugins.md)\n")
+    return lines or ["found no ecosystem dun has built-in checks for (package.json, Cargo.toml, pyproject.toml, "
+                     "go.mod)\n"]

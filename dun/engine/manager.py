@@ -26,6 +26,7 @@ BUILTIN_MODULES = (
     "dun.checks.coverage",
     "dun.checks.checkboxes",
     "dun.checks.hooks",
+    "dun.checks.suites",
     "dun.output.text",
     "dun.output.jsonfmt",
     "dun.output.llm",

@@ -35,7 +35,8 @@ def age(root: Path) -> None:
 
 @pytest.fixture
 def project(repo: Path, tmp_path: Path) -> Path:
-    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
+    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, "
+                                    "rust, test-suites]}\n")
     write(repo, ".dun/plugins/p.yaml", PLUGIN.format(log=tmp_path / "runs.log"))
     write(repo, "MISSION.md", "- [ ] one\n- [ ] two\n")
     write(repo, ".gitignore", "ignored/\n")

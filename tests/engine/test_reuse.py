@@ -27,7 +27,8 @@ checks:
 
 @pytest.fixture
 def counted(repo: Path, tmp_path: Path) -> Path:
-    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
+    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, "
+                                    "rust, test-suites]}\n")
     write(repo, ".dun/plugins/p.yaml", PLUGIN.format(log=tmp_path / "runs.log"))
     write(repo, ".gitignore", "ignored/\n")
     git(repo, "add", "-A")

@@ -150,6 +150,11 @@ def first_program(command: str) -> str | None:
 
 
 def check_programs(session: Session) -> list[dict[str, Any]]:
+    """The program each applying command check will run, resolved as the check resolves it: the project's Python for
+    `{python}`, node_modules/.bin for `{js:NAME}`; checks for a tool the project does not use are left out."""
+    from dun.checks import ecosystems
+    from dun.checks.pyenv import project_python
+
     catalog, ctx = session.catalog(), session.context()
     out = []
     for manifest in catalog.manifests:
@@ -158,15 +163,25 @@ def check_programs(session: Session) -> list[dict[str, Any]]:
         for check in manifest.checks:
             if check.type != "command":
                 continue
-            program = first_program(str(check.options.get("command", "")))
+            cwd = session.root / str(check.options.get("cwd") or ".")
+            uses = check.options.get("uses")
+            if uses and not ecosystems.uses(cwd, str(uses)):
+                continue
+            command, interpreter = str(check.options.get("command", "")), None
+            if "{python}" in command:
+                python = project_python(session.root, cwd)
+                command = command.replace("{python}", python.shell)
+                interpreter = f"{python.shown} ({python.source})"
+            if ecosystems.has_js_placeholder(command):
+                command, _ = ecosystems.expand_js(command, session.root, cwd)
+                node = shutil.which("node")
+                interpreter = f"node {node}" if node else "node NOT FOUND"
+            program = first_program(command)
             if program is None:
                 continue
-            if program == "{python}":
-                out.append({"check": check.id, "program": program, "path": sys.executable, "found": True})
-                continue
-            cwd = session.root / str(check.options.get("cwd") or ".")
             path = resolve(program, cwd)
-            out.append({"check": check.id, "program": program, "path": path, "found": path is not None})
+            out.append({"check": check.id, "program": program, "path": path, "found": path is not None,
+                        "interpreter": interpreter})
     return out
 
 
@@ -200,7 +215,8 @@ def render(doc: Doctor) -> str:
               f"   coverage  {doc.tools['coverage']['version'] or 'not installed'}"]
     if doc.checks:
         lines.append("checks (command programs):")
-        lines += [f"   {c['check']}: {c['program']}: {c['path'] or 'NOT FOUND'}" for c in doc.checks]
+        lines += [f"   {c['check']}: {c['program']}: {c['path'] or 'NOT FOUND'}"
+                  + (f" [{c['interpreter']}]" if c.get("interpreter") else "") for c in doc.checks]
     configured = [r for r in doc.agents if r.role]
     verdict = "can run" if doc.runnable else "cannot run"
     names = ", ".join(r.name if r.role == "agent" else f"{r.name} (reviewer)" for r in configured)

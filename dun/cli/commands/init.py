@@ -50,6 +50,9 @@ def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
         sys.stdout.write(f"wrote {dest.relative_to(root)}\n")
+    from dun.checks.ecosystems import init_report  # which built-in checks apply here (issue 25)
+
+    sys.stdout.writelines(init_report(root))
     sys.stdout.write("next: edit MISSION.md and .dun/plugins/example.yaml, then run `dun check`\n")
     return ExitCode.OK
 

@@ -109,6 +109,15 @@ def test_command_checks_programs(repo: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     checks = {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
     assert checks["present"]["found"] is True and checks["present"]["path"] == str(bin_dir / "mytool")
-    assert checks["absent"] == {"check": "absent", "program": "no-such-tool", "path": None, "found": False}
+    assert checks["absent"] == {"check": "absent", "program": "no-such-tool", "path": None, "found": False,
+                                "interpreter": None}
     assert checks["python"]["found"] is True
     assert "absent: no-such-tool: NOT FOUND" in doctor(repo, bin_dir).stdout
+    # the interpreter the check really runs: the project's .venv, not dun's own
+    write(repo, ".venv/bin/python", "#!/bin/sh\nexit 0\n").chmod(0o755)
+    checks = {c["check"]: c for c in json.loads(doctor(repo, bin_dir, "--json").stdout)["checks"]}
+    venv_python = str(repo / ".venv/bin/python")
+    assert checks["python"] == {"check": "python", "program": ".venv/bin/python", "path": venv_python, "found": True,
+                                "interpreter": ".venv/bin/python (.venv)"}
+    assert "python: .venv/bin/python: " + str(repo / ".venv/bin/python") + " [.venv/bin/python (.venv)]" in \
+        doctor(repo, bin_dir).stdout

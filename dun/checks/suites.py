@@ -1,0 +1,38 @@
+"""`test-suites`: a test suite in the repository that no built-in check runs is a warning, not silence: without it
+a JavaScript project on an unknown runner, or a Ruby or Java one, gets "nothing actionable" on a failing suite."""
+
+from __future__ import annotations
+
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.hookspecs import hookimpl
+from dun.engine.model import Item, Outcome, Status
+
+NEXT = ("Add a command check that runs this suite, with a parser for its report (docs/plugins.md has one per "
+        "runner), in .dun/plugins/; then silence this reminder with `plugins: {disabled: [test-suites]}` in "
+        ".dun/config.yaml.")
+
+
+def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    from dun.checks.ecosystems import detect, unrun_suites
+
+    unrun = unrun_suites(ctx.root)
+    if unrun:
+        items = [Item(f"{why}", marker) for marker, why in unrun]
+        return Outcome(Status.WARN, f"a test suite dun cannot run: {unrun[0][0]}: {unrun[0][1]}"[:200], items=items,
+                       next=spec.next or NEXT)
+    runnable = [eco.name for eco in detect(ctx.root) if eco.tests]
+    if not runnable:
+        return Outcome(Status.SKIP, "no test suite found")
+    return Outcome(Status.PASS, f"every test suite found has a check ({', '.join(runnable)})")
+
+
+def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
+    from dun.checks.ecosystems import FOREIGN_SUITES
+
+    return ["package.json", "Makefile", *(marker for marker, _, _ in FOREIGN_SUITES)]
+
+
+@hookimpl
+def dun_check_types() -> list[CheckType]:
+    return [CheckType("test-suites", "Test suites in the repository that no built-in check runs.", {}, run,
+                      inputs=inputs)]

@@ -1,0 +1,134 @@
+"""What a project uses, told from its files (dun/checks/ecosystems.py), and what users see of it: `dun init` names
+the ecosystems and the checks that apply, `dun check` warns about a test suite no check runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from checks_support import write
+
+from dun.checks.ecosystems import detect, js_tools, package_manager, python_runner, script_args
+
+DUN = str(Path(sys.executable).parent / "dun")
+
+
+def package(root: Path, test: str, dev: dict[str, str] | None = None, **scripts: str) -> None:
+    write(root, "package.json", json.dumps({"scripts": {"test": test, **scripts}, "devDependencies": dev or {}}))
+
+
+@pytest.mark.parametrize(("test", "dev", "runner"), [
+    ("node --test test/", {}, "node-test"),
+    ("NODE_ENV=test node --experimental-vm-modules --test", {}, "node-test"),
+    ("vitest run", {"vitest": "3"}, "vitest"),
+    ("jest --coverage", {"jest": "30", "ts-jest": "29"}, "jest"),
+    ("mocha 'spec/**/*.js' | tee out", {"mocha": "11", "chai": "5"}, "mocha"),
+    ("ava", {"ava": "6"}, "ava"),
+    ("tape test/*.js | tap-spec", {"tape": "5", "tap-spec": "5"}, "tape"),
+    ("npm run build && vitest", {"vitest": "3", "jest": "30"}, "vitest"),  # the script says which one runs
+])
+def test_the_runner_is_the_one_the_test_script_runs(tmp_path: Path, test: str, dev: dict[str, str],
+                                                    runner: str) -> None:
+    package(tmp_path, test, dev)
+    runners = [t for t in js_tools(tmp_path) if t in ("node-test", "vitest", "jest", "mocha", "ava", "tape")]
+    assert runners == [runner]
+
+
+def test_package_manager_from_the_lockfile_or_the_package_manager_field(tmp_path: Path) -> None:
+    package(tmp_path, "jest")
+    assert package_manager(tmp_path) == "npm"
+    write(tmp_path, "yarn.lock", "")
+    assert package_manager(tmp_path) == "yarn"
+    write(tmp_path, "pnpm-lock.yaml", "")
+    assert package_manager(tmp_path) == "pnpm"
+    write(tmp_path, "package.json", json.dumps({"packageManager": "bun@1.2.0"}))
+    assert package_manager(tmp_path) == "bun"
+
+
+def test_script_arguments_keep_files_and_drop_reporters_and_pipes(tmp_path: Path) -> None:
+    package(tmp_path, "mocha --reporter spec -R dot --recursive 'spec/**/*.js' | tee log && eslint .")
+    assert script_args(tmp_path, "mocha") == "--recursive 'spec/**/*.js'"
+    package(tmp_path, "FOO=1 node --test --test-reporter=spec test/")
+    assert script_args(tmp_path, "node --test") == "test/"
+    package(tmp_path, "vitest run --coverage")
+    assert script_args(tmp_path, "vitest") == "--coverage"
+    assert script_args(tmp_path, "jest") == ""
+
+
+def test_typescript_and_lint_only_when_the_project_has_them(tmp_path: Path) -> None:
+    package(tmp_path, "vitest", {"vitest": "3", "typescript": "5"})
+    assert "typescript" not in js_tools(tmp_path)  # no tsconfig.json: nothing to type-check against
+    write(tmp_path, "tsconfig.json", "{}")
+    package(tmp_path, "vitest", {"vitest": "3", "typescript": "5"}, lint="eslint .")
+    assert {"typescript", "lint-script"} <= set(js_tools(tmp_path))
+
+
+def test_python_runner_from_the_projects_files(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[project]\nname = "x"\n')
+    write(tmp_path, "tests/test_a.py", "def test_a():\n    assert True\n")
+    assert python_runner(tmp_path) == "pytest"  # plain test functions need pytest
+    write(tmp_path, "tests/test_a.py", "import unittest\n\nclass T(unittest.TestCase):\n    pass\n")
+    assert python_runner(tmp_path) == "unittest"
+    write(tmp_path, "requirements-dev.txt", "pytest>=8\n")
+    assert python_runner(tmp_path) == "pytest"  # unittest classes run under pytest too when the project says so
+    (tmp_path / "requirements-dev.txt").unlink()
+    write(tmp_path, "tox.ini", "[testenv]\ncommands = python -m unittest discover -s tests\n")
+    write(tmp_path, "tests/test_a.py", "def test_a():\n    assert True\n")
+    assert python_runner(tmp_path) == "unittest"
+    write(tmp_path, "tests/conftest.py", "")
+    assert python_runner(tmp_path) == "pytest"
+
+
+def test_detect_names_each_ecosystem_with_what_it_uses(tmp_path: Path) -> None:
+    package(tmp_path, "jest", {"jest": "30"})
+    write(tmp_path, "pnpm-lock.yaml", "")
+    write(tmp_path, "Cargo.toml", "[package]\nname = 'x'\n")
+    write(tmp_path, "go.mod", "module x\n")
+    found = {e.name: (e.marker, e.tools, e.tests) for e in detect(tmp_path)}
+    assert found == {"javascript": ("package.json", ["pnpm", "jest"], True), "rust": ("Cargo.toml", ["cargo"], True),
+                     "go": ("go.mod", ["go"], True)}
+
+
+def run_dun(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DUN, *args], cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def test_init_says_which_ecosystems_and_checks_apply(repo: Path) -> None:
+    package(repo, "mocha", {"mocha": "11"}, lint="eslint .")
+    write(repo, "pyproject.toml", '[project]\nname = "x"\n')
+    write(repo, "tests/test_a.py", "import unittest\n")
+    write(repo, "Gemfile", "gem 'rspec'\n")
+    write(repo, "spec/a_spec.rb", "")
+    proc = run_dun(repo, "init")
+    assert proc.returncode == 0, proc.stderr
+    assert "found javascript (package.json; uses npm, mocha, lint-script): checks mocha, js-lint\n" in proc.stdout
+    assert "found python (pyproject.toml; uses unittest): checks unittest, python-coverage\n" in proc.stdout
+    assert "found Gemfile: a Ruby (rspec or minitest: `bundle exec rake test`) test suite; `dun check` warns" \
+        in proc.stdout
+
+
+def test_check_warns_about_a_test_suite_no_check_runs(repo: Path) -> None:
+    package(repo, "karma start --single-run", {"karma": "6"})
+    text = run_dun(repo, "check", "--only", "test-suites").stdout
+    assert text.startswith("WARN  MEDIUM test-suites              a test suite dun cannot run: package.json: ")
+    proc = run_dun(repo, "check", "--strict", "--format", "json", "--only", "test-suites")
+    assert proc.returncode == 1, proc.stderr  # a warning: work remains under --strict
+    [check] = json.loads(proc.stdout)["checks"]
+    assert (check["status"], check["level"]) == ("warn", "MEDIUM")
+    assert check["items"] == [{"file": "package.json", "line": None, "text": (
+        "the `test` script runs `karma start --single-run`, which no built-in check reads (they read node-test, "
+        "vitest, jest, mocha, ava, tape)")}]
+    assert "plugins: {disabled: [test-suites]}" in check["next"]
+    package(repo, "vitest", {"vitest": "3"})
+    [check] = json.loads(run_dun(repo, "check", "--format", "json", "--only", "test-suites").stdout)["checks"]
+    assert (check["status"], check["signal"]) == ("pass", "every test suite found has a check (javascript)")
+
+
+def test_no_test_suite_is_no_warning(repo: Path) -> None:
+    write(repo, "package.json", json.dumps({"scripts": {"test": 'echo "Error: no test specified" && exit 1'}}))
+    write(repo, "Makefile", "test:\n\techo none\n")  # a known ecosystem is there: its Makefile is not a suite
+    [check] = json.loads(run_dun(repo, "check", "--format", "json", "--only", "test-suites").stdout)["checks"]
+    assert (check["status"], check["signal"]) == ("skip", "no test suite found")
