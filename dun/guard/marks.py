@@ -57,7 +57,7 @@ def finds_pids(body: str, seen: Seen | None = None, cwd: str | None = None) -> b
 
 
 _FINDS_BY_NAME = re.compile(r"process_iter|pgrep|pidof|pkill|killall|\bps\s+(?:aux|-e)|find-process|ps-list")
-_KILLS = re.compile(r"\.kill\s*\(|\.terminate\s*\(|\bos\.kill\b|process\.kill|Process\.kill|\bkill\s*\(")
+_KILLS = re.compile(r"[\"'`]kill\s|\.kill\s*\(|\.terminate\s*\(|\bos\.kill\b|process\.kill|Process\.kill|\bkill\s*\(")
 
 
 def code_kills_by_name(code: str) -> bool:
@@ -73,6 +73,8 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
                  env: Env) -> tuple[bool, str | None]:
     """(whether process IDs found by name flow out of this stage, the secret that flows out of it)."""
     pids = prog in PID_FINDERS or bool(feed and feed.pids and prog != "kill")
+    if printed := secrets.printed_secret(prog, args):
+        return pids, printed
     if prog in secrets.SENDERS:
         return pids, None
     operands = [a for a in args if not a.text.startswith("-")]

@@ -160,6 +160,8 @@ SYSTEM_RULES: tuple[Rule, ...] = (
 
 _NODE = ("npm", "pnpm", "yarn", "bun")
 _DRY = ("--dry-run", "-n", "--dryrun", "--snapshot", "--skip-publish", "--skip=publish", "--help", "-h")
+_GRADLE_PUBLISH = ("publish", "publish[!T]*", "publishTo[!M]*", "publishToMaven[!L]*",  # not ...ToMavenLocal
+                   "*:publish", "*:publish[!T]*", "*:publishTo[!M]*", "*:publishToMaven[!L]*")
 _LOCAL_REGISTRY = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*")
 
 
@@ -201,7 +203,7 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("hub",), subcommands=("release",), actions=("create", "edit")),
           Match(programs=("goreleaser",), subcommands=("release", ""), flags_none=_DRY),
           *_anywhere(("mvn", "mvnw"), ("deploy", "release:perform", "deploy:deploy*")),
-          *_anywhere(("gradle", "gradlew"), ("publish*", "*:publish*")),
+          *_anywhere(("gradle", "gradlew"), _GRADLE_PUBLISH),
           *_anywhere(("sbt",), ("publish*", "+publish*")),
           Match(programs=("lein",), subcommands=("deploy",)),
           Match(programs=("dotnet",), subcommands=("nuget",), actions=("push",)),
@@ -215,6 +217,8 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("firebase", "wrangler", "fly", "flyctl", "eas"), subcommands=("deploy", "publish",
                                                                                       "submit")),
           Match(programs=("vercel",), flags_any=("--prod",)),
+          Match(programs=("wrangler", "firebase", "flyctl", "fly"), args_any=("deploy", "publish"), flags_none=_DRY),
+          Match(programs=("firebase",), subcommands=("*:deploy",)),
           Match(programs=("netlify",), subcommands=("deploy",), flags_any=("--prod",)),
           Match(programs=("heroku",), subcommands=("container:release", "releases:rollback")),
           Match(programs=("surge", "gh-pages")), Match(programs=("ghp-import",), flags_any=("-p", "--push")),

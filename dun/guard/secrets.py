@@ -54,8 +54,8 @@ _STDIN_SENDERS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "nc", 
                             "ssh", "mail", "mailx", "mutt", "sendmail", "msmtp", "openssl", "ftp", "lftp", "sftp",
                             "smbclient"})
 _COPIES = frozenset({"cp", "install", "rsync"})
-_CURL = Spec("dFT", frozenset({"--data", "--data-binary", "--data-raw", "--data-urlencode", "--form", "--upload-file",
-                               "--json", "--form-string", "-H", "--header", "--url"}))
+_CURL = Spec("dFTHuAe", frozenset({"--data", "--data-binary", "--data-raw", "--data-urlencode", "--form", "--json",
+                                   "--upload-file", "--form-string", "--header", "--url", "--user", "--user-agent"}))
 _COPY_SPECS = {"scp": Spec("cFiJlmoPSD"), "sftp": Spec("BbcDFiJloPRSs"), "rclone": Spec(),
                "rsync": Spec("eBfT", frozenset({"--rsh", "--filter", "--exclude", "--include", "--log-file"}))}
 _PATHISH = re.compile(r"(?:~|\$\{?HOME\}?|/)[^\s'\"|;&<>()]*|\.env[\w.-]*")
@@ -98,13 +98,35 @@ def text_secret(text: str, ctx: Ctx, env: Env) -> str | None:
     if words and posixpath.basename(words[0]) in ENV_DUMPS and (len(words) == 1 or words[1] in ("-p", "-x", "|")):
         return "the environment"
     if "auth token" in text or "credential fill" in text or "find-generic-password" in text:
-        return "a stored token"
+        return _STORED_TOKEN
     for m in _PATHISH.finditer(text):
         raw = re.sub(r"^(~|\$\{?HOME\}?)", env.home, m.group(0)).replace("*", "{}")
         path = normalize(raw, ctx.cwd)
         if path is not None and (name := secret_path(path, env)):
             return name
     return None
+
+
+# Commands that print a secret: (program, a word among its arguments).
+_PRINTERS = (("gpg", "--export-secret-keys"), ("gpg", "--export-secret-subkeys"), ("gpg2", "--export-secret-keys"),
+             ("gh", "token"), ("aws", "aws_secret_access_key"), ("aws", "get-session-token"),
+             ("aws", "get-secret-value"), ("pass", "show"), ("op", "read"), ("vault", "read"), ("vault", "get"),
+             ("security", "find-generic-password"), ("security", "find-internet-password"), ("git", "fill"),
+             ("kubectl", "secret"), ("kubectl", "secrets"), ("gcloud", "print-access-token"),
+             ("az", "get-access-token"), ("docker", "--show-stored"))
+
+
+def printed_secret(prog: str, args: list[Val]) -> str | None:
+    """The secret a command prints (gpg --export-secret-keys, gh auth token, aws configure get ...)."""
+    words = {a.text for a in args}
+    for name, word in _PRINTERS:
+        if prog == name and word in words:
+            return f"the output of {name} {word}"
+    return None
+
+
+_STORED_TOKEN = "a stored token"
+_INTERPRETERS = re.compile(r"(python|pypy|node|nodejs|bun|deno|perl|ruby|php)[0-9.]*")
 
 
 def sent_files(prog: str, args: list[Val]) -> list[Val]:
@@ -131,6 +153,9 @@ def sent_files(prog: str, args: list[Val]) -> list[Val]:
         operands = parse(args, _COPY_SPECS[prog]).operands
         if len(operands) >= 2 and re.match(r"^[\w.@-]+:", operands[-1].text):
             out += operands[:-1]
+    elif prog == "socat":  # socat FILE:/path TCP:host:port
+        out += [Val(re.split(r"[,]", w.split(":", 1)[1])[0]) for w in words
+                if re.match(r"(?i)^(?:FILE|OPEN|GOPEN|READ)?:?/|^(?i:FILE|OPEN|GOPEN):", w) and ":" in w]
     elif prog in ("aws", "gsutil"):
         operands = [a for a in args if not a.text.startswith("-")]
         if len(operands) >= 2 and re.match(r"^(s3|gs)://", operands[-1].text):
@@ -168,6 +193,8 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
             for v in operands[:-1]:
                 if (name := val_secret(v, ctx, env)) and not posixpath.basename(v.text).startswith(".env"):
                     return f"{name}, copied into the repository"
+    if stdin_secret and _INTERPRETERS.fullmatch(prog) and any(_NET_API.search(a.text) for a in args):
+        return stdin_secret  # cat key | python3 -c '...requests.post(...)'
     if prog not in SENDERS:
         return None
     for v in sent_files(prog, args):
@@ -180,17 +207,21 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
     for name in secret_vars:
         if any(re.search(rf"\$\{{?{re.escape(name)}\b", a.text) for a in args):
             return f"${name}, read from a secret"
+    headers = {id(v) for v in parse(args, _CURL).value("-H", "--header", "-u", "--user")} if prog in (
+        "curl", "wget") else {id(v) for v in args if re.match(r"^[\w-]+:(?!//)", v.text)}
     for v in args:
         for body in v.subs:
-            if name := text_secret(body, ctx, env):
+            name = text_secret(body, ctx, env)
+            if name and not (id(v) in headers and name == _STORED_TOKEN):  # -H "Authorization: $(gh auth token)"
                 return name
     return leaked_var(raw_words) if prog not in ("ssh", "git", "kubectl") else None
 
 
-_NET_API = re.compile(r"requests\.(?:post|put|patch)|urlopen|urllib|http\.client|httpx|aiohttp|\bfetch\s*\(|axios"
+_NET_API = re.compile(r"requests\.\w+\s*\(|urlopen|urllib|http\.client|httpx|aiohttp|\bfetch\s*\(|axios"
                       r"|require\(\s*['\"]https?['\"]\s*\)|\bhttps?\.request"
                       r"|https?\.request|Net::HTTP|LWP|HTTP::Tiny|curl_exec|socket\.|\bsmtplib|WebSocket|RestClient")
-_CODE_SECRET = re.compile(r"\.ssh/|\.aws/|\.netrc|\.git-credentials|\.docker/config|\.kube/config|\.npmrc|\.pypirc"
+_CODE_SECRET = re.compile(r"AWS_SECRET_ACCESS_KEY"
+                          r"|\.ssh/|\.aws/|\.netrc|\.git-credentials|\.docker/config|\.kube/config|\.npmrc|\.pypirc"
                           r"|\.gnupg|gcloud/|\.config/gh|/etc/shadow|/environ\b|(?<![\w.])\.env\b|dict\(os\.environ\)"
                           r"|str\(os\.environ\)|os\.environ\.copy\(\)|json\.dumps\(\s*(?:dict\()?os\.environ"
                           r"|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b")
