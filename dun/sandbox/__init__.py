@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from dun.sandbox.cli import main
 from dun.sandbox.probe import MODES, SandboxError, probe, resolve_mode
-from dun.sandbox.spec import AGENT_STATE, SandboxSpec, git_dirs, wrap, writable_paths
+from dun.sandbox.spec import AGENT_STATE, PACKAGE_CACHES, SandboxSpec, git_dirs, judge_paths, wrap, writable_paths
 
-__all__ = ["AGENT_STATE", "MODES", "SandboxError", "SandboxSpec", "git_dirs", "main", "probe", "resolve_mode", "wrap",
-           "writable_paths"]
+__all__ = [
+           "AGENT_STATE",
+           "MODES",
+           "PACKAGE_CACHES",
+           "SandboxError",
+           "SandboxSpec",
+           "git_dirs",
+           "judge_paths",
+           "main",
+           "probe",
+           "resolve_mode",
+           "wrap",
+           "writable_paths",
+]

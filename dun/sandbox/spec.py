@@ -1,41 +1,63 @@
-"""The bubblewrap command line for one agent run.
+"""The bubblewrap command line for one agent run (and for the checks that judge it).
 
-Inside the sandbox: the root filesystem is a read-only view of the host's; /dev and /proc are fresh; /tmp is a
-private, empty tmpfs; writable are only the repository, its git directories (a worktree's or a submodule's live
-outside it, and agents commit), the agents' state directories that exist under $HOME (~/.claude, ~/.codex, ...,
-and the caches package managers need), and the extra paths the user configures (`sandbox.writable`). The agent gets
-its own PID namespace, so it cannot signal processes outside. The network is shared unless switched off.
+One line divides the machine. Writable inside: the repository's work tree, its git object store and refs (agents
+commit), the agents' own state directories (~/.claude, ~/.codex, ..., or wherever their environment points them),
+the package-manager caches ordinary work writes (~/.npm, ~/.cache/pip, ...; not all of ~/.cache), a private /tmp and
+the paths the user adds (`sandbox.writable`). Read-only inside, whatever else is writable: everything dun reads to
+judge the agent, that is `.git/config`, `.git/hooks`, `.git/info` (and a worktree's or submodule's own), `.dun/`,
+dun's caches, plugins and ledgers. The git directories are mount points, so they cannot be renamed and replaced.
+Every capability is dropped, so nothing inside can unmount or remount. The agent has its own PID namespace; the
+network is shared unless switched off. Programs installed under /tmp (the agent CLI, its interpreter, tools on
+PATH) stay visible read-only in the private /tmp.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
+import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dun.core.cachedir import cache_base_path
 from dun.core.gitsafe import neutral_env
+from dun.core.resources import user_config_dir, user_state_dir
 
-# The agents' own state, relative to $HOME (globs allowed): what the agent CLIs write while they run, and the
-# package-manager caches that `npm install`, `pip install` and `go build` write in the repository's work.
+# The agents' own state, relative to $HOME (globs allowed): what the agent CLIs write while they run.
 AGENT_STATE: tuple[str, ...] = (
     ".claude", ".claude.json", ".claude.json.backup", ".codex", ".gemini", ".config/opencode",
-    ".local/share/opencode", ".local/state/opencode", ".aider*", ".pi", ".cache", ".npm",
+    ".local/share/opencode", ".local/state/opencode", ".aider*", ".pi",
 )
+# The package-manager caches `npm install`, `pip install`, `go build` and `cargo build` write in ordinary work,
+# relative to $HOME; `.cache/...` ones follow XDG_CACHE_HOME. Not all of ~/.cache: dun's own caches live there.
+PACKAGE_CACHES: tuple[str, ...] = (
+    ".npm", ".cache/pip", ".cache/uv", ".cache/go-build", ".cache/pypoetry", ".cache/yarn", ".cache/pnpm",
+    ".cache/node-gyp", ".cache/typescript", ".cache/deno", ".cargo/registry", ".cargo/git", "go/pkg/mod",
+    ".local/share/pnpm", ".yarn/berry", ".bun/install/cache", ".m2/repository", ".gradle/caches",
+)
+# Variables that point an agent CLI at a state directory of its own: bound writable like the default ones.
+STATE_ENV: tuple[str, ...] = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR",
+                              "OPENCODE_CONFIG_DIR", "AIDER_HOME")
+# Inside each git directory: what git runs programs from or takes as its configuration.
+GIT_JUDGE = ("config", "config.worktree", "commondir", "hooks", "info")
 PRIVATE_TMP = "/tmp"
 
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    repo: Path  # the repository: writable, with its git directories
+    repo: Path  # the repository: writable, with its git directories (their judge files read-only)
     writable: tuple[Path, ...] = ()  # sandbox.writable: more writable paths (bound only where they exist)
-    agent_state: tuple[str, ...] = AGENT_STATE  # paths under $HOME, globs allowed
+    agent_state: tuple[str, ...] = AGENT_STATE + PACKAGE_CACHES  # paths under $HOME, globs allowed
     network: bool = True  # False: a network namespace of its own (loopback only)
     home: Path | None = None  # default: $HOME
     cwd: Path | None = None  # where the command starts; default: the repository
     bwrap: str = "bwrap"
     env: dict[str, str] = field(default_factory=dict)  # variables set inside (TMPDIR=/tmp is always set)
+    agent_env: Mapping[str, str] | None = None  # the command's environment: its PATH and state homes; default ours
+    judge_writable: tuple[Path, ...] = ()  # under the judge's paths, still writable (a check's report directory)
 
 
 def git_dirs(repo: Path) -> list[Path]:
@@ -48,15 +70,41 @@ def git_dirs(repo: Path) -> list[Path]:
         return []
     if proc.returncode != 0:
         return []
-    return [Path(os.path.realpath(repo / line)) for line in proc.stdout.splitlines() if line.strip()]
+    out: list[Path] = []
+    for line in proc.stdout.splitlines():
+        path = Path(os.path.realpath(repo / line)) if line.strip() else None
+        if path is not None and path not in out:
+            out.append(path)
+    return out
+
+
+def _home(spec: SandboxSpec) -> Path:
+    env = spec.agent_env if spec.agent_env is not None else os.environ
+    return Path(os.path.realpath(spec.home or env.get("HOME") or Path.home()))
+
+
+def _state_candidates(spec: SandboxSpec, home: Path) -> list[Path]:
+    env = spec.agent_env if spec.agent_env is not None else os.environ
+    cache_home = env.get("XDG_CACHE_HOME")
+    out: list[Path] = []
+    for pattern in spec.agent_state:
+        base = home
+        if cache_home and pattern.startswith(".cache/"):
+            base, pattern = Path(cache_home), pattern[len(".cache/"):]
+        out += [Path(p) for p in sorted(glob.glob(str(base / pattern)))]
+    for var in STATE_ENV:
+        if env.get(var):
+            out.append(Path(os.path.expanduser(env[var])))
+    for var, sub in (("XDG_CONFIG_HOME", "opencode"), ("XDG_DATA_HOME", "opencode"), ("XDG_STATE_HOME", "opencode")):
+        if env.get(var):
+            out.append(Path(env[var]) / sub)
+    return out
 
 
 def writable_paths(spec: SandboxSpec) -> list[Path]:
     """The existing paths the sandbox binds writable, parents before children, without duplicates."""
-    home = Path(os.path.realpath(spec.home or os.environ.get("HOME") or Path.home()))
-    candidates = [Path(os.path.realpath(spec.repo)), *git_dirs(spec.repo)]
-    for pattern in spec.agent_state:
-        candidates += [Path(p) for p in sorted(glob.glob(str(home / pattern)))]
+    home = _home(spec)
+    candidates = [Path(os.path.realpath(spec.repo)), *git_dirs(spec.repo), *_state_candidates(spec, home)]
     candidates += [Path(os.path.expanduser(str(p))) for p in spec.writable]
     out: list[Path] = []
     for real in sorted({Path(os.path.realpath(p)) for p in candidates}, key=lambda p: (len(p.parts), str(p))):
@@ -65,19 +113,97 @@ def writable_paths(spec: SandboxSpec) -> list[Path]:
     return out
 
 
+def judge_paths(spec: SandboxSpec, gits: list[Path] | None = None) -> list[Path]:
+    """What dun reads to judge the agent, as it exists now: read-only inside the sandbox. The git directories'
+    hooks and info directories and `.dun/` are made first when missing, so that they are protected too."""
+    repo = Path(os.path.realpath(spec.repo))
+    gits = git_dirs(spec.repo) if gits is None else gits
+    for gitdir in gits:
+        for name in ("hooks", "info"):
+            _mkdir(gitdir / name)
+    _mkdir(repo / ".dun")
+    out = [gitdir / name for gitdir in gits for name in GIT_JUDGE]
+    for gitdir in gits:  # submodules keep their git directories under modules/
+        out += [Path(p) for name in GIT_JUDGE for p in glob.glob(str(gitdir / "modules" / "**" / name),
+                                                                   recursive=True)]
+    if (repo / ".git").is_file():  # a worktree's or submodule's link to its git directory
+        out.append(repo / ".git")
+    out += [repo / ".dun", Path(cache_base_path()), user_config_dir(), user_state_dir()]
+    return [p for p in out if os.path.lexists(p)]
+
+
+def _mkdir(path: Path) -> None:
+    with contextlib.suppress(OSError):  # a read-only or odd git directory: what exists is still protected
+        path.mkdir(exist_ok=True)
+
+
+def tmp_programs(spec: SandboxSpec, argv0: str) -> list[Path]:
+    """Under /tmp (private inside): the directories holding the command, its script interpreter and the PATH
+    entries, by their first component below /tmp, so they stay visible read-only."""
+    env = spec.agent_env if spec.agent_env is not None else os.environ
+    path_var = env.get("PATH", os.defpath)
+    places: list[str] = [p for p in path_var.split(os.pathsep) if p]
+    exe = shutil.which(argv0, path=path_var)
+    if exe:
+        places += [exe, os.path.realpath(exe)]
+        interpreter = _interpreter(os.path.realpath(exe), path_var)
+        if interpreter:
+            places += [interpreter, os.path.realpath(interpreter)]
+    tops: list[Path] = []
+    for place in places:
+        real = Path(os.path.abspath(place))
+        if real.is_relative_to(PRIVATE_TMP) and len(real.parts) > 2:
+            top = Path(PRIVATE_TMP) / real.parts[2]
+            if top.exists() and top not in tops:
+                tops.append(top)
+    return tops
+
+
+def _interpreter(path: str, path_var: str) -> str | None:
+    """The program a script's `#!` line names (`/usr/bin/env node` -> node on PATH)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env":
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        return shutil.which(rest[0], path=path_var) if rest else None
+    return words[0]
+
+
 def wrap(argv: list[str], spec: SandboxSpec) -> list[str]:
     """The command line that runs `argv` inside the sandbox."""
     if not argv:
         raise ValueError("no command to run in the sandbox")
     out = [spec.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
-           "--unshare-pid", "--die-with-parent"]
+           "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]
     if not spec.network:
         out.append("--unshare-net")
-    home = Path(os.path.realpath(spec.home or os.environ.get("HOME") or Path.home()))
+    home = _home(spec)
+    readable = tmp_programs(spec, argv[0])
     if home.is_relative_to(PRIVATE_TMP) and home.is_dir():
-        out += ["--ro-bind", str(home), str(home)]  # a $HOME under /tmp stays readable (its git identity, config)
-    for path in writable_paths(spec):
+        readable.append(home)  # a $HOME under /tmp stays readable (its git identity, config)
+    for path in readable:
+        out += ["--ro-bind", str(path), str(path)]
+    gits = git_dirs(spec.repo)
+    writable = writable_paths(spec)
+    for path in writable:
         out += ["--bind", str(path), str(path)]
+    for gitdir in gits:  # a mount point cannot be renamed: the agent cannot swap in a git directory of its own
+        out += ["--bind", str(gitdir), str(gitdir)]
+    reachable = [*writable, *readable]
+    for path in judge_paths(spec, gits):
+        if any(Path(os.path.realpath(path)).is_relative_to(p) for p in reachable):
+            out += ["--ro-bind", str(path), str(path)]
+    for path in spec.judge_writable:
+        if path.exists():
+            out += ["--bind", str(path), str(path)]
     for name, value in {"TMPDIR": PRIVATE_TMP, **spec.env}.items():
         out += ["--setenv", name, value]
     out += ["--chdir", os.path.realpath(spec.cwd or spec.repo), "--", *argv]

@@ -130,21 +130,31 @@ def test_network_off_leaves_only_loopback(world: Path) -> None:
     assert interfaces == ["lo"]
 
 
-def test_wrap_binds_the_repo_git_state_and_extra_paths_over_a_read_only_root(tmp_path: Path) -> None:
+def test_wrap_binds_the_repo_git_state_and_extra_paths_over_a_read_only_root(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     home, repo, extra = tmp_path / "home", tmp_path / "repo", tmp_path / "cache"
-    for d in (home / ".codex", home / ".aider.tags.cache.v3", repo, extra):
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    for d in (home / ".codex", home / ".aider.tags.cache.v3", home / ".cache" / "pip", home / ".cache" / "dun",
+              repo, extra):
         d.mkdir(parents=True)
     (home / ".claude.json").write_text("{}")
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     argv = wrap(["claude", "-p", "hi"], SandboxSpec(repo=repo, home=home, writable=(extra, tmp_path / "missing")))
-    assert argv[:12] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                         "--unshare-pid", "--die-with-parent"]
+    assert argv[:14] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                         "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]
     assert "--unshare-net" not in argv
     binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
     real = os.path.realpath
-    assert binds == sorted(binds, key=lambda p: (p.count("/"), p))
+    assert binds[:-1] == sorted(binds[:-1], key=lambda p: (p.count("/"), p)) and binds[-1] == real(repo / ".git")
+    # the git directory is bound onto itself: a mount point, which the agent cannot rename and replace
     assert set(binds) == {real(repo), real(extra), real(home / ".codex"), real(home / ".claude.json"),
-                          real(home / ".aider.tags.cache.v3")}
+                          real(home / ".aider.tags.cache.v3"), real(home / ".cache" / "pip"), real(repo / ".git")}
+    read_only = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"][1:]
+    git_dir = real(repo / ".git")
+    assert {f"{git_dir}/config", f"{git_dir}/hooks", f"{git_dir}/info", real(repo / ".dun")} <= set(read_only)
+    assert real(home / ".cache" / "dun") not in binds  # dun's caches: never writable inside
+    assert argv.index(f"{git_dir}/config") > argv.index(git_dir)  # protected after everything writable
     assert argv[-4:] == ["--", "claude", "-p", "hi"] and argv[argv.index("--chdir") + 1] == real(repo)
 
 
