@@ -18,7 +18,7 @@ import glob
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,12 +181,24 @@ def wrap(argv: list[str], spec: SandboxSpec) -> list[str]:
     """The command line that runs `argv` inside the sandbox."""
     if not argv:
         raise ValueError("no command to run in the sandbox")
+    return [*prefix(spec, argv[0]), "--chdir", os.path.realpath(spec.cwd or spec.repo), "--", *argv]
+
+
+def confiner(spec: SandboxSpec) -> Callable[[list[str]], list[str]]:
+    """Wraps command lines in the sandbox, the binds worked out once (a check run starts many commands); each
+    command starts in the directory it is started from."""
+    start = prefix(spec, "sh")
+    return lambda argv: [*start, "--", *argv]
+
+
+def prefix(spec: SandboxSpec, argv0: str) -> list[str]:
+    """bwrap and its options, up to the command's working directory and the command itself."""
     out = [spec.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
            "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]
     if not spec.network:
         out.append("--unshare-net")
     home = _home(spec)
-    readable = tmp_programs(spec, argv[0])
+    readable = tmp_programs(spec, argv0)
     if home.is_relative_to(PRIVATE_TMP) and home.is_dir():
         readable.append(home)  # a $HOME under /tmp stays readable (its git identity, config)
     for path in readable:
@@ -206,5 +218,4 @@ def wrap(argv: list[str], spec: SandboxSpec) -> list[str]:
             out += ["--bind", str(path), str(path)]
     for name, value in {"TMPDIR": PRIVATE_TMP, **spec.env}.items():
         out += ["--setenv", name, value]
-    out += ["--chdir", os.path.realpath(spec.cwd or spec.repo), "--", *argv]
     return out
