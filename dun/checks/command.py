@@ -116,7 +116,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if parser is not None:
         parser.before()
     on_line = (lambda line: parser.feed(strip_ansi(line))) if parser is not None else None
-    res = run_streaming(shell_argv(opts["shell"], command), cwd, spec.timeout, on_line, opts["tail_lines"],
+    argv = shell_argv(opts["shell"], command)
+    res = run_streaming(ctx.confine(argv) if ctx.confine else argv, cwd, spec.timeout, on_line, opts["tail_lines"],
                         env=_environment(opts["env"]))
     detail = safe_text("\n".join(res.tail))
     if res.start_error:

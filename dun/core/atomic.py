@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from dun.core.errors import UnsafePathError
 
 PRIVATE_DIR = 0o700  # dun's records may hold what an agent printed: only their owner reads them
 
@@ -46,3 +49,39 @@ def make_private_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     for created in missing:
         os.chmod(created, PRIVATE_DIR)
+
+
+def inside(root: Path, rel: str) -> Path:
+    """`root / rel`, once no part of it below `root` is a link and it does not climb out of `root`. Raises
+    UnsafePathError naming the link: what dun writes, restores or deletes in a repository is never reached through
+    a link the agent could have planted (MISSION.md made a link to a file outside, a directory made a link)."""
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        raise UnsafePathError(f"{rel}: not a path inside {root}")
+    path = root
+    for part in parts:
+        path = path / part
+        if os.path.islink(path):
+            raise UnsafePathError(f"{path}: a link where dun expects a file or directory (it points to "
+                                  f"{os.readlink(path)}); dun writes nothing through links: replace it with the "
+                                  "real file")
+    return path
+
+
+def write_inside(root: Path, rel: str, data: bytes) -> None:
+    """Write `data` to `root / rel` (made if missing, its mode kept if not) without following any link."""
+    path = inside(root, rel)
+    for parent in reversed(path.relative_to(root).parents[:-1]):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(root / parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) |
+                 getattr(os, "O_CLOEXEC", 0), 0o666)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+
+
+def remove_inside(root: Path, rel: str) -> None:
+    """Delete `root / rel` if it is there, without following any link on the way."""
+    path = inside(root, rel)
+    if os.path.lexists(path):
+        os.unlink(path)

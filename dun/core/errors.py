@@ -24,6 +24,11 @@ class UsageError(DunError):
     """Bad command-line input."""
 
 
+class UnsafePathError(DunError):
+    """A link (or a path leading out of the repository) where dun was about to write, restore or delete: dun never
+    follows one, since an agent could have planted it to aim dun's write outside."""
+
+
 class ConfigError(DunError):
     """A config file or plugin manifest is invalid. `errors` holds one line per problem."""
 

@@ -67,10 +67,14 @@ class CheckType:
 class CheckContext:
     """Shared, read-only view of the repository for one `dun check` run. Safe to use from many threads."""
 
-    def __init__(self, root: Path, is_git: bool, config: Any = None) -> None:
+    def __init__(self, root: Path, is_git: bool, config: Any = None,
+                 confine: Callable[[list[str]], list[str]] | None = None) -> None:
         self.root = root
         self.is_git = is_git
         self.config = config
+        # in a loop with a sandbox: wraps every command a check starts, so the project's own code (conftest.py,
+        # a Makefile, .venv/bin/python) that the agent could have changed runs confined like the agent
+        self.confine = confine
         self._files: Listing | list[str] | None = None
         self._snapshot: Snapshot | None = None
         self._matches: dict[tuple[str, ...], list[str]] = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +31,8 @@ class Session:
     config: Config
     _catalog: Catalog | None = field(default=None, repr=False)
     _context: CheckContext | None = field(default=None, repr=False)
+    # the loop's sandbox for the commands checks run (dun.sandbox.confiner); None: they run as dun does
+    confine: Callable[[list[str]], list[str]] | None = field(default=None, repr=False)
 
     @property
     def root(self) -> Path:
@@ -39,7 +41,7 @@ class Session:
     def context(self) -> CheckContext:
         """The one CheckContext of this invocation, shared by every check."""
         if self._context is None:
-            self._context = CheckContext(self.root, self.repo.is_git, self.config)
+            self._context = CheckContext(self.root, self.repo.is_git, self.config, self.confine)
         return self._context
 
     def catalog(self) -> Catalog:

@@ -27,7 +27,7 @@ from dun.agents.base import AgentAdapter, AgentRequest, Invocation
 from dun.agents.registry import agent_adapters
 from dun.agents.runner import output_tail, process_start_time, stop_recorded_agent
 from dun.answer.handoff import record_iterate
-from dun.core.errors import ConfigError, UsageError
+from dun.core.errors import UsageError
 from dun.core.git import head
 from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
 from dun.core.ratewindow import calls_left
@@ -38,7 +38,7 @@ from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.fleet.limits import shared_limits_for
 from dun.loop import circuit as breaker
-from dun.loop import operator
+from dun.loop import confinement, operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
 from dun.loop.policy import Decision, before_iteration, call_cap, nothing_actionable, stop
 from dun.loop.report import write_report
@@ -113,32 +113,28 @@ class Engine:
         self.sandbox, self.sandbox_note = self._sandbox_mode()
 
     def _sandbox_mode(self) -> tuple[str, str | None]:
-        """The agent's OS sandbox in effect ("bubblewrap" or "off") and a note for the user; a sandbox that was
-        required and cannot run is a config error before the run starts."""
-        if self.external:  # the shell driver wraps its own agent: `dun sandbox -- CMD`
-            return "off", None
-        from dun.sandbox import SandboxError, resolve_mode
-
-        try:
-            mode, warning = resolve_mode(self.cfg["loop"]["sandbox"], network=self.cfg["sandbox"]["network"])
-        except SandboxError as exc:
-            raise ConfigError(str(exc)) from None
-        return mode, warning or ("sandbox: bubblewrap (writable: the repository, its .git, /tmp, the agent's state)"
-                                 if mode == "bubblewrap" else None)
+        """The OS sandbox in effect ("bubblewrap" or "off") for the agent and the checks that judge it, and the
+        start line's note; a sandbox that was required and cannot run is a config error before the run starts.
+        The shell driver wraps its own agent (`dun sandbox -- CMD`); its checks are confined here alike."""
+        self.protection = confinement.resolve(self.cfg)
+        if self.protection.mode == "bubblewrap":
+            confinement.confine_checks(self.session, self.cfg, self.store.cache_dir)
+        return self.protection.mode, self.protection.note
 
     def confine(self, inv: Invocation) -> Invocation:
         """The invocation run inside the sandbox, when there is one."""
         if self.sandbox != "bubblewrap":
             return inv
-        from dun.sandbox import SandboxSpec, wrap
+        return confinement.confine_agent(self.session, self.cfg, inv, self.adapter.state_dirs,
+                                         self.store.cache_dir / self.adapter.name)
 
-        home = inv.env.get("HOME") or os.environ.get("HOME")
-        if home:
-            for name in self.adapter.state_dirs:  # a first run creates its state: it must exist to be bound writable
-                (Path(home) / name).mkdir(parents=True, exist_ok=True)
-        spec = SandboxSpec(repo=self.session.root, writable=tuple(Path(p) for p in self.cfg["sandbox"]["writable"]),
-                           network=self.cfg["sandbox"]["network"], home=Path(home) if home else None)
-        return Invocation(wrap(inv.argv, spec), inv.stdin_file, inv.env, inv.redact)
+    def preflight(self) -> None:
+        """An agent that cannot start inside the sandbox is refused (exit 2) before iteration 1."""
+        if self.external or self.sandbox != "bubblewrap":
+            return
+        probe = self.store.cache_dir / "preflight.prompt.md"
+        inv = self.confine(self.adapter.build(self.request("", probe, wire_guard=False)))
+        confinement.preflight(inv, version_flag=not self.cfg["agent"].get("command"))
 
     # -- state ---------------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -182,6 +178,8 @@ class Engine:
     def start(self, fresh: bool = False, reset_circuit: bool = False) -> LoopState:
         """Start a new run or resume the one in progress; the state is saved. A new run archives the previous
         run's logs (never overwriting them) and records the boxes and the checker fingerprint it is held to."""
+        self.preflight()
+        self.store.refuse_links()
         state, previous, new_run = self.starting_state(fresh, reset_circuit)
         self.state = state
         was = previous["circuit"] if previous is not None else breaker.new_circuit()
@@ -311,7 +309,7 @@ class Engine:
         log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"],
                              "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,
                              "prompt_file": prompt_file.name, "out_file": f"iteration-{n}.out",
-                             "err_file": f"iteration-{n}.err", "sandbox": "off" if self.external else self.sandbox,
+                             "err_file": f"iteration-{n}.err", "sandbox": self.sandbox,
                              "checks_before": {"actionable": len(actionable), "ids": actionable}}
         store.write_log(log)
         # the token every process of the agent will carry, saved before the agent starts
@@ -331,6 +329,7 @@ class Engine:
 
     def conclude(self, n: int, facts: AgentFacts) -> Decision:
         """Everything after the agent answered; saves the state and returns the decision."""
+        self.store.refuse_links()  # before dun writes a log or restores a file the agent could have aimed
         state, store = self.state, self.store
         start = state["start"] or {"actionable": [], "head": None, "tree": None, "confirmation": False}
         with store.iteration_file(n, ".out").open("rb") as fh:

@@ -133,6 +133,25 @@ class Store:
     def events_log(self) -> Path:
         return self.logs_dir / "events.jsonl"
 
+    def refuse_links(self) -> None:
+        """Raise UnsafePathError when `.dun/`, a file in it, or a file in the directories dun writes into is a
+        link: dun's records, logs and database are never written through one (it could aim them out of the
+        repository)."""
+        from dun.core.atomic import inside
+
+        top = self.dir.name
+        if not os.path.lexists(self.dir):
+            return
+        inside(self.dir.parent, top)
+        for sub in ("", "logs", "cache", "reports"):
+            try:
+                entries = list(os.scandir(self.dir / sub))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_symlink():
+                    inside(self.dir.parent, f"{top}/{sub}/{entry.name}" if sub else f"{top}/{entry.name}")
+
     def write_prompt(self, n: int, prompt: str) -> Path:
         """`.dun/logs/iteration-N.prompt.md` (private; the prompt was redacted when it was rendered)."""
         path = self.iteration_file(n, ".prompt.md")

@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from dun.core.atomic import write_json_atomic
+from dun.core.atomic import remove_inside, write_inside, write_json_atomic
 from dun.core.git import git
 from dun.core.textfiles import read_bytes
 from dun.engine.checkapi import CheckContext
@@ -78,12 +78,10 @@ def revert(root: Path, found: dict[str, Any]) -> list[str]:
         if rel.startswith("<") or not head:
             continue
         show = git(root, "show", f"{head}:{rel}", check=False)
-        path = root / rel
         if show.returncode == 0:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(show.stdout)
-        elif path.exists():
-            path.unlink()
+            write_inside(root, rel, show.stdout)
+        else:
+            remove_inside(root, rel)
         reverted.append(rel)
     return reverted
 

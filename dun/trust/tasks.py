@@ -4,11 +4,12 @@ and ticking one counts only when its evidence (a `verify:` command under it, or 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from dun.checks.readers.markdown import parse_boxes
-from dun.core.atomic import write_json_atomic
+from dun.core.atomic import inside, write_inside, write_json_atomic
 from dun.core.proc import run_streaming
 from dun.core.textfiles import read_text
 from dun.engine.model import Report
@@ -16,6 +17,7 @@ from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
 
 VERIFY_TIMEOUT_S = 300
+Confine = Callable[[list[str]], list[str]]
 
 
 def ledger_path(root: Path) -> Path:
@@ -57,11 +59,13 @@ def load(root: Path) -> tuple[list[str], list[dict[str, Any]]] | None:
     return list(data.get("files") or []), data["tasks"]
 
 
-def _evidence(root: Path, task: dict[str, Any], after: Report) -> tuple[str, str]:
+def _evidence(root: Path, task: dict[str, Any], after: Report, confine: Confine | None = None) -> tuple[str, str]:
     """("pass" | "fail" | "none", detail) for a box ticked during the iteration."""
     if task.get("verify"):
-        # the command check's runner: its own process group, killed whole on timeout, output kept bounded
-        res = run_streaming(["sh", "-c", task["verify"]], root, VERIFY_TIMEOUT_S, tail_lines=5)
+        # the command check's runner: its own process group, killed whole on timeout, output kept bounded; in the
+        # loop's sandbox when it has one (the command is text the agent could have written)
+        argv = ["sh", "-c", task["verify"]]
+        res = run_streaming(confine(argv) if confine else argv, root, VERIFY_TIMEOUT_S, tail_lines=5)
         if res.timed_out:
             return "fail", f"verify: {task['verify']} timed out"
         tail = [line for line in res.tail if line.strip()][-1:]
@@ -75,7 +79,7 @@ def _evidence(root: Path, task: dict[str, Any], after: Report) -> tuple[str, str
 
 
 def compare(root: Path, ledger: list[dict[str, Any]], files: list[str], after: Report,
-            ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+            confine: Confine | None = None) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """(discrepancies, facts for the log, the new ledger with the accepted changes)."""
     current = scan(root, files)
     now_by_id = {t["id"]: t for t in current}
@@ -91,7 +95,7 @@ def compare(root: Path, ledger: list[dict[str, Any]], files: list[str], after: R
             accepted.append(task)  # the ledger keeps the original
             continue
         if new["checked"] and not task["checked"]:
-            verdict, detail = _evidence(root, task, after)
+            verdict, detail = _evidence(root, task, after, confine)
             if verdict == "fail":
                 found.append(discrepancy("unverified_completion", f"box ticked but its evidence fails: "
                                          f"{task['file']}:{new['line']} '{task['text']}' ({detail})",
@@ -157,13 +161,13 @@ def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, A
         by_file.setdefault(d["task"]["file"], []).append(d)
     changed = []
     for rel, items in by_file.items():
-        path = root / rel
+        path = inside(root, rel)
         if not path.exists() and start_head:
             from dun.core.git import git
 
             show = git(root, "show", f"{start_head}:{rel}", check=False)
             if show.returncode == 0:
-                path.write_bytes(show.stdout)
+                write_inside(root, rel, show.stdout)
                 changed.append(rel)
                 continue
         text, _ = read_text(path, strict_utf8=True, root=root)
@@ -172,6 +176,6 @@ def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, A
         if trailing and lines and lines[-1] == "":
             lines.pop()
         lines = _restore_file(lines, rel, items, ledger)
-        path.write_text("\n".join(lines) + ("\n" if trailing else ""), encoding="utf-8")
+        write_inside(root, rel, ("\n".join(lines) + ("\n" if trailing else "")).encode("utf-8"))
         changed.append(rel)
     return changed

@@ -63,7 +63,7 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, bl
     ledger = tasks.load(root)
     if ledger is not None:
         files, recorded = ledger
-        task_found, facts, accepted = tasks.compare(root, recorded, files, after)
+        task_found, facts, accepted = tasks.compare(root, recorded, files, after, session.confine)
         out["tasks"] = facts
         found += task_found
         tampered = [d for d in task_found if d["kind"] in ("task_tampered", "unverified_completion")]

@@ -1,0 +1,102 @@
+"""How a loop confines what could carry the agent's hand: the agent itself, and the checks and `verify:` commands
+that run the project's files after it (conftest.py, a Makefile, `.venv/bin/python`), in one sandbox; and what the
+user is told when that protection is weaker than asked for.
+
+Both drivers share it: `dun loop` wraps its agent here; `scripts/dun-loop.sh` wraps its own with `dun sandbox` and
+its checks (run by `dun respond --decide`) are confined here alike.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dun.agents.base import Invocation
+from dun.core.errors import ConfigError
+from dun.engine.session import Session
+
+PREFLIGHT_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Protection:
+    mode: str  # "bubblewrap" or "off": the agent's and the checks' sandbox in effect
+    note: str  # the start line's account of it
+    weaker: str | None  # why the protection is weaker than the config asked for (or than the default), else None
+
+
+def resolve(cfg: dict[str, Any]) -> Protection:
+    """The sandbox in effect for this run; a sandbox that was required and cannot run is a ConfigError (exit 2)."""
+    from dun.sandbox import SandboxError, resolve_mode
+
+    asked = cfg["loop"]["sandbox"]
+    try:
+        mode, warning = resolve_mode(asked, network=cfg["sandbox"]["network"])
+    except SandboxError as exc:
+        raise ConfigError(str(exc)) from None
+    if mode == "bubblewrap":
+        return Protection(mode, "sandbox: bubblewrap: the agent, and the checks and verify: commands that judge it, "
+                                "are confined (writable: the work tree, its commits, /tmp, the agent's state and "
+                                "package caches; read-only: .git/config, hooks and info, .dun/, dun's caches)", None)
+    weaker = ("loop.sandbox is off" if asked == "off" else (warning or "bubblewrap cannot run here"))
+    weaker = f"{weaker.removeprefix('sandbox: ')}: the agent and the checks run unconfined; only the guard stands"
+    return Protection(mode, f"sandbox: off ({weaker})", weaker)
+
+
+def spec_for(session: Session, cfg: dict[str, Any], **changes: Any) -> Any:
+    from dun.sandbox import SandboxSpec
+
+    spec = SandboxSpec(repo=session.root, writable=tuple(Path(p) for p in cfg["sandbox"]["writable"]),
+                       network=cfg["sandbox"]["network"])
+    return replace(spec, **changes)
+
+
+def confine_checks(session: Session, cfg: dict[str, Any], cache_dir: Path) -> None:
+    """From now on, every command a check or a `verify:` line starts runs in the agent's sandbox (its reports
+    directory, `.dun/cache/`, writable)."""
+    from dun.sandbox import confiner
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    session.confine = confiner(spec_for(session, cfg, judge_writable=(cache_dir,)))
+    session.context().confine = session.confine
+
+
+def confine_agent(session: Session, cfg: dict[str, Any], inv: Invocation, state_dirs: tuple[str, ...],
+                  own_dir: Path) -> Invocation:
+    """The agent's invocation inside the sandbox: its state homes (default or named by its environment) and its
+    own directory under `.dun/cache/` writable."""
+    from dun.sandbox import wrap
+
+    env = {**os.environ, **inv.env}
+    home = env.get("HOME")
+    if home:
+        for name in state_dirs:  # a first run creates its state: it must exist to be bound writable
+            (Path(home) / name).mkdir(parents=True, exist_ok=True)
+    own_dir.mkdir(parents=True, exist_ok=True)
+    spec = spec_for(session, cfg, home=Path(home) if home else None, agent_env=env, judge_writable=(own_dir,))
+    return Invocation(wrap(inv.argv, spec), inv.stdin_file, inv.env, inv.redact)
+
+
+def preflight(inv: Invocation, version_flag: bool) -> None:
+    """Before iteration 1: the agent's program can start inside the sandbox (`PROGRAM --version` for the CLIs dun
+    knows, else that the sandbox finds the program). Raises ConfigError (exit 2) naming the path and the reason,
+    so no iteration is spent on an agent that cannot run."""
+    argv = inv.argv
+    cut = argv.index("--") if "--" in argv else -1
+    program = argv[cut + 1]
+    probe = [program, "--version"] if version_flag else ["sh", "-c", 'command -v -- "$1" >/dev/null', "sh", program]
+    line = [*argv[:cut + 1], *probe]
+    try:
+        proc = subprocess.run(line, capture_output=True, text=True, timeout=PREFLIGHT_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, env={**os.environ, **inv.env}, errors="replace")
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ConfigError(f"agent preflight: {program} cannot be started in the sandbox: {exc}") from None
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+        reason = lines[0] if lines else f"exit code {proc.returncode}"
+        if not version_flag and not lines:
+            reason = "not found on PATH inside the sandbox (an agent under /tmp is bound read-only; check the path)"
+        raise ConfigError(f"agent preflight: {program} cannot run in the sandbox: {reason[:300]}")
