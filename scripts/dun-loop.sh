@@ -40,7 +40,9 @@ while :; do
   n=${line#go }
   # `timeout` runs the agent in its own process group and signals the whole group: TERM, then KILL after grace.
   # stdout is the answer dun parses; stderr (warnings, errors) is kept apart so it can never break its shape.
-  timeout -k "$grace_s" "$timeout_s" "$@" < ".dun/logs/iteration-$n.prompt.md" \
+  # The agent runs in dun's sandbox as `dun loop` runs its own (loop.sandbox; `off` runs it as it is), with the
+  # guard wired into claude; the checks that judge it run confined too (in `dun respond --decide`).
+  timeout -k "$grace_s" "$timeout_s" "$DUN" sandbox --loop -- "$@" < ".dun/logs/iteration-$n.prompt.md" \
     > ".dun/logs/iteration-$n.out" 2> ".dun/logs/iteration-$n.err"
   agent_rc=$?
   line=$("$DUN" respond --decide --iteration "$n" --exit-code "$agent_rc")

@@ -1,7 +1,8 @@
-"""`dun sandbox [--mode auto|bubblewrap|off] [--no-network] [--writable PATH]... [--repo DIR] -- CMD [ARGS...]`:
-run CMD in the sandbox, for agents that a shell script starts (the shell driver). The repository defaults to the
-git top level of the current directory. Exit codes: CMD's own; 2 when the sandbox was required and cannot run; 127
-when CMD cannot be started."""
+"""`dun sandbox [--loop] [--mode auto|bubblewrap|off] [--no-network] [--writable PATH]... [--repo DIR] -- CMD
+[ARGS...]`: run CMD in the sandbox, for agents that a shell script starts (the shell driver). The repository
+defaults to the git top level of the current directory. `--loop` takes the mode, network and writable paths from the
+repository's config as `dun loop` does, and wires the guard into a `claude` command (scripts/dun-loop.sh uses it).
+Exit codes: CMD's own; 2 when the sandbox was required and cannot run; 127 when CMD cannot be started."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ EXIT_NOT_FOUND = 127
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dun sandbox", description="Run a command in dun's OS sandbox.")
-    p.add_argument("--mode", choices=MODES, default="auto")
+    p.add_argument("--loop", action="store_true",
+                   help="as dun loop runs its agent: mode, network and writable paths from the config; the guard")
+    p.add_argument("--mode", choices=MODES, default=None)
     p.add_argument("--no-network", action="store_true", help="give the command no network (loopback only)")
     p.add_argument("--writable", action="append", default=[], metavar="PATH", help="another writable path")
     p.add_argument("--repo", type=Path, help="the repository (default: the git top level of the cwd)")
@@ -46,15 +49,48 @@ def command_line(argv: list[str], err: IO[str]) -> list[str]:
     command: list[str] = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         raise SandboxError("sandbox: no command given (dun sandbox [options] -- CMD [ARGS...])")
-    mode, warning = resolve_mode(args.mode, network=not args.no_network)
+    cwd = Path.cwd()
+    repo = args.repo or repository(cwd)
+    mode, network, writable = args.mode or "auto", not args.no_network, [Path(p) for p in args.writable]
+    own: tuple[Path, ...] = ()
+    if args.loop:
+        if command[:2] == ["dun", "sandbox"] or (Path(command[0]).name == "dun" and command[1:2] == ["sandbox"]):
+            return command  # already wrapped by the user (the old advice): a sandbox does not nest in another
+        mode, network, writable, command, own = _as_the_loop(repo, args.mode, command, writable)
+    mode, warning = resolve_mode(mode, network=network)
     if warning:
         print(f"dun {warning}", file=err)
     if mode == "off":
         return command
-    cwd = Path.cwd()
-    spec = SandboxSpec(repo=args.repo or repository(cwd), writable=tuple(Path(p) for p in args.writable),
-                       network=not args.no_network, cwd=cwd)
+    spec = SandboxSpec(repo=repo, writable=tuple(writable), network=network, cwd=cwd, judge_writable=own)
     return wrap(command, spec)
+
+
+def _as_the_loop(repo: Path, mode: str | None, command: list[str],
+                 writable: list[Path]) -> tuple[str, bool, list[Path], list[str], tuple[Path, ...]]:
+    """What `dun loop` would use for this repository: (mode, network, writable paths, the command with the guard
+    wired into claude, the agent's own directory under .dun/cache/)."""
+    import shlex
+    import sys
+
+    from dun.agents.base import AgentRequest
+    from dun.agents.claude import guard_settings
+    from dun.engine.session import open_session
+    from dun.store.store import Store
+
+    session = open_session(repo)
+    store = Store(repo)
+    name = Path(command[0]).name
+    if name == "claude" and session.config.get("guard.enabled") and "--settings" not in command:
+        guard = f"{shlex.quote(sys.executable)} -m dun guard"
+        req = AgentRequest("", store.cache_dir / "shell.prompt.md", {}, None, repo, guard, store.cache_dir)
+        settings = guard_settings(req)
+        if settings is not None:
+            command = [*command, "--settings", str(settings)]
+    own = store.cache_dir / name
+    own.mkdir(parents=True, exist_ok=True)
+    return (mode or session.config.get("loop.sandbox"), bool(session.config.get("sandbox.network")),
+            [*writable, *(Path(p) for p in session.config.get("sandbox.writable"))], command, (own,))
 
 
 def main(argv: list[str] | None = None, err: IO[str] | None = None) -> int:
