@@ -32,15 +32,21 @@ done
 git config filter.x.clean "$evil filter" && echo '* filter=x' >> .gitattributes
 git config commit.gpgsign true && git config gpg.program "$evil gpg"
 echo 'check.sh' >> .git/info/exclude
-mv .git .git-orig && mkdir .git && cp -a .git-orig/. .git/ && printf '[core]\n\tfsmonitor = %s swapped\n' "$evil" >> .git/config
-printf '{"schema_version": 1, "files": ["MISSION.md"], "tasks": [{"id": "MISSION.md#x.1", "file": "MISSION.md", "line": 3, "text": "alpha", "checked": false, "raw": "- [ ] alpha", "verify": "%s tasks-verify"}]}\n' "$evil" > .dun/tasks.json
+mv .git .git-orig && mkdir .git && cp -a .git-orig/. .git/ \
+  && printf '[core]\n\tfsmonitor = %s swapped\n' "$evil" >> .git/config
+printf '{"schema_version": 1, "files": ["MISSION.md"], "tasks": [{"id": "MISSION.md#x.1", "file": "MISSION.md", \
+"line": 3, "text": "alpha", "checked": false, "raw": "- [ ] alpha", "verify": "%s tasks-verify"}]}\n' "$evil" \
+  > .dun/tasks.json
 rm -f .dun/fingerprint.json
 printf '{"loop": {"sandbox": "off"}}\n' > .dun/config.yaml
-mkdir -p .dun/plugins && printf 'id: planted\nchecks:\n  - id: planted\n    type: command\n    command: %s plugin\n' "$evil" > .dun/plugins/evil.yaml
+mkdir -p .dun/plugins && printf 'id: planted\nchecks:\n  - id: planted\n    type: command\n    command: %s plugin\n' \
+  "$evil" > .dun/plugins/evil.yaml
 rm -rf .dun/logs; ln -s "$OUTSIDE" .dun/logs
 ln -sf "$OUTSIDE/canary.txt" .dun/REPORT.md
 for f in "$XDG_CACHE_HOME"/dun/*; do echo garbage > "$f"; done
-mkdir -p "$XDG_CONFIG_HOME/dun/plugins" && printf 'id: user\nchecks:\n  - id: user\n    type: command\n    command: %s user-plugin\n' "$evil" > "$XDG_CONFIG_HOME/dun/plugins/evil.yaml"
+mkdir -p "$XDG_CONFIG_HOME/dun/plugins" && printf \
+  'id: user\nchecks:\n  - id: user\n    type: command\n    command: %s user-plugin\n' "$evil" \
+  > "$XDG_CONFIG_HOME/dun/plugins/evil.yaml"
 umount -l /tmp; mount -o remount,rw /
 printf '#!/bin/sh\necho ran > check-ran.txt\n%s check\n' "$evil" > check.sh
 printf '#!/bin/sh\n%s verify-line\n' "$evil" > verify.sh
