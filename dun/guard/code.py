@@ -31,6 +31,7 @@ class CodeFacts:
     deletes: list[tuple[str, bool]] = field(default_factory=list)  # (path text, recursive)
     writes: list[str] = field(default_factory=list)
     unseen: bool = False  # it evaluates code it decodes or reads at run time, or pipes its output into a shell
+    chdir: str | None = None  # the directory it changes into, which its relative paths and commands start from
 
 
 @dataclass
@@ -62,6 +63,7 @@ def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
     if any(api.DECODERS.search(region) for region in calls):
         out.unseen = True  # os.system(b64decode(...).decode())
     out.deletes = _deletes(prog) + more.callback_deletes(skeleton, prog.values)
+    out.chdir = more.chdir_target(skeleton, prog.values)
     out.writes = _writes(prog, lang)
     out.unseen = out.unseen or any(shlex_words(c)[:1] and shlex_words(c)[0].rsplit("/", 1)[-1] in _SHELL_NAMES
                                    and len(shlex_words(c)) == 1 for c in out.commands)

@@ -98,7 +98,8 @@ def without_local_scripts(code: str) -> str:
 
 def normalize_imports(code: str) -> str:
     """__import__('os').system(...) is os.system(...)."""
-    return re.sub(r"__import__\(\s*(['\"])(\w+)\1\s*\)", r"\2", code)
+    code = re.sub(r"__import__\(\s*(['\"])(\w+)\1\s*\)", r"\2", code)
+    return re.sub(r"\bgetattr\(\s*([\w.]+)\s*,\s*(['\"])(\w+)\2\s*\)", r"\1.\3", code)  # getattr(os, 'system')
 
 
 def callback_deletes(skeleton: str, values: list[str]) -> list[tuple[str, bool]]:
@@ -118,6 +119,12 @@ def iterated(skeleton: str, index: int) -> bool:
     lit = f"\x00{index}\x00"
     return bool(re.search(rf"(?:listdir|scandir|walk|iterdir|readdirSync|readdir|glob|rglob|entries|children)\s*\(\s*"
                           rf"{re.escape(lit)}|{re.escape(lit)}\s*\)?\s*\.\s*(?:iterdir|rglob|glob)\s*\(", skeleton))
+
+
+def chdir_target(skeleton: str, values: list[str]) -> str | None:
+    """The directory code changes into first (os.chdir(...), process.chdir(...), Dir.chdir(...), chdir(...))."""
+    m = re.search(rf"\bchdir\s*\(?\s*{_L}", skeleton)
+    return values[int(m.group(1))] if m else None
 
 
 def strip_local_scripts(skeleton: str, values: list[str]) -> str:

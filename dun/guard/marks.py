@@ -65,16 +65,27 @@ def code_kills_by_name(code: str) -> bool:
     return bool(_FINDS_BY_NAME.search(code)) and bool(_KILLS.search(code))
 
 
+def xargs_pid_file(argv: list[Val], ctx: Ctx, seen: Seen) -> bool:
+    """xargs -a FILE, where FILE holds process IDs found by name earlier in the line."""
+    if not argv or posixpath.basename(argv[0].text) != "xargs":
+        return False
+    files = parse(argv[1:], Spec("aEdILnPs", frozenset({"--arg-file"}), stop=True)).value("-a", "--arg-file")
+    return any(normalize(f.text, ctx.cwd) in seen.pid_files for f in files)
+
+
 def detached_loop(src: str) -> bool:
     return bool(_LOOP.search(src)) and bool(_DETACH.search(src))
 
 
 def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: str | None, ctx: Ctx,
-                 env: Env) -> tuple[bool, str | None]:
-    """(whether process IDs found by name flow out of this stage, the secret that flows out of it)."""
+                 env: Env, raw: list[str] | None = None) -> tuple[bool, str | None]:
+    """(whether process IDs found by name flow out of this stage, the secret that flows out of it). `raw`: the
+    words as written (`echo "$AWS_SECRET_ACCESS_KEY"` prints a secret whatever the hook's environment holds)."""
     pids = prog in PID_FINDERS or bool(feed and feed.pids and prog != "kill")
     if printed := secrets.printed_secret(prog, args):
         return pids, printed
+    if prog in ("echo", "printf", "printenv") and (var := secrets.secret_var_in(raw or [a.text for a in args])):
+        return pids, var
     if prog in secrets.SENDERS:
         return pids, None
     operands = [a for a in args if not a.text.startswith("-")]

@@ -131,7 +131,7 @@ SPECS: dict[str, Spec] = {
     "git restore": Spec("s", _long("--source")),
     "git clean": Spec("e", _long("--exclude")),
     "git clone": Spec("boujc", _long("--branch", "--origin", "--upload-pack", "--reference", "--depth", "--config",
-                                     "--template", "--separate-git-dir", "--filter")),
+                                     "--separate-git-dir", "--filter")),
     "git worktree": Spec("bB", _long("--reason")),
     "git config": Spec("f", _long("--file", "--blob", "--type", "--default", "--comment", "--value")),
     "git commit": Spec("mFcCt", _long("--message", "--file", "--author", "--date", "--template", "--fixup")),

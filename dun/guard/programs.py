@@ -47,6 +47,18 @@ _GIT_COMMAND_KEYS = re.compile(r"(?i)^(core\.(sshcommand|pager|editor|fsmonitor|
                                r"credential\.helper|uploadpack\.packobjectshook|alias\..+)$")
 
 
+def git_env_config(argv: list[Val], assignments: list[str]) -> list[Val]:
+    """git's argv with the config its environment sets (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS) given
+    as `-c key=value`, as git reads it."""
+    if not argv or posixpath.basename(argv[0].text) != "git" or not assignments:
+        return argv
+    env = dict(a.partition("=")[::2] for a in assignments)
+    env = {k: v.strip("'\"") if not k.startswith("GIT_CONFIG_PARAMETERS") else v for k, v in env.items()}
+    pairs = [f"{env[k]}={env.get('GIT_CONFIG_VALUE_' + k[15:], '')}" for k in env if k.startswith("GIT_CONFIG_KEY_")]
+    pairs += [f"{k}={v}" for k, v in re.findall(r"'([^']+)'(?:='([^']*)')?", env.get("GIT_CONFIG_PARAMETERS", ""))]
+    return [argv[0], *(w for p in pairs for w in (Val("-c"), Val(p))), *argv[1:]]
+
+
 def kill_all(prog: str, args: list[Val]) -> bool:
     """kill -1, kill 1, killall -u USER, pkill -u USER or a pattern matching everything."""
     words = [a.text for a in args]

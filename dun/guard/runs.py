@@ -112,6 +112,9 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
             facts.signals.add("unseen-code")
         return
     found = interp_code.scan(text, kind, [p.text for p in params or []])
+    if found.chdir is not None:  # os.chdir(os.path.expanduser('~')); os.system('rm -rf projects')
+        ctx = ctx.child(deeper=False)
+        ctx.cwd = classify(path_val(found.chdir, ctx, w.env), ctx, w.env)[0] if ctx.cwd else None
     if code_kills_by_name(text):
         facts.signals.add("kill-by-name")
     if code_exfiltration(text):

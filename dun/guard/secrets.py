@@ -46,13 +46,13 @@ SECRET_VAR = re.compile(r"\$\{?([A-Za-z_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?K
 _HEADER_OPTIONS = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer", "--proxy-user", "-A", "--user-agent",
                              "--auth", "-a"})
 ENV_DUMPS = frozenset({"env", "printenv", "export", "set", "declare", "typeset", "compgen"})
-SENDERS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat", "telnet", "ssh",
-                     "scp", "sftp", "rsync", "rclone", "aws", "gsutil", "az", "gh", "mail", "mailx", "mutt",
+SENDERS = frozenset({"tftp", "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat", "telnet",
+                     "ssh", "scp", "sftp", "rsync", "rclone", "aws", "gsutil", "az", "gh", "mail", "mailx", "mutt",
                      "sendmail", "msmtp", "kubectl", "dig", "nslookup", "host", "ping", "traceroute", "openssl",
                      "ftp", "lftp", "smbclient", "git"})
-_STDIN_SENDERS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat", "telnet",
-                            "ssh", "mail", "mailx", "mutt", "sendmail", "msmtp", "openssl", "ftp", "lftp", "sftp",
-                            "smbclient"})
+_STDIN_SENDERS = frozenset({"tftp", "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat",
+                            "telnet", "ssh", "mail", "mailx", "mutt", "sendmail", "msmtp", "openssl", "ftp", "lftp",
+                            "sftp", "smbclient"})
 _COPIES = frozenset({"cp", "install", "rsync"})
 _CURL = Spec("dFTHuAe", frozenset({"--data", "--data-binary", "--data-raw", "--data-urlencode", "--form", "--json",
                                    "--upload-file", "--form-string", "--header", "--url", "--user", "--user-agent"}))
@@ -153,6 +153,8 @@ def sent_files(prog: str, args: list[Val]) -> list[Val]:
         operands = parse(args, _COPY_SPECS[prog]).operands
         if len(operands) >= 2 and re.match(r"^[\w.@-]+:", operands[-1].text):
             out += operands[:-1]
+    elif prog in ("tftp", "ftp", "lftp"):  # tftp HOST -c put FILE
+        out += [args[i + 1] for i, w in enumerate(words[:-1]) if w in ("put", "mput", "send")]
     elif prog == "socat":  # socat FILE:/path TCP:host:port
         out += [Val(re.split(r"[,]", w.split(":", 1)[1])[0]) for w in words
                 if re.match(r"(?i)^(?:FILE|OPEN|GOPEN|READ)?:?/|^(?i:FILE|OPEN|GOPEN):", w) and ":" in w]
@@ -166,6 +168,15 @@ def sent_files(prog: str, args: list[Val]) -> list[Val]:
     out += [args[i + 1] for i, w in enumerate(words[:-1]) if w in ("-f", "--file", "-a", "--attach")
             and prog in ("az", "mail", "mailx", "mutt")]
     return out
+
+
+def secret_var_in(words: list[str]) -> str | None:
+    """A secret variable among the words (printenv GITHUB_TOKEN, echo "$AWS_SECRET_ACCESS_KEY")."""
+    for word in words:
+        m = SECRET_VAR.search(word) or re.fullmatch(SECRET_VAR.pattern.replace(r"\$\{?", ""), word)
+        if m:
+            return f"${m.group(1)}"
+    return None
 
 
 def leaked_var(raw_words: list[str]) -> str | None:
@@ -200,7 +211,7 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
     for v in sent_files(prog, args):
         if name := val_secret(v, ctx, env) or secret_files.get(classify(v, ctx, env)[0]):
             return name
-    if stdin_secret and prog in _STDIN_SENDERS:
+    if stdin_secret and (prog in _STDIN_SENDERS or (prog == "gh" and "gist" in {a.text for a in args})):
         return stdin_secret
     if stdin_text and prog in ("sftp", "ftp", "lftp", "smbclient") and (name := text_secret(stdin_text, ctx, env)):
         return name
@@ -218,7 +229,7 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
 
 
 _NET_API = re.compile(r"requests\.\w+\s*\(|urlopen|urllib|http\.client|httpx|aiohttp|\bfetch\s*\(|axios"
-                      r"|require\(\s*['\"]https?['\"]\s*\)|\bhttps?\.request"
+                      r"|require\(\s*['\"](?:https?|net|dgram|tls)['\"]\s*\)|\bhttps?\.request|TCPSocket|UDPSocket"
                       r"|https?\.request|Net::HTTP|LWP|HTTP::Tiny|curl_exec|socket\.|\bsmtplib|WebSocket|RestClient")
 _CODE_SECRET = re.compile(r"AWS_SECRET_ACCESS_KEY"
                           r"|\.ssh/|\.aws/|\.netrc|\.git-credentials|\.docker/config|\.kube/config|\.npmrc|\.pypirc"

@@ -119,7 +119,8 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         return o.operands
     if prog == "env":
         o = parse(rest, _ENV)
-        u.nested += [(s.text, u.remote) for s in o.value("-S", "--split-string")]
+        split = o.value("-S", "--split-string")
+        u.nested += [(" ".join(_plain(w) for w in _split(s.text)), u.remote) for s in split]
         ops = o.operands
         while ops and _ASSIGNMENT.match(ops[0].text):
             name, _, value = ops[0].text.partition("=")
@@ -229,6 +230,19 @@ def _package_bin(operands: list[Val]) -> list[Val]:
     name = re.sub(r"(?<=.)@[^/@]*$", "", operands[0].text)
     command = _PACKAGE_BINS.get(name) or re.sub(r"-cli$", "", name.rsplit("/", 1)[-1])
     return [Val(command), *operands[1:]]
+
+
+def _split(text: str) -> list[str]:
+    """env -S's own splitting: words, with quotes, not shell syntax."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _plain(word: str) -> str:
+    """A word env -S made, as a shell word: quoted only where the shell would read it otherwise (`print(2)`)."""
+    return word if re.fullmatch(r"[\w@%+=:,./~${}-]+", word) else shlex.quote(word)
 
 
 def _xargs(rest: list[Val], stdin_paths: list[Val] | None) -> list[Val]:

@@ -163,6 +163,7 @@ class Walker(Names):
                 if val.text.startswith("<(") and val.subs:  # cmd < <(echo ...)
                     sub = self.output_of(val.subs[-1], ctx)
                     herein, in_dl = sub.text if sub.text is not None else herein, in_dl or sub.dl
+                    self.in_secret, self.in_pids = self.in_secret or sub.secret, self.in_pids or sub.pids
                 elif ctx.written.get(path) is not None:  # a file written earlier in the line
                     herein = ctx.written[path]
             elif r.op in _OUTPUT_OPS or (r.op == ">&" and not re.fullmatch(r"[0-9]+-?|-", val.text)):
@@ -182,7 +183,8 @@ class Walker(Names):
             n += 1
         vals = [self.word(w, ctx, seen) for w in cmd.words[:n]] + self.words(cmd.words[n:], ctx, seen)
         effects, herein, in_dl, redirs, stdout = self.redirects(cmd.redirects, ctx, seen)
-        in_secret, in_pids, self.raw = self.in_secret, self.in_pids, [w.raw for w in cmd.words[n:]]
+        raw = [w.raw for w in cmd.words[n:]]
+        in_secret, in_pids, self.raw = self.in_secret, self.in_pids, raw
         for word, val in zip(cmd.words[:n], vals[:n], strict=True):  # GIT_PAGER='...' git -p log
             m = _assignment(word)
             if m is not None and m.group(1) in programs.COMMAND_VARS and n < len(vals):
@@ -196,11 +198,12 @@ class Walker(Names):
         if in_secret or in_pids:
             feed = Stream(herein, None, in_dl, pids=in_pids, secret=in_secret)
         argv = [field for val in vals[n:] for field in val.words()]
+        argv = programs.git_env_config(argv, [w.raw for w in cmd.words[:n]])  # GIT_CONFIG_KEY_0=... git ...
         facts = self.command(argv, ctx, feed, seen, effects, redirs)
         out = self.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
-            out.pids, out.secret = marks.stream_marks(prog, argv[1:], feed, in_secret, ctx, self.env)
+            out.pids, out.secret = marks.stream_marks(prog, argv[1:], feed, in_secret, ctx, self.env, raw)
             self.marks.remember(facts, stdout, out)
         for e in facts.effects if facts is not None else effects:
             if e.op == "write":
@@ -249,6 +252,8 @@ class Walker(Names):
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
             seen |= self.run(code, ctx.child(remote=remote))
+        if marks.xargs_pid_file(argv, ctx, self.marks):  # xargs -a /tmp/pids kill
+            feed = Stream(pids=True)
         if u.argv and self.calls < MAX_CALLS and self.expand_name(u.argv, where, feed, seen):
             if effects:
                 self.facts.append(Facts(unit=redirs, effects=effects))
