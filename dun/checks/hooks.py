@@ -63,7 +63,7 @@ def configured(root: Path, tool: str) -> tuple[str, list[str]] | None:
 
 def hooks_dir(root: Path) -> Path | None:
     """Where git looks for hooks in this clone (`core.hooksPath` or `.git/hooks`, worktrees included)."""
-    proc = git(root, "rev-parse", "--git-path", "hooks", check=False)
+    proc = git(root, "rev-parse", "--git-path", "hooks", check=False, neutral=False)  # the user's hooksPath
     if proc.returncode != 0:
         return None
     return root / proc.stdout.decode("utf-8", "surrogateescape").strip()

@@ -39,11 +39,14 @@ class GitError(DunError, subprocess.CalledProcessError):
         return self.message
 
 
-def git(root: Path, *args: str, check: bool = True,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
+        neutral: bool = True) -> subprocess.CompletedProcess[bytes]:
     """Run git in `root` with a stable, non-interactive environment (plus `env`, e.g. GIT_INDEX_FILE) in which git
-    runs no program the repository names (dun/core/gitsafe.py). With `check`, a failure raises GitError."""
-    env = neutral_env(str(root), {**os.environ, **GIT_ENV, **(env or {})})
+    runs no program the repository names (dun/core/gitsafe.py). `neutral=False` only for a question about the
+    user's own settings that runs nothing (`rev-parse --git-path hooks`). With `check`, a failure raises GitError."""
+    env = {**os.environ, **GIT_ENV, **(env or {})}
+    if neutral:
+        env = neutral_env(str(root), env)
     proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, stdin=subprocess.DEVNULL)
     if check and proc.returncode != 0:
         raise GitError(root, proc)

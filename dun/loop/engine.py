@@ -310,6 +310,7 @@ class Engine:
                              "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,
                              "prompt_file": prompt_file.name, "out_file": f"iteration-{n}.out",
                              "err_file": f"iteration-{n}.err", "sandbox": self.sandbox,
+                             **({"protection": self.protection.weaker} if self.protection.weaker else {}),
                              "checks_before": {"actionable": len(actionable), "ids": actionable}}
         store.write_log(log)
         # the token every process of the agent will carry, saved before the agent starts

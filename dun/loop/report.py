@@ -70,6 +70,17 @@ def _cell(value: Any) -> str:
     return str(value if value is not None else "-").replace("|", "\\|").replace("\n", " ")[:80]
 
 
+def protection_line(logs: list[IterationLog]) -> str:
+    """How the run's agent and checks were confined; a run with any unconfined iteration says so and why."""
+    weaker = next((log for log in logs if log.get("sandbox") == "off"), None)
+    if weaker is not None:
+        why = weaker.get("protection") or "the agent and the checks ran unconfined"
+        return f"- protection: **no sandbox** ({why})"
+    if logs:
+        return "- protection: bubblewrap sandbox (the agent and the checks that judged it were confined)"
+    return "- protection: -"
+
+
 def write_report(store: Store, state: LoopState, cfg: dict[str, Any]) -> Path:
     logs = store.iteration_logs()
     run_logs = [log for log in logs if log.get("run_id") in (None, state.get("run_id"))]
@@ -86,6 +97,7 @@ def write_report(store: Store, state: LoopState, cfg: dict[str, Any]) -> Path:
         f"- started: {state.get('started_at')}, ended: {state.get('ended_at')}",
         f"- iterations: {state.get('iteration')} ({len(run_logs)} logged), failed calls: {state.get('errors_total')}",
         f"- cost: ${state.get('cost_usd_total', 0):.4f}" + (f" of ${cap:g} budget" if cap > 0 else " (no budget cap)"),
+        protection_line(run_logs),
         f"- circuit: {state['circuit']['state']}" + (f" ({state['circuit']['reason']})"
                                                      if state["circuit"].get("reason") else ""),
         f"- checks actionable before: {len(before) if before is not None else '-'}"

@@ -169,7 +169,8 @@ class IterationLog(TypedDict, total=False):
     ended_at: str
     agent: str
     argv: list[str]
-    sandbox: str  # bubblewrap | off: how the agent was confined
+    sandbox: str  # bubblewrap | off: how the agent and the checks that judged it were confined
+    protection: str  # when weaker than asked for or than the default: why (sandbox off by config, bwrap missing)
     confirmation: bool
     prompt_file: str
     out_file: str
