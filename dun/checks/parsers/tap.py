@@ -105,11 +105,11 @@ class TapParser(LineParser):
 
     def _item(self, name: str, diag: dict[str, Any]) -> Item:
         message = str(diag.get("error") or diag.get("message") or "").strip()
-        if diag.get("operator") and str(diag["operator"]) not in message:
-            message = f"{message}\noperator: {diag['operator']}".strip()
         for key in ("expected", "actual"):
             if key in diag and _plain(diag[key]) not in message:
                 message += f"\n{key}: {_plain(diag[key])}"
+        if diag.get("operator") and str(diag["operator"]) not in message:
+            message = f"{message}\noperator: {diag['operator']}"
         details = diag.get("details") or diag.get("values")
         if isinstance(details, dict):
             message += "".join(f"\n{label} {_plain(value)}" for label, value in details.items())
