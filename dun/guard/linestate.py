@@ -1,12 +1,19 @@
 """What a command leaves for the commands after it in the same line, beyond variables: the positional parameters
-(`set -- a b c`) and the symlinks it makes (`ln -s TARGET NAME`), which later paths are resolved through."""
+(`set -- a b c`), the symlinks it makes (`ln -s TARGET NAME`), which later paths are resolved through, and what it
+prints for the next stage of a pipe."""
 
 from __future__ import annotations
 
+import re
+
+from dun.guard.effects import child, find_parts
 from dun.guard.expand import Ctx, Val
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
+from dun.guard.runs import Stream
+from dun.guard.textops import echo, printf
 
+_PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
 _LN = Spec("tS", frozenset({"--target-directory", "--suffix"}))
 
 
@@ -46,3 +53,25 @@ def symlink(args: list[Val], ctx: Ctx) -> None:
             continue
         base = link.rsplit("/", 1)[0] or "/"
         ctx.links[link] = normalize(target.text, base) if target.known and target.glob_at is None else None
+
+
+def stream_out(prog: str, args: list[Val], feed: Stream | None) -> Stream:
+    """What a command prints, as far as it is known (echo/printf text, find/ls names, filters passing through)."""
+    if prog == "echo":
+        words = args
+        while words and re.fullmatch(r"-[neE]+", words[0].text):
+            words = words[1:]
+        return Stream(echo([v.text for v in args]), words)
+    if prog == "printf" and args:
+        rest = args[1:]
+        return Stream(printf(args[0].text, [v.text for v in rest]), rest or None)
+    if prog == "find":
+        return Stream(None, find_parts(args)[0])
+    if prog == "ls":
+        names = [a for a in args if not a.text.startswith("-")]
+        return Stream(None, [child(a) for a in names] or None)
+    if prog in _PASS_PATHS and feed is not None:
+        files = [a for a in args if not a.text.startswith("-")]
+        text = feed.text if prog == "tee" or (prog == "cat" and not files) else None
+        return Stream(text, feed.paths, feed.dl)
+    return Stream()

@@ -6,34 +6,30 @@ here-documents fed to shells and wrapper commands, and turn every simple command
 from __future__ import annotations
 
 import re
-import shlex
 
 from dun.guard import linestate, marks, programs, secrets
 from dun.guard.braces import brace_expand
-from dun.guard.effects import DOWNLOADERS, Effect, Facts, child, file_effects, find_parts, program_name, queries
+from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name, queries
 from dun.guard.expand import Ctx, Env, Val, expand
-from dun.guard.lexer import LIT, ShellError, Word, expand_body, tokenize
+from dun.guard.lexer import LIT, ShellError, Word, expand_body
 from dun.guard.names import MAX_CALLS, Names
 from dun.guard.options import sliced
-from dun.guard.paths import classify, normalize
+from dun.guard.paths import classify
 from dun.guard.runs import Stream, run_code
 from dun.guard.shell import Group, Pipeline, Redirect, Simple
 from dun.guard.shell import parse as parse_shell
+from dun.guard.shellstate import ASSIGN, ShellState
 from dun.guard.subcommands import command_opts
-from dun.guard.textops import echo, printf
 from dun.guard.unwrap import unwrap
 
 MAX_DEPTH = 12
 MAX_UNROLLED = 64  # loop bodies analysed once per value while nested loops multiply to at most this
 MAX_COMMANDS = 5000  # simple commands analysed per decision (loops are unrolled, substitutions re-analysed)
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _STDOUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
-_PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
-_DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 
 
-class Walker(Names):
+class Walker(ShellState, Names):
     def __init__(self, env: Env) -> None:
         self.env = env
         self.facts: list[Facts] = []
@@ -200,7 +196,7 @@ class Walker(Names):
         argv = [field for val in vals[n:] for field in val.words()]
         argv = programs.git_env_config(argv, [w.raw for w in cmd.words[:n]])  # GIT_CONFIG_KEY_0=... git ...
         facts = self.command(argv, ctx, feed, seen, effects, redirs)
-        out = self.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
+        out = linestate.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
             out.pids, out.secret = marks.stream_marks(prog, argv[1:], feed, in_secret, ctx, self.env, raw)
@@ -211,38 +207,6 @@ class Walker(Names):
         for path in stdout:
             ctx.written[path] = out.text
         return out, facts.unit if facts is not None else redirs, facts
-
-    def assign(self, ctx: Ctx, name: str, val: Val, word: Word, seen: set[str]) -> None:
-        raw = word.raw[word.raw.index("=") + 1:]
-        if raw.startswith("(") and raw.endswith(")"):  # a=(x y z): an array
-            items = self.array_items(raw[1:-1], ctx, seen)
-            ctx.arrays[name] = items
-            ctx.vars[name] = items[0] if items else ("" if items is not None else None)
-            return
-        ctx.vars[name] = val.text if val.known else None
-        if name in programs.COMMAND_VARS:
-            self.command_var(name, val, ctx, seen)
-        if any(marks.finds_pids(body, self.marks, ctx.cwd) for body in val.subs):
-            self.marks.pid_vars.add(name)
-        if any(secrets.text_secret(body, ctx, self.env) for body in val.subs):
-            self.marks.secret_vars.add(name)
-        if val.dl:
-            ctx.tainted.add(name)
-        if not val.known and val.unknown_kind == "cmd":
-            ctx.generated.add(name)
-
-    def command_var(self, name: str, val: Val, ctx: Ctx, seen: set[str]) -> None:
-        """A variable git, man, less or bash runs as a command (GIT_PAGER, GIT_SSH_COMMAND, EDITOR), or a file bash
-        sources (BASH_ENV, ENV)."""
-        try:
-            seen |= self.run(f". {shlex.quote(val.text)}" if name in ("BASH_ENV", "ENV") else val.text, ctx.child())
-        except ShellError:
-            self.facts.append(Facts(unit=val.text, signals={"unseen-code"}))
-
-    def array_items(self, text: str, ctx: Ctx, seen: set[str]) -> list[str] | None:
-        words = [t.word for t in tokenize(text) if t.kind == "word" and t.word is not None]
-        vals = [f for v in self.words(words, ctx, seen) for f in v.words()]
-        return [v.text for v in vals] if all(v.known for v in vals) else None
 
     def command(self, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str], effects: list[Effect],
                 redirs: str) -> Facts | None:
@@ -302,59 +266,6 @@ class Walker(Names):
             self.git_set(values)
         return facts
 
-    def builtin(self, prog: str, args: list[Val], ctx: Ctx, seen: set[str]) -> None:
-        if prog in ("cd", "pushd"):
-            targets = [a for a in args if not a.text.startswith("-") or a.text == "-"]
-            ctx.vars["OLDPWD"] = ctx.cwd
-            if not targets:
-                ctx.cwd = self.env.home if prog == "cd" else None
-            elif targets[0].known and targets[0].glob_at is None and targets[0].text != "-":
-                ctx.cwd = normalize(targets[0].text, ctx.cwd)
-            else:
-                ctx.cwd = None
-        elif prog == "popd":
-            ctx.cwd = None
-        elif prog in _DECLARE:
-            for a in args:
-                if m := _ASSIGN.match(a.text):
-                    self.assign(ctx, m.group(1), sliced(a, m.end()), Word([], a.text), seen)
-        elif prog in ("unset", "read", "mapfile", "readarray"):
-            for a in args:
-                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", a.text):
-                    ctx.vars[a.text] = None
-                    ctx.arrays.pop(a.text, None)
-        elif prog == "set":
-            linestate.positional(args, ctx)
-        elif prog == "alias":
-            for a in args:
-                _, eq, body = a.text.partition("=")
-                if eq and body:
-                    seen |= self.run(body, ctx.child())
-        elif prog == "trap" and args and not args[0].text.startswith("-") and len(args) > 1:
-            seen |= self.run(args[0].text, ctx.child())
-        elif prog == "ln":
-            linestate.symlink(args, ctx)
-
-    def stream_out(self, prog: str, args: list[Val], feed: Stream | None) -> Stream:
-        if prog == "echo":
-            words = args
-            while words and re.fullmatch(r"-[neE]+", words[0].text):
-                words = words[1:]
-            return Stream(echo([v.text for v in args]), words)
-        if prog == "printf" and args:
-            rest = args[1:]
-            return Stream(printf(args[0].text, [v.text for v in rest]), rest or None)
-        if prog == "find":
-            return Stream(None, find_parts(args)[0])
-        if prog == "ls":
-            names = [a for a in args if not a.text.startswith("-")]
-            return Stream(None, [child(a) for a in names] or None)
-        if prog in _PASS_PATHS and feed is not None:
-            files = [a for a in args if not a.text.startswith("-")]
-            text = feed.text if prog == "tee" or (prog == "cat" and not files) else None
-            return Stream(text, feed.paths, feed.dl)
-        return Stream()
-
 
 def _read_vars(body: list[Pipeline]) -> list[str]:
     """The variables `read` sets in a loop body (`pgrep x | while read p; do kill $p; done`)."""
@@ -376,4 +287,4 @@ def _self_calls(body: list[Pipeline], name: str) -> int:
 
 def _assignment(word: Word) -> re.Match[str] | None:
     first = word.parts[0] if word.parts else None
-    return _ASSIGN.match(first.text) if first is not None and first.kind == LIT else None
+    return ASSIGN.match(first.text) if first is not None and first.kind == LIT else None
