@@ -192,6 +192,28 @@ Bail out! database down
     assert parsed.summary == "2 failed, 1 passed, 2 skipped"
 
 
+def test_tap_node_file_that_does_not_load_is_an_item_at_its_syntax_error(tmp_path: Path) -> None:
+    tap = f"""TAP version 13
+# {tmp_path}/test/broken.test.js:3
+#   const a = ;
+#             ^
+# SyntaxError: Unexpected token ';'
+#     at wrapSafe (node:internal/modules/cjs/loader:1464:18)
+# Node.js v20.20.2
+# Subtest: {tmp_path}/test/broken.test.js
+not ok 1 - {tmp_path}/test/broken.test.js
+  ---
+  location: '{tmp_path}/test/broken.test.js:1:1'
+  failureType: 'testCodeFailure'
+  error: 'test failed'
+  ...
+1..1
+"""
+    [item] = parse(tmp_path, "tap", tap).items
+    assert (item.file, item.line) == ("test/broken.test.js", 3)
+    assert item.text == "test/broken.test.js: SyntaxError: Unexpected token ';'"
+
+
 def test_tap_run_that_stops_before_its_plan_is_an_item_at_the_thrown_error(tmp_path: Path) -> None:
     tap = f"""TAP version 13
 # throws

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded
+from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
 from dun.checks.parsers.frames import first_project_frame
 from dun.engine.model import Item
 
@@ -38,6 +38,8 @@ class TapParser(LineParser):
         self.plan: int | None = None
         self.top_level = 0  # top-level tests seen (against the plan)
         self.after: list[str] = []  # lines that are not TAP after the last test: a crash
+        self.subtests = False  # TAP 14 subtests (node): comments are diagnostics, not tape's test names
+        self.comments: list[str] = []  # the comments since the last test line: what a file that did not load printed
 
     def feed(self, line: str) -> None:
         if self.block is not None:
@@ -58,11 +60,14 @@ class TapParser(LineParser):
         if subtest:
             indent = len(subtest["indent"])
             self.open = [o for o in self.open if o[0] < indent] + [(indent, subtest["name"].strip(), [False])]
+            self.subtests = True
             return
         test = _TEST.match(line)
         if test:
             self.after = []
             self._test(len(test["indent"]), test["ok"] == "ok", test["desc"].strip())
+            if self.pending is None:
+                self.comments = []
             return
         tally = _TALLY.match(line)
         if tally and tally["value"]:
@@ -71,6 +76,8 @@ class TapParser(LineParser):
         comment = _COMMENT.match(line)
         if comment and not line.startswith("# Subtest"):
             self.group = comment["text"].strip()
+            if len(self.comments) < MAX_BLOCK_LINES:
+                self.comments.append(comment["text"])
             return
         plan = _PLAN.match(line)
         if plan and not line.startswith(" "):
@@ -94,19 +101,28 @@ class TapParser(LineParser):
         for parent in parents:
             parent[2][0] = True
         self.counts["fail"] += 1
-        names = [p[1] for p in parents] or ([self.group] if self.group and self.group != desc else [])
-        self.pending = (indent, " > ".join([*names, desc]) or "test", [])
+        tape = not self.subtests and self.group and self.group != desc
+        names = [p[1] for p in parents] or ([self.group] if tape else [])
+        shown = repo_path(desc, self.ctx) if desc.startswith("/") else desc  # node names a file that failed so
+        self.pending = (indent, " > ".join([*names, shown or desc]) or "test", list(self.comments))
 
     def _close_failure(self) -> None:
         assert self.pending is not None
-        _, name, _ = self.pending
+        _, name, comments = self.pending
         block, self.block, self.pending = self.block or [], None, None
-        self.items.append(self._item(name, _yaml(block)))
+        self.comments = []
+        self.items.append(self._item(name, _yaml(block), comments))
 
-    def _item(self, name: str, diag: dict[str, Any]) -> Item:
+    def _item(self, name: str, diag: dict[str, Any], comments: list[str]) -> Item:
         message = str(diag.get("error") or diag.get("message") or "").strip()
-        for key in ("expected", "actual"):
-            if key in diag and _plain(diag[key]) not in message:
+        error = next((c.strip() for c in comments if re.match(r"^\s*\w*(Error|Exception)\b.*:", c)), None)
+        if error is not None and message in ("", "test failed"):  # a file that did not load: what it printed
+            frame = first_project_frame(comments, self.ctx)
+            return Item(text=bounded(f"{name}: {error}"), file=frame[0] if frame else None,
+                        line=frame[1] if frame else None)
+        for key in ("expected", "actual"):  # a structure's diff is in the message already when there is one
+            if key in diag and _plain(diag[key]) not in message and (not message or not isinstance(diag[key],
+                                                                                                 dict | list)):
                 message += f"\n{key}: {_plain(diag[key])}"
         if diag.get("operator") and str(diag["operator"]) not in message:
             message = f"{message}\noperator: {diag['operator']}"
