@@ -64,7 +64,7 @@ def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
         out.unseen = True  # os.system(b64decode(...).decode())
     out.deletes = _deletes(prog) + more.callback_deletes(skeleton, prog.values)
     out.chdir = more.chdir_target(skeleton, prog.values)
-    out.writes = _writes(prog, lang)
+    out.writes = _writes(prog, lang) + more.opened_for_writing(skeleton, prog.values)
     out.unseen = out.unseen or any(shlex_words(c)[:1] and shlex_words(c)[0].rsplit("/", 1)[-1] in _SHELL_NAMES
                                    and len(shlex_words(c)) == 1 for c in out.commands)
     if depth < 3:  # exec('...'), eval "...", new Function('...'): the string is code in the same language

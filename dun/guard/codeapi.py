@@ -29,7 +29,7 @@ DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
     (re.compile(r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlinkSync|unlink|rmdirSync|rmdir|fs\.rm|fs\.promises"
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
                 r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|FileUtils\.mv|renameSync|rename|fsp\.rm"
-                r"|promises\.rm)\b|\)\.rm(?=\s*\()"), False),
+                r"|promises\.rm)\b|\)\.rm(?=\s*\()|(?<![\w.])remove(?=\s*\()"), False),
 )
 # Calls that write (the argument index that names the file).
 OPEN_CALLS = re.compile(r"(?<![\w.])(?:open|fopen|io\.open|File\.open|file)\s*\(")  # (path, mode)

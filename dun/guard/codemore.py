@@ -121,6 +121,12 @@ def iterated(skeleton: str, index: int) -> bool:
                           rf"{re.escape(lit)}|{re.escape(lit)}\s*\)?\s*\.\s*(?:iterdir|rglob|glob)\s*\(", skeleton))
 
 
+def opened_for_writing(skeleton: str, values: list[str]) -> list[str]:
+    """Path('x').open('a'), open(Path('x'), 'w'): paths opened with a mode that writes."""
+    return [values[int(m.group(1))] for m in re.finditer(rf"{_L}\s*\.\s*open\s*\(\s*(?:mode\s*=\s*)?{_L}", skeleton)
+            if re.search(r"[wax+]", values[int(m.group(2))])]
+
+
 def chdir_target(skeleton: str, values: list[str]) -> str | None:
     """The directory code changes into first (os.chdir(...), process.chdir(...), Dir.chdir(...), chdir(...))."""
     m = re.search(rf"\bchdir\s*\(?\s*{_L}", skeleton)

@@ -16,7 +16,8 @@ from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
 
 PID_FINDERS = frozenset({"pgrep", "pidof", "lsof", "fuser", "ps", "ss", "netstat", "pstree"})
-_LOOP = re.compile(r"\bwhile\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))\s*;?\s*do\b|\buntil\s+false\s*;?\s*do\b")
+_LOOP = re.compile(r"\bwhile\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\)|sleep\s+[\d.]+[smhd]?)\s*;?\s*do\b"
+                   r"|\buntil\s+false\s*;?\s*do\b")
 _DETACH = re.compile(r"(?:^|[\s;&|(])(?:nohup|setsid|disown|daemonize|start-stop-daemon)\b|\bscreen\s+-\w*d"
                      r"|\btmux\s+new(?:-session)?\b[^;&|]*\s-d|&\s*(?:disown\b[^;&|]*)?$")
 

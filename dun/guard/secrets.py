@@ -48,8 +48,8 @@ _HEADER_OPTIONS = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer"
 ENV_DUMPS = frozenset({"env", "printenv", "export", "set", "declare", "typeset", "compgen"})
 SENDERS = frozenset({"tftp", "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat", "telnet",
                      "ssh", "scp", "sftp", "rsync", "rclone", "aws", "gsutil", "az", "gh", "mail", "mailx", "mutt",
-                     "sendmail", "msmtp", "kubectl", "dig", "nslookup", "host", "ping", "traceroute", "openssl",
-                     "ftp", "lftp", "smbclient", "git"})
+                     "sendmail", "msmtp", "kubectl", "dig", "nslookup", "host", "ping", "traceroute", "ftp",
+                     "lftp", "smbclient", "git"})
 _STDIN_SENDERS = frozenset({"tftp", "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat",
                             "telnet", "ssh", "mail", "mailx", "mutt", "sendmail", "msmtp", "openssl", "ftp", "lftp",
                             "sftp", "smbclient"})
@@ -89,6 +89,8 @@ def val_secret(val: Val, ctx: Ctx, env: Env) -> str | None:
         return None
     if val.text.startswith("~/"):  # curl -F f=@~/.ssh/id_rsa: no shell expands it, but the intent is plain
         val = Val(env.home + val.text[1:])
+    if re.fullmatch(r"/proc/[^/]+/environ", val.text):  # /proc/$$/environ
+        return "the environment"
     return secret_path(classify(val, ctx, env)[0], env)
 
 
@@ -204,8 +206,9 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
             for v in operands[:-1]:
                 if (name := val_secret(v, ctx, env)) and not posixpath.basename(v.text).startswith(".env"):
                     return f"{name}, copied into the repository"
-    if stdin_secret and _INTERPRETERS.fullmatch(prog) and any(_NET_API.search(a.text) for a in args):
-        return stdin_secret  # cat key | python3 -c '...requests.post(...)'
+    if stdin_secret and ((_INTERPRETERS.fullmatch(prog) and any(_NET_API.search(a.text) for a in args)) or (
+            prog == "openssl" and any(a.text == "s_client" for a in args))):
+        return stdin_secret  # cat key | python3 -c '...requests.post(...)', openssl s_client < key
     if prog not in SENDERS:
         return None
     for v in sent_files(prog, args):

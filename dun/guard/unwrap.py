@@ -42,7 +42,8 @@ _WRAPPERS: dict[str, Spec] = {
 _RUNNERS = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pipx": "run", "pdm": "run",
             "hatch": "run", "rye": "run", "npm": "exec", "pnpm": "exec", "yarn": "exec", "conda": "run",
             "mamba": "run", "pixi": "run", "doppler": "run", "infisical": "run", "op": "run", "heroku": "run",
-            "direnv": "exec", "aws-vault": "exec", "nix": "develop"}  # `uv run cmd`; a bare `npx cmd` runs cmd
+            "direnv": "exec", "aws-vault": "exec", "nix": "develop", "lerna": "exec",
+            "nx": "exec"}  # `uv run cmd`; a bare `npx cmd` runs cmd
 _ENV = Spec("uCS", _long("--unset", "--chdir", "--split-string"), stop=True)
 _TIMEOUT = Spec("sk", _long("--signal", "--kill-after"), stop=True)
 _XARGS = Spec("aEdILnPs", _long("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args",
