@@ -98,15 +98,17 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if not cwd.is_dir():
         return Outcome(Status.ERROR, f"working directory does not exist: {opts['cwd']}")
     command = opts["command"]
-    if opts["uses"] or "{js" in command or "{pm}" in command:
-        from dun.checks import ecosystems
+    if opts["uses"]:
+        from dun.checks.ecosystems import uses
 
-        if opts["uses"] and not ecosystems.uses(cwd, opts["uses"]):
+        if not uses(cwd, opts["uses"]):
             return Outcome(Status.SKIP, f"not applicable: the project does not use {opts['uses']}")
-        if ecosystems.has_js_placeholder(command):
-            command, absent = ecosystems.expand_js(command, ctx.root, cwd)
-            if absent:
-                return Outcome(Status.ERROR, absent, next=ecosystems.js_install_hint(cwd))
+    if "{js" in command or "{pm}" in command:
+        from dun.checks.jsenv import expand_js, js_install_hint
+
+        command, absent = expand_js(command, ctx.root, cwd)
+        if absent:
+            return Outcome(Status.ERROR, absent, next=js_install_hint(cwd))
     python = project_python(ctx.root, cwd) if PLACEHOLDER in command else None
     if python is not None:
         command = command.replace(PLACEHOLDER, python.shell)

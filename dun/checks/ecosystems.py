@@ -2,16 +2,14 @@
 the test runner, type checker and lint script it runs. One answer for the built-in manifests (a command check's
 `uses:`), `dun init` (which checks apply), `dun check` (a test suite nothing runs) and `dun doctor`.
 
-Read-only and cheap: a few small files at the top of the project, no process started (a project whose Python
-environment must be asked whether pytest is importable is the one exception, see `_python_runner`).
+Read-only and cheap: a few small files at the top of the project (never through a link out of it), no process
+started.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,11 +21,6 @@ JS_RUNNERS = ("node-test", "vitest", "jest", "mocha", "ava", "tape")
 LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"), ("bun.lock", "bun"),
              ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm"))
 _NPM_DEFAULT_TEST = "no test specified"
-_SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
-# flags that choose a reporter or where it writes: dun sets its own, the project's would fight them
-_REPORTER_FLAGS = {"--reporter", "-R", "--reporters", "--reporter-option", "--reporter-options", "-O",
-                   "--test-reporter", "--test-reporter-destination", "--json", "--outputFile", "--tap", "-t",
-                   "--watch", "-w", "--verbose"}
 _PYTEST_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "requirements-dev.txt",
                  "requirements_dev.txt", "requirements-test.txt", "requirements/test.txt", "dev-requirements.txt",
                  "test-requirements.txt", "Pipfile", "noxfile.py", "requirements.txt")
@@ -42,22 +35,23 @@ class Ecosystem:
     tests: bool = False  # the project has a test suite
 
 
-def _read(path: Path, limit: int = 1024 * 1024) -> str:
+def _read(path: Path, root: Path, limit: int = 1024 * 1024) -> str:
+    """The file's text; '' for one that is missing, too large, not regular or a link out of the project."""
     try:
-        return read_bytes(path, limit).decode("utf-8", "replace")
+        return read_bytes(path, limit, root=root).decode("utf-8", "replace")
     except (OSError, ValueError):
         return ""
 
 
 def package_json(directory: str) -> dict[str, Any]:
     try:
-        data = json.loads(_read(Path(directory) / "package.json") or "{}")
+        data = json.loads(_read(Path(directory) / "package.json", Path(directory)) or "{}")
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _scripts(pkg: dict[str, Any]) -> dict[str, str]:
+def npm_scripts(pkg: dict[str, Any]) -> dict[str, str]:
     scripts = pkg.get("scripts")
     return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
 
@@ -82,7 +76,7 @@ def js_tools(directory: Path) -> list[str]:
     pkg = package_json(str(directory))
     if not pkg:
         return []
-    scripts, deps = _scripts(pkg), _dependencies(pkg)
+    scripts, deps = npm_scripts(pkg), _dependencies(pkg)
     test = scripts.get("test", "")
     words = set(re.findall(r"[\w@/.-]+", test))
     tools = [package_manager(directory)]
@@ -99,52 +93,17 @@ def js_tools(directory: Path) -> list[str]:
 
 
 def js_has_tests(directory: Path) -> bool:
-    test = _scripts(package_json(str(directory))).get("test", "")
+    test = npm_scripts(package_json(str(directory))).get("test", "")
     return bool(test.strip()) and _NPM_DEFAULT_TEST not in test
-
-
-def script_args(directory: Path, prefix: str) -> str:
-    """The arguments the project's `test` script passes after `prefix` (`node --test`, `mocha`, `tape`), with the
-    flags that pick a reporter left out; '' when the script does not run it."""
-    test = _scripts(package_json(str(directory))).get("test", "")
-    want = prefix.split()
-    for segment in _SEGMENT_END.split(test):
-        try:
-            words = shlex.split(segment)
-        except ValueError:
-            continue
-        words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]  # VAR=value before it
-        for start in range(len(words)):
-            if [os.path.basename(w) if i == 0 else w for i, w in enumerate(words[start:start + len(want)])] == want:
-                return " ".join(shlex.quote(w) for w in _without_reporters(words[start + len(want):]))
-    return ""
-
-
-def _without_reporters(args: list[str]) -> list[str]:
-    out: list[str] = []
-    skip = False
-    for i, word in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        name = word.split("=", 1)[0]
-        if name in _REPORTER_FLAGS:
-            takes_value = "=" not in word and name not in ("--json", "--tap", "--watch", "-w", "--verbose")
-            skip = takes_value and i + 1 < len(args)
-            continue
-        if not out and word in ("run", "watch", "dev"):  # `vitest run`: dun says run itself
-            continue
-        out.append(word)
-    return out
 
 
 def _mentions(root: Path, names: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
     for name in names:
         path = root / name
         if path.is_dir():
-            if any(pattern.search(_read(p, 256 * 1024)) for p in sorted(path.glob("*.y*ml"))[:20]):
+            if any(pattern.search(_read(p, root, 256 * 1024)) for p in sorted(path.glob("*.y*ml"))[:20]):
                 return True
-        elif pattern.search(_read(path)):
+        elif pattern.search(_read(path, root)):
             return True
     return False
 
@@ -162,7 +121,7 @@ def python_runner(root: Path) -> str:
         return "pytest"
     if _mentions(root, _UNITTEST_FILES, _UNITTEST):
         return "unittest"
-    return "unittest" if any(_UNITTEST_CASE.search(_read(p, 256 * 1024)) for p in _test_files(root)) else "pytest"
+    return "unittest" if any(_UNITTEST_CASE.search(_read(p, root, 256 * 1024)) for p in _test_files(root)) else "pytest"
 
 
 _UNITTEST_CASE = re.compile(r"^\s*(import unittest|from unittest import)", re.M)
@@ -207,46 +166,6 @@ def detect(root: Path) -> list[Ecosystem]:
     return found
 
 
-_JS_PLACEHOLDER = re.compile(r"\{(js|js-args):([^{}]+)\}|\{pm\}")
-_INSTALL = {"npm": "npm ci", "pnpm": "pnpm install --frozen-lockfile", "yarn": "yarn install --frozen-lockfile",
-            "bun": "bun install --frozen-lockfile"}
-
-
-def has_js_placeholder(command: str) -> bool:
-    return "{js" in command or "{pm}" in command
-
-
-def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
-    """`{js:NAME}`: the project's own NAME from node_modules/.bin (or `yarn NAME` under Plug'n'Play);
-    `{js-args:PREFIX}`: what its test script passes after PREFIX; `{pm}`: its package manager.
-    Returns the command and, when a program is not installed, why (the command is then not run)."""
-    missing: list[str] = []
-
-    def replace(match: re.Match[str]) -> str:
-        kind, name = match[1], (match[2] or "").strip()
-        if kind is None:
-            return package_manager(cwd)
-        if kind == "js-args":
-            return script_args(cwd, name)
-        for base in dict.fromkeys((cwd, root)):
-            binary = base / "node_modules" / ".bin" / name
-            if os.access(binary, os.X_OK):
-                return shlex.quote(os.path.relpath(binary, cwd))
-        if (cwd / ".pnp.cjs").is_file() or (root / ".pnp.cjs").is_file():
-            return f"yarn {shlex.quote(name)}"
-        missing.append(name)
-        return name
-
-    expanded = _JS_PLACEHOLDER.sub(replace, command)
-    if missing:
-        return expanded, f"{', '.join(missing)} not installed (no node_modules/.bin/{missing[0]})"
-    return expanded, None
-
-
-def js_install_hint(cwd: Path) -> str:
-    return f"Install the project's dependencies (`{_INSTALL[package_manager(cwd)]}`), then re-run."
-
-
 # Test suites of ecosystems dun has no built-in check for: marker -> (what it is, directories holding its tests)
 FOREIGN_SUITES = (
     ("Gemfile", "Ruby (rspec or minitest: `bundle exec rake test`)", ("spec", "test")),
@@ -270,18 +189,18 @@ def unrun_suites(root: Path) -> list[tuple[str, str]]:
     ours = detect(root)
     for eco in ours:
         if eco.name == "javascript" and eco.tests and not set(JS_RUNNERS) & set(eco.tools):
-            script = _scripts(package_json(str(root))).get("test", "").strip()
+            script = npm_scripts(package_json(str(root))).get("test", "").strip()
             found.append(("package.json", f"the `test` script runs `{script[:80]}`, which no built-in check reads "
                                           f"(they read {', '.join(JS_RUNNERS)})"))
     for marker, what, dirs in FOREIGN_SUITES:
         if not (root / marker).is_file():
             continue
         if marker == "CMakeLists.txt":
-            if _CMAKE_TESTS.search(_read(root / marker)):
+            if _CMAKE_TESTS.search(_read(root / marker, root)):
                 found.append((marker, f"a {what} test suite"))
         elif any((root / d).is_dir() if d else True for d in dirs):
             found.append((marker, f"a {what} test suite"))
-    if not ours and not found and _MAKE_TEST.search(_read(root / "Makefile")):
+    if not ours and not found and _MAKE_TEST.search(_read(root / "Makefile", root)):
         found.append(("Makefile", "a `make test` target"))
     return found
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from checks_support import write
 
-from dun.checks.ecosystems import detect, js_tools, package_manager, python_runner, script_args
+from dun.checks.ecosystems import detect, js_tools, package_manager, python_runner
+from dun.checks.jsenv import script_args
 
 DUN = str(Path(sys.executable).parent / "dun")
 

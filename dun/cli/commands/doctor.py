@@ -152,7 +152,7 @@ def first_program(command: str) -> str | None:
 def check_programs(session: Session) -> list[dict[str, Any]]:
     """The program each applying command check will run, resolved as the check resolves it: the project's Python for
     `{python}`, node_modules/.bin for `{js:NAME}`; checks for a tool the project does not use are left out."""
-    from dun.checks import ecosystems
+    from dun.checks import ecosystems, jsenv
     from dun.checks.pyenv import project_python
 
     catalog, ctx = session.catalog(), session.context()
@@ -172,8 +172,8 @@ def check_programs(session: Session) -> list[dict[str, Any]]:
                 python = project_python(session.root, cwd)
                 command = command.replace("{python}", python.shell)
                 interpreter = f"{python.shown} ({python.source})"
-            if ecosystems.has_js_placeholder(command):
-                command, _ = ecosystems.expand_js(command, session.root, cwd)
+            if jsenv.has_js_placeholder(command):
+                command, _ = jsenv.expand_js(command, session.root, cwd)
                 node = shutil.which("node")
                 interpreter = f"node {node}" if node else "node NOT FOUND"
             program = first_program(command)

@@ -1,0 +1,98 @@
+"""The project's own JavaScript tools: what `{js:NAME}`, `{js-args:PREFIX}` and `{pm}` in a command check stand for.
+
+A project's tests must run with the runner and packages its lockfile installed, not whatever `npx` would fetch:
+`{js:NAME}` is `node_modules/.bin/NAME` in the command's directory or the root (run directly, without the package
+manager's start-up), else `yarn NAME` under Plug'n'Play; a missing one is a set-up error naming the lockfile's
+install command. `{js-args:PREFIX}` is what the project's `test` script passes after PREFIX, so dun runs the same
+files with its own reporter. `{pm}` is the package manager.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+from dun.checks.ecosystems import npm_scripts, package_json, package_manager
+
+_SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+# flags that choose a reporter or where it writes: dun sets its own, the project's would fight them
+_REPORTER_FLAGS = {"--reporter", "-R", "--reporters", "--reporter-option", "--reporter-options", "-O",
+                   "--test-reporter", "--test-reporter-destination", "--json", "--outputFile", "--tap", "-t",
+                   "--watch", "-w", "--verbose"}
+
+
+def script_args(directory: Path, prefix: str) -> str:
+    """The arguments the project's `test` script passes after `prefix` (`node --test`, `mocha`, `tape`), with the
+    flags that pick a reporter left out; '' when the script does not run it."""
+    test = npm_scripts(package_json(str(directory))).get("test", "")
+    want = prefix.split()
+    for segment in _SEGMENT_END.split(test):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            continue
+        words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]  # VAR=value before it
+        for start in range(len(words)):
+            if [os.path.basename(w) if i == 0 else w for i, w in enumerate(words[start:start + len(want)])] == want:
+                return " ".join(shlex.quote(w) for w in _without_reporters(words[start + len(want):]))
+    return ""
+
+
+def _without_reporters(args: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for i, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in _REPORTER_FLAGS:
+            takes_value = "=" not in word and name not in ("--json", "--tap", "--watch", "-w", "--verbose")
+            skip = takes_value and i + 1 < len(args)
+            continue
+        if not out and word in ("run", "watch", "dev"):  # `vitest run`: dun says run itself
+            continue
+        out.append(word)
+    return out
+
+
+_JS_PLACEHOLDER = re.compile(r"\{(js|js-args):([^{}]+)\}|\{pm\}")
+_INSTALL = {"npm": "npm ci", "pnpm": "pnpm install --frozen-lockfile", "yarn": "yarn install --frozen-lockfile",
+            "bun": "bun install --frozen-lockfile"}
+
+
+def has_js_placeholder(command: str) -> bool:
+    return "{js" in command or "{pm}" in command
+
+
+def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
+    """`{js:NAME}`: the project's own NAME from node_modules/.bin (or `yarn NAME` under Plug'n'Play);
+    `{js-args:PREFIX}`: what its test script passes after PREFIX; `{pm}`: its package manager.
+    Returns the command and, when a program is not installed, why (the command is then not run)."""
+    missing: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        kind, name = match[1], (match[2] or "").strip()
+        if kind is None:
+            return package_manager(cwd)
+        if kind == "js-args":
+            return script_args(cwd, name)
+        for base in dict.fromkeys((cwd, root)):
+            binary = base / "node_modules" / ".bin" / name
+            if os.access(binary, os.X_OK):
+                return shlex.quote(os.path.relpath(binary, cwd))
+        if (cwd / ".pnp.cjs").is_file() or (root / ".pnp.cjs").is_file():
+            return f"yarn {shlex.quote(name)}"
+        missing.append(name)
+        return name
+
+    expanded = _JS_PLACEHOLDER.sub(replace, command)
+    if missing:
+        return expanded, f"{', '.join(missing)} not installed (no node_modules/.bin/{missing[0]})"
+    return expanded, None
+
+
+def js_install_hint(cwd: Path) -> str:
+    return f"Install the project's dependencies (`{_INSTALL[package_manager(cwd)]}`), then re-run."
