@@ -425,3 +425,81 @@ test result: FAILED. 2 passed; 3 failed; 1 ignored; 0 measured; 0 filtered out; 
         (None, None, 'a::err: Error: "file missing"'),
     ]
     assert parsed.summary == "3 failed, 2 passed, 1 ignored"
+
+
+# --- jest-json, mocha-json, ava: the reports as the runners write them (the runners themselves: test_js_projects) --
+
+def test_jest_json_items_at_the_innermost_project_frame_with_the_message(tmp_path: Path) -> None:
+    stack = (f"Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 3\nReceived: 2\n"
+             f"    at toBe ({tmp_path}/node_modules/expect/build/index.js:10:5)\n"
+             f"    at check ({tmp_path}/src/check.js:4:3)\n    at Object.<anonymous> ({tmp_path}/test/a.test.js:9:5)")
+    doc = {"numFailedTests": 1, "numPassedTests": 3, "numPendingTests": 1, "numRuntimeErrorTestSuites": 1,
+           "testResults": [
+               {"name": f"{tmp_path}/test/a.test.js", "status": "failed", "message": "", "assertionResults": [
+                   {"ancestorTitles": ["math", "sums"], "title": "adds", "status": "failed",
+                    "failureMessages": [stack], "location": {"line": 8, "column": 3}},
+                   {"ancestorTitles": [], "title": "ok", "status": "passed", "failureMessages": []}]},
+               {"name": f"{tmp_path}/test/b.test.js", "status": "failed", "assertionResults": [],
+                "message": f"SyntaxError: Unexpected token (3:12)\n    at parse ({tmp_path}/test/b.test.js:3:12)"}]}
+    parsed = parse(tmp_path, "jest-json", json.dumps(doc))
+    assert [(i.file, i.line, i.text) for i in parsed.items] == [
+        ("src/check.js", 4, "math > sums > adds: expect(received).toBe(expected) // Object.is equality\n\n"
+                            "Expected: 3\nReceived: 2\n  at test/a.test.js:9"),
+        ("test/b.test.js", 3, "test/b.test.js: SyntaxError: Unexpected token (3:12)")]
+    assert parsed.summary == "1 failed, 3 passed, 1 skipped, 1 file not run"
+
+
+def test_mocha_json_names_the_suite_and_adds_expected_and_actual(tmp_path: Path) -> None:
+    doc = {"stats": {"passes": 2, "failures": 1, "pending": 0}, "failures": [
+        {"title": "adds", "fullTitle": "math adds", "file": f"{tmp_path}/test/m.js",
+         "err": {"message": "sum is off", "expected": "3", "actual": "2",
+                 "stack": "AssertionError: sum is off\n    at Context.<anonymous> (test/m.js:4:12)"}}]}
+    [item] = parse(tmp_path, "mocha-json", json.dumps(doc)).items
+    assert (item.file, item.line, item.text) == ("test/m.js", 4, "math > adds: sum is off\nexpected: 3\nactual: 2")
+
+
+def test_ava_report_blocks_with_the_file_line_ava_prints(tmp_path: Path) -> None:
+    out = f"""
+  ✘ [fail]: math › adds
+  ✘ [fail]: math › throws Error thrown in test
+  ✔ math › passes
+  ─
+
+  math › adds
+
+  test/math.js:3
+
+   2: test('adds', t => {{
+   3:   t.is(1 + 1, 3);
+   4: }});
+
+  Difference (- actual, + expected):
+
+  - 2
+  + 3
+
+  › test/math.js:3:5
+
+
+
+  math › throws
+
+  Error thrown in test:
+
+  Error {{
+    message: 'boom',
+  }}
+
+  Error: boom
+      at {tmp_path}/test/math.js:9:9
+      at Test.callFn ({tmp_path}/node_modules/ava/lib/test.js:525:26)
+
+  ─
+
+  2 tests failed
+"""
+    parsed = parse(tmp_path, "ava", out)
+    assert [(i.file, i.line, i.text) for i in parsed.items] == [
+        ("test/math.js", 3, "math › adds: Difference (- actual, + expected):\n- 2\n+ 3"),
+        ("test/math.js", 9, "math › throws: Error thrown in test:\nError {\nmessage: 'boom',\n}\nError: boom")]
+    assert parsed.summary == "2 failed, 1 passed"
