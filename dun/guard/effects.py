@@ -168,8 +168,8 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
         args = [Val("-" + args[0].text), *args[1:]]  # tar xzf: the old bundled form
     o = parse(args, SPECS.get(prog, Spec()))
     ops = o.operands
-    if prog in ("rm", "unlink", "srm", "rimraf"):
-        add("delete", ops, prog == "rimraf" or o.has("-r", "-R", "--recursive"))
+    if prog in ("rm", "unlink", "srm", "rimraf", "del", "del-cli"):
+        add("delete", ops, prog in ("rimraf", "del", "del-cli") or o.has("-r", "-R", "--recursive"))
     elif prog == "shred":
         add("write", ops)
     elif prog == "find":

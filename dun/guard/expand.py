@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dun.guard.lexer import ARITH, CMD, LIT, PROC, QUOTED, VAR, Part, ShellError, Word, tokenize
+from dun.guard.textops import echo, printf
 
 REMOTE_HOME = "/~remote"  # the home directory on another machine (ssh, docker exec): never local
 DEFAULT_IFS = " \t\n"
@@ -270,6 +271,12 @@ def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
         return words[-1]  # $(which rm) -rf /
     if words[:1] == ["mktemp"]:
         return "/tmp/tmp.guard"
+    words = [w if ctx.remote or not (w == "~" or w.startswith("~/")) else env.home + w[1:] for w in words]
+    if words[:1] == ["echo"] and len(words) > 1:  # $(echo --force), $(printf -- '--force'): known text
+        return echo(words[1:]).rstrip("\n")
+    if words[:1] == ["printf"] and len(words) > 1:
+        fmt = words[2:] if words[1] == "--" else words[1:]
+        return printf(fmt[0], fmt[1:]).rstrip("\n") if fmt else None
     if words == ["pwd"]:
         return ctx.cwd
     if words == ["git", "rev-parse", "--show-toplevel"] and not ctx.remote:

@@ -51,6 +51,8 @@ def category(path: str, ctx: Ctx, env: Env) -> str:
     if ctx.remote:
         if path == "/":
             return "ancestor"
+        if under(path, "/tmp") or under(path, "/var/tmp"):
+            return "system" if path in SYSTEM_DIRS else "temp"
         return "home" if path == REMOTE_HOME else "system" if path in SYSTEM_DIRS else "remote"
     root = env.root
     if path == root:

@@ -35,6 +35,9 @@ FILE_RULES: tuple[Rule, ...] = (
          (Match(effects=_DELETE, where=("outside", "device")),)),
     Rule("fs.delete-unresolved", "recursive delete of a path that starts with a variable or command the guard cannot "
          "resolve (empty, it deletes from /)", (Match(effects=_DELETE, where=("unknown",), recursive=True),)),
+    Rule("fs.delete-remote", "deletes a directory tree on another machine or in a container (ssh, docker/kubectl "
+         "exec), where nothing of this session's protects it; leave that to the operator",
+         (Match(effects=_DELETE, where=("remote",), recursive=True),)),
     Rule("disk.format", "formats, partitions or wipes a disk",
          (Match(programs=("mkfs", "mkfs.*", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "wipefs", "blkdiscard",
                           "pvremove", "vgremove", "lvremove")),
