@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 
 def main() -> int:
+    if sys.stdout is None:  # started with stdout closed (`dun check >&-`): what it prints goes nowhere, as asked
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - open for the life of the process
     if sys.argv[1:] in (["--version"], ["-V"]):
         from dun import __version__
 

@@ -172,14 +172,40 @@ def _count(items: list[Item]) -> int:
     return sum(folded_count(i) or 1 for i in items)
 
 
-def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
-    """What a command reads cannot be known; only the programs it requires are named: every place on PATH one could
-    appear, so installing or removing one invalidates a reused result."""
-    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
-    return [os.path.join(d, program) for program in spec.options["requires"] for d in dirs]
+def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
+    """What a command reads cannot be known from its options: a command check is reused only when it declares
+    `inputs:` (the engine adds those). Named here besides: every place on PATH a required program could appear, and
+    for `{python}` the project's interpreter with its site-packages (None when that environment cannot be found
+    without running it: `uv run`, `poetry run`, a `python3` from PATH)."""
+    out = [os.path.join(d, program) for program in spec.options["requires"]
+           for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    if PLACEHOLDER in spec.options["command"] or PLACEHOLDER in (spec.next or ""):
+        found = python_inputs(ctx.root, (ctx.root / spec.options["cwd"]))
+        if found is None:
+            return None
+        out += found
+    return out
+
+
+def python_inputs(root: Path, cwd: Path) -> list[str] | None:
+    """The project's interpreter, its virtual environment's config and its site-packages directories (installing,
+    upgrading or removing a distribution changes their listing); None when it is not a virtual environment."""
+    from dun.checks.pyenv import project_python
+
+    python = project_python(root, cwd)
+    if python.source not in (".venv", "venv", "VIRTUAL_ENV"):
+        return None
+    interpreter = os.path.join(cwd, python.argv[0])
+    venv = os.path.dirname(os.path.dirname(interpreter))
+    import glob
+
+    sites = sorted(glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages"))
+                   + glob.glob(os.path.join(glob.escape(venv), "Lib", "site-packages")))
+    pth = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))]
+    return [interpreter, os.path.join(venv, "pyvenv.cfg"), *sites, *pth]
 
 
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("command", "Run a shell command; exit codes decide the status.", FIELDS, run, validate,
-                      inputs=inputs)]
+                      inputs=inputs, opaque=True)]

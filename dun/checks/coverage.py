@@ -9,15 +9,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dun.config.schema import Field
+from dun.core.cache import stamp
+from dun.core.cache.files import FileCache
 from dun.core.digest import sha256
 from dun.core.globs import glob_errors, match_files
-from dun.engine.cache import FileCache
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status
 
 if TYPE_CHECKING:
     from dun.checks.readers.coverage import CoverageReport, FileCoverage
+    from dun.core.cache import Stamp
+    from dun.core.cache.session import Caches
 
 FORMATS = ("auto", "coveragepy", "json", "cobertura", "lcov", "go")
 FIELDS = {
@@ -42,20 +45,20 @@ EMPTY_HINTS = {
 }
 
 
-def _fingerprint(paths: list[Path], root: Path) -> tuple[int, int] | None:
-    """One (hash, newest mtime) stamp for the data files and the coverage config that decide the numbers."""
+def _fingerprint(paths: list[Path], root: Path) -> Stamp | None:
+    """One stamp for the data files and the coverage config that decide the numbers: a hash of their stamps, with
+    the newest mtime and ctime among them (the racy rule reads those)."""
     from dun.checks.readers.coveragepy import coverage_rc
 
     rc = coverage_rc(root)
     parts = []
-    newest = 0
     for path in [*paths, *([Path(rc)] if isinstance(rc, str) else [])]:
-        stamp = FileCache.stamp(path)
-        if stamp is None:
+        st = stamp(path)
+        if st is None:
             return None
-        parts.append(f"{path}\0{stamp[0]}\0{stamp[1]}")
-        newest = max(newest, stamp[1])
-    return int(sha256("\n".join(parts).encode()).hexdigest()[:15], 16), newest
+        parts.append((str(path), st))
+    digest = int(sha256(repr(parts).encode()).hexdigest()[:15], 16)
+    return digest, max(st[1] for _, st in parts), max(st[2] for _, st in parts), 0, 0
 
 
 class _Reading:
@@ -110,40 +113,46 @@ def _summary(report: CoverageReport, rows: list[Any]) -> dict[str, Any]:
             "worst_rows": [rows[i] for i in worst[:_Reading.WORST_KEPT]]}
 
 
-def _read_coveragepy(paths: list[Path], root: Path) -> _Reading:
+def _read_coveragepy(paths: list[Path], root: Path, caches: Caches | None) -> _Reading:
     """coverage.py data, cached per fingerprint: analysing the sources is the slow part (seconds on big projects).
 
     A hit also needs every measured source file unchanged: the statement counts come from the sources.
     """
     from dun.checks.readers.coverage import read_coveragepy_files
 
-    cache = FileCache(root, "coveragepy", "\0".join(str(p) for p in paths))
-    stamp = _fingerprint(paths, root)
-    hit = cache.get("report", stamp)
-    if hit is not None and all(list(FileCache.stamp(root / p) or ()) == s for p, s in hit["sources"]):
-        return _Reading("coveragepy", hit["source"], hit["files"], hit["skipped"], hit["summary"])
+    cache = FileCache(root, "coveragepy", "\0".join(str(p) for p in paths), caches=caches)
+    data_stamp = _fingerprint(paths, root)
+    hit = cache.get("report", data_stamp)
+    try:
+        if hit is not None and all(stamp(root / p) == s for p, s in hit["sources"]):
+            return _Reading("coveragepy", hit["source"], hit["files"], hit["skipped"], hit["summary"])
+    except (KeyError, TypeError, ValueError):
+        pass  # an entry of another shape: read the data
     reading = _Reading.of(read_coveragepy_files(paths, root))
-    sources = [[row[0], list(FileCache.stamp(root / row[0]) or ())] for row in reading.rows]
-    cache.put("report", stamp, {**reading.stored(), "sources": sources})
+    sources = [(row[0], stamp(root / row[0])) for row in reading.rows]
+    cache.put("report", data_stamp, {**reading.stored(), "sources": sources})
     cache.save()
     return reading
 
 
-def _read_cached(path: Path, root: Path, fmt: str) -> _Reading:
+def _read_cached(path: Path, root: Path, fmt: str, caches: Caches | None) -> _Reading:
     """Reports from self-contained formats are cached by the data file's size and mtime."""
     from dun.checks.readers.coverage import detect_format, read_coverage
 
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "coveragepy":
-        return _read_coveragepy([path], root)
-    cache = FileCache(root, "coverage", kind + ":branches")  # entries before branch counts are not reused
+        return _read_coveragepy([path], root, caches)
+    cache = FileCache(root, "coverage", kind, caches=caches)
     key = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-    stamp = cache.stamp(path)
-    hit = cache.get(key, stamp)
-    if hit is not None:
-        return _Reading(kind, str(path), hit["files"], hit["skipped"], hit["summary"])
+    data_stamp = stamp(path)
+    hit = cache.get(key, data_stamp)
+    try:
+        if hit is not None:
+            return _Reading(kind, str(path), hit["files"], hit["skipped"], hit["summary"])
+    except (KeyError, TypeError):
+        pass  # an entry of another shape: read the data
     reading = _Reading.of(read_coverage(path, root, kind))
-    cache.put(key, stamp, reading.stored())
+    cache.put(key, data_stamp, reading.stored())
     cache.save(keep={key})
     return reading
 
@@ -200,8 +209,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     from dun.checks.readers.coverage import CoverageDataError
 
     try:
-        reading = _read_cached(paths[0], ctx.root, o["format"]) if len(paths) == 1 else _read_coveragepy(
-            paths, ctx.root)
+        reading = _read_cached(paths[0], ctx.root, o["format"], ctx.caches) if len(paths) == 1 else (
+            _read_coveragepy(paths, ctx.root, ctx.caches))
     except CoverageDataError as exc:
         return Outcome(Status.ERROR, str(exc), next="Re-run the tests with coverage to regenerate the data.")
     if o["exclude"]:

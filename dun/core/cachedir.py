@@ -1,4 +1,5 @@
-"""Where dun's caches live, and what of the environment their keys hold.
+"""Where dun's caches live, and what of the environment their keys hold: the one place dun's cache directory is
+resolved (the sandbox relies on it), beside the cache module itself (dun/core/cache/).
 
 Import-light on purpose (os, and sha256 without OpenSSL): `dun check`'s replay path (dun/engine/replay.py) needs
 both before the rest of dun loads.
@@ -33,17 +34,3 @@ def cache_dir_path(root: str) -> str:
     """The cache directory of the repository at `root`."""
     digest = sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return os.path.join(cache_base_path(), digest)
-
-
-def stamp(path: str) -> list[int] | None:
-    """A file's size, mtime and inode: what the caches compare to tell it unchanged; None when it is missing."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
-def look(path: str, stored: object) -> object:
-    """The look at `path` that compares with `stored`: whether it exists (for a stored bool), else its stamp."""
-    return os.path.exists(path) if isinstance(stored, bool) else stamp(path)

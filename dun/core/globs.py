@@ -204,62 +204,54 @@ def _join(patterns: tuple[str, ...]) -> tuple[str, int] | tuple[()]:
 
 class _RegexStore:
     """Joined regex sources by glob list, in the cache directory, keyed by dun's version and pathspec's installed
-    files (an upgrade of either starts afresh). Read once per process."""
+    files (an upgrade of either starts afresh): a memo of a pure function of its whole key, so only `DUN_NO_CACHE`
+    turns it off. Read once per process."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, ...], Any] | None = None
-        self._file: str | None = None
+        self._file: Any = None
 
     def _path(self) -> str | None:
         import sys
 
         from dun import __version__
-        from dun.core.cachedir import cache_base_path, stamp
+        from dun.core.cache import env_disabled, stamp
+        from dun.core.cachedir import cache_base_path
 
-        if os.environ.get("DUN_NO_CACHE", "") not in ("", "0"):
+        if env_disabled():
             return None
         # pathspec's own file, found as the import system would find a regular package (importlib.util costs 3 ms)
         for entry in sys.path:
             look = stamp(os.path.join(entry or ".", "pathspec", "__init__.py"))
             if look is not None:
-                return os.path.join(cache_base_path(), f"globs-{__version__}-{look[1]}-{look[2]}.marshal")
+                return os.path.join(cache_base_path(), f"globs-{__version__}-{look[1]}-{look[3]}.marshal")
         return None  # installed some other way (a zip): no store, pathspec decides
 
     def _load(self) -> dict[tuple[str, ...], Any]:
         if self._entries is None:
-            import marshal
+            from dun.core.cache.file import CacheFile
 
-            entries: dict[tuple[str, ...], Any] = {}
-            self._file = self._path()
-            if self._file is not None:
-                try:
-                    with open(self._file, "rb") as fh:
-                        loaded = marshal.loads(fh.read())
-                    if isinstance(loaded, dict):
-                        entries = loaded
-                except (OSError, ValueError, EOFError, TypeError):
-                    pass  # missing or corrupt: it is only a cache
-            self._entries = entries
+            path = self._path()
+            self._file = CacheFile(path, "globs") if path is not None else None
+            loaded = self._file.load() if self._file is not None else None
+            self._entries = loaded if isinstance(loaded, dict) else {}
         return self._entries
 
     def get(self, patterns: tuple[str, ...]) -> Any:
-        return self._load().get(patterns)
+        found = self._load().get(patterns)
+        # a stored source is (str, int) or (): anything else is a miss, decided afresh
+        if found == () or (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], str)
+                           and isinstance(found[1], int)):
+            return found
+        return None
 
     def put(self, patterns: tuple[str, ...], source: Any) -> None:
         """Remember a new glob list's regex, written at once: new glob lists are rare (a manifest was edited)."""
-        import marshal
-        import pathlib
-
-        from dun.core.atomic import write_bytes_atomic
-
         entries = self._load()
         if self._file is None or len(entries) >= 4096:  # bounded: globs written by hand are few
             return
         entries[patterns] = source
-        try:
-            write_bytes_atomic(pathlib.Path(self._file), marshal.dumps(entries))
-        except (OSError, ValueError):
-            return  # a read-only or full cache directory only costs pathspec's import next time
+        self._file.store(entries)  # a read-only or full cache directory only costs pathspec's import next time
 
 
 _STORE = _RegexStore()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pluggy
 
 from dun.config.loader import Config
+from dun.core.cache.session import Caches
 from dun.core.errors import ConfigError
 from dun.core.resources import data_dir, user_config_dir
 from dun.engine.checkapi import CheckSpec, CheckType
@@ -46,20 +47,21 @@ def layers(root: Path, pm: pluggy.PluginManager, config: Config) -> list[tuple[s
     return out
 
 
-def load_catalog(root: Path, pm: pluggy.PluginManager, config: Config) -> Catalog:
+def load_catalog(root: Path, pm: pluggy.PluginManager, config: Config, caches: Caches | None = None) -> Catalog:
     """The catalog, from the cache when no manifest, check type, config key or dun itself changed since."""
     from dun.engine import catalogcache
 
+    caches = caches or Caches()
     types = check_types(pm)
     timeout = float(config.get("check.timeout_s"))
     found = layers(root, pm, config)
     disabled_ids = sorted(set(config.get("plugins.disabled")))
-    key, storable = catalogcache.fingerprint(found, types, [timeout, disabled_ids])
-    cached = catalogcache.load(root, key) if catalogcache.enabled() else None
+    key, storable = catalogcache.fingerprint(found, types, [timeout, disabled_ids], caches)
+    cached = catalogcache.load(root, key) if caches.read else None
     if cached is not None:
         return Catalog(manifests=cached[0], types=types, disabled=cached[1])
     catalog = _load(found, types, timeout, set(disabled_ids))
-    if storable and catalogcache.enabled():
+    if storable:
         catalogcache.save(root, key, catalog.manifests, catalog.disabled)
     return catalog
 

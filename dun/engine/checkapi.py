@@ -15,6 +15,7 @@ from dun.core.globs import Listing
 from dun.engine.model import Outcome
 
 if TYPE_CHECKING:
+    from dun.core.cache.session import Caches
     from dun.core.snapshot import Snapshot
 
 
@@ -34,6 +35,9 @@ class CheckSpec:
     options: dict[str, Any] = field(default_factory=dict)  # the type's own fields
     source: str = ""  # file:line where it is defined
     raw: dict[str, Any] = field(default_factory=dict)  # the definition as written
+    inputs: dict[str, Any] | None = None  # what it reads beyond the work tree (`inputs:`, dun/engine/inputs.py)
+    ttl: float | None = None  # seconds a result may be reused, at most
+    flaky: bool = False  # a failure is run again rather than reused
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
@@ -41,7 +45,7 @@ class CheckSpec:
 
 
 ValidateFn = Callable[[dict[str, Any]], list[tuple[str, str]]]
-InputsFn = Callable[["CheckSpec", "CheckContext"], list[str]]
+InputsFn = Callable[["CheckSpec", "CheckContext"], list[str] | None]
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,8 @@ class CheckType:
 
     `inputs` names the files a result depends on that the work tree's fingerprint may not cover (ignored files,
     paths named directly, relative to the root or absolute): a cached result is reused only while they are
-    unchanged. A type without it is reused only while the whole work tree and HEAD are unchanged.
+    unchanged; None from it means they cannot be known, and the result is not reused. A type that is `opaque`
+    (`command`: it may read anything) is reused only when the check declares its inputs (`inputs:`).
     """
 
     name: str
@@ -62,6 +67,7 @@ class CheckType:
     run: Callable[[CheckSpec, CheckContext], Outcome]
     validate: ValidateFn | None = None
     inputs: InputsFn | None = None
+    opaque: bool = False
 
 
 class CheckContext:
@@ -79,6 +85,7 @@ class CheckContext:
         self._snapshot: Snapshot | None = None
         self._matches: dict[tuple[str, ...], list[str]] = {}
         self.used = False  # set once a report was built from this context
+        self.caches: Caches | None = None  # the session's (dun/core/cache/session.py); per-file caches use it
         self._lock = threading.Lock()
 
     def snapshot(self) -> Snapshot | None:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
-import time
 from dataclasses import dataclass
 from typing import Any, cast
 
 import pluggy
 
+from dun.core.cache.session import Caches
 from dun.core.digest import sha256
 from dun.core.errors import ConfigError
 from dun.engine import hookspecs
@@ -46,14 +45,15 @@ AGENT_MODULES = (
 ENTRY_POINT_GROUP = "dun"
 
 
-def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = (), agents: bool = True) -> pluggy.PluginManager:
+def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = (), agents: bool = True,
+                 caches: Caches | None = None) -> pluggy.PluginManager:
     pm = pluggy.PluginManager("dun")
     pm.add_hookspecs(hookspecs)
     for name in BUILTIN_MODULES + (AGENT_MODULES if agents else ()):
         pm.register(_Hooks(importlib.import_module(name)), name=f"builtin:{name.removeprefix('dun.')}")
     for plugin in extra:
         pm.register(plugin)
-    if entry_points and _may_have_entry_points():
+    if entry_points and _may_have_entry_points(caches):
         try:
             pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
         except Exception as exc:  # a broken third-party plugin must not become a traceback
@@ -80,43 +80,30 @@ class _Hooks:
         return f"<dun built-in {self.__name__}>"
 
 
-def _may_have_entry_points() -> bool:
+def _may_have_entry_points(caches: Caches | None = None) -> bool:
     """False only when an earlier scan of this very import path found no `dun` entry point (importlib.metadata
     reads every installed distribution: a tenth of `dun check`'s fixed cost). Installing or removing a
-    distribution changes its directory's mtime, hence the key."""
-    from dun.engine.cache import RACY_WINDOW_NS, cache_base, watch
+    distribution changes its directory's stamp, hence the key."""
+    from dun.core.cache import any_racy, stamp
+    from dun.core.cache.file import CacheFile
+    from dun.core.cachedir import cache_base_path
 
-    stamps: list[Any] = [sys.executable]
-    newest = 0
+    caches = caches or Caches()
+    looks: list[tuple[str, object]] = []
     for entry in sys.path:
-        try:
-            st = os.stat(entry or ".")
-        except OSError:
-            stamps.append([entry, None])
-            watch(os.path.abspath(entry or "."), None)
-            continue
-        stamps.append([entry, st.st_mtime_ns, st.st_ino])
-        watch(os.path.abspath(entry or "."), [st.st_size, st.st_mtime_ns, st.st_ino])
-        newest = max(newest, st.st_mtime_ns)
-    key = sha256(json.dumps(stamps).encode()).hexdigest()
-    path = cache_base() / f"entry-points-{key[:16]}.json"
-    enabled = os.environ.get("DUN_NO_CACHE", "") in ("", "0")
-    try:
-        if enabled and json.loads(path.read_text("utf-8")) == {"key": key, "found": False}:
-            return False
-    except (OSError, ValueError):
-        pass
+        path = os.path.abspath(entry or ".")
+        looks.append((path, stamp(path)))
+        caches.record(path, looks[-1][1])
+    key = sha256(repr([sys.executable, looks]).encode()).hexdigest()
+    store = CacheFile(os.path.join(cache_base_path(), f"entry-points-{key[:16]}.marshal"), "entry-points")
+    if caches.read and store.load() == (key, False):
+        return False
     import importlib.metadata
 
     found = any(ep.group == ENTRY_POINT_GROUP for dist in importlib.metadata.distributions()
                 for ep in dist.entry_points)
-    if enabled and time.time_ns() - newest >= RACY_WINDOW_NS:
-        try:
-            from dun.core.atomic import write_text_atomic
-
-            write_text_atomic(path, json.dumps({"key": key, "found": found}))
-        except OSError:
-            pass  # a read-only cache directory only costs the scan
+    if not any_racy(looks):
+        store.store((key, found))
     return found
 
 

@@ -38,6 +38,24 @@ CHECK_FIELDS: dict[str, Field] = {
     "after": Field("list", "Check ids that must finish first (e.g. coverage after tests).", default=[],
                    item=Field("str", "check id"), scalar_ok=True),
 }
+INPUT_FIELDS: dict[str, Field] = {
+    "files": Field("list", "Globs of files read, walked on disk from their literal directory (ignored paths "
+                   "included; `~` and `$VAR` expanded); a literal directory names its listing.", default=[],
+                   item=Field("str", "glob"), scalar_ok=True),
+    "env": Field("list", "Environment variables read (even ones dun otherwise leaves out of its keys, e.g. DISPLAY).",
+                 default=[], item=Field("str", "name"), scalar_ok=True),
+    "programs": Field("list", "Programs run, found on PATH: installing or upgrading one is a change.", default=[],
+                      item=Field("str", "program"), scalar_ok=True),
+    "git-refs": Field("list", "Git ref patterns read, as `git for-each-ref` takes them (e.g. refs/tags).",
+                      default=[], item=Field("str", "pattern"), scalar_ok=True),
+    "git-config": Field("list", "Git config keys read.", default=[], item=Field("str", "key"), scalar_ok=True),
+}
+CHECK_FIELDS["inputs"] = Field(
+    "map", "What the check reads beyond the work tree; a `command` check's result is reused only when it declares "
+    "them.", default=None, fields=INPUT_FIELDS)
+CHECK_FIELDS["ttl"] = Field("float", "Seconds a result may be reused at most, even with its inputs unchanged.",
+                            default=None, minimum=0)
+CHECK_FIELDS["flaky"] = Field("bool", "A failure is run again rather than reused.", default=False)
 ORIGINS = ("builtin", "plugin", "user", "repo")
 MAX_CHECKS = 1000  # per manifest: each check is a process or a file scan; more is a generated mistake
 
@@ -135,6 +153,8 @@ def _validate_check(v: Validator, parent: Any, i: int, raw: Any, types: dict[str
         timeout=values["timeout"] if values["timeout"] is not None else default_timeout,
         description=values["description"], next=values["next"], after=list(values["after"]),
         options=options, source=f"{v.source}:{pos[0]}" if pos else v.source, raw=plain(raw),
+        inputs=plain(values["inputs"]) if values["inputs"] is not None else None, ttl=values["ttl"],
+        flaky=bool(values["flaky"]),
     )
 
 

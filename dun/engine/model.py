@@ -111,6 +111,7 @@ class CheckResult:
     duration_s: float = 0.0
     description: str = ""
     cached: bool = False  # reused from an earlier run with the same inputs (`dun check` without --no-cache)
+    since: float | None = None  # when a reused result was made (seconds since the epoch)
 
     @property
     def level(self) -> Level | None:

@@ -5,21 +5,22 @@ click, the plugins or the checks.
 Replayed only when all of these are equal to that run's: the arguments, the working directory, whether stdout is a
 terminal, the environment (less `cache.VOLATILE_ENV`), the Python, dun's version, the work tree's fingerprint
 (`Snapshot.fingerprint`: HEAD, the index's view, the content of every changed or untracked file), and the look of
-every file a cache key consulted (`cache.WATCHED`: config files, manifest directories and files, check type
-sources, sys.path entries, each reused result's declared inputs) plus the source of every non-standard module
-that run had loaded. Anything else runs `dun check` as usual, which then reuses what it can per check.
-Never with `--no-cache`, `--output`, DUN_NO_CACHE=1, or a look written within the racy window.
+every look a cache key was built from (the session's `Consulted` record, dun/core/cache/session.py: config files,
+manifest directories and files, check type sources, sys.path entries, each reused result's inputs, declared
+environment variables and git refs included) plus the source of every non-standard module that run had loaded.
+Anything else runs `dun check` as usual, which then reuses what it can per check. Never with `--no-cache`,
+`--output`, DUN_NO_CACHE=1, or a look written within the racy window.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
-import time
 
 from dun import __version__
-from dun.core.cachedir import cache_dir_path, look, stable_env, stamp
+from dun.core.cache import any_racy, env_disabled, look, stamp
+from dun.core.cache.file import CacheFile
+from dun.core.cachedir import cache_dir_path, stable_env
 from dun.core.digest import sha256
 from dun.core.fingerprint import fingerprint
 from dun.core.spawn import Spawned
@@ -28,22 +29,20 @@ TYPE_CHECKING = False  # not typing's: this module loads before everything else,
 if TYPE_CHECKING:
     from pathlib import Path
 
-REPLAY_VERSION = 1
 FILE = "replay.marshal"  # marshal, not JSON: the json module alone would cost a fifth of a replayed run
 
 
 def _setup(argv: list[str]) -> str:
-    parts = (REPLAY_VERSION, __version__, argv, os.getcwd(), sys.stdout.isatty(), stable_env(),
-             os.path.realpath(sys.executable))
+    parts = (__version__, argv, os.getcwd(), sys.stdout.isatty(), stable_env(), os.path.realpath(sys.executable))
     return sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _module_looks() -> dict[str, list[int] | None]:
+def _module_looks() -> dict[str, object]:
     """The source of every loaded module outside the standard library: dun's own and any plugin's code."""
     import sysconfig
 
     stdlib = tuple({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
-    out = {}
+    out: dict[str, object] = {}
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and not path.startswith(stdlib):
@@ -51,26 +50,17 @@ def _module_looks() -> dict[str, list[int] | None]:
     return out
 
 
-def save(root: Path, argv: list[str], tree: str, text: str, code: int) -> None:
-    """Store this run's output for replay (the caller has checked that every result was reused)."""
-    from dun.engine.cache import RACY_WINDOW_NS, WATCHED
-
-    looks = {**WATCHED, **_module_looks()}
-    now = time.time_ns()
-    if any(isinstance(v, list) and now - v[1] < RACY_WINDOW_NS for v in looks.values()):
+def save(root: Path, argv: list[str], tree: str, text: str, code: int, consulted: dict[str, object]) -> None:
+    """Store this run's output for replay (the caller has checked that every result was reused); `consulted` holds
+    every look the run's cache keys were built from."""
+    looks = {**consulted, **_module_looks()}
+    if any_racy(looks.items()):
         return  # a same-size rewrite within the clock's granularity could go unseen
-    try:
-        data = marshal.dumps((REPLAY_VERSION, _setup(argv), tree, sorted(looks.items()), text, int(code)))
-    except ValueError:
-        return  # a look marshal cannot hold
-    try:
-        import pathlib
+    _file(str(root)).store((_setup(argv), tree, sorted(looks.items()), text, int(code)))
 
-        from dun.core.atomic import write_bytes_atomic
 
-        write_bytes_atomic(pathlib.Path(cache_dir_path(str(root)), FILE), data)
-    except OSError:
-        pass  # a read-only or full cache directory must never fail a check
+def _file(root: str) -> CacheFile:
+    return CacheFile(os.path.join(cache_dir_path(root), FILE), "replay")
 
 
 def guess_root() -> str | None:
@@ -92,22 +82,30 @@ def guess_root() -> str | None:
 def replay(argv: list[str], status: Spawned) -> int | None:
     """Print the stored output of an identical earlier run and return its exit code; None when anything differs
     (the run then goes on as usual, with the `git status` already started)."""
-    if os.environ.get("DUN_NO_CACHE", "") not in ("", "0") or "--no-cache" in argv:
+    if env_disabled() or "--no-cache" in argv:
         return None
     root = guess_root()
     if root is None:
         return None
-    try:
-        with open(os.path.join(cache_dir_path(root), FILE), "rb") as fh:
-            version, setup, tree, looks, text, exit_code = marshal.loads(fh.read())
-        if version != REPLAY_VERSION or setup != _setup(argv):
-            return None
-        if any(look(path, stored) != stored for path, stored in looks):
-            return None
-    except (OSError, ValueError, EOFError, TypeError):
-        return None  # missing, corrupt or from another layout
+    stored = _file(root).load(_accept)
+    if stored is None:
+        return None  # missing, hostile, corrupt or from another layout
+    setup, tree, looks, text, exit_code = stored
+    if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
+        return None
     code, out, _ = status.collect()
     if code != 0 or fingerprint(root, out) != tree:
         return None
-    sys.stdout.write(str(text))
-    return int(exit_code)
+    sys.stdout.write(text)
+    return exit_code
+
+
+def _accept(payload: tuple[object, ...]) -> tuple[str, str, list[tuple[str, object]], str, int]:
+    setup, tree, looks, text, code = payload
+    if not (isinstance(setup, str) and isinstance(tree, str) and isinstance(looks, list)
+            and isinstance(text, str) and isinstance(code, int)):
+        raise TypeError("another shape")
+    for path, _ in looks:
+        if not isinstance(path, str):
+            raise TypeError("another shape")
+    return setup, tree, looks, text, code

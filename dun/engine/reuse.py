@@ -1,17 +1,23 @@
-"""The no-change path of `dun check`: a check's last result is reused while nothing it depends on has changed.
+"""The no-change path of `dun check`: a check's last result is reused only while every input it reads is known and
+unchanged.
 
 "Unchanged" means all of these are equal to when the result was made:
 - the work tree: HEAD, the branch and its upstream, the index's view of every changed path, and the content of
   every changed or untracked (not ignored) file (`Snapshot.fingerprint`); outside git nothing is reused;
-- the check's definition, its plugin's triggers, the whole config, dun's version, the source of the check's
-  type, the Python running dun and the environment (less the variables that only describe the terminal,
-  `cache.VOLATILE_ENV`);
-- the stamps (size, mtime, inode) of the files its type names as inputs besides the work tree (ignored coverage
-  data, paths named directly) and of its plugin's `path-exists` triggers.
+- the check's definition (its `inputs:`, `ttl:` and `flaky:` too), its plugin's triggers, the whole config, dun's
+  version, the source of the check's type, the Python running dun and the environment (less the variables that
+  only describe the terminal, `cachedir.VOLATILE_ENV`);
+- the looks (dun/engine/inputs.py) of what its type names as inputs beyond the work tree (ignored coverage
+  data, paths named directly, the project's interpreter and its site-packages) and of what the check declares
+  (`inputs:` files, ignored ones included, env names, programs, git refs and config keys), and whether each
+  `path-exists` trigger exists.
 
-A command check's inputs cannot be known, so it is reused only when all of that holds: the whole work tree,
-HEAD and its definition are unchanged. Errors are never reused (a timeout or crash may not repeat). Entries live
-in `$XDG_CACHE_HOME/dun/<repo>/results.json`, written atomically and merged with what a concurrent run wrote.
+A `command` check may read anything: it is reused only when it declares `inputs:`. A result older than the check's
+`ttl:` is not reused; nor is an error (a timeout or crash may not repeat), nor a failure of a `flaky: true` check.
+A result is stored only when its inputs and the work tree looked the same after the checks ran as before: one
+fixed while the checks ran is run again next time. `--no-cache` runs everything and still stores what it found.
+Entries live in `$XDG_CACHE_HOME/dun/<repo>/results.marshal`, written atomically and merged with what a concurrent
+run wrote.
 """
 
 from __future__ import annotations
@@ -21,124 +27,141 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from dun import __version__
-from dun.core.cachedir import look, stamp
+from dun.core.cache import any_racy, look
+from dun.core.cache.file import CacheFile
+from dun.core.cache.session import Caches
+from dun.core.cachedir import cache_dir_path, stable_env
 from dun.core.digest import sha256
-from dun.engine.cache import RACY_WINDOW_NS, cache_dir, stable_env, watch
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.inputs import declared_looks
 from dun.engine.model import CheckResult, Item, Status
 
-RESULTS_VERSION = 1
-
-
-def disabled_by_env() -> bool:
-    return os.environ.get("DUN_NO_CACHE", "") not in ("", "0")
+Looks = list[tuple[str, Any]]
 
 
 def result_to_dict(r: CheckResult) -> dict[str, Any]:
     return {**r.to_dict(), "description": r.description}
 
 
-def result_from_dict(d: dict[str, Any]) -> CheckResult:
+def result_from_dict(d: dict[str, Any], since: float) -> CheckResult:
     return CheckResult(id=d["id"], plugin=d["plugin"], type=d["type"], status=Status(d["status"]),
                        priority=d["priority"], signal=d["signal"], detail=d["detail"], next=d["next"],
                        items=[Item(text=i["text"], file=i["file"], line=i["line"]) for i in d["items"]],
-                       duration_s=d["duration_s"], description=d["description"], cached=True)
+                       duration_s=d["duration_s"], description=d["description"], cached=True, since=since)
 
 
 class ResultCache:
     """Results of one repository's checks, each stored with what it depended on."""
 
-    def __init__(self, root: Path, tree: str, ctx: CheckContext) -> None:
+    def __init__(self, root: Path, tree: str, ctx: CheckContext, caches: Caches | None = None) -> None:
         self.root = root
         self.tree = tree
         self.ctx = ctx
-        self.path = cache_dir(root) / "results.json"
+        self.caches = caches or Caches()
+        self.file = CacheFile(Path(cache_dir_path(str(root))) / "results.marshal", "results")
+        self.path = Path(self.file.path)
         self._setup = _digest([getattr(ctx.config, "values", None), stable_env(), os.path.realpath(sys.executable)])
-        self._entries: dict[str, Any] = _load(self.path)
+        self._entries: dict[str, Any] = (self.file.load(_accept) or {}) if self.caches.read else {}
         self._new: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     def key(self, check: CheckSpec, triggers: list[dict[str, str]]) -> str:
-        definition = [RESULTS_VERSION, __version__, check.id, check.plugin, check.type, check.priority,
-                      check.plugin_priority, check.timeout, check.description, check.next, check.options, triggers,
-                      self._setup]
+        definition = [__version__, check.id, check.plugin, check.type, check.priority, check.plugin_priority,
+                      check.timeout, check.description, check.next, check.options, check.inputs, check.ttl,
+                      check.flaky, triggers, self._setup]
         return _digest(definition)
 
-    def inputs(self, check: CheckSpec, ctype: CheckType | None, triggers: list[dict[str, str]]) -> list[Any]:
-        """[path, look] of every file beyond the work tree that the result depends on, the type's source too; a
-        look is a stamp, or for `path-exists` triggers only whether the path exists."""
+    def inputs(self, check: CheckSpec, ctype: CheckType | None, triggers: list[dict[str, str]]) -> Looks | None:
+        """The looks of everything beyond the work tree the result depends on (the type's source too); None when
+        they cannot be known: an opaque type without `inputs:`, or a type or declaration that says so."""
+        if ctype is None or (ctype.opaque and check.inputs is None):
+            return None
         paths: list[str] = []
-        if ctype is not None:
-            module = sys.modules.get(getattr(ctype.run, "__module__", ""))
-            if module is not None and getattr(module, "__file__", None):
-                paths.append(str(module.__file__))
-            if ctype.inputs is not None:
-                paths.extend(ctype.inputs(check, self.ctx))
-        looks: list[list[Any]] = [[self._full(p), stamp(self._full(p))] for p in dict.fromkeys(paths)]
-        looks += [[self._full(t["path-exists"]), os.path.exists(self._full(t["path-exists"]))]
-                  for t in triggers if "path-exists" in t]
+        module = sys.modules.get(getattr(ctype.run, "__module__", ""))
+        if module is not None and getattr(module, "__file__", None):
+            paths.append(str(module.__file__))
+        if ctype.inputs is not None:
+            named = ctype.inputs(check, self.ctx)
+            if named is None:
+                return None
+            paths.extend(named)
+        looks: Looks = [(full, look(full, None)) for full in dict.fromkeys(self._full(p) for p in paths)]
+        looks += self.trigger_looks(triggers)
+        if check.inputs is not None:
+            declared = declared_looks(str(self.root), check.inputs)
+            if declared is None:
+                return None
+            looks += declared
         return looks
+
+    def trigger_looks(self, triggers: list[dict[str, str]]) -> Looks:
+        """Whether each `path-exists` trigger exists: with the work tree, all a "not applicable" skip depends on."""
+        return [(full, os.path.exists(full)) for full in (self._full(t["path-exists"]) for t in triggers
+                                                          if "path-exists" in t)]
 
     def _full(self, path: str) -> str:
         return path if os.path.isabs(path) else os.path.join(self.root, path)
 
-    def get(self, check: CheckSpec, triggers: list[dict[str, str]]) -> CheckResult | None:
+    def get(self, check: CheckSpec, ctype: CheckType | None, triggers: list[dict[str, str]]) -> CheckResult | None:
         entry = self._entries.get(check.id)
-        if not isinstance(entry, dict) or entry.get("tree") != self.tree or entry.get("key") != self.key(
-                check, triggers):
+        if (ctype is None or not isinstance(entry, dict) or entry.get("tree") != self.tree
+                or entry.get("key") != self.key(check, triggers)):
+            return None
+        # a check whose inputs cannot be known is reused only as "not applicable": that depends on its triggers alone
+        if (ctype.opaque and check.inputs is None) and entry.get("inapplicable") is not True:
             return None
         try:
+            made = float(entry["made"])
+            if check.ttl is not None and time.time() - made > check.ttl:
+                return None
             if any(look(path, stored) != stored for path, stored in entry["inputs"]):
                 return None
-            result = result_from_dict(entry["result"])
-        except (KeyError, TypeError, ValueError):
-            return None  # an entry from an older layout: run the check
+            result = result_from_dict(entry["result"], made)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None  # an entry of another shape: run the check
         for path, stored in entry["inputs"]:
-            watch(path, stored)
+            self.caches.record(path, stored)
         return result
 
-    def put(self, check: CheckSpec, triggers: list[dict[str, str]], inputs: list[Any], result: CheckResult) -> None:
-        """Remember `result`, with the input stamps taken before the check ran (a change during the run then
-        invalidates it). Errors and results whose inputs were written within the racy window are not kept."""
-        if result.status is Status.ERROR:
+    def put(self, check: CheckSpec, triggers: list[dict[str, str]], inputs: Looks | None, result: CheckResult,
+            inapplicable: bool = False) -> None:
+        """Remember `result`, with its inputs as looked at before the check ran. Not kept: errors, failures of a
+        flaky check, results whose inputs cannot be known or were written within the racy window. A check found
+        not applicable (no trigger matched) is kept with its triggers' looks alone, whatever it would read."""
+        if inapplicable:
+            inputs = self.trigger_looks(triggers)
+        if inputs is None or result.status is Status.ERROR or any_racy(inputs):
             return
-        now = time.time_ns()
-        if any(isinstance(s, list) and now - s[1] < RACY_WINDOW_NS for _, s in inputs):
+        if check.flaky and result.status is not Status.PASS and result.status is not Status.SKIP:
             return
         with self._lock:
             self._new[check.id] = {"key": self.key(check, triggers), "tree": self.tree, "inputs": inputs,
-                                   "result": result_to_dict(result)}
+                                   "made": time.time(), "result": result_to_dict(result),
+                                   "inapplicable": inapplicable}
 
-    def save(self) -> None:
-        """Merge this run's entries into the file as it is now (a concurrent run may have added its own)."""
+    def save(self, tree_now: Callable[[], str | None] | None = None) -> None:
+        """Merge this run's entries into the file as it is now (a concurrent run may have added its own). The tree
+        and each entry's inputs are looked at again first: what moved while the checks ran is not kept."""
         with self._lock:
-            if not self._new:
-                return
-            merged = {**_load(self.path), **self._new}
-            self._new = {}
-        try:
-            from dun.core.atomic import write_text_atomic
-
-            write_text_atomic(self.path, json.dumps({"version": RESULTS_VERSION, "checks": merged},
-                                                    separators=(",", ":")))
-        except OSError:
-            pass  # a read-only or full cache directory must never fail a check
+            new, self._new = self._new, {}
+        if not new:
+            return
+        if tree_now is not None and tree_now() != self.tree:
+            return
+        new = {cid: e for cid, e in new.items() if all(look(p, s) == s for p, s in e["inputs"])}
+        if new:
+            self.file.store({**(self.file.load(_accept) or {}), **new})
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}  # missing or corrupt: start empty, it is only a cache
-    if not isinstance(data, dict) or data.get("version") != RESULTS_VERSION or not isinstance(data.get("checks"),
-                                                                                               dict):
-        return {}
-    checks: dict[str, Any] = data["checks"]
-    return checks
+def _accept(payload: Any) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise TypeError("not a mapping")
+    return payload
 
 
 def _digest(value: Any) -> str:

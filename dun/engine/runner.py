@@ -6,7 +6,7 @@ import fnmatch
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dun.core.errors import UsageError
@@ -65,7 +65,14 @@ def trigger_miss(triggers: list[dict[str, str]], ctx: CheckContext) -> str | Non
 def run_one(catalog: Catalog, check: CheckSpec, ctx: CheckContext) -> CheckResult:
     start = time.monotonic()
     try:
-        outcome = catalog.types[check.type].run(check, ctx)
+        try:
+            outcome = catalog.types[check.type].run(check, ctx)
+        except Exception:
+            if ctx.caches is None or not ctx.caches.read:
+                raise
+            # a cache entry of a shape its reader did not expect (damaged, or from a hand) must not make the
+            # result: the check runs once more reading no cache, as `--no-cache` would
+            outcome = catalog.types[check.type].run(check, _fresh(ctx))
     except Exception as exc:  # a crashing check must never stop the run
         import traceback
 
@@ -73,6 +80,17 @@ def run_one(catalog: Catalog, check: CheckSpec, ctx: CheckContext) -> CheckResul
         outcome = Outcome(Status.ERROR, f"check crashed: {type(exc).__name__}: {exc}".splitlines()[0],
                           detail="".join(frames).strip())
     return to_result(check, outcome, time.monotonic() - start)
+
+
+def _fresh(ctx: CheckContext) -> CheckContext:
+    """`ctx` sharing its look at the tree, but reading no cache."""
+    import copy
+
+    from dun.core.cache.session import Caches
+
+    fresh = copy.copy(ctx)
+    fresh.caches = Caches(fresh=True)
+    return fresh
 
 
 def to_result(check: CheckSpec, outcome: Outcome, duration: float) -> CheckResult:
@@ -85,18 +103,20 @@ def to_result(check: CheckSpec, outcome: Outcome, duration: float) -> CheckResul
 
 
 def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequence[str] = (),
-               skip: Sequence[str] = (), reuse: ResultCache | None = None) -> list[CheckResult]:
+               skip: Sequence[str] = (), reuse: ResultCache | None = None,
+               tree_now: Callable[[], str | None] | None = None) -> list[CheckResult]:
     """Run every selected check that applies (or reuse its unchanged result); returns results in the documented
-    order."""
+    order. `tree_now` looks at the work tree again after the checks ran: results are stored only when it did not
+    move."""
     results: dict[str, CheckResult] = {}
     todo: dict[str, CheckSpec] = {}
     triggers: dict[str, tuple[str, list[dict[str, str]]]] = {}  # check id -> its manifest's id and triggers
-    looks: dict[str, list[Any]] = {}
+    looks: dict[str, list[tuple[str, Any]] | None] = {}
     for manifest in catalog.manifests:
         checks = [c for c in manifest.checks if selected(c, only, skip)]
         if reuse is not None:
             for check in checks:
-                hit = reuse.get(check, manifest.triggers)
+                hit = reuse.get(check, catalog.types.get(check.type), manifest.triggers)
                 if hit is not None:
                     results[check.id] = hit
             checks = [c for c in checks if c.id not in results]
@@ -107,13 +127,15 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
         for check in checks:
             todo[check.id] = check
             triggers[check.id] = (manifest.id, manifest.triggers)
-    _schedule(catalog, ctx, todo, results, max(1, jobs), _Gates(ctx, triggers))
+    gates = _Gates(ctx, triggers)
+    _schedule(catalog, ctx, todo, results, max(1, jobs), gates)
     if reuse is not None:
         for manifest in catalog.manifests:
             for check in manifest.checks:
                 if check.id in looks and check.id in results:
-                    reuse.put(check, manifest.triggers, looks[check.id], results[check.id])
-        reuse.save()
+                    reuse.put(check, manifest.triggers, looks[check.id], results[check.id],
+                              inapplicable=gates.missed(check.id))
+        reuse.save(tree_now)
     order = {c.id: c.sort_key for c in catalog.checks}
     return sorted(results.values(), key=lambda r: order[r.id])
 
@@ -128,6 +150,11 @@ class _Gates:
         self._misses: dict[str, str | None] = {}
         # one lock per manifest: a glob trigger waiting for git holds up only its own manifest's checks
         self._locks = {manifest: threading.Lock() for manifest, _ in triggers.values()}
+
+    def missed(self, check_id: str) -> bool:
+        """Whether the check was found not applicable (decided already: it ran)."""
+        manifest, _ = self.triggers.get(check_id, ("", []))
+        return bool(self._misses.get(manifest))
 
     def miss(self, check_id: str) -> str | None:
         manifest, triggers = self.triggers.get(check_id, ("", []))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from dun.config.loader import Config
+from dun.core.cache.session import Caches
 from dun.core.git import Repo, find_repo
 from dun.core.snapshot import peek_early
 from dun.engine.catalog import Catalog, load_catalog
@@ -29,6 +30,7 @@ class Session:
     repo: Repo
     pm: pluggy.PluginManager
     config: Config
+    caches: Caches = field(default_factory=Caches)  # whether this run reads caches; what they consulted
     _catalog: Catalog | None = field(default=None, repr=False)
     _context: CheckContext | None = field(default=None, repr=False)
     # the loop's sandbox for the commands checks run (dun.sandbox.confiner); None: they run as dun does
@@ -42,11 +44,12 @@ class Session:
         """The one CheckContext of this invocation, shared by every check."""
         if self._context is None:
             self._context = CheckContext(self.root, self.repo.is_git, self.config, self.confine)
+            self._context.caches = self.caches
         return self._context
 
     def catalog(self) -> Catalog:
         if self._catalog is None:
-            self._catalog = load_catalog(self.root, self.pm, self.config)
+            self._catalog = load_catalog(self.root, self.pm, self.config, self.caches)
         return self._catalog
 
     def look(self) -> tuple[str | None, str | None]:
@@ -60,9 +63,11 @@ class Session:
         return snapshot.head(), snapshot.tree()
 
     def report(self, only: Sequence[str] = (), skip: Sequence[str] = (), jobs: int | None = None,
-               strict: bool = False, reuse: bool = False) -> Report:
-        """Run the selected checks; every command that needs results comes here. With `reuse`, a check whose
-        inputs are unchanged since its last result is not run again (see dun/engine/reuse.py)."""
+               strict: bool = False, reuse: bool = True) -> Report:
+        """Run the selected checks; every command that needs results comes here (`dun check`, `dun iterate`, the
+        loop), so each reuses what the others found on the same inputs: a check whose inputs are unchanged since
+        its last result is not run again (dun/engine/reuse.py), and what runs is stored for the next. Without
+        `reuse` nothing is read or stored."""
         from dun.engine.runner import run_checks, split_patterns, validate_patterns
 
         start = time.monotonic()
@@ -75,7 +80,7 @@ class Session:
         ctx.used = True
         cache = self._result_cache(ctx) if reuse else None
         results = run_checks(catalog, ctx, jobs=jobs or int(self.config.get("check.jobs")), only=only, skip=skip,
-                             reuse=cache)
+                             reuse=cache, tree_now=self._tree_now)
         report = Report(root=self.root, results=results, duration_s=time.monotonic() - start,
                         warn_is_actionable=strict or bool(self.config.get("check.warn_is_actionable")))
         if (only or skip) and not results:
@@ -83,20 +88,28 @@ class Session:
         return report
 
     def _result_cache(self, ctx: CheckContext) -> ResultCache | None:
-        from dun.engine.reuse import ResultCache, disabled_by_env
+        from dun.engine.reuse import ResultCache
 
         snapshot = ctx.snapshot()
-        tree = snapshot.fingerprint() if snapshot is not None and not disabled_by_env() else None
-        return ResultCache(self.root, tree, ctx) if tree else None
+        tree = snapshot.fingerprint() if snapshot is not None else None
+        return ResultCache(self.root, tree, ctx, self.caches) if tree else None
+
+    def _tree_now(self) -> str | None:
+        """The work tree's fingerprint from a new look (a new `git status`): after the checks ran."""
+        from dun.core.snapshot import Snapshot
+
+        return Snapshot(self.root).fingerprint()
 
 
-def open_session(path: Path | str | None = None, agents: bool = True) -> Session:
+def open_session(path: Path | str | None = None, agents: bool = True, fresh: bool = False) -> Session:
     """The repository at `path`, a plugin manager (with the agent adapters unless `agents` is False: `dun check`
-    needs none) and the config, cached while its files are unchanged (dun/engine/configcache.py)."""
+    needs none) and the config, cached while its files are unchanged (dun/engine/configcache.py). With `fresh`
+    (`--no-cache`; also `DUN_NO_CACHE=1`), no cache is read and what the run finds is stored."""
     from dun.engine.configcache import cached_config
 
+    caches = Caches(fresh)
     early = peek_early() if path is None else None  # `dun check` asked git for the top level as it started
     repo = Repo(early[0], True) if early is not None else find_repo(path)
-    pm = make_manager(agents=agents)
-    config = cached_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"))
-    return Session(repo=repo, pm=pm, config=config)
+    pm = make_manager(agents=agents, caches=caches)
+    config = cached_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"), caches)
+    return Session(repo=repo, pm=pm, config=config, caches=caches)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dun.core.kinds import ExitCode
-from dun.engine.model import Report
+from dun.engine.model import CheckResult, Report
 
 JSON_SCHEMA_VERSION = 1
 
@@ -26,10 +26,40 @@ def exit_code(report: Report) -> int:
     return ExitCode.WORK_REMAINS if report.actionable() else ExitCode.OK
 
 
+def since(r: CheckResult) -> str:
+    """When a reused result was made, local time to the minute: `2026-11-27 11:02`; "" when it was not reused."""
+    if not r.cached or r.since is None:
+        return ""
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(r.since))
+
+
+def since_iso(r: CheckResult) -> str | None:
+    """When a reused result was made, for machines (json, JUnit): ISO 8601, UTC, to the second; None when it was
+    not reused."""
+    if not r.cached or r.since is None:
+        return None
+    import datetime
+
+    return datetime.datetime.fromtimestamp(r.since, datetime.UTC).isoformat(timespec="seconds")
+
+
+def cached_note(r: CheckResult) -> str:
+    """` (cached since 2026-11-27 11:02)` for a reused result (the text, llm and github formats), else ""."""
+    if not r.cached:
+        return ""
+    when = since(r)
+    return f" (cached since {when})" if when else " (cached)"
+
+
 def summary_line(report: Report) -> str:
     counts = report.counts()
     parts = [f"{n} {name}" for name, n in counts.items() if n]
     verdict = f"{len(report.actionable())} actionable" if report.actionable() else "nothing actionable"
-    cached = report.cached()
-    reused = f" ({cached} cached: unchanged since their last run; --no-cache runs them)" if cached else ""
+    cached = [r for r in report.results if r.cached]
+    oldest = min(cached, key=lambda r: r.since or 0.0) if cached else None
+    first = f", the oldest since {since(oldest)}" if oldest is not None and oldest.since is not None else ""
+    reused = (f" ({len(cached)} cached{first}: inputs unchanged since they ran; --no-cache runs them)" if cached
+              else "")
     return f"{verdict}: {', '.join(parts) or 'no checks'} in {report.duration_s:.1f}s{reused}"

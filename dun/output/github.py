@@ -9,7 +9,7 @@ from __future__ import annotations
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report, Status
 from dun.engine.sanitize import safe_result
-from dun.output.base import FormatOptions, Formatter, summary_line
+from dun.output.base import FormatOptions, Formatter, cached_note, summary_line
 
 _KIND = {Status.FAIL: "error", Status.ERROR: "error", Status.WARN: "warning"}
 _ITEMS = 50  # GitHub shows at most 50 annotations per kind and step; one more says what was left out
@@ -30,7 +30,7 @@ def render(report: Report, opts: FormatOptions) -> str:
         if kind is None:
             continue
         r = safe_result(r)
-        title = _escape_prop(f"dun {r.id}")
+        title = _escape_prop(f"dun {r.id}{cached_note(r)}")
         for item in r.items[:_ITEMS]:
             props = f"file={_escape_prop(item.file)}," if item.file else ""
             props += f"line={item.line}," if item.file and item.line else ""

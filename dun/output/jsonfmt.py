@@ -9,7 +9,7 @@ from dun import __version__
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report
 from dun.engine.sanitize import safe_result
-from dun.output.base import JSON_SCHEMA_VERSION, FormatOptions, Formatter, exit_code
+from dun.output.base import JSON_SCHEMA_VERSION, FormatOptions, Formatter, exit_code, since_iso
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -20,7 +20,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         "duration_s": round(report.duration_s, 3),
         "summary": {**report.counts(), "total": len(report.results), "actionable": len(report.actionable()),
                     "exit_code": exit_code(report), "cached": report.cached()},
-        "checks": [{**safe_result(r).to_dict(), "cached": r.cached} for r in report.results],
+        "checks": [{**safe_result(r).to_dict(), "cached": r.cached, "cached_since": since_iso(r)}
+                   for r in report.results],
     }
 
 

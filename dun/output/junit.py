@@ -6,7 +6,7 @@ from __future__ import annotations
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report, Status
 from dun.engine.sanitize import xml_text
-from dun.output.base import FormatOptions, Formatter
+from dun.output.base import FormatOptions, Formatter, since_iso
 
 
 def render(report: Report, opts: FormatOptions) -> str:
@@ -19,7 +19,11 @@ def render(report: Report, opts: FormatOptions) -> str:
         case = ET.SubElement(suite, "testcase", classname=xml_text(r.plugin), name=xml_text(r.id),
                              time=f"{r.duration_s:.3f}")
         if r.cached:  # reused unchanged from an earlier run; its time is that run's
-            ET.SubElement(ET.SubElement(case, "properties"), "property", name="dun.cached", value="true")
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="dun.cached", value="true")
+            when = since_iso(r)
+            if when is not None:
+                ET.SubElement(props, "property", name="dun.cached_since", value=when)
         body = xml_text("\n".join([*(f"{i.location()} {i.text}".strip() for i in r.items), r.detail]).strip())
         signal = xml_text(r.signal)
         if r.status is Status.FAIL:

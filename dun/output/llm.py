@@ -5,7 +5,7 @@ from __future__ import annotations
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Report, Status
 from dun.engine.sanitize import safe_result
-from dun.output.base import FormatOptions, Formatter, summary_line
+from dun.output.base import FormatOptions, Formatter, cached_note, summary_line
 
 _ITEMS = 20
 
@@ -17,7 +17,7 @@ def render(report: Report, opts: FormatOptions) -> str:
             continue
         r = safe_result(r)
         level = r.level.value if r.level else "-"
-        out.append(f"[{level}] {r.id} {r.status.value}{' (cached)' if r.cached else ''}: {r.signal}")
+        out.append(f"[{level}] {r.id} {r.status.value}{cached_note(r)}: {r.signal}")
         for item in r.items[:_ITEMS]:
             where = item.location()
             first, *rest = item.text.split("\n")

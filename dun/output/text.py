@@ -5,7 +5,7 @@ from __future__ import annotations
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import CheckResult, Report, Status
 from dun.engine.sanitize import safe_result
-from dun.output.base import FormatOptions, Formatter, summary_line
+from dun.output.base import FormatOptions, Formatter, cached_note, summary_line
 
 _COLORS = {Status.PASS: "32", Status.FAIL: "31", Status.ERROR: "31;1", Status.WARN: "33", Status.SKIP: "2"}
 _ITEMS_SHOWN = 10
@@ -21,7 +21,8 @@ def render_result(r: CheckResult, opts: FormatOptions) -> list[str]:
     r = safe_result(r)  # tools' escape codes and control characters never reach the terminal
     level = r.level.value if r.level else ""
     tag = _paint(f"{r.status.value.upper():5}", _COLORS[r.status], opts.color)
-    lines = [f"{tag} {level:6} {r.id:24} {r.signal}" + (f" {_paint('(cached)', '2', opts.color)}" if r.cached else "")]
+    note = cached_note(r)
+    lines = [f"{tag} {level:6} {r.id:24} {r.signal}" + (f" {_paint(note.strip(), '2', opts.color)}" if note else "")]
     if r.status is Status.PASS and not opts.verbose:
         return lines
     shown = r.items if opts.verbose else r.items[:_ITEMS_SHOWN]

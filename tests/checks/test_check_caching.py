@@ -114,8 +114,12 @@ def test_cached_runs_leave_the_repository_clean(repo):
 
 
 @pytest.mark.parametrize("value", ["1", "yes"])
-def test_dun_no_cache_turns_caching_off(repo, isolated_home, monkeypatch, value):
-    monkeypatch.setenv("DUN_NO_CACHE", value)
+def test_dun_no_cache_reads_no_cache_and_stores_what_it_found(repo, isolated_home, monkeypatch, value):
     age(write(repo, "MISSION.md", "- [ ] task\n"))
     assert check(repo, "type: checkboxes").status is Status.FAIL
-    assert cache_files(isolated_home) == []
+    (stored,) = cache_files(isolated_home)
+    stored.write_bytes(stored.read_bytes().replace(b"task", b"TASK"))  # a lie a plain run would repeat
+    monkeypatch.setenv("DUN_NO_CACHE", value)
+    fresh = check(repo, "type: checkboxes")
+    assert fresh.status is Status.FAIL and "task" in fresh.items[0].text
+    assert b"task" in stored.read_bytes()  # the truth was stored

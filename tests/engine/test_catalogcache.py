@@ -4,15 +4,15 @@ The cache is observed by planting a marker in its file: a load that returns the 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 from conftest import write
 
+from dun.core.cache.file import CacheFile
+from dun.core.cachedir import cache_dir_path
 from dun.core.errors import ConfigError
-from dun.engine.cache import cache_dir
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
@@ -44,13 +44,13 @@ def load(repo: Path, *plugins: object) -> Catalog:
 
 def plant(repo: Path) -> None:
     """Mark the cached description, so a load from the cache shows it."""
-    path = cache_dir(repo) / "catalog.json"
-    data = json.loads(path.read_text())
-    for manifest in data["active"]:
+    store = CacheFile(Path(cache_dir_path(str(repo))) / "catalog.marshal", "catalog")
+    key, active, disabled = store.load()
+    for manifest in active:
         for check in manifest["checks"]:
             if check["id"] == "ok":
                 check["description"] = "from the cache"
-    path.write_text(json.dumps(data))
+    store.store((key, active, disabled))
 
 
 def description(catalog: Catalog) -> str:
@@ -94,7 +94,7 @@ def test_a_new_manifest_a_config_change_or_a_new_check_type_loads_afresh(mine: P
 def test_a_fresh_manifest_is_not_cached(repo: Path) -> None:
     write(repo, ".dun/plugins/mine.yaml", MANIFEST)  # just written: a same-size rewrite could keep its stamp
     load(repo)
-    assert not (cache_dir(repo) / "catalog.json").exists()
+    assert not (Path(cache_dir_path(str(repo))) / "catalog.marshal").exists()
 
 
 def test_errors_are_reported_on_every_load(mine: Path) -> None:

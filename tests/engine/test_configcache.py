@@ -9,8 +9,8 @@ import pytest
 from conftest import write
 
 from dun.config.loader import load_config
+from dun.core.cachedir import cache_dir_path
 from dun.core.errors import ConfigError
-from dun.engine.cache import cache_dir
 from dun.engine.configcache import cached_config
 
 OLD_NS = 1_000_000_000
@@ -20,7 +20,7 @@ def test_a_cached_config_equals_a_loaded_one(repo: Path) -> None:
     path = write(repo, ".dun/config.yaml", "check: {timeout_s: 12}\n")
     os.utime(path, ns=(OLD_NS, OLD_NS))
     first = cached_config(repo, {})
-    assert (cache_dir(repo) / "config.json").exists()
+    assert (Path(cache_dir_path(str(repo))) / "config.marshal").exists()
     assert cached_config(repo, {}) == first == load_config(repo, {})
 
 

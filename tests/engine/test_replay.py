@@ -18,6 +18,7 @@ checks:
   - id: count
     type: command
     command: "echo run >> {log}; cat notes.txt 2>/dev/null; exit 1"
+    inputs: {{}}  # it reads nothing beyond the work tree
   - id: boxes
     type: checkboxes
     files: [MISSION.md]

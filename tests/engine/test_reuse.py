@@ -1,5 +1,6 @@
-"""The no-change path: a result is reused while nothing it depends on changed, and every kind of change runs the
-check again. A command check appends a line to a log outside the repository each time it really runs."""
+"""The no-change path: a result is reused only while every input it reads is known and unchanged, and every kind of
+change runs the check again. A command check appends a line to a log outside the repository each time it really
+runs."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ checks:
   - id: count
     type: command
     command: "echo run >> {log}; cat notes.txt 2>/dev/null; exit 1"
+    inputs: {{files: [ignored/**], env: [DISPLAY]}}
 """
 
 
@@ -104,11 +106,59 @@ def test_each_kind_of_change_runs_it_again(counted: Path, change: str, monkeypat
     assert not fresh.cached and runs(counted) == before + 1
 
 
-def test_an_ignored_file_does_not_invalidate_a_command_but_its_declared_inputs_do(counted: Path) -> None:
-    write(counted, "ignored/data.txt", "1\n")
+def test_a_command_without_declared_inputs_is_never_reused(counted: Path) -> None:
+    plugin = counted / ".dun/plugins/p.yaml"
+    declared = "    inputs: {files: [ignored/**], env: [DISPLAY]}\n"
+    write(counted, ".dun/plugins/p.yaml", plugin.read_text().replace(declared, ""))
+    git(counted, "commit", "-qam", "no inputs")
+    assert [result(counted).cached for _ in range(2)] == [False, False] and runs(counted) == 2
+
+
+@pytest.mark.parametrize("change", ["ignored edit", "ignored new file", "declared env"])
+def test_a_declared_input_outside_git_runs_it_again(counted: Path, change: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    old = 1_600_000_000_000_000_000
+    os.utime(write(counted, "ignored/data.txt", "1\n"), ns=(old, old))
+    os.utime(counted / "ignored", ns=(old, old))  # a listing changed just now could change again unseen
     result(counted)
-    write(counted, "ignored/data.txt", "2\n")
-    assert result(counted).cached  # documented: a command's unknown inputs are the work tree and HEAD only
+    assert result(counted).cached
+    if change == "ignored edit":
+        write(counted, "ignored/data.txt", "2\n")
+        os.utime(counted / "ignored/data.txt", ns=(old, old))  # same size and mtime: the ctime tells
+    elif change == "ignored new file":
+        write(counted, "ignored/deeper/more.txt", "x\n")
+    else:
+        monkeypatch.setenv("DISPLAY", ":7")  # left out of every key unless declared
+    before = runs(counted)
+    assert not result(counted).cached and runs(counted) == before + 1
+
+
+def test_declared_git_refs_and_config(counted: Path) -> None:
+    plugin = counted / ".dun/plugins/p.yaml"
+    write(counted, ".dun/plugins/p.yaml", plugin.read_text().replace(
+        "env: [DISPLAY]}", "env: [DISPLAY], git-refs: [refs/tags], git-config: [dun.test]}"))
+    git(counted, "commit", "-qam", "refs")
+    result(counted)
+    assert result(counted).cached
+    git(counted, "tag", "v1")
+    assert not result(counted).cached
+    assert result(counted).cached
+    git(counted, "config", "dun.test", "on")
+    assert not result(counted).cached
+
+
+def test_ttl_and_flaky(counted: Path) -> None:
+    plugin = counted / ".dun/plugins/p.yaml"
+    text = plugin.read_text()
+    write(counted, ".dun/plugins/p.yaml", text + "    flaky: true\n")
+    git(counted, "commit", "-qam", "flaky")
+    assert [result(counted).cached for _ in range(2)] == [False, False]  # a flaky failure is run again
+    write(counted, ".dun/plugins/p.yaml", text + "    ttl: 0\n")
+    git(counted, "commit", "-qam", "ttl")
+    assert [result(counted).cached for _ in range(2)] == [False, False]  # older than its ttl at once
+
+
+def test_a_coverage_input_outside_git(counted: Path) -> None:
     write(counted, ".dun/plugins/cov.yaml", "id: cov\nchecks:\n  - {id: cov, type: coverage, file: ignored/c.json, "
                                             "threshold: 50}\n")
     git(counted, "add", "-A")
@@ -128,6 +178,21 @@ def test_an_ignored_file_does_not_invalidate_a_command_but_its_declared_inputs_d
     assert not fresh.cached and fresh.signal != first.signal
 
 
+def test_a_file_changed_while_the_check_runs_is_not_stored(counted: Path) -> None:
+    """The check writes notes.txt as it runs (as an agent or an editor might): the tree seen before it ran is not
+    the one its result describes, so nothing is stored under it."""
+    plugin = counted / ".dun/plugins/p.yaml"
+    write(counted, ".dun/plugins/p.yaml", plugin.read_text().replace("cat notes.txt 2>/dev/null",
+                                                                      "echo x >> notes.txt"))
+    git(counted, "commit", "-qam", "writes")
+    assert [result(counted).cached for _ in range(3)] == [False, False, False]
+
+
+def test_no_cache_stores_what_it_found(counted: Path) -> None:
+    assert not result(counted, no_cache=True).cached
+    assert result(counted).cached and runs(counted) == 1
+
+
 def test_errors_are_never_reused(counted: Path) -> None:
     write(counted, ".dun/plugins/p.yaml", (counted / ".dun/plugins/p.yaml").read_text() + "    cwd: missing-dir\n")
     assert result(counted).status == "error"
@@ -138,10 +203,11 @@ def test_the_cli_marks_reused_results_in_text_and_json(counted: Path) -> None:
     dun = [sys.executable, "-m", "dun", "check"]
     subprocess.run(dun, cwd=counted, capture_output=True, check=False)
     text = subprocess.run(dun, cwd=counted, capture_output=True, text=True, check=False).stdout
-    assert "(cached)" in text.splitlines()[0] and "1 cached" in text
+    assert "(cached since " in text.splitlines()[0] and "1 cached, the oldest since " in text
     data = json.loads(subprocess.run([*dun, "--format", "json"], cwd=counted, capture_output=True, text=True,
                                      check=False).stdout)
     assert data["summary"]["cached"] == 1 and data["checks"][0]["cached"] is True
+    assert data["checks"][0]["cached_since"].endswith("+00:00")
     fresh = json.loads(subprocess.run([*dun, "--format", "json", "--no-cache"], cwd=counted, capture_output=True,
                                       text=True, check=False).stdout)
     assert fresh["summary"]["cached"] == 0 and runs(counted) == 2

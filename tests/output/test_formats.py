@@ -34,7 +34,7 @@ def test_json_is_stable_and_complete() -> None:
                                "actionable": 2, "exit_code": 1, "cached": 0}
     first = data["checks"][0]
     assert set(first) == {"id", "plugin", "type", "status", "priority", "level", "signal", "detail", "next",
-                          "items", "duration_s", "cached"}
+                          "items", "duration_s", "cached", "cached_since"}
     assert first["level"] == "HIGH"
     assert first["items"][0] == {"file": "tests/test_a.py", "line": 12, "text": "assert 1 == 2"}
 
@@ -160,3 +160,19 @@ def test_json_matches_its_schema_and_holds_no_control_characters() -> None:
     bad = {**data, "checks": [{**data["checks"][0], "signal": "escape \x1b[31m"}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)  # the schema itself refuses control characters
+
+
+def test_a_cached_result_says_since_when_in_every_format() -> None:
+    import time
+
+    report = sample()
+    made = time.mktime((2026, 3, 4, 5, 6, 0, 0, 0, -1))
+    for r in report.results:
+        r.cached, r.since = True, made
+    opts = FormatOptions()
+    for render in (text.render, llm.render, github.render):
+        out = render(report, opts)
+        assert "since 2026-03-04 05:06" in out and "2026-03-04 05" in out.split("\n")[0], render
+    data = json.loads(jsonfmt.render(report, opts))
+    assert data["checks"][0]["cached_since"] == time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(made))
+    assert 'name="dun.cached_since"' in junit.render(report, opts)

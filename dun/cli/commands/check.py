@@ -30,7 +30,9 @@ class CheckOptions:
 
 
 def build_report(session: Session, opts: CheckOptions) -> Report:
-    return session.report(opts.only, opts.skip, opts.jobs, opts.strict, reuse=not opts.no_cache)
+    if opts.no_cache:
+        session.caches.read = False  # run everything afresh; what it finds is still stored
+    return session.report(opts.only, opts.skip, opts.jobs, opts.strict)
 
 
 def formatter_for(session: Session, name: str) -> Formatter:
@@ -44,11 +46,9 @@ def formatter_for(session: Session, name: str) -> Formatter:
 
 
 def run_check(opts: CheckOptions) -> int:
-    session = open_session(opts.path, agents=False)
-    from dun.engine.reuse import disabled_by_env
-
+    session = open_session(opts.path, agents=False, fresh=opts.no_cache)
     # With results to reuse, only `git status` starts now; the index is listed once some check has to run.
-    session.context().prefetch(listing=opts.no_cache or disabled_by_env())
+    session.context().prefetch(listing=not session.caches.read)
     fmt_name = opts.format or str(session.config.get("check.format"))
     render = formatter_for(session, fmt_name)
     report = build_report(session, opts)
@@ -67,13 +67,11 @@ def run_check(opts: CheckOptions) -> int:
 
 def _keep_for_replay(session: Session, opts: CheckOptions, report: Report, text: str) -> None:
     """A run whose every result was reused is stored whole: the next identical one prints it again at once."""
-    from dun.engine.reuse import disabled_by_env
-
-    if opts.no_cache or disabled_by_env() or not report.results or not all(r.cached for r in report.results):
+    if not session.caches.read or not report.results or not all(r.cached for r in report.results):
         return
     snapshot = session.context().snapshot()
     tree = snapshot.fingerprint() if snapshot is not None else None
     if tree is not None:
         from dun.engine.replay import save
 
-        save(session.root, sys.argv[1:], tree, text, exit_code(report))
+        save(session.root, sys.argv[1:], tree, text, exit_code(report), session.caches.consulted.looks())

@@ -1,0 +1,94 @@
+"""A cache file: one marshalled (magic, version, kind, payload) tuple, read with every guard a file anyone could
+replace needs. Only a regular file is read (a FIFO, a device, a directory or a link is a miss: opened without
+blocking and without following a link, checked with fstat before a byte is read), never more than `cap` bytes, and a
+payload of another version, kind or shape is a miss. A miss is never an error: the caller computes afresh.
+
+Import-light (os, stat, marshal): the replay path reads its file before the rest of dun loads.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+
+from dun.core.cache import VERSION
+
+TYPE_CHECKING = False  # not typing's: this module loads before everything else
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+MAGIC = "dun-cache"
+DEFAULT_CAP = 128 * 1024 * 1024  # far beyond a 50,000-file repository's largest cache (a few MB)
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_regular(path: str, cap: int = DEFAULT_CAP) -> bytes | None:
+    """The bytes of `path` when it is a regular file (not a link) of at most `cap` bytes; None otherwise."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except (OSError, ValueError):
+        return None  # missing, a link (ELOOP), unreadable
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+            return None
+        chunks = []
+        left = st.st_size + 1  # one byte more: a file growing while read is a miss
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= st.st_size else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+class CacheFile:
+    """One cache file of kind `kind` at `path`."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str, cap: int = DEFAULT_CAP) -> None:
+        self.path = os.fspath(path)
+        self.kind = kind
+        self.cap = cap
+
+    def load(self, accept: Callable[[Any], T] | None = None) -> T | Any | None:
+        """The payload stored, passed through `accept` (which may raise on a wrong shape); None on any miss."""
+        data = read_regular(self.path, self.cap)
+        if data is None:
+            return None
+        try:
+            loaded = marshal.loads(data)
+            if (not isinstance(loaded, tuple) or len(loaded) != 4 or loaded[0] != MAGIC or loaded[1] != VERSION
+                    or loaded[2] != self.kind):
+                return None
+            return accept(loaded[3]) if accept is not None else loaded[3]
+        except Exception:  # any shape a hand-made or damaged file can have: it is only a cache
+            return None
+
+    def store(self, payload: object) -> bool:
+        """Write `payload` atomically; False when marshal cannot hold it or the directory is read-only or full (a
+        cache must never fail a run)."""
+        try:
+            data = marshal.dumps((MAGIC, VERSION, self.kind, payload))  # type: ignore[arg-type]
+        except ValueError:
+            return False
+        if len(data) > self.cap:
+            return False
+        try:
+            import pathlib
+
+            from dun.core.atomic import write_bytes_atomic
+
+            write_bytes_atomic(pathlib.Path(self.path), data)
+        except OSError:
+            return False
+        return True

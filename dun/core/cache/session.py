@@ -1,0 +1,41 @@
+"""What one run of dun does with its caches: whether it reads them, and what it consulted.
+
+A `Caches` is made once per command (`dun.engine.session.open_session`) and handed to every cache the run uses:
+`--no-cache` or `DUN_NO_CACHE=1` (read here, once) make it read nothing and still store what the run found, so the
+next plain run starts from the truth. `consulted` records every look (a file's stamp, or whether a path exists) a
+cache key was built from: a run whose results all came from caches can be replayed while these and the work tree
+are unchanged (dun/engine/replay.py).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from dun.core.cache import env_disabled
+
+
+class Consulted:
+    """The looks a run's cache keys were built from: path -> stamp, None (missing) or a bool (exists)."""
+
+    def __init__(self) -> None:
+        self._looks: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def record(self, path: str, look: object) -> None:
+        with self._lock:
+            self._looks[path] = look
+
+    def looks(self) -> dict[str, object]:
+        with self._lock:
+            return dict(self._looks)
+
+
+class Caches:
+    """Whether this run reads its caches (`read`), and the recorder of what they consulted."""
+
+    def __init__(self, fresh: bool = False) -> None:
+        self.read = not (fresh or env_disabled())
+        self.consulted = Consulted()
+
+    def record(self, path: str, look: object) -> None:
+        self.consulted.record(path, look)
