@@ -188,5 +188,5 @@ def test_an_unchanged_project_is_reused_whole() -> None:
     """The suite above would pass with every cache off: here the same project reuses every result."""
     with project() as (root, _):
         open_session(root).report()
-        again = open_session(root).report().results
+        again = [r for r in open_session(root).report().results if r.plugin == "truth"]
         assert all(r.cached for r in again) and len(again) == 5
