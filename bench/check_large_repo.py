@@ -231,16 +231,18 @@ def ensure_repo(rebuild: bool) -> Path:
     return root
 
 
-def accept(run: Run, cached: bool | None = None) -> str | None:
-    """None when the run reported what the data is built to produce (and, with `cached`, reused all or none)."""
+def accept(run: Run, cached: bool | None = None, edited: bool = False) -> str | None:
+    """None when the run reported what the data is built to produce (and, with `cached`, reused all or none; with
+    `edited`, one tracked file is modified, so git-status fails)."""
     if run.returncode not in (0, 1):  # 1 is expected: the plans hold open boxes
         return f"exit code {run.returncode} (2: usage or config error, 3: internal error)"
     try:
         checks = {c["id"]: c for c in json.loads(run.stdout)["checks"]}
     except (ValueError, KeyError, TypeError) as exc:
         return f"unreadable JSON report: {exc}"
+    expected = {**EXPECTED, "git-status": "fail"} if edited else EXPECTED
     wrong = [f"{cid}: {checks[cid]['status'] if cid in checks else 'missing'} ({checks.get(cid, {}).get('signal')})"
-             for cid, status in EXPECTED.items() if checks.get(cid, {}).get("status") != status]
+             for cid, status in expected.items() if checks.get(cid, {}).get("status") != status]
     extra = sorted(set(checks) - set(EXPECTED) - {c for c, v in checks.items() if v["status"] == "skip"})
     if extra:
         wrong.append(f"unexpected checks ran: {', '.join(extra)}")
@@ -280,6 +282,18 @@ def main() -> int:
                                   accept_baseline=clean)
     code = max(code, report("check_large_repo: no change, dun check --format json", subject,
                             "git status --porcelain", baseline.median, NO_CHANGE_TARGET,
+                            [f"baseline CPU {baseline.cpu_median * 1000:.0f} ms"]))
+    # One file edited before every run (a new line each time: the tree always differs from the last run's), as
+    # between two checks of an agent's loop: every check runs, the per-file caches serve every other file.
+    edited = f"{nested('src', 0)}/mod_00000.py"
+    edit = ["sh", "-c", f'echo "# edit $(date +%s%N)" >> {edited} && exec "$@"', "edit", *dun]
+    try:
+        subject, baseline = time_pair(edit, git_status, root, runs=args.runs,
+                                      accept=lambda run: accept(run, cached=False, edited=True))
+    finally:
+        subprocess.run(["git", "checkout", "--", edited], cwd=root, check=False)
+    code = max(code, report("check_large_repo: one file edited, dun check --format json", subject,
+                            "git status --porcelain", baseline.median, TARGET,
                             [f"baseline CPU {baseline.cpu_median * 1000:.0f} ms"]))
     if args.cold:
         cold = time_command(dun, root, runs=args.runs, env={**os.environ, "DUN_NO_CACHE": "1"}, accept=accept)
