@@ -15,7 +15,8 @@ unchanged.
 A `command` check may read anything: it is reused only when it declares `inputs:`. A result older than the check's
 `ttl:` is not reused; nor is an error (a timeout or crash may not repeat), nor a failure of a `flaky: true` check.
 A result is stored only when its inputs and the work tree looked the same after the checks ran as before: one
-fixed while the checks ran is run again next time. `--no-cache` runs everything and still stores what it found.
+fixed while the checks ran is run again next time. A result made in the loop's sandbox is reused only inside it;
+the loop reuses what `dun check` found outside it. `--no-cache` runs everything and still stores what it found.
 Entries live in `$XDG_CACHE_HOME/dun/<repo>/results.marshal`, written atomically and merged with what a concurrent
 run wrote.
 """
@@ -115,6 +116,10 @@ class ResultCache:
         # a check whose inputs cannot be known is reused only as "not applicable": that depends on its triggers alone
         if (ctype.opaque and check.inputs is None) and entry.get("inapplicable") is not True:
             return None
+        # made in the loop's sandbox (no network, fewer writable paths): not the answer of a run outside it; the
+        # other way is sound (the loop reuses what `dun check` found on the same inputs)
+        if entry.get("confined") is not False and getattr(self.ctx, "confine", None) is None:
+            return None
         try:
             made = float(entry["made"])
             if check.ttl is not None and time.time() - made > check.ttl:
@@ -142,7 +147,8 @@ class ResultCache:
         with self._lock:
             self._new[check.id] = {"key": self.key(check, triggers), "tree": self.tree, "inputs": inputs,
                                    "made": time.time(), "result": result_to_dict(result),
-                                   "inapplicable": inapplicable}
+                                   "inapplicable": inapplicable,
+                                   "confined": getattr(self.ctx, "confine", None) is not None}
 
     def save(self, tree_now: Callable[[], str | None] | None = None) -> None:
         """Merge this run's entries into the file as it is now (a concurrent run may have added its own). The tree

@@ -15,7 +15,7 @@ from conftest import git, write
 
 from dun.cli.commands.check import CheckOptions, build_report
 from dun.engine.model import CheckResult
-from dun.engine.session import open_session
+from dun.engine.session import Session, open_session
 
 PLUGIN = """\
 id: p
@@ -212,3 +212,18 @@ def test_the_cli_marks_reused_results_in_text_and_json(counted: Path) -> None:
     fresh = json.loads(subprocess.run([*dun, "--format", "json", "--no-cache"], cwd=counted, capture_output=True,
                                       text=True, check=False).stdout)
     assert fresh["summary"]["cached"] == 0 and runs(counted) == 2
+
+
+def test_the_loops_sandbox_reuses_what_dun_check_found_but_not_the_other_way(counted: Path) -> None:
+    def confined_session() -> Session:
+        session = open_session(counted)
+        session.confine = lambda argv: argv  # stands for the loop's sandbox (dun/loop/confinement.py)
+        session.context().confine = session.confine
+        return session
+
+    result(counted)  # dun check, outside any sandbox
+    inside = next(r for r in confined_session().report().results if r.id == "count")
+    assert inside.cached and runs(counted) == 1
+    write(counted, "notes.txt", "changed\n")
+    assert not next(r for r in confined_session().report().results if r.id == "count").cached
+    assert not result(counted).cached and runs(counted) == 3  # made in the sandbox: run again outside it
