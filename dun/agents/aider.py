@@ -21,6 +21,7 @@ from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, proj
 from dun.agents.events import add_tokens
 from dun.answer.transcript import ParseResult, parse_stream
 from dun.engine.hookspecs import hookimpl
+from dun.store.layout import CACHE
 
 MISSION = "MISSION.md"
 MAX_LINE = 64 << 10
@@ -33,7 +34,7 @@ _STATUS = re.compile(r"\b(?:status(?: code)?:?|Error code:) ?([1-5]\d\d)\b")
 
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
-    history = (req.state_dir or req.root / ".dun" / "cache") / "aider"
+    history = (req.state_dir or req.root / CACHE) / "aider"
     history.mkdir(parents=True, exist_ok=True)
     argv = [*binary(cfg, "aider"), "--message-file", str(req.prompt_file), "--yes", "--no-pretty", "--no-stream",
             "--no-gitignore", "--map-tokens", "0", "--no-check-update", "--no-analytics", "--no-show-release-notes",

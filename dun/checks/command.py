@@ -14,6 +14,7 @@ from dun.config.schema import Field
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, folded_count
+from dun.store.layout import CACHE
 
 if TYPE_CHECKING:
     from dun.checks.parsers.base import Parsed
@@ -36,7 +37,6 @@ FIELDS = {
     "uses": Field("str", "Run only when the project uses this tool, as its own files tell (e.g. `vitest`, `unittest`, "
                          "`typescript`; see docs/plugins.md); otherwise skip as not applicable.", default=None),
 }
-CACHE_DIR = ".dun/cache"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MISSING_MODULE = re.compile(r"No module named ['\"]?(?P<module>[\w.]+)")
 
@@ -66,7 +66,7 @@ def shell_argv(shell: str, command: str) -> list[str]:
 
 def ensure_cache_dir(root: Path) -> None:
     """`.dun/cache/` holds the reports and profiles commands write; it ignores itself, so git never sees it."""
-    cache = root / CACHE_DIR
+    cache = root / CACHE
     cache.mkdir(parents=True, exist_ok=True)
     ignore = cache / ".gitignore"
     if not ignore.exists():
@@ -112,7 +112,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     python = project_python(ctx.root, cwd) if PLACEHOLDER in command else None
     if python is not None:
         command = command.replace(PLACEHOLDER, python.shell)
-    if CACHE_DIR in command or CACHE_DIR in str((opts["parser"] or {}).get("file")):
+    if CACHE in command or CACHE in str((opts["parser"] or {}).get("file")):
         ensure_cache_dir(ctx.root)
     parser = ParserRun(opts["parser"], ParseContext(ctx.root, cwd)) if opts["parser"] else None
     if parser is not None:

@@ -13,6 +13,7 @@ from dun.core.snapshot import fold_untracked
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, cap_items
+from dun.store.layout import DIR, GITIGNORE
 
 FIELDS = {
     "untracked": Field("bool", "Report untracked files.", default=True),
@@ -23,7 +24,7 @@ FIELDS = {
     "max_items": Field("int", "Items listed; the rest are counted.", default=100, minimum=1),
 }
 # Written by dun itself (`dun iterate` creates it when missing): never the user's work to commit.
-DUN_OWN = frozenset({".dun/.gitignore"})
+DUN_OWN = frozenset({GITIGNORE})
 _XY_NAMES = {"M": "modified", "T": "type changed", "A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
 
 
@@ -134,8 +135,8 @@ def _without_dun_files(ctx: CheckContext, untracked: list[str]) -> list[str]:
     """Untracked paths less dun's own files; an untracked `.dun/` directory is looked into."""
     out = []
     for path in untracked:
-        if path == ".dun/":
-            listed = git(ctx.root, "ls-files", "-z", "--others", "--exclude-standard", "--", ".dun", check=False)
+        if path == f"{DIR}/":
+            listed = git(ctx.root, "ls-files", "-z", "--others", "--exclude-standard", "--", DIR, check=False)
             out += [p for p in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if p and p not in DUN_OWN]
         elif path not in DUN_OWN:
             out.append(path)

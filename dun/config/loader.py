@@ -143,7 +143,7 @@ CONFIG_FIELDS: dict[str, Field] = {
     }),
     "fleet": Field("map", "Several loops on one machine: worktrees and the limits they share.", fields={
         "worktrees_dir": Field("str", "Where `dun loop --worktree NAME` creates worktrees, relative to the root.",
-                               default=".dun/worktrees"),
+                               default=layout.WORKTREES),
         "shared_limits": Field("bool", "Loops of one agent on this machine share one hourly call window, pause "
                                        "together on a usage limit and share fleet.budget_usd_per_day.",
                                default=True),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dun.core.errors import UsageError
 from dun.core.git import find_repo, git
+from dun.store.layout import WORKTREES
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -53,7 +54,7 @@ def main_root(root: Path) -> Path:
 
 
 def worktrees_dir(main: Path, configured: str | None = None) -> Path:
-    path = Path(configured or ".dun/worktrees").expanduser()
+    path = Path(configured or WORKTREES).expanduser()
     return (path if path.is_absolute() else main / path).resolve()
 
 

@@ -6,13 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 DIR = ".dun"
+# Paths under the repository root, as git and glob patterns spell them (POSIX, relative)
+CONFIG = f"{DIR}/config.yaml"
+PLUGINS = f"{DIR}/plugins"
+TEMPLATES = f"{DIR}/templates"
+CACHE = f"{DIR}/cache"  # reports and profiles the checks' commands write, agents' settings for a run
+WORKTREES = f"{DIR}/worktrees"  # the default of fleet.worktrees_dir
+GITIGNORE = f"{DIR}/.gitignore"  # written by dun itself: never the user's work to commit
 
 
 def config_path(root: Path) -> Path:
     """`.dun/config.yaml` of the repository at `root`."""
-    return root / DIR / "config.yaml"
+    return root / CONFIG
 
 
 def plugins_dir(root: Path) -> Path:
     """`.dun/plugins/`: the repository's own manifests."""
-    return root / DIR / "plugins"
+    return root / PLUGINS

@@ -18,7 +18,7 @@ from dun.core.redact import redact, redact_data
 from dun.core.resources import data_dir
 from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
-from dun.store.layout import DIR, config_path, plugins_dir
+from dun.store.layout import CACHE, DIR, TEMPLATES, config_path, plugins_dir
 from dun.store.records import Handoff, IterationLog, LoopState, new_state, state_problem
 
 RESERVE_BYTES = 256 * 1024
@@ -73,7 +73,7 @@ class Store:
 
     @property
     def cache_dir(self) -> Path:
-        return self.dir / "cache"
+        return self.root / CACHE
 
     @property
     def handoff_path(self) -> Path:
@@ -114,7 +114,7 @@ class Store:
 
     @property
     def templates_dir(self) -> Path:
-        return self.dir / "templates"
+        return self.root / TEMPLATES
 
     @property
     def history_db(self) -> Path:
@@ -124,6 +124,11 @@ class Store:
     @property
     def review_path(self) -> Path:
         return self.dir / "review.json"
+
+    @property
+    def report_html_path(self) -> Path:
+        """`dun report --html` without -o."""
+        return self.dir / "report.html"
 
     @property
     def reports_dir(self) -> Path:

@@ -12,10 +12,11 @@ from dun.core.atomic import remove_inside, write_inside, write_json_atomic
 from dun.core.git import git
 from dun.core.textfiles import read_bytes
 from dun.engine.checkapi import CheckContext
+from dun.store.layout import CONFIG, PLUGINS, TEMPLATES
 from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
 
-CHECKER_GLOBS = [".dun/config.yaml", ".dun/plugins/**", ".dun/templates/**", ".coveragerc"]
+CHECKER_GLOBS = [CONFIG, f"{PLUGINS}/**", f"{TEMPLATES}/**", ".coveragerc"]
 TEST_GLOBS = ["**/test_*.py", "**/*_test.py", "**/*_test.go", "**/*.test.*", "**/*.spec.*"]
 TEST_PATTERN = r"^\s*(def test_|async def test_|func Test|it\(|test\()"
 

@@ -14,13 +14,14 @@ from dun.core.errors import UsageError
 from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
 from dun.core.resources import data_dir
+from dun.store.layout import CONFIG, GITIGNORE, PLUGINS
 
 # template name -> path in the repo
 SCAFFOLD = {
-    "config.yaml": ".dun/config.yaml",
-    "example-plugin.yaml": ".dun/plugins/example.yaml",
+    "config.yaml": CONFIG,
+    "example-plugin.yaml": f"{PLUGINS}/example.yaml",
     "MISSION.md": "MISSION.md",
-    "dun.gitignore": ".dun/.gitignore",
+    "dun.gitignore": GITIGNORE,
 }
 CI_TARGETS = {"github": ".github/workflows/dun.yml", "github-matrix": ".github/workflows/dun-fleet.yml"}
 LOOP_BRANCH = "dun/loop"
