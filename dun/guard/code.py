@@ -212,7 +212,9 @@ def _commands(prog: _Program, regions: list[str]) -> list[str]:
             out.append("".join(texts))
         if len(texts) > 2 and texts[0].rsplit("/", 1)[-1] == texts[1]:  # os.spawnlp(P_WAIT, 'git', 'git', ...)
             out.append(_argv_join(texts[1:]))
-    out += [v for v in prog.values if v.strip()]  # a command built earlier: cmd = '...'; os.system(cmd)
+    # A command built earlier: cmd = '...'; os.system(cmd). Only what is left after folding: the parts folded into
+    # a longer string are not commands of their own ('rm -rf ' + os.getcwd() + '/dist' is not `rm -rf .`).
+    out += [prog.values[int(i)] for i in _LIT.findall(prog.skeleton) if prog.values[int(i)].strip()]
     return list(dict.fromkeys(out))
 
 

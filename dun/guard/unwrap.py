@@ -251,8 +251,8 @@ def _xargs(rest: list[Val], stdin_paths: list[Val] | None) -> list[Val]:
     cmd = o.operands or [Val("echo")]
     names = stdin_paths or [Val("{}")]
     replace = [v.text or "{}" for v in o.value("-I", "--replace")] + (["{}"] if o.has("-i") else [])
-    if not replace:
-        return cmd + names
+    if not replace:  # without -I, xargs splits what it reads at blanks
+        return cmd + [Val(w) for v in names for w in (_split(v.text) if v.known and v.text.strip() else [v.text])]
     token = replace[0]
     return [names[0] if a.text == token else Val(a.text.replace(token, names[0].text)) if token in a.text else a
             for a in cmd]
