@@ -8,6 +8,7 @@ refuses it; the guard reads it as every option it could be, which only errs towa
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from dun.guard.expand import Val
@@ -89,6 +90,23 @@ def expand_values(sub: str, values: dict[str, list[Val]]) -> dict[str, list[Val]
         for full in expand_flags(sub, [name]):
             out.setdefault(full, []).extend(vals)
     return out
+
+
+# Editors and pagers git may run: `git config core.editor "code --wait"` names one, with plain arguments, and plants
+# nothing that was not already on the machine.
+_PLAIN_TOOLS = frozenset({"vim", "vi", "nvim", "nano", "emacs", "emacsclient", "code", "codium", "subl", "mate",
+                          "gedit", "kate", "micro", "hx", "less", "more", "most", "cat", "delta", "bat",
+                          "diff-so-fancy", "true", "diff-highlight", "tig", "idea", "zed"})
+_PLAIN_KEYS = re.compile(r"core\.(editor|pager)|sequence\.editor|pager\..+")
+
+
+def plain_tool(key: str, value: str) -> bool:
+    """Whether an editor or pager setting names a known tool with plain arguments (no shell syntax)."""
+    words = value.split()
+    if key.startswith("pager.") and value.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+        return True  # pager.<cmd> also turns paging on or off
+    return bool(_PLAIN_KEYS.fullmatch(key)) and bool(words) and bool(re.fullmatch(r"[\w./=: -]+", value)) and \
+        words[0].rsplit("/", 1)[-1] in _PLAIN_TOOLS
 
 
 def normal_key(key: str) -> str:

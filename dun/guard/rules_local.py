@@ -83,7 +83,7 @@ GIT_RULES: tuple[Rule, ...] = (
          "pass it for one call with git -c instead",
          (Match(programs=_GIT, subcommands=("config",), values_any=tuple(f"config={k}=*" for k in _COMMAND_KEYS),
                 values_none=("config=core.fsmonitor=[fF]*", "config=core.fsmonitor=[tT][rR]*",
-                             "config=core.hookspath=/dev/null")),
+                             "config=core.hookspath=/dev/null", "config-plain=*")),
           Match(programs=_GIT, subcommands=("config",), values_any=("config=alias.*=!*",)),
           Match(programs=_GIT, values_any=("-c=core.hookspath=*",), values_none=("-c=core.hookspath=/dev/null",)),
           Match(programs=_GIT, subcommands=("init", "clone"), flags_any=("--template", "--template=*")),

@@ -47,6 +47,8 @@ def _git(args: list[Val], line_config: dict[str, str]) -> tuple[str, Opts, list[
     values = config + option_values(opts)
     if sub == "config" and (setting := gitread.config_set(opts)) is not None:
         values.append(f"config={setting[0]}={setting[1]}")
+        if gitread.plain_tool(*setting):
+            values.append(f"config-plain={setting[0]}")
     return sub, opts, values
 
 
