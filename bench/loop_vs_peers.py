@@ -8,7 +8,9 @@ floor's. The two are timed alternately, one run of each per round.
 Target: dun's overhead at most 0.1 s per iteration above the bare shell loop.
 `--dirty` leaves one changed and one untracked file in the tree throughout (more git work per look: the tree hash
 is built from a copy of the index instead of read from HEAD).
-Run: .venv/bin/python bench/loop_vs_peers.py [--runs N] [--iterations 20] [--dirty]
+`--sandbox` runs dun's agent and its checks in the bubblewrap sandbox (the judge confined: one `command` check added
+so that a confined command really runs each iteration); the floor stays a bare, unconfined loop.
+Run: .venv/bin/python bench/loop_vs_peers.py [--runs N] [--iterations 20] [--dirty] [--sandbox]
 """
 
 from __future__ import annotations
@@ -46,17 +48,35 @@ def shell_loop(iterations: int, prompt: Path, answer: Path) -> list[str]:
     return ["sh", "-c", script]
 
 
+def confine(root: Path, agent_dir: Path) -> None:
+    """loop.sandbox: bubblewrap (the fake agent's own directory writable) and one command check, committed."""
+    import subprocess
+
+    config = root / ".dun" / "config.yaml"
+    text = config.read_text(encoding="utf-8").replace("sandbox: off", "sandbox: bubblewrap")
+    config.write_text(text + f"sandbox: {{writable: [{json.dumps(str(agent_dir))}]}}\n", encoding="utf-8")
+    (root / ".dun" / "plugins").mkdir(exist_ok=True)
+    (root / ".dun" / "plugins" / "confined.yaml").write_text(
+        "id: confined\nchecks:\n  - id: confined-true\n    type: command\n    command: 'true'\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "sandbox"], cwd=root, check=True)
+
+
 def main() -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--dirty", action="store_true",
                    help="leave an uncommitted change and an untracked file in the tree (as an agent mid-task does)")
+    p.add_argument("--sandbox", action="store_true",
+                   help="dun's agent and checks in the bubblewrap sandbox (the floor stays unconfined)")
     args = p.parse_args()
     n = args.iterations
     with tempfile.TemporaryDirectory(prefix="dun-bench-peers-") as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
         scenario = make_repo(root, n)
+        if args.sandbox:
+            confine(root, scenario.parent)
         if args.dirty:
             (root / "src/pkg0/mod0.py").write_text("VALUE = 'edited'\n", encoding="utf-8")
             (root / "notes.txt").write_text("work in progress\n", encoding="utf-8")
@@ -90,7 +110,8 @@ def main() -> int:
     ok = overhead <= TARGET_S
     print("== loop_vs_peers: dun loop against a shell while loop, same instant fake agent")
     print(f"  iterations {n} per run, {args.runs} runs each, alternating; the tree "
-          f"{'dirty (one changed, one untracked file)' if args.dirty else 'clean'}")
+          f"{'dirty (one changed, one untracked file)' if args.dirty else 'clean'}"
+          f"{'; dun in the bubblewrap sandbox, its checks confined' if args.sandbox else ''}")
     print(f"  floor      {floor_s * 1000:.0f} ms per iteration (CPU {floor_cpu * 1000:.0f} ms)   shell while loop")
     print(f"  dun loop   {dun_s * 1000:.0f} ms per iteration (CPU {dun_cpu * 1000:.0f} ms)")
     print(f"  ratio      {dun_s / floor_s:.2f}x the floor")
