@@ -84,4 +84,5 @@ def parse(stream: BinaryIO) -> ParseResult:
 def dun_agents() -> list[AgentAdapter]:
     # cost: its own per-step dollars (from the provider's model prices); a $0 with tokens spent is unknown
     return [AgentAdapter("opencode", "OpenCode: opencode run --format json", build, parse=parse,
-                         state_dirs=(".config/opencode", ".local/share/opencode", ".local/state/opencode"))]
+                         state_dirs=(".config/opencode", ".local/share/opencode", ".local/state/opencode",
+                                     ".cache/opencode"))]

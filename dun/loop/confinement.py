@@ -68,13 +68,13 @@ def confine_agent(session: Session, cfg: dict[str, Any], inv: Invocation, state_
                   own_dir: Path) -> Invocation:
     """The agent's invocation inside the sandbox: its state homes (default or named by its environment) and its
     own directory under `.dun/cache/` writable."""
-    from dun.sandbox import wrap
+    from dun.sandbox.spec import home_path, wrap
 
     env = {**os.environ, **inv.env}
     home = env.get("HOME")
     if home:
         for name in state_dirs:  # a first run creates its state: it must exist to be bound writable
-            (Path(home) / name).mkdir(parents=True, exist_ok=True)
+            home_path(name, Path(home), env).mkdir(parents=True, exist_ok=True)
     own_dir.mkdir(parents=True, exist_ok=True)
     spec = spec_for(session, cfg, home=Path(home) if home else None, agent_env=env, judge_writable=(own_dir,))
     return Invocation(wrap(inv.argv, spec), inv.stdin_file, inv.env, inv.redact)
@@ -87,7 +87,11 @@ def preflight(inv: Invocation, version_flag: bool) -> None:
     argv = inv.argv
     cut = argv.index("--") if "--" in argv else -1
     program = argv[cut + 1]
-    probe = [program, "--version"] if version_flag else ["sh", "-c", 'command -v -- "$1" >/dev/null', "sh", program]
+    # a configured command: its program is found, and every file its arguments name is visible
+    paths = [a for a in argv[cut + 2:] if a.startswith("/") and len(a) < 4096 and os.path.exists(a)]
+    probe = [program, "--version"] if version_flag else [
+        "sh", "-c", 'command -v -- "$1" >/dev/null || { echo "$1: not found"; exit 1; }; shift\n'
+        'for p; do [ -e "$p" ] || { echo "$p: not visible"; exit 1; }; done', "sh", program, *paths]
     line = [*argv[:cut + 1], *probe]
     try:
         proc = subprocess.run(line, capture_output=True, text=True, timeout=PREFLIGHT_TIMEOUT_S,

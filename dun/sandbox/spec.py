@@ -29,7 +29,7 @@ from dun.core.resources import user_config_dir, user_state_dir
 # The agents' own state, relative to $HOME (globs allowed): what the agent CLIs write while they run.
 AGENT_STATE: tuple[str, ...] = (
     ".claude", ".claude.json", ".claude.json.backup", ".codex", ".gemini", ".config/opencode",
-    ".local/share/opencode", ".local/state/opencode", ".aider*", ".pi",
+    ".local/share/opencode", ".local/state/opencode", ".cache/opencode", ".aider*", ".pi",
 )
 # The package-manager caches `npm install`, `pip install`, `go build` and `cargo build` write in ordinary work,
 # relative to $HOME; `.cache/...` ones follow XDG_CACHE_HOME. Not all of ~/.cache: dun's own caches live there.
@@ -83,21 +83,27 @@ def _home(spec: SandboxSpec) -> Path:
     return Path(os.path.realpath(spec.home or env.get("HOME") or Path.home()))
 
 
+XDG_BASES = ((".cache/", "XDG_CACHE_HOME"), (".config/", "XDG_CONFIG_HOME"), (".local/share/", "XDG_DATA_HOME"),
+             (".local/state/", "XDG_STATE_HOME"))
+
+
+def home_path(name: str, home: Path, env: Mapping[str, str]) -> Path:
+    """Where a path named relative to $HOME really is: `.cache/x` under XDG_CACHE_HOME when that is set (and the
+    same for the other XDG base directories)."""
+    for prefix, var in XDG_BASES:
+        if name.startswith(prefix) and env.get(var):
+            return Path(env[var]) / name[len(prefix):]
+    return home / name
+
+
 def _state_candidates(spec: SandboxSpec, home: Path) -> list[Path]:
     env = spec.agent_env if spec.agent_env is not None else os.environ
-    cache_home = env.get("XDG_CACHE_HOME")
     out: list[Path] = []
     for pattern in spec.agent_state:
-        base = home
-        if cache_home and pattern.startswith(".cache/"):
-            base, pattern = Path(cache_home), pattern[len(".cache/"):]
-        out += [Path(p) for p in sorted(glob.glob(str(base / pattern)))]
+        out += [Path(p) for p in sorted(glob.glob(str(home_path(pattern, home, env))))]
     for var in STATE_ENV:
         if env.get(var):
             out.append(Path(os.path.expanduser(env[var])))
-    for var, sub in (("XDG_CONFIG_HOME", "opencode"), ("XDG_DATA_HOME", "opencode"), ("XDG_STATE_HOME", "opencode")):
-        if env.get(var):
-            out.append(Path(env[var]) / sub)
     return out
 
 
@@ -137,13 +143,15 @@ def _mkdir(path: Path) -> None:
         path.mkdir(exist_ok=True)
 
 
-def tmp_programs(spec: SandboxSpec, argv0: str) -> list[Path]:
-    """Under /tmp (private inside): the directories holding the command, its script interpreter and the PATH
-    entries, by their first component below /tmp, so they stay visible read-only."""
+def tmp_programs(spec: SandboxSpec, argv: list[str]) -> list[Path]:
+    """Under /tmp (private inside): the directories holding the command, its script interpreter, the files its
+    arguments name (`python /tmp/x/agent.py`) and the PATH entries, by their first component below /tmp, so they
+    stay visible read-only."""
     env = spec.agent_env if spec.agent_env is not None else os.environ
     path_var = env.get("PATH", os.defpath)
     places: list[str] = [p for p in path_var.split(os.pathsep) if p]
-    exe = shutil.which(argv0, path=path_var)
+    places += [a for a in argv[1:] if a.startswith(PRIVATE_TMP + "/") and len(a) < 4096 and os.path.exists(a)]
+    exe = shutil.which(argv[0], path=path_var)
     if exe:
         places += [exe, os.path.realpath(exe)]
         interpreter = _interpreter(os.path.realpath(exe), path_var)
@@ -181,24 +189,24 @@ def wrap(argv: list[str], spec: SandboxSpec) -> list[str]:
     """The command line that runs `argv` inside the sandbox."""
     if not argv:
         raise ValueError("no command to run in the sandbox")
-    return [*prefix(spec, argv[0]), "--chdir", os.path.realpath(spec.cwd or spec.repo), "--", *argv]
+    return [*prefix(spec, argv), "--chdir", os.path.realpath(spec.cwd or spec.repo), "--", *argv]
 
 
 def confiner(spec: SandboxSpec) -> Callable[[list[str]], list[str]]:
     """Wraps command lines in the sandbox, the binds worked out once (a check run starts many commands); each
     command starts in the directory it is started from."""
-    start = prefix(spec, "sh")
+    start = prefix(spec, ["sh"])
     return lambda argv: [*start, "--", *argv]
 
 
-def prefix(spec: SandboxSpec, argv0: str) -> list[str]:
+def prefix(spec: SandboxSpec, argv: list[str]) -> list[str]:
     """bwrap and its options, up to the command's working directory and the command itself."""
     out = [spec.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
            "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]
     if not spec.network:
         out.append("--unshare-net")
     home = _home(spec)
-    readable = tmp_programs(spec, argv0)
+    readable = tmp_programs(spec, argv)
     if home.is_relative_to(PRIVATE_TMP) and home.is_dir():
         readable.append(home)  # a $HOME under /tmp stays readable (its git identity, config)
     for path in readable:

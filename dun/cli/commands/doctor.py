@@ -55,10 +55,11 @@ class Doctor:
     agents: list[AgentRow] = field(default_factory=list)
     tools: dict[str, Any] = field(default_factory=dict)
     checks: list[dict[str, Any]] = field(default_factory=list)
+    sandbox: dict[str, Any] = field(default_factory=dict)  # mode, note, the agent's preflight problem
 
     @property
     def runnable(self) -> bool:
-        return not any(row.problem for row in self.agents if row.role)
+        return not any(row.problem for row in self.agents if row.role) and not self.sandbox.get("problem")
 
 
 def resolve(program: str, root: Path) -> str | None:
@@ -188,7 +189,22 @@ def check_programs(session: Session) -> list[dict[str, Any]]:
 def diagnose(path: str | None) -> Doctor:
     session = open_session(path)
     cfg = session.config.values
-    return Doctor(session.root, agent_rows(session, cfg), tools(session.root), check_programs(session))
+    return Doctor(session.root, agent_rows(session, cfg), tools(session.root), check_programs(session),
+                  sandbox_row(session, cfg))
+
+
+def sandbox_row(session: Session, cfg: dict[str, Any]) -> dict[str, Any]:
+    """The sandbox `dun loop` would use here, and whether the configured agent can start inside it (the loop's
+    own preflight)."""
+    from dun.core.errors import DunError
+    from dun.loop.engine import Engine, adapter_for
+
+    try:
+        engine = Engine(session, cfg, adapter_for(session, cfg))
+        engine.preflight()
+    except DunError as exc:
+        return {"mode": cfg["loop"]["sandbox"], "note": None, "problem": str(exc)}
+    return {"mode": engine.sandbox, "note": engine.protection.note, "problem": None}
 
 
 def render(doc: Doctor) -> str:
@@ -217,6 +233,8 @@ def render(doc: Doctor) -> str:
         lines.append("checks (command programs):")
         lines += [f"   {c['check']}: {c['program']}: {c['path'] or 'NOT FOUND'}"
                   + (f" [{c['interpreter']}]" if c.get("interpreter") else "") for c in doc.checks]
+    box = doc.sandbox
+    lines += ["sandbox:", f"   {box.get('problem') or box.get('note') or box.get('mode')}"]
     configured = [r for r in doc.agents if r.role]
     verdict = "can run" if doc.runnable else "cannot run"
     names = ", ".join(r.name if r.role == "agent" else f"{r.name} (reviewer)" for r in configured)
@@ -228,7 +246,8 @@ def run_doctor(path: str | None, as_json: bool) -> int:
     doc = diagnose(path)
     if as_json:
         data = {"schema_version": 1, "root": str(doc.root), "runnable": doc.runnable,
-                "agents": [row.to_dict() for row in doc.agents], "tools": doc.tools, "checks": doc.checks}
+                "agents": [row.to_dict() for row in doc.agents], "tools": doc.tools, "checks": doc.checks,
+                "sandbox": doc.sandbox}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         sys.stdout.write(render(doc))
