@@ -162,6 +162,25 @@ def test_codex_in_its_workspace_write_sandbox(tmp_path: Path) -> None:
     assert log["cost_usd"] == pytest.approx(rate_cost(SPENT_IN, SPENT_OUT, 2.0, 10.0))
 
 
+def test_codex_with_a_home_of_its_own_in_dun_sandbox(tmp_path: Path) -> None:
+    """CODEX_HOME outside $HOME under the default `auto`: dun's sandbox binds the home the agent's environment names
+    writable as it binds ~/.codex (codex writes its sessions there), so the call succeeds."""
+    import shutil
+
+    from dun.sandbox import probe
+
+    def own_home(home: Path, setup: Setup) -> None:
+        own = tmp_path / "codex-home"
+        shutil.copytree(home / ".codex", own)
+        shutil.rmtree(home / ".codex")
+        setup.env["CODEX_HOME"] = str(own)
+
+    log, _ = loop_with("codex", tmp_path, own_home, sandbox="auto")
+    assert log["sandbox"] == ("bubblewrap" if probe("bwrap") is None else "off")
+    assert "--dangerously-bypass-approvals-and-sandbox" in log["argv"] or log["sandbox"] == "off"
+    assert list((tmp_path / "codex-home").rglob("*.jsonl")), "codex wrote its session into its own home"
+
+
 def test_gemini_trusted_with_the_users_git_identity(tmp_path: Path) -> None:
     """dun trusts the workspace (no GEMINI_CLI_TRUST_WORKSPACE in the user's environment) and passes the git identity
     that the CLI's shell would not see. Tokens per model, priced at dun's table (the router's side call included)."""
