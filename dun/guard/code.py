@@ -88,7 +88,8 @@ def _read(code: str, lang: str, params: list[str]) -> _Program:
     """Split the code into literals and the rest; idioms for HOME, the cwd and the parameters become literals."""
     code = api.HOME_IDIOMS.sub(HOME, more.normalize_imports(code))
     code = api.CWD_IDIOMS.sub(CWD, code)
-    code = api.ARGV.sub(lambda m: ARG + str(_param_index(m)) + ARG, code)
+    code = more.perl_shifts(code) if lang == "perl" else code
+    code = api.ARGV.sub(lambda m: ARG + str(_param_index(m, lang)) + ARG, code)
     prog = _Program("", [])
     parts: list[str] = []
     i = 0
@@ -107,10 +108,10 @@ def _read(code: str, lang: str, params: list[str]) -> _Program:
     return prog
 
 
-def _param_index(m: re.Match[str]) -> int:
-    for group, base in zip(m.groups(), api.ARGV_BASE, strict=True):
+def _param_index(m: re.Match[str], lang: str) -> int:
+    for n, (group, base) in enumerate(zip(m.groups(), api.ARGV_BASE, strict=True)):
         if group is not None:
-            return int(group) + base
+            return int(group) + (0 if lang == "awk" and n == 3 else base)  # awk's ARGV[1] is the first parameter
     return -1
 
 

@@ -96,6 +96,12 @@ def without_local_scripts(code: str) -> str:
     return re.sub(r"""open\(\s*(['"])(?![/~]|\.\.)[\w./-]+\.(?:py|rb|pl|js)\1\s*\)\.read\(\)""", "local_script", code)
 
 
+def perl_shifts(code: str) -> str:
+    """A bare `shift` in a perl one-liner takes the next parameter: the first is $ARGV[0], the next $ARGV[1]."""
+    count = iter(range(64))
+    return re.sub(r"(?<![\w$@>-])shift\b(?!\s*[(@])", lambda m: f"$ARGV[{next(count, 63)}]", code)
+
+
 def normalize_imports(code: str) -> str:
     """__import__('os').system(...) is os.system(...)."""
     code = re.sub(r"__import__\(\s*(['\"])(\w+)\1\s*\)", r"\2", code)

@@ -109,12 +109,12 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
                          for v in o.value("-v", "--assign") if '"' not in v.text)
         if preset:
             code = o.value("-e", "--source") or o.operands[:1]
-            return Interp("awk", [Val(preset + c.text) for c in code], None, False) if code else None
+            return Interp("awk", [Val(preset + c.text) for c in code], None, False, o.operands[1:]) if code else None
         if o.value("-e", "--source"):
-            return Interp("awk", o.value("-e", "--source"), None, False)
+            return Interp("awk", o.value("-e", "--source"), None, False, o.operands)
         if o.value("-f", "--file"):
             return Interp("awk", [], o.value("-f", "--file")[0], False)
-        return Interp("awk", o.operands[:1], None, False) if o.operands else None
+        return Interp("awk", o.operands[:1], None, False, o.operands[1:]) if o.operands else None
     if prog in ("deno", "bun") and args and args[0].text == "eval":
         return Interp("node", args[1:2], None, False, args[2:])
     entry = _INTERPRETERS.get(prog) or (_INTERPRETERS["python"] if _PYTHON.fullmatch(prog) else None)
