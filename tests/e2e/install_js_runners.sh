@@ -28,6 +28,10 @@ mkdir -p "$DEST"
 cp "$SPEC" "$DEST/package.json"
 started=$SECONDS
 echo "install_js_runners: installing $(tr -d '\n' < "$SPEC" | grep -o '"devDependencies".*' | tr -s ' ') into $DEST"
-(cd "$DEST" && npm install --no-audit --no-fund --loglevel=error --no-package-lock)
+if ! (cd "$DEST" && npm install --no-audit --no-fund --loglevel=error --no-package-lock); then
+    # no registry (offline), a full disk: the fixture tests skip, saying so, rather than failing the whole suite
+    echo "install_js_runners: npm install failed; the JavaScript fixture tests will skip" >&2
+    exit 0
+fi
 touch "$DEST/.complete"
 echo "install_js_runners: done in $((SECONDS - started))s"
