@@ -503,3 +503,18 @@ def test_ava_report_blocks_with_the_file_line_ava_prints(tmp_path: Path) -> None
         ("test/math.js", 3, "math › adds: Difference (- actual, + expected):\n- 2\n+ 3"),
         ("test/math.js", 9, "math › throws: Error thrown in test:\nError {\nmessage: 'boom',\n}\nError: boom")]
     assert parsed.summary == "2 failed, 1 passed"
+
+
+def test_cargo_test_reads_libtests_json_where_a_nightly_compiler_writes_it(tmp_path: Path) -> None:
+    out = """{ "type": "suite", "event": "started", "test_count": 3 }
+{ "type": "test", "event": "started", "name": "tests::doubles" }
+{ "type": "test", "name": "tests::doubles", "event": "failed", "stdout": "\\nthread 'tests::doubles' (10570) panicked \
+at src/lib.rs:20:9:\\nassertion `left == right` failed: two doubled is four\\n  left: 4\\n right: 5\\nnote: run with \
+`RUST_BACKTRACE=1` environment variable to display a backtrace\\n" }
+{ "type": "test", "name": "tests::passes", "event": "ok" }
+{ "type": "suite", "event": "failed", "passed": 1, "failed": 1, "ignored": 1, "measured": 0, "filtered_out": 0 }"""
+    parsed = parse(tmp_path, "cargo-test", out.replace("\\\n", ""))
+    assert [(i.file, i.line, i.text) for i in parsed.items] == [
+        ("src/lib.rs", 20,
+         "tests::doubles: assertion `left == right` failed: two doubled is four\n  left: 4\n right: 5")]
+    assert parsed.summary == "1 failed, 1 passed, 1 ignored"

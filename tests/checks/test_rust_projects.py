@@ -131,3 +131,21 @@ def test_a_clean_crate_is_clean(tmp_path: Path) -> None:
     assert checks["cargo-test"]["status"] == "pass", checks["cargo-test"]
     assert checks["cargo-test"]["signal"] == "exit 0: 2 passed"
     assert checks["cargo-clippy"]["status"] in ("pass", "skip"), checks["cargo-clippy"]
+
+
+def test_libtests_own_json_gives_the_same_items(tmp_path: Path) -> None:
+    # libtest's JSON is for nightly compilers; RUSTC_BOOTSTRAP lets this stable one write it for the test
+    root = crate(tmp_path / "json")
+    write(root, ".dun/plugins/rust.yaml", """\
+id: rust
+checks:
+  - id: cargo-test
+    type: command
+    command: cargo test --no-fail-fast --message-format=json -- -Z unstable-options --format json
+    env: {RUSTC_BOOTSTRAP: "1", RUST_BACKTRACE: "0"}
+    parser: {type: cargo-test}
+""")
+    check = dun_check(root, "cargo-test")["cargo-test"]
+    items = {i["text"].split(": ", 1)[0]: (i["file"], i["line"]) for i in check["items"]}
+    assert items == {name: (file, line) for name, (file, line, _) in EXPECTED.items()}
+    assert check["signal"].startswith("exit 101: 4 failed, 1 passed")

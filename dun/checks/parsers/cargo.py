@@ -3,7 +3,8 @@
 `cargo-test` reads `cargo test --no-fail-fast --message-format=json`: the compiler's errors arrive as JSON lines
 (one item each, at the primary span), every test binary's libtest report as plain text. One item per failed test:
 its path (`tests::adds`), the file and line its panic names (`panicked at src/lib.rs:15:9:`), and the panic's
-message with `left`/`right`. libtest's own JSON needs a nightly compiler; its plain report is stable.
+message with `left`/`right`. libtest's own JSON (`-- -Z unstable-options --format json`) needs a nightly compiler:
+read when it is there, but the built-in check uses the plain report, which is stable.
 
 `cargo-messages` reads the compiler's JSON lines alone (`cargo clippy --message-format=json`): one item per
 warning or error with a primary span, the lint's name first; the same finding reported for two targets is one.
@@ -75,6 +76,9 @@ class CargoTestParser(LineParser):
             if item is not None and item not in self.compile:
                 self.compile.append(item)
             return
+        if line.startswith('{ "type": '):  # libtest's own JSON (`-- -Z unstable-options --format json`, nightly)
+            self._libtest(line)
+            return
         section = _SECTION.match(line)
         if section:
             self.current = section["name"]
@@ -96,6 +100,22 @@ class CargoTestParser(LineParser):
             self.current = None
         elif self.current is not None and len(self.sections[self.current]) < MAX_LINES:
             self.sections[self.current].append(line)
+
+    def _libtest(self, line: str) -> None:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(event, dict):
+            return
+        if event.get("type") == "test" and event.get("event") == "failed":
+            name = str(event.get("name") or "test")
+            self.failed.append(name)
+            self.sections[name] = str(event.get("stdout") or "").splitlines()[:MAX_LINES]
+        elif event.get("type") == "suite" and event.get("event") in ("ok", "failed"):
+            for key in self.counts:
+                value = event.get(key)
+                self.counts[key] += value if isinstance(value, int) else 0
 
     def result(self) -> Parsed:
         items = list(self.compile)
