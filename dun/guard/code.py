@@ -247,10 +247,10 @@ def _deletes(prog: _Program) -> list[tuple[str, bool]]:
             is_tree = recursive or bool(re.search(r"recursive", region))
             out += [(t, is_tree) for t in targets]
     for m in api.PATH_METHODS.finditer(prog.skeleton):
-        if m.group(1) in ("unlink", "rmdir"):
+        if m.group(1) in api.PATH_DELETES:
             before = re.search(rf"{_L}\s*$", prog.skeleton[:m.start()])
             targets = [prog.values[int(before.group(1))]] if before else _fallback_paths(prog)
-            out += [(t, False) for t in targets]
+            out += [(t, m.group(1) in ("rename", "replace")) for t in targets]
     return out
 
 
@@ -269,7 +269,7 @@ def _writes(prog: _Program, lang: str) -> list[str]:
                 out.append(prog.values[int(lit.group(1))])
     for m in api.PATH_METHODS.finditer(skeleton):
         before = re.search(rf"{_L}\s*$", skeleton[:m.start()])
-        if before and m.group(1) not in ("unlink", "rmdir"):
+        if before and m.group(1) not in api.PATH_DELETES:
             out.append(prog.values[int(before.group(1))])
     for m in re.finditer(rf"\bopen\s*\(?\s*(?:my\s+)?[\w$]+\s*,\s*{_L}(?:\s*,\s*{_L})?", skeleton):  # perl
         mode = prog.values[int(m.group(1))]

@@ -28,11 +28,13 @@ DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
                 r"recursive\s*=\s*TRUE)\b|\brecursive\s*:\s*true"), True),
     (re.compile(r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlinkSync|unlink|rmdirSync|rmdir|fs\.rm|fs\.promises"
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
-                r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|FileUtils\.mv|renameSync|rename|fsp\.rm"
+                r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|os\.replace|FileUtils\.mv|renameSync|rename"
+                r"|fsp\.rm"
                 r"|promises\.rm)\b|\)\.rm(?=\s*\()|(?<![\w.])remove(?=\s*\()"), False),
 )
 # Calls that write (the argument index that names the file).
-OPEN_CALLS = re.compile(r"(?<![\w.])(?:open|fopen|io\.open|File\.open|file)\s*\(")  # (path, mode)
+OPEN_CALLS = re.compile(r"(?:(?<![\w.])(?:open|fopen|io\.open|File\.open|file)"  # (path, mode)
+                        r"|\b(?:zipfile\.ZipFile|ZipFile|tarfile\.open|gzip\.open|bz2\.open|lzma\.open|codecs\.open))\s*\(")
 WRITE_CALLS: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"\b(?:writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|file_put_contents"
                 r"|File\.write|IO\.write|File\.binwrite|FileUtils\.touch|FileUtils\.mkdir_p|mkdirSync|os\.makedirs"
@@ -44,7 +46,9 @@ WRITE_CALLS: tuple[tuple[re.Pattern[str], int], ...] = (
                 r"\b\s*\("), 1),
 )
 # Methods on a path object: the receiver is the file.
-PATH_METHODS = re.compile(r"\.(write_text|write_bytes|touch|mkdir|chmod|symlink_to|hardlink_to|unlink|rmdir)\s*\(")
+PATH_METHODS = re.compile(r"\.(write_text|write_bytes|touch|mkdir|chmod|symlink_to|hardlink_to|unlink|rmdir|rename"
+                          r"|replace)\s*\(")
+PATH_DELETES = frozenset({"unlink", "rmdir", "rename", "replace"})  # rename/replace move the receiver away
 # Code evaluated at run time from something decoded, reversed or read: the code the guard would have to see.
 EVAL_CALLS = re.compile(r"(?<![\w.])(?:exec|eval|compile|Function|instance_eval|class_eval|module_eval"
                         r"|Invoke-Expression|iex|create_function|loadstring)\s*[(\s'\"]")
@@ -63,6 +67,7 @@ HOME_IDIOMS = re.compile(r"""
   | \bDeno\.env\.get\(\s*(['"])HOME\8\s*\)
   | \bSys\.getenv\(\s*(['"])HOME\9\s*\) | \bos\.getenv\(\s*"HOME"\s*\) | \brequire\(\s*['"]os['"]\s*\)\.homedir\(\)
   | \bFile\.expand_path\(\s*(['"])~\10\s*\) | \$env:USERPROFILE | \$env:HOME
+  | \$_(?:SERVER|ENV)\[\s*['"]HOME['"]\s*\]
 """, re.X)
 CWD_IDIOMS = re.compile(r"\bos\.getcwd\(\)|\bprocess\.cwd\(\)|\bDir\.pwd\b|\bgetcwd\(\)|\bDeno\.cwd\(\)|"
                         r"\bPath\.cwd\(\)|\bgetwd\(\)")

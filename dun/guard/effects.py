@@ -117,6 +117,10 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
         return Interp("awk", o.operands[:1], None, False, o.operands[1:]) if o.operands else None
     if prog in ("deno", "bun") and args and args[0].text == "eval":
         return Interp("node", args[1:2], None, False, args[2:])
+    if prog == "deno" and args and args[0].text == "run":  # deno run -A - (stdin) or deno run -A x.ts
+        ops = [a for a in args[1:] if not a.text.startswith("-") or a.text == "-"]
+        stdin = not ops or ops[0].text == "-"
+        return Interp("node", [], None if stdin else ops[0], stdin, ops[1:])
     entry = _INTERPRETERS.get(prog) or (_INTERPRETERS["python"] if _PYTHON.fullmatch(prog) else None)
     if entry is None:
         return None

@@ -34,11 +34,12 @@ class Seen:
     def remember(self, facts: Facts | None, stdout: list[str], out: Flow) -> None:
         """Files this command wrote that now hold what flowed out of it: PIDs, or a secret."""
         written = stdout + ([e.path for e in facts.effects if e.op == "write"] if facts is not None else [])
+        secret = out.secret or (facts.notes.get("reads-secret") if facts is not None else None)
         for path in written:
             if out.pids:
                 self.pid_files.add(path)
-            if out.secret:
-                self.secret_files[path] = out.secret
+            if secret:
+                self.secret_files[path] = secret
 
 
 class Flow(Protocol):

@@ -23,7 +23,7 @@ from dun.guard.marks import code_kills_by_name
 from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
-from dun.guard.secrets import code_exfiltration
+from dun.guard.secrets import code_exfiltration, text_secret
 from dun.guard.textops import make_recipes, sed_commands
 
 STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
@@ -117,6 +117,8 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
         ctx.cwd = classify(path_val(found.chdir, ctx, w.env), ctx, w.env)[0] if ctx.cwd else None
     if code_kills_by_name(text):
         facts.signals.add("kill-by-name")
+    if found.writes and (name := text_secret(text, ctx, w.env)):  # tarfile.open('/tmp/k.tgz', 'w').add('~/.ssh')
+        facts.notes["reads-secret"] = name
     if code_exfiltration(text):
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = "secret: a key file or the environment, sent by interpreter code"
