@@ -102,7 +102,7 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
 
     verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, len(commits),
                                     start["tree"], tree_after, newly_passing,
-                                    progressed_checks(start, after, newly_passing))
+                                    progressed_checks(start, after, newly_passing), start.get("checker"))
     repaired = bool(verification["restored"] or verification["reverted"])
     if repaired:  # dun repaired the tree: judge the repaired state
         head_after, tree_after = session.look()

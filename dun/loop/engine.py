@@ -191,11 +191,16 @@ class Engine:
             if previous is not None or self._stray_logs():
                 target = self.store.archive_run(previous["run_id"] if previous else None)
                 self.say(f"previous run {previous['run_id'] if previous else '(no state)'} archived in {target}")
-            from dun.trust.verify import start_run
-
-            start_run(self.session, self.cfg, head(self.session.root))
         else:
             self._close_interrupted()
+        from dun.trust.verify import rebaseline
+
+        changes = rebaseline(self.session, self.cfg, head(self.session.root), new_run=new_run)[1]
+        if changes:  # made outside any iteration: the operator's, never held against the agent
+            since = "the last iteration" if previous and previous["status"] == "running" and not new_run \
+                else "the last run"
+            self.say(f"changed since {since}, taken as the new baseline: {', '.join(changes[:8])}"
+                     + (f" and {len(changes) - 8} more" if len(changes) > 8 else ""))
         state.update({"status": "running", "stop_reason": None, "stop_detail": None, "ended_at": None,
                       "pid": os.getpid()})
         self.save()
@@ -295,6 +300,13 @@ class Engine:
         actionable = [r.id for r in report.actionable()]
         start: Start = {"actionable": actionable, "head": look[0], "tree": look[1], "confirmation": confirmation,
                         "items": {r.id: [item_key(i) for i in r.items][:MAX_ITEMS] for r in report.actionable()}}
+        from dun.trust.verify import rebaseline
+
+        # right before the agent starts: what changed since the last iteration ended is the operator's
+        start["checker"], changes = rebaseline(self.session, self.cfg, look[0])
+        if changes:
+            self.say(f"changed between iterations (not by the agent), taken as the new baseline: "
+                     f"{', '.join(changes[:8])}")
         prompt = render(self.session, report, confirmation, n)
         prompt_file = store.write_prompt(n, prompt)
         record_iterate(store, report.actionable(), look=look)
@@ -311,7 +323,8 @@ class Engine:
                              "prompt_file": prompt_file.name, "out_file": f"iteration-{n}.out",
                              "err_file": f"iteration-{n}.err", "sandbox": self.sandbox,
                              **({"protection": self.protection.weaker} if self.protection.weaker else {}),
-                             "checks_before": {"actionable": len(actionable), "ids": actionable}}
+                             "checks_before": {"actionable": len(actionable), "ids": actionable},
+                             "baseline_changes": changes}
         store.write_log(log)
         # the token every process of the agent will carry, saved before the agent starts
         state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time(),

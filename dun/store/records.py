@@ -44,7 +44,7 @@ class Start(TypedDict):
     tree: str | None
     confirmation: bool
     items: NotRequired[dict[str, list[str]]]  # the actionable checks' items (file and text): what progress removes
-    fingerprint: NotRequired[dict[str, str]]  # what decides "done", as the agent found it (trust/tamper.py)
+    checker: NotRequired[dict[str, Any]]  # what decides "done" as the agent found it: files, blobs, head (tamper.py)
 
 
 class LoopState(TypedDict):
@@ -176,6 +176,7 @@ class IterationLog(TypedDict, total=False):
     out_file: str
     err_file: str
     checks_before: dict[str, Any]  # {actionable: N, ids: [...]}
+    baseline_changes: list[str]  # what decides "done" changed since the last iteration, not by the agent
     checks_after: dict[str, Any]
     duration_s: float
     exit_code: int | None

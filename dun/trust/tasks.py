@@ -11,7 +11,7 @@ from typing import Any
 from dun.checks.readers.markdown import parse_boxes
 from dun.core.atomic import inside, write_inside, write_json_atomic
 from dun.core.proc import run_streaming
-from dun.core.textfiles import read_text
+from dun.core.textfiles import read_bytes, read_text
 from dun.engine.model import Report
 from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
@@ -48,8 +48,24 @@ def scan(root: Path, files: list[str]) -> list[dict[str, Any]]:
 
 def record(root: Path, files: list[str]) -> list[dict[str, Any]]:
     tasks = scan(root, files)
-    write_json_atomic(ledger_path(root), {"schema_version": 1, "files": files, "tasks": tasks})
+    save(root, files, tasks)
     return tasks
+
+
+def _digests(root: Path, files: list[str]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for rel in files:
+        try:
+            out[rel] = hashlib.sha256(read_bytes(root / rel, root=root)).hexdigest()
+        except OSError:
+            out[rel] = None
+    return out
+
+
+def save(root: Path, files: list[str], tasks: list[dict[str, Any]]) -> None:
+    """The ledger, with the mission files' digests as dun leaves them: a later difference is someone else's."""
+    write_json_atomic(ledger_path(root), {"schema_version": 1, "files": files, "tasks": tasks,
+                                          "digests": _digests(root, files)})
 
 
 def load(root: Path) -> tuple[list[str], list[dict[str, Any]]] | None:
@@ -57,6 +73,23 @@ def load(root: Path) -> tuple[list[str], list[dict[str, Any]]] | None:
     if not data or not isinstance(data.get("tasks"), list):
         return None
     return list(data.get("files") or []), data["tasks"]
+
+
+def rebase(root: Path) -> list[str]:
+    """Between iterations or runs: mission files changed since dun last recorded them are the operator's; their
+    boxes become the ledger (a box's `verify:` kept where the new text drops it). Returns the files changed."""
+    data = read_json(ledger_path(root))
+    if not data or not isinstance(data.get("tasks"), list) or not isinstance(data.get("digests"), dict):
+        return []
+    files = list(data.get("files") or [])
+    now = _digests(root, files)
+    moved = [rel for rel in files if now.get(rel) != data["digests"].get(rel)]
+    if moved:
+        old = {t["id"]: t for t in data["tasks"]}
+        current = [{**t, "verify": t.get("verify") or (old.get(t["id"]) or {}).get("verify")}
+                   for t in scan(root, files)]
+        save(root, files, current)
+    return moved
 
 
 def _evidence(root: Path, task: dict[str, Any], after: Report, confine: Confine | None = None) -> tuple[str, str]:

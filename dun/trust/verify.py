@@ -11,7 +11,6 @@ from dun.core.git import git
 from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.store.records import LoopState
-from dun.store.store import read_json
 from dun.trust import tamper, tasks
 from dun.trust.claims import discrepancy, verify_claims
 
@@ -25,10 +24,28 @@ def mission_files(session: Session) -> list[str]:
     return mission_paths(ctx, list(dict.fromkeys(patterns)))
 
 
-def start_run(session: Session, cfg: dict[str, Any], head: str | None) -> None:
-    """Record the ledger of boxes and the checker fingerprint a run is held to."""
-    tasks.record(session.root, mission_files(session))
-    tamper.record(session.root, session.context(), session.catalog(), cfg["trust"]["protected"], head)
+def snapshot(session: Session, cfg: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """What decides "done", as it is now (tamper.take)."""
+    return tamper.take(session.root, session.context(), session.catalog(), cfg["trust"]["protected"],
+                       [str(d) for d in cfg["plugins"]["dirs"]])
+
+
+def rebaseline(session: Session, cfg: dict[str, Any], head: str | None,
+               new_run: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """At a run's start and right before each agent starts: what changed since dun last looked (between runs, or
+    between iterations) is the operator's, taken as the new baseline. Returns the snapshot the agent will be
+    held to (with `head`) and the paths the operator changed. A new run records its ledger of boxes afresh."""
+    root = session.root
+    old = tamper.read_baseline(root)
+    snap = snapshot(session, cfg)
+    known = old is not None and old.get("schema_version") == tamper.SCHEMA  # an older dun's digests differ
+    changes = [p for p in tamper.changed(old["files"], snap["files"]) if p != tamper.THRESHOLDS] if known and old \
+        else []
+    mission = tasks.rebase(root)
+    if new_run or tasks.load(root) is None:
+        tasks.record(root, mission_files(session))
+    tamper.write_baseline(root, snap, head)
+    return {**snap, "head": head}, sorted({*changes, *mission})
 
 
 def _dirty(root: Path, paths: list[str]) -> set[str]:
@@ -55,8 +72,13 @@ def _commit(root: Path, paths: list[str], skip: set[str], message: str) -> list[
 def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, block: StatusBlock | None,
                      after: Report, files_changed: int, commits: int, tree_before: str | None,
                      tree_after: str | None, newly_passing: list[str],
-                     progressed: frozenset[str] = frozenset()) -> dict[str, Any]:
+                     progressed: frozenset[str] = frozenset(), checker: dict[str, Any] | None = None,
+                     ) -> dict[str, Any]:
+    """`checker`: the snapshot of what decides "done" taken right before the agent started (the start of the
+    iteration); only what changed since is the agent's."""
     root = session.root
+    if checker is None:  # an iteration opened by an older dun: its run's baseline stands in
+        checker = tamper.read_baseline(root) or {}
     trust = cfg["trust"]
     found, notes = verify_claims(block, after, files_changed, commits, progressed)
     out: dict[str, Any] = {"discrepancies": found, "notes": notes, "restored": [], "reverted": [], "stop": None}
@@ -70,8 +92,7 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, bl
         if tampered and trust["on_task_tamper"] == "restore":
             files_hit = sorted({d["task"]["file"] for d in tampered})
             dirty = _dirty(root, files_hit)
-            start_head = (read_json(tamper.fingerprint_path(root)) or {}).get("head")
-            out["restored"] = tasks.restore(root, tampered, recorded, start_head)
+            out["restored"] = tasks.restore(root, tampered, recorded, checker.get("head"))
             out["committed"] = _commit(root, out["restored"], dirty, "dun: restore mission boxes the agent "
                                        "removed, reworded or ticked without evidence")
             accepted = tasks.scan(root, files)
@@ -79,24 +100,35 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, bl
             out["stop"] = "task_tampered"
         elif tampered:  # flag: recorded once; the ledger moves on so one offence is not reported every iteration
             accepted = tasks.scan(root, files)
-        from dun.core.atomic import write_json_atomic
-
-        write_json_atomic(tasks.ledger_path(root), {"schema_version": 1, "files": files, "tasks": accepted})
-    ctx = session.context()
-    checker = tamper.compare(root, ctx, session.catalog(), trust["protected"])
-    found += checker
-    if checker and trust["on_checker_tamper"] == "revert":
-        out["reverted"] = tamper.revert(root, checker[0])
-        if out["reverted"]:
-            # a reverted file holds dun's version only, so committing it takes nothing of the agent's
-            _commit(root, out["reverted"], set(), "dun: revert changes to what decides 'done'")
-    elif checker and trust["on_checker_tamper"] == "stop":
-        out["stop"] = out["stop"] or "checker_tampered"
+        tasks.save(root, files, accepted)
+    changed = _checker(session, cfg, checker, out) if checker.get("files") else []
+    found += changed
     found += tamper.tests_removed(root, tree_before, tree_after, newly_passing)
     if oscillated(state, trust["oscillation_window"], tree_before, tree_after, bool(after.actionable())):
         found.append(discrepancy("oscillation", "the work tree went back to a state of an earlier iteration while "
                                  "checks still fail", tree=tree_after))
     return out
+
+
+def _checker(session: Session, cfg: dict[str, Any], before: dict[str, Any], out: dict[str, Any],
+             ) -> list[dict[str, Any]]:
+    """The agent's changes to what decides "done" (and to dun's record of it), with the policy applied; the
+    baseline then becomes what the tree holds (reverted, or flagged and moved on)."""
+    root, trust = session.root, cfg["trust"]
+    after = snapshot(session, cfg)
+    found = tamper.compare(root, session.context(), before, after, trust["protected"], before.get("head"))
+    found += tamper.baseline_missing(root, before)
+    if found and trust["on_checker_tamper"] == "revert":
+        out["reverted"] = tamper.revert(root, found[0]) if found[0]["paths"] != [tamper.FINGERPRINT_FILE] else []
+        if out["reverted"]:
+            # a reverted file holds dun's version only, so committing it takes nothing of the agent's
+            _commit(root, out["reverted"], set(), "dun: revert changes to what decides 'done'")
+            after = snapshot(session, cfg)
+    elif found and trust["on_checker_tamper"] == "stop":
+        out["stop"] = out["stop"] or "checker_tampered"
+        after = before  # the run stops held to what the agent found: the next start names the change
+    tamper.write_baseline(root, {"files": after["files"], "blobs": after["blobs"]}, before.get("head"))
+    return found
 
 
 def oscillated(state: LoopState, window: int, tree_before: str | None, tree_after: str | None,

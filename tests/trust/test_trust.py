@@ -486,6 +486,90 @@ def test_a_deleted_manifest_comes_back_and_a_new_one_goes(repo: Path, tmp_path: 
     assert dirty(repo) == ""
 
 
+def test_a_plugin_hidden_by_git_info_exclude_is_caught_and_removed(repo: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    make_repo(repo, files={".dun/plugins/x.yaml": GREET})
+    planted = "id: y\nchecks:\n  - id: always\n    type: command\n    command: 'true'\n"
+    scenario(tmp_path, monkeypatch, [step({"append": ".git/info/exclude", "content": ".dun/plugins/y.yaml\n"},
+                                          wr(".dun/plugins/y.yaml", planted), files=None)])
+    loop(repo, 1)
+    v = verification(repo, 1)
+    assert kinds(repo, 1) == ["checker_tampered"]
+    assert v["discrepancies"][0]["paths"] == [".dun/plugins/y.yaml"]
+    assert v["reverted"] == [".dun/plugins/y.yaml"] and not (repo / ".dun/plugins/y.yaml").exists()
+
+
+def test_tool_dun_in_pyproject_is_fingerprinted(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = "[project]\nname = 'p'\n\n[tool.dun.loop]\nmax_iterations = 3\n"
+    make_repo(repo, files={"pyproject.toml": project})
+    weakened = project.replace("max_iterations = 3", "max_iterations = 3\n[tool.dun.plugins]\ndisabled = ['mission']")
+    scenario(tmp_path, monkeypatch, [step(wr("pyproject.toml", weakened), commit("tidy"))])
+    loop(repo, 1)
+    v = verification(repo, 1)
+    assert kinds(repo, 1) == ["checker_tampered"]
+    assert v["discrepancies"][0]["paths"] == ["pyproject.toml [tool.dun]"]
+    assert v["reverted"] == ["pyproject.toml"] and read(repo, "pyproject.toml") == project
+
+
+def test_a_deleted_fingerprint_is_a_tamper_not_a_fresh_baseline(repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    make_repo(repo, files={".dun/plugins/x.yaml": GREET}, max_iterations=2)
+    planted = "id: y\nchecks:\n  - id: always\n    type: command\n    command: 'true'\n"
+    scenario(tmp_path, monkeypatch, [step({"delete": ".dun/fingerprint.json"}, wr(".dun/plugins/y.yaml", planted),
+                                          commit("plugins")),
+                                     step(wr("notes.txt", "n\n"), commit("notes"))])
+    loop(repo, 1)
+    found = verification(repo, 1)["discrepancies"]
+    assert [(d["kind"], d["paths"]) for d in found] == [("checker_tampered", [".dun/plugins/y.yaml"]),
+                                                       ("checker_tampered", [".dun/fingerprint.json"])]
+    assert "was deleted" in found[1]["detail"]
+    assert not (repo / ".dun/plugins/y.yaml").exists() and (repo / ".dun/fingerprint.json").is_file()
+    assert kinds(repo, 2) == []  # the baseline is dun's again: nothing carried over
+
+
+def test_a_config_the_operator_commits_between_runs_is_the_new_baseline(repo: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    make_repo(repo, max_iterations=1)
+    scenario(tmp_path, monkeypatch, [step(tick("alpha"), commit("Do alpha"), task="alpha"),
+                                     step(tick("beta"), commit("Do beta"), task="beta"),
+                                     step(tick("gamma"), commit("Do gamma"), task="gamma", exit=True)])
+    loop(repo, 1)  # stops max_iterations: the next `dun loop` resumes the same run
+    cfg = json.loads(read(repo, ".dun/config.yaml"))
+    cfg["loop"]["max_iterations"] = 5
+    write(repo, ".dun/config.yaml", json.dumps(cfg, indent=1) + "\n")
+    git(repo, "commit", "-qam", "Let it run longer")
+    done = loop(repo, 0)
+    assert "changed since the last run, taken as the new baseline: .dun/config.yaml" in done.stderr
+    assert state(repo)["stop_reason"] == "complete"
+    assert [kinds(repo, n) for n in (2, 3)] == [[], []]
+    assert json.loads(read(repo, ".dun/config.yaml"))["loop"]["max_iterations"] == 5
+    assert "dun: revert" not in git(repo, "log", "--format=%s")
+
+
+def test_a_change_between_iterations_is_the_operators(repo: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell driver's steps by hand: the operator edits a manifest while no agent runs."""
+    make_repo(repo, files={".dun/plugins/x.yaml": GREET}, max_iterations=2)
+    sc = scenario(tmp_path, monkeypatch, [step(wr("a.txt", "a\n"), commit("a")), step(wr("b.txt", "b\n"))])
+
+    def iteration(n: int) -> subprocess.CompletedProcess[str]:
+        before = dun(repo, "respond", "--decide", "--before")
+        assert before.stdout.strip() == f"go {n}", before.stderr
+        prompt = (repo / ".dun" / "logs" / f"iteration-{n}.prompt.md").read_text(encoding="utf-8")
+        out = subprocess.run(FAKE_COMMAND, cwd=repo, input=prompt, capture_output=True, text=True, timeout=30)
+        (repo / ".dun" / "logs" / f"iteration-{n}.out").write_text(out.stdout, encoding="utf-8")
+        dun(repo, "respond", "--decide", "--iteration", str(n), "--exit-code", "0")
+        return before
+
+    iteration(1)
+    write(repo, ".dun/plugins/x.yaml", GREET.replace("greet.txt", "hello.txt"))
+    git(repo, "commit", "-qam", "The greeting file is hello.txt")
+    said = iteration(2).stderr  # the shell driver's step starts (resumes) the run: its start names the change
+    assert "changed since the last iteration, taken as the new baseline: .dun/plugins/x.yaml" in said
+    assert len(calls(sc)) == 2 and kinds(repo, 2) == []
+    assert "hello.txt" in read(repo, ".dun/plugins/x.yaml")
+
+
 def test_checker_tamper_flag_records_and_reverts_nothing(repo: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     make_repo(repo, files={".dun/plugins/x.yaml": GREET}, trust={"on_checker_tamper": "flag"})
