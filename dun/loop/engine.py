@@ -196,6 +196,8 @@ class Engine:
         from dun.trust.verify import rebaseline
 
         changes = rebaseline(self.session, self.cfg, head(self.session.root), new_run=new_run)[1]
+        if new_run:
+            self._mission_note()
         if changes:  # made outside any iteration: the operator's, never held against the agent
             since = "the last iteration" if previous and previous["status"] == "running" and not new_run \
                 else "the last run"
@@ -206,6 +208,16 @@ class Engine:
         self.save()
         operator.on_run_start(self.session.root, dict(state), self.cfg)
         return state
+
+    def _mission_note(self) -> None:
+        """A mission with no boxes gives the loop no work: said at the start, naming the file."""
+        from dun.trust import tasks
+
+        ledger = tasks.load(self.session.root)
+        if ledger is not None and not ledger[1]:
+            what = f"{', '.join(ledger[0])} has no boxes (`- [ ] ...` lines)" if ledger[0] else \
+                f"there is no mission file ({self.cfg['iterate']['mission_file']})"
+            self.say(f"warning: {what}: the mission gives the loop no work, only the other checks decide 'done'")
 
     def _stray_logs(self) -> bool:
         """Logs of an earlier run with no state to name it: they are archived, never overwritten."""

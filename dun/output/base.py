@@ -55,6 +55,9 @@ def cached_note(r: CheckResult) -> str:
 
 def summary_line(report: Report) -> str:
     counts = report.counts()
+    if report.results and counts["skip"] == len(report.results):  # not "nothing actionable": nothing looked
+        return (f"no check applies here ({counts['skip']} skipped: nothing in this directory is what they "
+                "check); nothing was judged. `dun init` writes a mission and an example plugin")
     parts = [f"{n} {name}" for name, n in counts.items() if n]
     verdict = f"{len(report.actionable())} actionable" if report.actionable() else "nothing actionable"
     cached = [r for r in report.results if r.cached]

@@ -4,6 +4,7 @@ is read and written here: atomically, typed, versioned. Other modules ask the st
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -45,6 +46,59 @@ def _redact_in_place(record: Any) -> None:
     if clean != record:
         record.clear()
         record.update(clean)
+
+
+GITIGNORE_MARK = "# dun-gitignore "
+
+
+def _gitignore_version(text: str) -> int:
+    first = text.split("\n", 1)[0]
+    if not first.startswith(GITIGNORE_MARK):
+        return 0
+    word = first[len(GITIGNORE_MARK):].split(":", 1)[0].strip()
+    return int(word) if word.isdigit() else 0
+
+
+@functools.cache
+def _template() -> str:
+    return (data_dir("templates") / "dun.gitignore").read_text(encoding="utf-8")
+
+
+def gitignore_text(previous: str | None = None) -> str:
+    """`.dun/.gitignore` as this dun writes it; the lines a person added to `previous` (not dun's own, of any
+    version) are kept at the end."""
+    template = _template()
+    if not previous:
+        return template
+    ours = set(template.splitlines()) | OLD_GITIGNORE_LINES
+    kept = [line for line in previous.splitlines() if line.strip() and line not in ours
+            and not line.startswith(GITIGNORE_MARK)]
+    return template + ("\n# kept from the previous file\n" + "\n".join(kept) + "\n" if kept else "")
+
+
+def refresh_gitignore(path: Path) -> bool:
+    """Write `.dun/.gitignore` when it is missing or older than this dun's (so every file dun writes, temporary ones
+    too, stays out of `git status`); True when it was written. A link there is an error, never written through."""
+    current = _gitignore_version(_template())
+    if path.is_symlink():
+        raise DunError(f"{path} is a link; dun writes its .gitignore only as a regular file: remove the link")
+    try:
+        previous = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        previous = None
+    if previous is not None and _gitignore_version(previous) >= current:
+        return False
+    write_text_atomic(path, gitignore_text(previous))
+    os.chmod(path, 0o644)  # a file meant to be committed: readable like the rest of the tree
+    return True
+
+
+# every line of the .gitignore dun wrote before it carried a version (refreshed, never "kept")
+OLD_GITIGNORE_LINES = {
+    "logs/", "cache/", "archive/", "state.json", "state.json.corrupt-*", "handoff.json", "iterate.json",
+    "tasks.json", "fingerprint.json", "REPORT.md", "loop.lock", "STOP", "history.db", "history.db-*",
+    "history.db.corrupt-*", "reports/", "review.json", "review.lock", "report.html",
+}
 
 
 class Store:
@@ -135,6 +189,11 @@ class Store:
         return self.dir / "reports"
 
     @property
+    def notify_path(self) -> Path:
+        """When each kind of notification was last sent, and what was held back since (dun/notify/throttle.py)."""
+        return self.dir / "notify.json"
+
+    @property
     def events_log(self) -> Path:
         return self.logs_dir / "events.jsonl"
 
@@ -174,11 +233,7 @@ class Store:
         elif self.dir.stat().st_mode & 0o077:  # made by an older dun: its records become private too
             with contextlib.suppress(OSError):
                 os.chmod(self.dir, 0o700)
-        ignore = self.dir / ".gitignore"
-        if not ignore.exists():  # the same file `dun init` writes
-            import shutil
-
-            shutil.copyfile(data_dir("templates") / "dun.gitignore", ignore)
+        refresh_gitignore(self.dir / ".gitignore")
         return self.dir
 
     # -- the loop state ------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import git
 from history_support import dun, make_log, new_repo, write_run
 
 from dun.loop import operator as loop_hooks
@@ -39,4 +40,4 @@ def test_a_first_history_makes_the_runtime_gitignore(tmp_path: Path) -> None:
     (repo / ".dun" / "config.yaml").rename(repo / "dun-config.yaml")
     (repo / ".dun").rmdir()
     assert dun(repo, "history").stdout == "no runs recorded yet (`dun loop` starts one)\n"
-    assert "history.db" in (repo / ".dun" / ".gitignore").read_text()
+    assert git(repo, "check-ignore", ".dun/history.db").strip() == ".dun/history.db"

@@ -826,6 +826,16 @@ def test_a_budget_stop_says_what_was_spent_and_reserved(repo: Path, tmp_path: Pa
     assert "`dun loop --max-budget-usd X`" in dun(repo, "status").stdout
 
 
+def test_a_mission_with_no_boxes_is_a_warning_naming_the_file(repo: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    make_repo(repo, boxes=())
+    write(repo, "MISSION.md", "# Mission\n\nMake the greeting friendlier, in prose.\n")
+    git(repo, "commit", "-qam", "prose")
+    scenario(tmp_path, monkeypatch, [work("alpha")])
+    done = dun(repo, "loop")
+    assert "warning: MISSION.md has no boxes (`- [ ] ...` lines): the mission gives the loop no work" in done.stderr
+
+
 def test_every_stop_reason_names_how_to_go_on() -> None:
     from dun.core.kinds import StopReason
     from dun.loop.report import RESUME

@@ -3,8 +3,8 @@ GitHub Actions workflow from templates/ci/ instead."""
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
 from dun.core.resources import data_dir
 from dun.store.layout import CONFIG, GITIGNORE, PLUGINS
+from dun.store.store import refresh_gitignore
 
 # template name -> path in the repo
 SCAFFOLD = {
@@ -30,32 +31,68 @@ _CRON_FIELD = re.compile(r"^[0-9*/,\-]+$")
 
 def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str | None = None,
              budget: float = 5.0, parallel: int = 2, agents_md: bool = False) -> int:
+    """Write what is missing of the scaffold and keep what exists (`--force` replaces it, keeping a backup);
+    works in a repository any other dun command has already touched."""
     root = find_repo(path).root
     if ci is not None:
         return _init_ci(root, ci, force, schedule, budget, parallel)
     if schedule is not None:
         raise UsageError("--schedule goes with --ci")
-    templates = data_dir("templates")
-    targets = {root / dest: templates / name for name, dest in SCAFFOLD.items()}
-    existing = [str(t.relative_to(root)) for t in targets if t.exists()]
-    if agents_md:  # the AGENTS.md section alone is fine for a repository that already has dun's files
+    if agents_md:
         from dun.cli.commands.agents_md import AGENTS_FILE, write_agents_section
 
         sys.stdout.write(f"{write_agents_section(root)} {AGENTS_FILE} (the dun section)\n")
-        if existing and not force:
-            sys.stdout.write(f"kept {', '.join(existing)} (use --force to overwrite)\n")
-            targets = {dest: src for dest, src in targets.items() if not dest.exists()}
-    if existing and not force and not agents_md:
-        raise UsageError(f"refusing to overwrite {', '.join(existing)} (use --force)")
-    for dest, src in targets.items():
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
-        sys.stdout.write(f"wrote {dest.relative_to(root)}\n")
+    templates = data_dir("templates")
+    kept = []
+    for name, rel in SCAFFOLD.items():
+        dest = root / rel
+        if rel == GITIGNORE:  # dun's own file: brought up to date, a person's lines kept
+            written = refresh_gitignore(dest)
+            sys.stdout.write(f"{'wrote' if written else 'up to date'} {rel}\n")
+        elif dest.exists() or dest.is_symlink():
+            if not force:
+                kept.append(rel)
+                continue
+            sys.stdout.write(f"replaced {rel} (the previous one is {_backup(dest).relative_to(root)})\n")
+            _copy(templates / name, dest)
+        else:
+            _copy(templates / name, dest)
+            sys.stdout.write(f"wrote {rel}\n")
+    if kept:
+        sys.stdout.write(f"kept {', '.join(kept)} (yours; --force replaces them, keeping a backup)\n")
+    mission = root / "MISSION.md"
+    if mission.is_file() and not _has_boxes(root, "MISSION.md"):
+        sys.stdout.write("note: MISSION.md has no boxes yet (`- [ ] ...` lines): until it has, the mission gives "
+                         "the loop no work\n")
     from dun.checks.ecosystems import init_report  # which built-in checks apply here (issue 25)
 
     sys.stdout.writelines(init_report(root))
     sys.stdout.write("next: edit MISSION.md and .dun/plugins/example.yaml, then run `dun check`\n")
     return ExitCode.OK
+
+
+def _copy(src: Path, dest: Path) -> None:
+    if dest.is_symlink():
+        dest.unlink()  # replaced, never written through
+    write_text_atomic(dest, src.read_text(encoding="utf-8"))
+    os.chmod(dest, 0o644)
+
+
+def _backup(path: Path) -> Path:
+    """`FILE.bak` (or `.bak.N`, the first that is free): the file moved aside, never overwritten."""
+    target, n = path.with_name(path.name + ".bak"), 1
+    while target.exists() or target.is_symlink():
+        target, n = path.with_name(f"{path.name}.bak.{n}"), n + 1
+    os.replace(path, target)
+    return target
+
+
+def _has_boxes(root: Path, rel: str) -> bool:
+    from dun.checks.readers.markdown import parse_boxes
+    from dun.core.textfiles import read_text
+
+    text, _ = read_text(root / rel, root=root)
+    return bool(text) and bool(parse_boxes(text or "", rel))
 
 
 def check_cron(spec: str) -> str:

@@ -18,16 +18,34 @@ def invoke(args: list[str]) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_init_scaffolds_and_refuses_to_overwrite(repo: Path) -> None:
-    code, _out, _ = invoke(["init", str(repo)])
+def test_init_scaffolds_keeps_what_exists_and_backs_up_with_force(repo: Path) -> None:
+    code, out, _ = invoke(["init", str(repo)])
     assert code == 0
     for rel in (".dun/config.yaml", ".dun/plugins/example.yaml", "MISSION.md", ".dun/.gitignore"):
         assert (repo / rel).is_file(), rel
-    (repo / "MISSION.md").write_text("# mine\n")
-    assert main(["init", str(repo)]) == 2
-    assert (repo / "MISSION.md").read_text() == "# mine\n"  # nothing lost
-    assert main(["init", str(repo), "--force"]) == 0
-    assert (repo / "MISSION.md").read_text() != "# mine\n"
+    assert "note: MISSION.md has no boxes yet" in out  # the template's boxes are an illustration
+    (repo / "MISSION.md").write_text("# mine\n\n- [ ] ship it\n")
+    (repo / ".dun/plugins/example.yaml").unlink()
+    code, out, _ = invoke(["init", str(repo)])
+    assert code == 0 and (repo / "MISSION.md").read_text() == "# mine\n\n- [ ] ship it\n"  # nothing lost
+    assert "wrote .dun/plugins/example.yaml" in out and "kept .dun/config.yaml, MISSION.md" in out
+    assert "no boxes" not in out
+    code, out, _ = invoke(["init", str(repo), "--force"])
+    assert code == 0 and "replaced MISSION.md (the previous one is MISSION.md.bak)" in out
+    assert (repo / "MISSION.md.bak").read_text() == "# mine\n\n- [ ] ship it\n"
+    invoke(["init", str(repo), "--force"])
+    assert (repo / "MISSION.md.bak").read_text() == "# mine\n\n- [ ] ship it\n"  # a backup is never overwritten
+    assert (repo / "MISSION.md.bak.1").is_file()
+
+
+def test_init_works_after_other_commands(repo: Path) -> None:
+    """`dun iterate` (or a loop) wrote .dun/ first: init adds what is missing and brings the .gitignore up to date."""
+    write(repo, ".dun/.gitignore", "logs/\nstate.json\nmy-notes/\n")
+    code, out, _ = invoke(["init", str(repo)])
+    assert code == 0 and "wrote .dun/.gitignore" in out and "wrote .dun/config.yaml" in out
+    text = (repo / ".dun/.gitignore").read_text()
+    assert text.startswith("# dun-gitignore 2") and text.endswith("my-notes/\n")
+    assert "up to date .dun/.gitignore" in invoke(["init", str(repo)])[1]
 
 
 @pytest.mark.parametrize("readme", ["README.md", "README.rst", "README"])
@@ -62,7 +80,7 @@ def test_init_agents_md_writes_one_section_and_keeps_the_rest(repo: Path) -> Non
     (repo / "AGENTS.md").write_text(text.replace("How to work:", "How NOT to work:") + "\nAfter.\n")
     invoke(["init", str(repo), "--agents-md"])
     assert (repo / "AGENTS.md").read_text() == text + "\nAfter.\n"  # only the section is rewritten
-    assert main(["init", str(repo)]) == 2  # without --agents-md an existing scaffold still refuses
+    assert main(["init", str(repo)]) == 0  # without --agents-md an existing scaffold is kept too
 
 
 def test_explain_shows_definition_and_origin(repo: Path) -> None:
@@ -183,3 +201,10 @@ def test_config_show_toml_round_trips_through_pyproject(repo: Path, tmp_path: Pa
     code, out, _ = invoke(["config", "show", str(other), "--json"])
     values = json.loads(out)["values"]
     assert values["check"]["jobs"] == 3 and values["plugins"]["disabled"] == ["go"]
+
+
+def test_check_where_no_check_applies_says_so_plainly(plain_dir: Path) -> None:
+    code, out, _ = invoke(["check", str(plain_dir)])
+    assert code == 0
+    assert out.splitlines()[-1].startswith("no check applies here (") and "nothing was judged" in out
+    assert "nothing actionable" not in out
