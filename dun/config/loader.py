@@ -181,6 +181,9 @@ CONFIG_FIELDS: dict[str, Field] = {
                                  default=0.8, minimum=0.01),
         "timeout_s": Field("float", "Seconds notify.command may run before it is killed.", default=30.0,
                            minimum=1),
+        "interval_min": Field("float", "At most one notification per event kind in this many minutes; the rest "
+                                       "go as a digest with the next one (the stop events always go); 0: all.",
+                              default=30.0, minimum=0),
     }),
     "secrets": Field("map", "Secrets dun redacts from every file it writes and from the prompt (docs/reliability.md).",
                      fields={

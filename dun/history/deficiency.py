@@ -2,12 +2,14 @@
 a person should look at (Prophet's idea: systemic problems become blocked review items, not log lines).
 
 Patterns (thresholds are `review.*` config keys):
-- claim_streak:     the same check failing N iterations in a row while the agent claims it done
+- claim_streak:     the same check failing N iterations in a row while the agent claims it done, with no
+                    progress on it (dun judged each claim unverified)
 - repeated_error:   the same error signature N times within H hours, across runs (limits and stops excluded)
 - box_attempts:     a mission box claimed in N iterations without being ticked
 - repeated_repair:  the same file restored (task ratchet) or reverted (checker tampering) in N iterations
 - repeated_denial:  the same guard rule denying N times
-- cost_outlier:     an iteration costing more than F times the median of the iterations before it
+- cost_outlier:     an iteration costing more than F times the median of the iterations before it (dun's
+                    estimate for a call that reported no cost is left out)
 
 Detection is a pure function of the history, so `dun history rebuild` finds the same items with the same ids.
 """
@@ -65,7 +67,10 @@ def _runs(evidence: list[dict[str, Any]]) -> str:
     return f"{len(evidence)} iterations in {count} run{'s' if count != 1 else ''}"
 
 
-def claim_streaks(its: list[dict[str, Any]], n: int) -> list[Finding]:
+def claim_streaks(its: list[dict[str, Any]], n: int, unverified: set[tuple[str, int]] | None = None,
+                  ) -> list[Finding]:
+    """`unverified`: the iterations whose claim dun judged unverified. A claim of a check that still fails after
+    real progress on it (a box of it ticked, a test of it fixed) is honest work in progress and ends a streak."""
     streaks: dict[str, list[dict[str, Any]]] = defaultdict(list)
     hits: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
     fired: dict[str, float | None] = {}
@@ -77,7 +82,8 @@ def claim_streaks(its: list[dict[str, Any]], n: int) -> list[Finding]:
         for check in list(streaks):
             if check != claimed:
                 streaks.pop(check)
-        if claimed and claimed in failing:
+        judged = unverified is None or (it["run_id"], it["iteration"]) in unverified
+        if claimed and claimed in failing and judged:
             streaks[claimed].append(it)
             if len(streaks[claimed]) >= n:
                 fired.setdefault(claimed, _ts(it))
@@ -183,8 +189,8 @@ def cost_outliers(its: list[dict[str, Any]], factor: float, min_samples: int) ->
     by_run: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
     for it in its:
         cost = it["cost_usd"]
-        if cost is None:
-            continue
+        if cost is None or it.get("cost_estimated"):
+            continue  # dun's own charge for a call that reported nothing (a timeout) is not what it cost
         if len(prior) >= min_samples:
             median = statistics.median(prior)
             if median > 0 and cost > factor * median:
@@ -207,7 +213,9 @@ def detect(history: History, thresholds: dict[str, Any] | None = None) -> list[F
     for it in its:
         it["_after"] = checks[(it["run_id"], it["iteration"])]
     denials = history.query("SELECT * FROM guard_decisions WHERE decision = 'deny' ORDER BY ts, run_id, seq")
-    found = [*claim_streaks(its, int(t["claim_streak"])),
+    unverified = {(d["run_id"], d["iteration"]) for d in history.table("discrepancies")
+                  if d["kind"] == "unverified_completion"}
+    found = [*claim_streaks(its, int(t["claim_streak"]), unverified),
              *repeated_errors(its, int(t["error_repeats"]), float(t["error_window_h"])),
              *box_attempts(its, history.boxes(), int(t["box_attempts"])),
              *repeated_repairs(its, int(t["repair_repeats"])),

@@ -8,6 +8,7 @@ event is in `notify.events`. It never raises: a failed delivery is one line on s
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,15 +30,22 @@ def emit(root: Path, event: str, payload: dict[str, Any], cfg: dict[str, Any]) -
 def _emit(root: Path, event: str, payload: dict[str, Any], cfg: dict[str, Any]) -> list[dict[str, Any]]:
     from dun.history.events import append
     from dun.notify.channels import send_apprise, send_command, url_channel
+    from dun.notify.throttle import admit, with_digest
 
     settings = cfg.get("notify") or {}
     if event not in (settings.get("events") or EVENTS):
         return []
-    payload = {**payload, "event": event}
+    urls, command = list(settings.get("urls") or []), list(settings.get("command") or [])
+    if not urls and not command:
+        return []
+    payload = {"host": socket.gethostname(), **payload, "event": event}
     title, body = render(event, payload)
-    attempts: list[tuple[str, Any]] = [(url_channel(u), lambda u=u: send_apprise(u, title, body))
-                                       for u in settings.get("urls") or []]
-    command = list(settings.get("command") or [])
+    digest = admit(root, event, title, float(settings.get("interval_min", 30.0)) * 60)
+    if digest is None:  # within the interval: held for a digest, recorded so the history shows it
+        return [append(root, {"run_id": payload.get("run_id"), "kind": "notification", "event": event,
+                              "channel": "held", "ok": True, "error": None, "title": title})]
+    body = with_digest(body, digest)
+    attempts: list[tuple[str, Any]] = [(url_channel(u), lambda u=u: send_apprise(u, title, body)) for u in urls]
     if command:
         timeout = float(settings.get("timeout_s") or 30.0)
         attempts.append((f"command:{Path(command[0].split()[0]).name}",

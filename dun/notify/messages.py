@@ -5,9 +5,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dun.core.kinds import NotifyEvent
+from dun.core.kinds import DiscrepancyKind, NotifyEvent
 
 EVENTS = tuple(str(event) for event in NotifyEvent)
+# what the agent did to the judge; the other discrepancy kinds are claims dun could not verify
+TAMPER_KINDS = {str(DiscrepancyKind.TASK_TAMPERED), str(DiscrepancyKind.CHECKER_TAMPERED),
+                str(DiscrepancyKind.TESTS_REMOVED)}
 
 
 def _when(epoch: Any) -> str:
@@ -21,36 +24,45 @@ def _money(value: Any) -> str:
 
 
 def render(event: str, payload: dict[str, Any]) -> tuple[str, str]:
-    """(title, body) for an event; the body is plain text, a few lines at most."""
+    """(title, body) for an event; the title names the repository and the host, the body is plain text, a few
+    lines at most."""
+    title, body = _render(event, payload)
+    who = f"{payload.get('repo') or '?'}@{payload.get('host') or '?'}"  # which of several loops, on which machine
+    return f"dun {who}: {title}"[:200], body
+
+
+def _render(event: str, payload: dict[str, Any]) -> tuple[str, str]:
     run = str(payload.get("run_id") or "?")
     repo = payload.get("repo") or ""
     where = f" in {repo}" if repo else ""
     spent = f"{payload.get('iterations', '?')} iteration(s), {_money(payload.get('cost_usd'))} spent"
     if event == "complete":
-        return f"dun: run {run} complete", f"The mission is done{where}: {spent}."
+        return f"run {run} complete", f"The mission is done{where}: {spent}."
     if event == "stopped":
         reason = payload.get("reason") or "unknown"
-        return f"dun: run {run} stopped ({reason})", f"The loop stopped{where}: {reason}, after {spent}. " \
+        return f"run {run} stopped ({reason})", f"The loop stopped{where}: {reason}, after {spent}. " \
             "Work remains; `dun status` and .dun/REPORT.md say more."
     if event == "circuit_open":
         why = payload.get("circuit_reason") or "no progress"
-        return f"dun: circuit open in run {run}", f"The circuit breaker opened{where} ({why}) after {spent}; " \
+        return f"circuit open in run {run}", f"The circuit breaker opened{where} ({why}) after {spent}; " \
             "the loop stopped. `dun loop --reset-circuit` starts again."
     if event == "waiting":
         reason = payload.get("reason") or "usage_limit"
-        return f"dun: run {run} waiting ({reason})", f"The loop is waiting{where} on {reason} until " \
+        return f"run {run} waiting ({reason})", f"The loop is waiting{where} on {reason} until " \
             f"{_when(payload.get('resume_at'))}, then resumes by itself."
     if event == "budget":
-        return f"dun: {payload.get('percent', 80):.0f}% of the budget spent in run {run}", \
+        return f"{payload.get('percent', 80):.0f}% of the budget spent in run {run}", \
             f"{_money(payload.get('cost_usd'))} of {_money(payload.get('budget_usd'))} spent{where} after " \
             f"{payload.get('iterations', '?')} iteration(s)."
     if event == "tampering":
         kinds = ", ".join(payload.get("kinds") or []) or "discrepancy"
         lines = [f"- {d}" for d in (payload.get("details") or [])[:5]]
-        return f"dun: unverified claims or tampering in run {run} ({kinds})", "\n".join(
+        tampered = set(payload.get("kinds") or []) & TAMPER_KINDS
+        what = "tampering" if tampered else "unverified claims"
+        return f"{what} in run {run} ({kinds})", "\n".join(
             [f"Iteration {payload.get('iteration', '?')}{where}: {kinds}.", *lines])
     if event == "deficiency":
-        return f"dun: review item {payload.get('id', '?')}: {payload.get('title', '')}"[:200], \
+        return f"review item {payload.get('id', '?')}: {payload.get('title', '')}"[:150], \
             f"{payload.get('detail', '')}\nSeen in {payload.get('evidence', '')}{where}. " \
             f"`dun review` lists it; `dun review ack {payload.get('id', 'ID')}` or `dismiss` settles it."
-    return f"dun: {event} in run {run}", str(payload)[:500]
+    return f"{event} in run {run}", str(payload)[:500]

@@ -43,6 +43,8 @@ def first_firing(tmp_path: Path, logs: list[dict[str, Any]], pattern: str, **kwa
 def claim(run: str, n: int, check: str = "lint", failing: bool = True, status: str | None = "COMPLETE",
           **extra: Any) -> dict[str, Any]:
     after = (check,) if failing else ()
+    if failing and status == "COMPLETE" and "found" not in extra:  # what dun records for a claim with no progress
+        extra["found"] = ({"kind": "unverified_completion", "detail": f"check {check} still fails", "check": check},)
     return make_log(run, n, status=status, task=check, before=(check,), after=after, **extra)
 
 
@@ -68,6 +70,22 @@ def test_claim_streak_breaks_on_another_claim_or_a_passing_check_but_not_on_a_cr
     assert first_firing(tmp_path / "c", [claim("r1", 1), crash, claim("r1", 3), claim("r1", 4)], "claim_streak") == 4
     in_progress = [claim("r1", n, status="IN_PROGRESS") for n in range(1, 5)]
     assert first_firing(tmp_path / "d", in_progress, "claim_streak") is None  # not a claim of being done
+
+
+def test_claims_with_progress_on_the_check_are_no_streak(tmp_path: Path) -> None:
+    """An honest night: each iteration ticks one box and claims mission-boxes, which lists the others still."""
+    logs = [claim("r1", n, check="mission-boxes", found=(), ticked=(f"box {n}",)) for n in range(1, 6)]
+    assert first_firing(tmp_path, logs, "claim_streak") is None
+    logs[3] = claim("r1", 4, check="mission-boxes")  # one claim with nothing done: judged, but alone
+    assert first_firing(tmp_path / "one", logs, "claim_streak") is None
+
+
+def test_dun_s_charge_for_a_silent_timeout_is_no_cost_outlier(tmp_path: Path) -> None:
+    logs = [make_log("r1", n, cost=0.1) for n in range(1, 7)]
+    logs.append({**make_log("r1", 7, cost=5.0), "cost_estimated": True, "timed_out": True})
+    assert first_firing(tmp_path, logs, "cost_outlier") is None
+    logs[-1]["cost_estimated"] = False  # the same cost reported by the agent itself is an outlier
+    assert first_firing(tmp_path / "real", logs, "cost_outlier") == 7
 
 
 def test_claim_streak_spans_runs_and_follows_its_threshold(tmp_path: Path) -> None:

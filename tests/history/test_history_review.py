@@ -13,7 +13,9 @@ from dun.history.review import prompt_section
 def streak_repo(tmp_path: Path) -> Path:
     """A history whose detector files two items: a claim streak and a box attempted three times."""
     repo = new_repo(tmp_path / "repo")
-    logs = [make_log("r1", n, status="COMPLETE", task="lint", before=("lint",), after=("lint",)) for n in (1, 2, 3)]
+    unverified = ({"kind": "unverified_completion", "detail": "check lint still fails", "check": "lint"},)
+    logs = [make_log("r1", n, status="COMPLETE", task="lint", before=("lint",), after=("lint",), found=unverified)
+            for n in (1, 2, 3)]
     logs += [make_log("r1", n, status="IN_PROGRESS", task="beta") for n in (4, 5, 6)]
     write_run(repo, "r1", logs)
     (repo / ".dun" / "tasks.json").write_text(json.dumps({"tasks": [{"text": "beta"}]}), encoding="utf-8")

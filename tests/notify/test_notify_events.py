@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -61,7 +62,8 @@ def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Endpoint]:
 
 def cfg(urls: list[str], command: list[str] | None = None, events: list[str] | None = None,
         cap: float = 1.0) -> dict[str, Any]:
-    notify: dict[str, Any] = {"urls": urls, "command": command or [], "timeout_s": 20.0, "budget_fraction": 0.8}
+    notify: dict[str, Any] = {"urls": urls, "command": command or [], "timeout_s": 20.0, "budget_fraction": 0.8,
+                              "interval_min": 30.0}
     if events is not None:
         notify["events"] = events
     return {"loop": {"max_budget_usd": cap}, "notify": notify, "review": {}}
@@ -82,7 +84,8 @@ def test_every_event_reaches_the_endpoint_with_its_facts(tmp_path: Path, endpoin
     conf = cfg([endpoint.url()])
     claims = [make_log("r1", n, status="COMPLETE", task="lint", before=("lint",), after=("lint",), cost=0.2)
               for n in (1, 2, 3, 4)]
-    claims[1]["verification"]["discrepancies"] = [{"kind": "unverified_completion", "detail": "lint still fails"}]
+    for log in claims:  # what dun records for a claim with no progress; notified once, the rest in a digest
+        log["verification"]["discrepancies"] = [{"kind": "unverified_completion", "detail": "lint still fails"}]
     for n, log in enumerate(claims, 1):  # budget crosses 80% at iteration 4; the claim streak fires at 3
         loop_hooks.on_iteration(repo, log, run_state(repo, claims[:n], cost_usd_total=0.2 * n), conf)
     state = run_state(repo, claims, cost_usd_total=0.8)
@@ -93,20 +96,22 @@ def test_every_event_reaches_the_endpoint_with_its_facts(tmp_path: Path, endpoin
                                   "circuit": {"state": "OPEN", "reason": "no_progress"}}, conf)
     got = [(path, body["title"], body["message"]) for path, body in endpoint.received]
     assert all(path == "/dun" for path, _, _ in got)
-    titles = [t for _, t, _ in got]
-    assert titles[0] == "dun: unverified claims or tampering in run r1 (unverified_completion)"
+    who = f"dun repo@{socket.gethostname()}: "
+    assert all(t.startswith(who) for _, t, _ in got)
+    titles = [t.removeprefix(who) for _, t, _ in got]
+    assert titles[0] == "unverified claims in run r1 (unverified_completion)"
     assert "lint still fails" in got[0][2]
-    assert titles[1].startswith("dun: review item ") and "check lint still fails" in titles[1]
+    assert titles[1].startswith("review item ") and "check lint still fails" in titles[1]
     assert "r1#1, r1#2, r1#3" in got[1][2]
-    assert titles[2] == "dun: 80% of the budget spent in run r1" and "$0.80 of $1.00" in got[2][2]
-    assert titles[3] == "dun: run r1 waiting (usage_limit)" and "until 20" in got[3][2]
-    assert titles[4:] == ["dun: run r1 complete", "dun: run r1 stopped (max_iterations)",
-                          "dun: circuit open in run r1"]
+    assert titles[2] == "80% of the budget spent in run r1" and "$0.80 of $1.00" in got[2][2]
+    assert titles[3] == "run r1 waiting (usage_limit)" and "until 20" in got[3][2]
+    assert titles[4:] == ["run r1 complete", "run r1 stopped (max_iterations)", "circuit open in run r1"]
     assert "no_progress" in got[6][2]
     assert len(got) == 7  # each deficiency and the budget once, however often the loop reports in
-    rows = recorded(repo)
+    rows = [r for r in recorded(repo) if r["channel"] != "held"]
     assert [r["event"] for r in rows] == ["tampering", "deficiency", "budget", "waiting", "complete", "stopped",
                                           "circuit_open"]
+    assert "Also since the last notification (3 held back)" in got[4][2]  # the other three claims
     assert all(r["ok"] == 1 and r["channel"] == "apprise:json" for r in rows)
 
 
@@ -119,7 +124,8 @@ def test_the_command_gets_the_event_in_its_environment(tmp_path: Path) -> None:
     loop_hooks.on_stop(repo, state, cfg([], [sys.executable, str(script), str(sink)]))
     [payload] = [json.loads(line) for line in sink.read_text().splitlines()]
     assert payload["event"] == "stopped" and payload["reason"] == "budget" and payload["run_id"] == "r1"
-    assert payload["title"] == "dun: run r1 stopped (budget)" and "budget" in payload["message"]
+    assert payload["title"] == f"dun repo@{socket.gethostname()}: run r1 stopped (budget)"
+    assert "budget" in payload["message"] and payload["host"] == socket.gethostname()
     assert [(r["channel"], r["ok"]) for r in recorded(repo)] == [(f"command:{Path(sys.executable).name}", 1)]
 
 
@@ -146,7 +152,7 @@ def test_only_the_configured_events_are_sent(tmp_path: Path, endpoint: Endpoint)
     state = run_state(repo, [make_log("r1", 1)], stop_reason="max_iterations")
     loop_hooks.on_stop(repo, state, cfg([endpoint.url()], events=["complete"]))
     loop_hooks.on_stop(repo, {**state, "stop_reason": "complete"}, cfg([endpoint.url()], events=["complete"]))
-    assert [body["title"] for _, body in endpoint.received] == ["dun: run r1 complete"]
+    assert [body["title"] for _, body in endpoint.received] == [f"dun repo@{socket.gethostname()}: run r1 complete"]
 
 
 def test_without_apprise_the_failure_names_the_extra(tmp_path: Path, endpoint: Endpoint,
@@ -158,3 +164,25 @@ def test_without_apprise_the_failure_names_the_extra(tmp_path: Path, endpoint: E
     [row] = recorded(repo)
     assert row["ok"] == 0 and row["error"] == "apprise is not installed (pip install 'dun[notify]')"
     assert endpoint.received == []
+
+
+def test_one_notification_per_kind_per_interval_the_rest_as_a_digest(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "repo")
+    sink = tmp_path / "sink.jsonl"
+    script = tmp_path / "notify.py"
+    script.write_text("import os, sys\nopen(sys.argv[1], 'a').write(os.environ['DUN_NOTIFY_JSON'] + '\\n')\n")
+    conf = {**cfg([], [sys.executable, str(script), str(sink)]), "review": {"claim_streak": 9}}
+    logs = [make_log("r1", n, status="COMPLETE", task="lint", before=("lint",), after=("lint",)) for n in (1, 2, 3)]
+    for n, log in enumerate(logs, 1):
+        log["verification"]["discrepancies"] = [{"kind": "unverified_completion", "detail": f"claim {n}"}]
+        loop_hooks.on_iteration(repo, log, run_state(repo, logs[:n]), conf)
+    state = run_state(repo, logs)
+    loop_hooks.on_wait(repo, state, conf, "rate_limit", 60.0)
+    loop_hooks.on_wait(repo, state, conf, "rate_limit", 60.0)
+    loop_hooks.on_stop(repo, {**state, "stop_reason": "max_iterations", "status": "stopped"}, conf)
+    sent = [json.loads(line) for line in sink.read_text().splitlines()]
+    assert [p["event"] for p in sent] == ["tampering", "waiting", "stopped"]  # one of each kind
+    digest = sent[-1]["message"].split("Also since the last notification (3 held back):\n", 1)[1]
+    assert digest.count("unverified claims in run r1") == 2 and digest.count("waiting (rate_limit)") == 1
+    held = [r for r in recorded(repo) if r["channel"] == "held"]
+    assert [r["event"] for r in held] == ["tampering", "tampering", "waiting"]
