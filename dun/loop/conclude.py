@@ -98,9 +98,11 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     newly_passing = sorted(set(start["actionable"]) - set(after_ids))
     moved = start["head"] and head_after and head_after != start["head"]
     commits = recent_commits(root, 50, since=start["head"]) if moved else []
+    # what the iteration's commits carry: committing work an earlier iteration left uncommitted is a change too
+    committed = len(changed_paths(root, str(start["head"]), str(head_after))) if moved else 0
     from dun.trust.verify import remember_tree, verify_iteration
 
-    verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, len(commits),
+    verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, committed,
                                     start["tree"], tree_after, newly_passing,
                                     progressed_checks(start, after, newly_passing), start.get("checker"))
     repaired = bool(verification["restored"] or verification["reverted"])

@@ -149,8 +149,10 @@ def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome
         wait_s = loop["usage_limit_wait_min"] * 60
         state["resume_at"] = out.error.reset_at if out.error.reset_at and out.error.reset_at > now else now + wait_s
     error_text = normalize_error(out.error.message) if out.error and not limited else None
-    state["circuit"] = breaker.record(state["circuit"], cfg["circuit"], out.progress, error_text, out.denials,
-                                      limited, now)
+    # a confirmation that answered did what it was asked (look, change nothing): not a step without progress
+    answered_confirmation = out.confirmation and out.error is None and out.parsed.block is not None
+    state["circuit"] = breaker.record(state["circuit"], cfg["circuit"], out.progress or answered_confirmation,
+                                      error_text, out.denials, limited, now)
     oscillation = any(d.get("kind") == DiscrepancyKind.OSCILLATION for d in out.discrepancies)
     state["circuit"] = breaker.record_trust(state["circuit"], cfg["circuit"], len(out.discrepancies), oscillation,
                                             now)

@@ -33,8 +33,10 @@ def verify_claims(block: StatusBlock | None, after: Report, files_changed: int, 
                 f"check {result.id} still fails ({result.signal})"
             found.append(discrepancy("unverified_completion", f"your previous claim '{claim}' was not verified: "
                                      f"{what}", claim=claim, check=result.id))
-    changed = files_changed > 0  # an empty commit changes no file
-    if block.files_modified and files_changed == 0:
+    # `commits`: the files the iteration's commits changed (an empty commit changes none); committing work left
+    # uncommitted by an earlier iteration changes no file in the tree but is a change
+    changed = files_changed > 0 or commits > 0
+    if block.files_modified and not changed:
         found.append(discrepancy("phantom_changes", f"you reported FILES_MODIFIED: {block.files_modified}, but git "
                                  "shows no change since the iteration began", claimed=block.files_modified))
     elif block.files_modified is not None and block.files_modified != files_changed:

@@ -209,6 +209,13 @@ def test_a_confirmation_where_the_agent_agrees_completes_at_once() -> None:
     assert decision == Decision("stop", "complete")
 
 
+def test_answered_confirmations_do_not_move_the_breaker_towards_open() -> None:
+    s, c = state(iteration=3), cfg(confirm_iterations=4)
+    for _ in range(3):
+        after_iteration(s, c, outcome("COMPLETE", after=[], confirmation=True, progress=False), NOW)
+    assert s["circuit"]["state"] == CLOSED and s["circuit"]["no_progress"] == 0
+
+
 def test_a_confirmation_call_that_failed_confirms_nothing() -> None:
     s, c = state(iteration=3), cfg(confirm_iterations=2)
     crash = AgentError("other", "exit 1", None)
