@@ -108,7 +108,7 @@ def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, 
     """Raise kill-by-name and exfiltrate on the command these facts describe."""
     prog, args = facts.program, argv[1:]
     pid_vars = seen.pid_vars
-    if prog == "kill" and ((feed is not None and feed.pids) or any(
+    if prog == "kill" and not (args and args[0].text in ("-0", "-s0")) and ((feed is not None and feed.pids) or any(
             finds_pids(body, seen, ctx.cwd) for a in args for body in a.subs) or any(
             re.search(rf"\$\{{?{re.escape(name)}\b", a.text) for a in args for name in pid_vars)):
         facts.signals.add("kill-by-name")

@@ -14,7 +14,7 @@ _GIT = ("git",)
 _DISK_TOOLS = ("fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted")
 _READ_ONLY_DISK_FLAGS = ("-l", "--list", "-p", "--print", "-d", "--dump", "-s", "--show-size", "-V", "--version",
                          "-h", "--help")
-_WHOLE_TREE = (".", "./", ":/", "[*]", ":(top)")
+_WHOLE_TREE = (".", "./", ":/", "[*]", ":(top)", "./{}")  # ./{}: every file git lists ($(git ls-files -m))
 _TRUE = "[tTyY1oO]*"
 _DRY_RUN = ("-n", "--dry-run")  # git's true, yes, on, 1
 # git config keys whose value git runs as a command (or that load more config): set, they run later.
@@ -139,7 +139,7 @@ PROCESS_RULES: tuple[Rule, ...] = (
     Rule("sys.kill-by-name", "kills processes by name, pattern or port, which may be the user's and not this "
          "session's (pkill, killall, fuser -k, kill $(pgrep ...)); kill the PID you started ($!) instead",
          (Match(programs=("pkill", "killall", "skill", "snice", "kill-port", "fkill", "fkill-cli"),
-                flags_none=("-l", "--list", "-V", "--version", "-h", "--help")),
+                flags_none=("-l", "--list", "-V", "--version", "-h", "--help", "-0", "--signal=0")),
           Match(programs=("fuser",), flags_any=("-k", "--kill")),
           Match(signals=("kill-by-name",)))),
     Rule("sys.persist", "makes something run later or at login, outside this session and its sandbox (services "

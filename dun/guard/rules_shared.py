@@ -166,6 +166,7 @@ _NODE = ("npm", "pnpm", "yarn", "bun")
 _DRY = ("--dry-run", "-n", "--dryrun", "--snapshot", "--skip-publish", "--skip=publish", "--help", "-h")
 _GRADLE_PUBLISH = ("publish", "publish[!T]*", "publishTo[!M]*", "publishToMaven[!L]*",  # not ...ToMavenLocal
                    "*:publish", "*:publish[!T]*", "*:publishTo[!M]*", "*:publishToMaven[!L]*")
+_RELEASE_NAMES = ("publish", "release", "deploy", "upload", "ship")  # targets and scripts named for releasing
 _LOCAL_REGISTRY = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*")
 
 
@@ -241,10 +242,12 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("fastlane",), subcommands=("release", "deploy", "*upload*", "submit*", "appstore", "beta",
                                                      "supply", "deliver", "pilot")),
           Match(programs=("git",), subcommands=("push",), args_any=("heroku", "dokku")),
-          Match(programs=("make", "gmake", "just", "task"), args_any=("publish", "release", "deploy", "upload"),
+          Match(programs=("make", "gmake", "just", "task"), args_any=_RELEASE_NAMES,
                 flags_none=(*_DRY, "--just-print", "--recon")),
-          Match(programs=("make", "gmake", "just", "task"), subcommands=("publish", "release", "deploy", "upload"),
-                flags_none=(*_DRY, "--just-print", "--recon")))),
+          Match(programs=("make", "gmake", "just", "task"), subcommands=_RELEASE_NAMES,
+                flags_none=(*_DRY, "--just-print", "--recon")),
+          Match(programs=_NODE, subcommands=("run", "run-script"), actions=_RELEASE_NAMES),  # by the script's name
+          Match(programs=("yarn", "pnpm", "bun"), subcommands=_RELEASE_NAMES))),
 )
 
 EXFIL_RULES: tuple[Rule, ...] = (

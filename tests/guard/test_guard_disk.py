@@ -27,9 +27,9 @@ def repo(tmp_path: Path) -> Path:
     (root / "scripts" / "build.sh").write_text('#!/bin/bash\nrm -rf "$BUILD_DIR"\nmake -C "$1" all\n')
     (root / "scripts" / "broken.sh").write_text("if then fi ((\n")
     (root / "Makefile").write_text("all: build\nbuild:\n\tcc -o app main.c\nclean:\n\trm -rf build\n"
-                                   f"ship: build\n\tgit push --force origin main\nnuke:\n\trm -rf {HOME}/projects\n")
+                                   f"sync: build\n\tgit push --force origin main\nnuke:\n\trm -rf {HOME}/projects\n")
     (root / "package.json").write_text(json.dumps({"scripts": {
-        "test": "vitest run", "pretest": "tsc", "reset": f"rm -rf {HOME}", "release": "npm run reset"}}))
+        "test": "vitest run", "pretest": "tsc", "reset": f"rm -rf {HOME}", "chain": "npm run reset"}}))
     return root
 
 
@@ -51,7 +51,7 @@ def test_what_a_script_leaves_to_its_parameters_or_cannot_parse_is_not_held_agai
 def test_make_runs_the_recipes_of_the_targets_asked_for_and_their_prerequisites(repo: Path) -> None:
     assert run("make", repo) is None
     assert run("make clean", repo) is None
-    assert run("make ship", repo) == "git.push-force"
+    assert run("make sync", repo) == "git.push-force"
     assert run("make nuke", repo) == "fs.delete-outside"
     assert run("make -n nuke", repo) is None  # a dry run prints the recipe
 
@@ -59,7 +59,7 @@ def test_make_runs_the_recipes_of_the_targets_asked_for_and_their_prerequisites(
 def test_npm_scripts_are_judged_by_what_they_run_with_their_pre_and_post_scripts(repo: Path) -> None:
     assert run("npm test", repo) is None
     assert run("npm run reset", repo) == "fs.delete-system"
-    assert run("npm run release", repo) == "fs.delete-system"  # a script that runs another
+    assert run("npm run chain", repo) == "fs.delete-system"  # a script that runs another
     assert run("yarn reset", repo) == "fs.delete-system"
 
 
