@@ -184,3 +184,5 @@ SPECS["oc"] = SPECS["kubectl"]
 SPECS["mariadb"] = SPECS["mysqladmin"] = SPECS["mysql"]
 SPECS["terraform"] = SPECS["tofu"] = SPECS["terragrunt"] = Spec(words=True)  # -destroy, -auto-approve
 SPECS["mongo"] = SPECS["mongosh"]
+SPECS["gradle"] = SPECS["gradlew"] = Spec("xbcIp", attached="PD")  # -Pkey=value, -Dkey=value, -x TASK
+SPECS["mvn"] = SPECS["mvnw"] = Spec("fsPplbtT", attached="D")

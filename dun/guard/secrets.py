@@ -209,6 +209,10 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
     if stdin_secret and ((_INTERPRETERS.fullmatch(prog) and any(_NET_API.search(a.text) for a in args)) or (
             prog == "openssl" and any(a.text == "s_client" for a in args))):
         return stdin_secret  # cat key | python3 -c '...requests.post(...)', openssl s_client < key
+    if prog == "git" and args[:1] and args[0].text == "add":  # git add -f .env: staged to be committed and pushed
+        for v in args[1:]:
+            if not v.text.startswith("-") and (name := val_secret(v, ctx, env)) and name.startswith("a secrets file"):
+                return f"{name}, staged for commit"
     if prog not in SENDERS:
         return None
     for v in sent_files(prog, args):
