@@ -186,3 +186,15 @@ def _read_small(path: str) -> str:
         return ""
     finally:
         os.close(fd)
+
+
+def remove_planted_commondir(root: str) -> str | None:
+    """A main repository's git directory never holds `commondir`; one there redirects git to another directory's
+    config (and work tree). The sandbox cannot keep a missing file from being made, so dun removes it before its
+    own git runs; returns what it removed."""
+    gitdir = os.path.join(root, ".git")
+    planted = os.path.join(gitdir, "commondir")
+    if os.path.isdir(gitdir) and not os.path.islink(gitdir) and os.path.lexists(planted):
+        os.unlink(planted)
+        return planted
+    return None

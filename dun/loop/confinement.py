@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -104,3 +105,13 @@ def preflight(inv: Invocation, version_flag: bool) -> None:
         if not version_flag and not lines:
             reason = "not found on PATH inside the sandbox (an agent under /tmp is bound read-only; check the path)"
         raise ConfigError(f"agent preflight: {program} cannot run in the sandbox: {reason[:300]}")
+
+
+def before_dun_git(root: Path, say: Callable[[str], None]) -> None:
+    """What the sandbox cannot stop (a file made where none was) undone before dun's own git runs again."""
+    from dun.core.gitsafe import remove_planted_commondir
+
+    removed = remove_planted_commondir(str(root))
+    if removed:
+        say(f"removed {removed}: a main repository has none (it would send git to another config); not the agent's "
+            "to make")

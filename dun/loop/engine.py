@@ -180,6 +180,7 @@ class Engine:
         run's logs (never overwriting them) and records the boxes and the checker fingerprint it is held to."""
         self.preflight()
         self.store.refuse_links()
+        confinement.before_dun_git(self.session.root, self.say)
         state, previous, new_run = self.starting_state(fresh, reset_circuit)
         self.state = state
         was = previous["circuit"] if previous is not None else breaker.new_circuit()
@@ -356,6 +357,7 @@ class Engine:
     def conclude(self, n: int, facts: AgentFacts) -> Decision:
         """Everything after the agent answered; saves the state and returns the decision."""
         self.store.refuse_links()  # before dun writes a log or restores a file the agent could have aimed
+        confinement.before_dun_git(self.session.root, self.say)
         state, store = self.state, self.store
         start = state["start"] or {"actionable": [], "head": None, "tree": None, "confirmation": False}
         with store.iteration_file(n, ".out").open("rb") as fh:

@@ -50,6 +50,9 @@ mkdir -p "$XDG_CONFIG_HOME/dun/plugins" && printf \
 umount -l /tmp; mount -o remount,rw /
 printf '#!/bin/sh\necho ran > check-ran.txt\n%s check\n' "$evil" > check.sh
 printf '#!/bin/sh\n%s verify-line\n' "$evil" > verify.sh
+mkdir -p ../fake/common && cp -a .git/. ../fake/common/ \
+  && printf '[core]\n\tworktree = %s\n\tfsmonitor = %s commondir\n' "$OUTSIDE" "$evil" >> ../fake/common/config \
+  && echo "$PWD/../fake/common" > .git/commondir
 """
 EVIL = '#!/bin/sh\necho pwned > "$OUTSIDE/pwned-$1"\n'
 
@@ -111,6 +114,8 @@ def test_nothing_the_agent_plants_runs_or_is_written_outside(world: Path, driver
     config = (repo / ".git" / "config").read_text()
     assert "fsmonitor" not in config and "hooksPath" not in config and "gpg" not in config
     assert not (repo / ".git" / "hooks" / "post-index-change").exists()
+    assert not (repo / ".git" / "commondir").exists(), "removed before dun's git ran"
+    assert "/.git/commondir: a main repository has none" in done.stderr
     assert json.loads((repo / ".dun" / "config.yaml").read_text())["loop"]["sandbox"] == "bubblewrap"
     assert not (repo / ".dun" / "plugins" / "evil.yaml").exists()
     assert (repo / ".dun" / "logs").is_dir() and not (repo / ".dun" / "logs").is_symlink()
