@@ -59,8 +59,11 @@ def confine_checks(session: Session, cfg: dict[str, Any], cache_dir: Path) -> No
     """From now on, every command a check or a `verify:` line starts runs in the agent's sandbox (its reports
     directory, `.dun/cache/`, writable)."""
     from dun.sandbox import confiner
+    from dun.sandbox.spec import make_package_caches
 
     cache_dir.mkdir(parents=True, exist_ok=True)
+    if os.environ.get("HOME"):
+        make_package_caches(Path(os.environ["HOME"]), os.environ)
     session.confine = confiner(spec_for(session, cfg, judge_writable=(cache_dir,)))
     session.context().confine = session.confine
 
@@ -69,13 +72,14 @@ def confine_agent(session: Session, cfg: dict[str, Any], inv: Invocation, state_
                   own_dir: Path) -> Invocation:
     """The agent's invocation inside the sandbox: its state homes (default or named by its environment) and its
     own directory under `.dun/cache/` writable."""
-    from dun.sandbox.spec import home_path, wrap
+    from dun.sandbox.spec import home_path, make_package_caches, wrap
 
     env = {**os.environ, **inv.env}
     home = env.get("HOME")
     if home:
         for name in state_dirs:  # a first run creates its state: it must exist to be bound writable
             home_path(name, Path(home), env).mkdir(parents=True, exist_ok=True)
+        make_package_caches(Path(home), env)
     own_dir.mkdir(parents=True, exist_ok=True)
     spec = spec_for(session, cfg, home=Path(home) if home else None, agent_env=env, judge_writable=(own_dir,))
     return Invocation(wrap(inv.argv, spec), inv.stdin_file, inv.env, inv.redact)

@@ -38,9 +38,17 @@ PACKAGE_CACHES: tuple[str, ...] = (
     ".cache/node-gyp", ".cache/typescript", ".cache/deno", ".cargo/registry", ".cargo/git", "go/pkg/mod",
     ".local/share/pnpm", ".yarn/berry", ".bun/install/cache", ".m2/repository", ".gradle/caches",
 )
-# Variables that point an agent CLI at a state directory of its own: bound writable like the default ones.
+# The program whose work writes each package cache: where it is installed, a missing cache is made before the
+# sandbox starts, so that the first `go test` or `npm install` inside finds it writable.
+CACHE_OWNERS: dict[str, str] = {
+    ".npm": "npm", ".cache/pip": "pip", ".cache/uv": "uv", ".cache/go-build": "go", "go/pkg/mod": "go",
+    ".cargo/registry": "cargo", ".cache/yarn": "yarn", ".cache/pnpm": "pnpm",
+}
+# Variables that point an agent CLI at a state directory of its own, or a package manager at its cache: bound
+# writable like the default ones (not CARGO_HOME or GOPATH: they hold configuration and programs too).
 STATE_ENV: tuple[str, ...] = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR",
-                              "OPENCODE_CONFIG_DIR", "AIDER_HOME")
+                              "OPENCODE_CONFIG_DIR", "AIDER_HOME", "GOCACHE", "GOMODCACHE", "PIP_CACHE_DIR",
+                              "UV_CACHE_DIR", "npm_config_cache", "YARN_CACHE_FOLDER")
 # Inside each git directory: what git runs programs from or takes as its configuration.
 GIT_JUDGE = ("config", "config.worktree", "commondir", "hooks", "info")
 PRIVATE_TMP = "/tmp"
@@ -94,6 +102,15 @@ def home_path(name: str, home: Path, env: Mapping[str, str]) -> Path:
         if name.startswith(prefix) and env.get(var):
             return Path(env[var]) / name[len(prefix):]
     return home / name
+
+
+def make_package_caches(home: Path, env: Mapping[str, str]) -> None:
+    """Make the package caches of the package managers installed here that are missing (CACHE_OWNERS)."""
+    for name, program in CACHE_OWNERS.items():
+        path = home_path(name, home, env)
+        if not path.exists() and shutil.which(program, path=env.get("PATH", os.defpath)):
+            with contextlib.suppress(OSError):
+                path.mkdir(parents=True, exist_ok=True)
 
 
 def _state_candidates(spec: SandboxSpec, home: Path) -> list[Path]:

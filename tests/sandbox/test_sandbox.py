@@ -201,3 +201,25 @@ def test_dun_sandbox_runs_the_command_inside(world: Path) -> None:
     assert result.returncode != 0 and "Read-only file system" in result.stderr
     assert (world / "repo" / "done.txt").read_text() == "inside\n"
     assert (world / "outside" / "canary.txt").read_text() == OUTSIDE["canary.txt"]
+
+
+def test_package_caches_of_installed_tools_are_made_and_bound(tmp_path: Path) -> None:
+    """A fresh $HOME: the first `go test` inside needs its build cache writable, so the caches of the package
+    managers installed here are made before the sandbox starts; those of absent tools are not."""
+    from dun.sandbox.spec import make_package_caches
+
+    home, tools, repo = tmp_path / "home", tmp_path / "bin", tmp_path / "repo"
+    for d in (home, tools, repo):
+        d.mkdir()
+    (tools / "go").write_text("#!/bin/sh\n")
+    (tools / "go").chmod(0o755)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    env = {"HOME": str(home), "PATH": str(tools), "GOMODCACHE": str(tmp_path / "modcache")}
+    (tmp_path / "modcache").mkdir()
+    make_package_caches(home, env)
+    assert (home / ".cache" / "go-build").is_dir() and (home / "go" / "pkg" / "mod").is_dir()
+    assert not (home / ".npm").exists() and not (home / ".cache" / "pip").exists()
+    argv = wrap(["go", "test"], SandboxSpec(repo=repo, home=home, agent_env=env))
+    binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
+    assert {os.path.realpath(home / ".cache" / "go-build"), os.path.realpath(tmp_path / "modcache")} <= set(binds)
+    assert os.path.realpath(home / ".cache") not in binds
