@@ -19,42 +19,55 @@ from dun.checks.ecosystems import npm_scripts, package_json, package_manager
 _SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 # flags that choose a reporter or where it writes: dun sets its own, the project's would fight them
 _REPORTER_FLAGS = {"--reporter", "-R", "--reporters", "--reporter-option", "--reporter-options", "-O",
-                   "--test-reporter", "--test-reporter-destination", "--json", "--outputFile", "--tap", "-t",
-                   "--watch", "-w", "--verbose"}
+                   "--test-reporter", "--test-reporter-destination", "--json", "--outputFile", "--tap", "--watch",
+                   "-w", "--watchAll"}
+_SWITCHES = {"--json", "--tap", "--watch", "-w", "--watchAll"}  # reporter and watch flags that take no value
 
 
 def script_args(directory: Path, prefix: str) -> str:
-    """The arguments the project's `test` script passes after `prefix` (`node --test`, `mocha`, `tape`), with the
-    flags that pick a reporter left out; '' when the script does not run it."""
+    """The arguments the project's `test` script passes after `prefix` (`node --test`, `mocha`, `tape`), as written
+    there (quotes and globs kept: npm runs scripts through a shell too), with the flags that pick a reporter or
+    watch left out; '' when the script does not run it."""
     test = npm_scripts(package_json(str(directory))).get("test", "")
     want = prefix.split()
     for segment in _SEGMENT_END.split(test):
-        try:
-            words = shlex.split(segment)
-        except ValueError:
+        words = _words(segment)
+        if words is None:
             continue
-        words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]  # VAR=value before it
-        for start in range(len(words)):
-            if [os.path.basename(w) if i == 0 else w for i, w in enumerate(words[start:start + len(want)])] == want:
-                return " ".join(shlex.quote(w) for w in _without_reporters(words[start + len(want):]))
+        words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w[1])]  # VAR=value before it
+        plain = [w[1] for w in words]
+        for start in range(len(words)):  # `mocha`, `./node_modules/.bin/mocha`, `npx mocha`
+            if [os.path.basename(plain[start]), *plain[start + 1:start + len(want)]] == want:
+                return " ".join(raw for raw, _ in _without_reporters(words[start + len(want):]))
     return ""
 
 
-def _without_reporters(args: list[str]) -> list[str]:
-    out: list[str] = []
+def _words(segment: str) -> list[tuple[str, str]] | None:
+    """(as written, as the shell reads it) for each word; None for a line the shell could not read."""
+    lexer = shlex.shlex(segment, posix=False)
+    lexer.whitespace_split = True
+    try:
+        raw = list(lexer)
+        return [(word, shlex.split(word)[0] if shlex.split(word) else "") for word in raw]
+    except ValueError:
+        return None
+
+
+def _without_reporters(args: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
     skip = False
-    for i, word in enumerate(args):
+    for i, (raw, word) in enumerate(args):
         if skip:
             skip = False
             continue
         name = word.split("=", 1)[0]
         if name in _REPORTER_FLAGS:
-            takes_value = "=" not in word and name not in ("--json", "--tap", "--watch", "-w", "--verbose")
+            takes_value = "=" not in word and name not in _SWITCHES
             skip = takes_value and i + 1 < len(args)
             continue
         if not out and word in ("run", "watch", "dev"):  # `vitest run`: dun says run itself
             continue
-        out.append(word)
+        out.append((raw, word))
     return out
 
 

@@ -51,7 +51,9 @@ def test_package_manager_from_the_lockfile_or_the_package_manager_field(tmp_path
 
 def test_script_arguments_keep_files_and_drop_reporters_and_pipes(tmp_path: Path) -> None:
     package(tmp_path, "mocha --reporter spec -R dot --recursive 'spec/**/*.js' | tee log && eslint .")
-    assert script_args(tmp_path, "mocha") == "--recursive 'spec/**/*.js'"
+    assert script_args(tmp_path, "mocha") == "--recursive 'spec/**/*.js'"  # as written: mocha expands this glob
+    package(tmp_path, "tape test/*.js -t 5")
+    assert script_args(tmp_path, "tape") == "test/*.js -t 5"  # and the shell this one
     package(tmp_path, "FOO=1 node --test --test-reporter=spec test/")
     assert script_args(tmp_path, "node --test") == "test/"
     package(tmp_path, "vitest run --coverage")
