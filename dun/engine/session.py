@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from dun.engine.model import Report
 
 if TYPE_CHECKING:
     from dun.engine.reuse import ResultCache
+    from dun.store.store import Store
 
 
 @dataclass
@@ -39,6 +41,13 @@ class Session:
     @property
     def root(self) -> Path:
         return self.repo.root
+
+    @cached_property
+    def store(self) -> Store:
+        """The repository's `.dun/`, one for the command (imported here: `dun check` needs no record)."""
+        from dun.store.store import Store
+
+        return Store(self.root)
 
     def context(self) -> CheckContext:
         """The one CheckContext of this invocation, shared by every check."""

@@ -21,7 +21,6 @@ from dun.engine.session import Session
 from dun.loop.policy import Decision, IterationOutcome, after_iteration, call_cap
 from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
-from dun.store.store import Store
 
 MAX_ITEMS = 500  # the items of one check remembered at an iteration's start (progress on it)
 
@@ -137,10 +136,10 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
                                facts.interrupted, found, None if facts.interrupted else verification["stop"],
                                cost_estimated=estimated)
     decision = after_iteration(state, cfg, outcome)
-    handoff = build_handoff(Store(root), parsed, n, {"base_head": start["head"], "head": head_after,
-                                                     "commits": commits[:20], "files_changed": files_changed})
+    handoff = build_handoff(session.store, parsed, n, {"base_head": start["head"], "head": head_after,
+                                                       "commits": commits[:20], "files_changed": files_changed})
     handoff["discrepancies"] = [d["detail"] for d in found]
-    Store(root).write_handoff(handoff)
+    session.store.write_handoff(handoff)
     log["verification"] = {k: v for k, v in verification.items() if k != "stop"}
     if facts.interrupted:
         log["interrupted"] = True

@@ -44,7 +44,6 @@ from dun.loop.policy import Decision, before_iteration, call_cap, nothing_action
 from dun.loop.report import write_report
 from dun.prompt.sections import render
 from dun.store.records import LOG_SCHEMA_VERSION, IterationLog, LoopState, Start, new_state
-from dun.store.store import Store
 
 SHELL_AGENT = "shell"
 
@@ -105,7 +104,7 @@ class Engine:
         self.cfg = cfg
         self.adapter = adapter
         self.external = external  # the shell driver runs the agent: no argv of ours, no guard wiring
-        self.store = Store(session.root)
+        self.store = session.store
         self.say = say or (lambda text: None)
         self.state: LoopState = new_state()
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration

@@ -198,7 +198,7 @@ def review(session: Session, cfg: dict[str, Any], n: int, block: StatusBlock | N
     diff = diff_text(session.root, start, tree_after, gate["max_diff_chars"])
     if not due(cfg, block, diff):
         return None
-    store = Store(session.root)
+    store = session.store
     prompt = render(block, start["actionable"], after, newly_passing, diff)
     found = reviewers(session, cfg)
     result = Review([run_reviewer(store, cfg, n, k, r, prompt) for k, r in enumerate(found, start=1)],

@@ -4,7 +4,6 @@ of `dun iterate` and the confirmation prompt when every check passes."""
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from dun.core.errors import DunError, UsageError
@@ -99,10 +98,10 @@ def _changes_since(session: Session, base: str) -> tuple[str, int]:
     return diff_stat(session.root, base, untracked)
 
 
-def loop_section(root: Path) -> str:
+def loop_section(store: Store) -> str:
     """Shown when `dun loop` is running: it keeps these numbers in .dun/state.json."""
     try:
-        state = Store(root).read_state()
+        state = store.read_state()
     except DunError:  # a corrupt state is `dun loop`'s to report, not the prompt's
         return ""
     if not state or state.get("status") != "running":
@@ -125,10 +124,10 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
         raise UsageError(f"unknown automation mode '{mode}'; choose from {', '.join(MODES)}")
     sections = {
         "mission": mission_section(session),
-        "handoff": handoff_section(Store(session.root).read_handoff(), report),
+        "handoff": handoff_section(session.store.read_handoff(), report),
         "review": review.prompt_section(session.root, session.config.values),
         "git": git_text,
-        "loop": loop_section(session.root),
+        "loop": loop_section(session.store),
         "instructions": template(session.root, f"instructions/{mode}.md"),
         "status_template": template(session.root, "status-block.md"),
     }
@@ -140,11 +139,11 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
 def render(session: Session, report: Report, confirmation: bool, n: int) -> str:
     """The prompt of iteration `n`: `dun iterate`'s, or the confirmation prompt when every check passes."""
     if not confirmation:
-        git_text = git_section(session, Store(session.root).read_iterate())
+        git_text = git_section(session, session.store.read_iterate())
         return build_prompt(session, report, git_text, iteration=n).text
     sections = {"mission": mission_section(session), "instructions": template(session.root, "confirm.md"),
                 "status_template": template(session.root, "status-block.md")}
-    handoff = Store(session.root).read_handoff()
+    handoff = session.store.read_handoff()
     if handoff and handoff.get("discrepancies"):  # e.g. the review gate rejected the last completion: say why
         sections["handoff"] = handoff_section(handoff, report)
     return assemble(session.root, sections, n)

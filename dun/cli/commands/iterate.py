@@ -14,7 +14,6 @@ from dun.core.kinds import ExitCode
 from dun.engine.session import open_session
 from dun.prompt.build import ALL_PASS
 from dun.prompt.sections import build_prompt, git_section, render
-from dun.store.store import Store
 
 
 @dataclass
@@ -36,7 +35,7 @@ def run_iterate(opts: IterateOptions) -> int:
         raise UsageError("--max-prompt-chars must be at least 1000")
     session = open_session(opts.path, agents=False)  # the prompt needs no adapter (importing them costs 25 ms)
     session.context().prefetch()
-    store = Store(session.root)
+    store = session.store
     previous = store.read_iterate()
     # git log and diff are subprocesses: run them while the checks run
     git_text: list[str] = []

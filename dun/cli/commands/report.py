@@ -8,7 +8,6 @@ from pathlib import Path
 from dun.core.errors import UsageError
 from dun.core.kinds import ExitCode
 from dun.engine.session import open_session
-from dun.store.store import Store
 
 
 def run_report(path: str | None, html: bool, latest: bool, output: str | None, runs: int) -> int:
@@ -24,7 +23,7 @@ def _html(path: str | None, output: str | None, runs: int) -> int:
     from dun.report_html.page import write_html
 
     session = open_session(path)
-    target = Path(output).resolve() if output else Store(session.root).report_html_path
+    target = Path(output).resolve() if output else session.store.report_html_path
     with refresh(session.root, session.config.values) as history:
         size = write_html(history, session.config.values, target, runs)
     sys.stdout.write(f"wrote {target} ({size / 1e6:.1f} MB, opens without a network)\n")
