@@ -29,8 +29,9 @@ AWK_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 FOLD_KINDS = frozenset({"paren", "percent", "percent-unknown", "format", "format-unknown", "juxtaposed",
                         "juxtaposed-unknown", "unknown-juxtaposed"})
+# A variable assigned a literal or a list of literals ('x', ['a', 'b']) at the end of a statement.
 _ASSIGNED = re.compile(r"(?<![\w.$])((?:my\s+|local\s+|var\s+|let\s+|const\s+)?)(\$?[A-Za-z_]\w*)\s*=(?!=)\s*"
-                       r"(\x00\d+\x00)\s*(?=;|\n|$)")
+                       r"(\x00\d+\x00|\[\s*\x00\d+\x00(?:\s*,\s*\x00\d+\x00)*\s*,?\s*\])\s*(?=;|\n|$)")
 _PLACEHOLDER = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]|\{[^{}]*\}")
 
 

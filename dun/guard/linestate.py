@@ -13,6 +13,7 @@ from dun.guard.paths import normalize
 from dun.guard.runs import Stream
 from dun.guard.textops import echo, printf
 
+_PRINT_NAMES = frozenset({"realpath", "readlink", "stat", "basename", "dirname"})
 _PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
 _LN = Spec("tS", frozenset({"--target-directory", "--suffix"}))
 
@@ -70,6 +71,9 @@ def stream_out(prog: str, args: list[Val], feed: Stream | None) -> Stream:
     if prog == "ls":
         names = [a for a in args if not a.text.startswith("-")]
         return Stream(None, [child(a) for a in names] or None)
+    if prog in _PRINT_NAMES:  # realpath x, readlink -f x, stat -c %n x: the names themselves
+        names = [a for a in args if not a.text.startswith(("-", "%"))]
+        return Stream(None, names or None)
     if prog in _PASS_PATHS and feed is not None:
         files = [a for a in args if not a.text.startswith("-")]
         text = feed.text if prog == "tee" or (prog == "cat" and not files) else None

@@ -151,6 +151,7 @@ class Walker(ShellState, Names):
             shown.append(f"{r.fd}{r.op}{val.text}" if r.op in (">&", "<&") else f"{r.fd}{r.op} {val.text}")
             if r.op == "<<<":
                 herein, in_dl = val.text + "\n", in_dl or val.dl
+                self.in_pids = self.in_pids or any(marks.finds_pids(body) for body in val.subs)  # <<< "$(pgrep x)"
             elif r.op == "<":
                 in_dl = in_dl or val.dl
                 path = classify(val, ctx, self.env)[0]
