@@ -26,6 +26,7 @@ from dun.core.atomic import make_private_dir
 from dun.core.redact import redact_data
 from dun.guard.engine import Verdict, decide, deny
 from dun.guard.rules import BUILTIN_RULES, RuleSet, compile_pattern, load_rules
+from dun.store.store import Store
 
 LOG_MAX_CHARS = 4000
 
@@ -158,7 +159,7 @@ def _clip(value: Any) -> Any:
 
 
 def log_path(root: Path) -> Path:
-    return root / ".dun" / "logs" / "guard.jsonl"
+    return Store(root).guard_log_path
 
 
 def _log(root: Path, subject: dict[str, Any], verdict: Verdict, err: IO[str]) -> None:

@@ -10,6 +10,7 @@ import posixpath
 import re
 
 from dun.guard.expand import REMOTE_HOME, Ctx, Env, Val
+from dun.store import layout
 
 SYSTEM_DIRS = frozenset({
     "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt", "/proc",
@@ -20,7 +21,7 @@ SYSTEM_DIRS = frozenset({
 SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/random", "/dev/urandom", "/dev/full"})
 SAFE_DEVICE_DIRS = ("/dev/fd/", "/dev/shm/", "/dev/pts/")
-PROTECTED = (".dun", ".claude/settings.json", ".claude/settings.local.json")
+PROTECTED = (layout.DIR, ".claude/settings.json", ".claude/settings.local.json")
 GIT_STATE = (".git/objects", ".git/refs", ".git/logs", ".git/HEAD", ".git/packed-refs")  # history, not caches
 # What git runs or reads as configuration: a file planted here runs later, in git calls outside the session.
 GIT_EXEC = (".git/hooks", ".git/config", ".git/info/attributes", ".git/modules", ".git/worktrees",
