@@ -64,3 +64,11 @@ def test_dangerous_commands_denied_from_a_subdirectory_too() -> None:
     assert bash("rm -rf ..", cwd="/work/repo/src").rule == "fs.delete-repo"
     assert bash("rm -rf ../..", cwd="/work/repo/src").rule == "fs.delete-system"
     assert bash("rm -rf ../build", cwd="/work/repo/src").decision == "allow"
+
+
+def test_held_out_sets_come_in_pairs_and_parse() -> None:
+    """bench/guard_corpus.py --heldout reads every pair; the sets are measured there, never asserted on."""
+    dangerous = sorted((HERE / "heldout").glob("dangerous-*.txt"))
+    assert len(dangerous) >= 3
+    for path in dangerous:
+        assert read_corpus(path) and read_corpus(path.with_name(path.name.replace("dangerous", "everyday")))
