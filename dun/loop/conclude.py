@@ -18,7 +18,7 @@ from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
 from dun.engine.model import MORE_PREFIX, Item, Report
 from dun.engine.session import Session
-from dun.loop.policy import Decision, IterationOutcome, after_iteration, call_cap
+from dun.loop.policy import Decision, IterationOutcome, after_iteration, call_cap, reserve
 from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
 
@@ -117,8 +117,10 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     budget = cfg["loop"]["budget_per_iteration_usd"] and call_cap(state, cfg)  # what the call was allowed
     spent = facts.timed_out or parsed.agent.get("cost_usd") is not None or has_tokens(parsed.agent)
     if cost is None and budget and spent:
-        # a killed call reports nothing, a garbled one lies, tokens without a price are not free: assume its cap
-        cost, estimated = budget, True
+        # a killed call reports nothing, a garbled one lies, tokens without a price are not free: charge a typical
+        # iteration of this run (never more than the call's cap), or the cap before any iteration was priced
+        typical = reserve(state)[0]
+        cost, estimated = (min(typical, budget) if typical else budget), True
     denials = len(parsed.agent.get("permission_denials") or [])
     gate = None if facts.interrupted or error is not None else review(
         session, cfg, n, parsed.block, start, after, newly_passing, tree_after)
