@@ -568,7 +568,7 @@ def test_a_usage_limit_with_a_wall_clock_reset_waits_for_it(repo: Path, tmp_path
 def test_a_usage_limit_wait_survives_a_restart(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                background: Callable[..., Background]) -> None:
     make_repo(repo, boxes=("alpha",))
-    reset = int(time.time()) + 4
+    reset = int(time.time()) + 8  # room for two loop starts (each runs the checks and fingerprints) on a busy machine
     limit = {"kind": "usage_limit", "message": f"Claude AI usage limit reached|{reset}", "api_error_status": None}
     sc = scenario(tmp_path, monkeypatch, [{"error": limit}, work("alpha", exit=True)])
     loop = background(repo)
