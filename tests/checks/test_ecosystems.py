@@ -135,3 +135,24 @@ def test_no_test_suite_is_no_warning(repo: Path) -> None:
     write(repo, "Makefile", "test:\n\techo none\n")  # a known ecosystem is there: its Makefile is not a suite
     [check] = json.loads(run_dun(repo, "check", "--format", "json", "--only", "test-suites").stdout)["checks"]
     assert (check["status"], check["signal"]) == ("skip", "no test suite found")
+
+
+def test_js_programs_come_from_the_projects_own_node_modules(tmp_path: Path) -> None:
+    from dun.checks.jsenv import expand_js, js_install_hint
+
+    package(tmp_path, "mocha spec/", {"mocha": "11"})
+    sub = tmp_path / "packages" / "web"
+    write(sub, "package.json", json.dumps({"scripts": {"test": "vitest --run"}}))
+    write(tmp_path, "node_modules/.bin/mocha", "#!/bin/sh\n").chmod(0o755)
+    write(sub, "node_modules/.bin/vitest", "#!/bin/sh\n").chmod(0o755)
+    assert expand_js("{js:mocha} {js-args:mocha} -R json", tmp_path, tmp_path) == (
+        "node_modules/.bin/mocha spec/ -R json", None)
+    # a package's own node_modules first, then the root's (a workspace hoists to the root)
+    assert expand_js("{js:vitest} run {js-args:vitest}; {js:mocha}", tmp_path, sub) == (
+        "node_modules/.bin/vitest run --run; ../../node_modules/.bin/mocha", None)
+    assert expand_js("{js:jest}", tmp_path, tmp_path) == ("jest", "jest not installed (no node_modules/.bin/jest)")
+    assert js_install_hint(tmp_path) == "Install the project's dependencies (`npm ci`), then re-run."
+    write(tmp_path, ".pnp.cjs", "")  # Yarn Plug'n'Play: no node_modules, yarn runs the package's binary
+    write(tmp_path, "yarn.lock", "")
+    assert expand_js("{js:jest} --ci && {pm} run lint", tmp_path, tmp_path) == ("yarn jest --ci && yarn run lint",
+                                                                             None)
