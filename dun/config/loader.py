@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from dun.config.schema import Field, Validator, plain, type_name
+from dun.config.sections import Iterate
 from dun.config.yamlio import MAX_YAML_BYTES, load_yaml_file
 from dun.core.errors import ConfigError
 from dun.core.kinds import NotifyEvent
@@ -205,6 +207,10 @@ class Config:
     values: dict[str, Any]
     source: str  # where it was read from, or "defaults"
     fields: dict[str, Field] = field(default_factory=dict)
+
+    @cached_property
+    def iterate(self) -> Iterate:
+        return Iterate(**self.values["iterate"])
 
     def get(self, dotted: str) -> Any:
         node: Any = self.values

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
+from dun.config.sections import Iterate
 from dun.core.errors import DunError, UsageError
 from dun.core.git import diff_stat, recent_commits
 from dun.core.textfiles import read_text
@@ -18,7 +19,7 @@ from dun.store.store import Store
 
 
 def mission_section(session: Session) -> str:
-    rel = str(session.config.get("iterate.mission_file"))
+    rel = session.config.iterate.mission_file
     text, problem = read_text(session.root / rel, root=session.root)
     if text is None:
         return "" if "No such file" in problem else f"({rel} could not be read: {problem})"
@@ -117,9 +118,11 @@ def loop_section(store: Store) -> str:
 
 
 def build_prompt(session: Session, report: Report, git_text: str, iteration: int | None = None,
-                 automation: str | None = None, max_prompt_chars: int | None = None) -> Prompt:
-    """`dun iterate`'s prompt: the mission, the handoff, git, the loop's numbers and every actionable item."""
-    mode = automation or str(session.config.get("iterate.automation"))
+                 settings: Iterate | None = None) -> Prompt:
+    """`dun iterate`'s prompt: the mission, the handoff, git, the loop's numbers and every actionable item.
+    `settings`: the config's `iterate:` with the command's flags on top."""
+    settings = settings or session.config.iterate
+    mode = settings.automation
     if mode not in MODES:
         raise UsageError(f"unknown automation mode '{mode}'; choose from {', '.join(MODES)}")
     sections = {
@@ -131,9 +134,8 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
         "instructions": template(session.root, f"instructions/{mode}.md"),
         "status_template": template(session.root, "status-block.md"),
     }
-    budget = max_prompt_chars or int(session.config.get("iterate.max_prompt_chars"))
-    return build(session.root, sections, report.actionable(), budget,
-                 int(session.config.get("iterate.items_per_check")), iteration)
+    return build(session.root, sections, report.actionable(), settings.max_prompt_chars, settings.items_per_check,
+                 iteration)
 
 
 def render(session: Session, report: Report, confirmation: bool, n: int) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from dun.answer.handoff import record_iterate
+from dun.config.sections import Automation
 from dun.core.errors import UsageError
 from dun.core.kinds import ExitCode
 from dun.engine.session import open_session
@@ -54,8 +55,12 @@ def run_iterate(opts: IterateOptions) -> int:
         sys.stdout.write(json.dumps(data) + "\n" if opts.format == "json" else ALL_PASS)
         return ExitCode.OK
     git_thread.join()
-    prompt = build_prompt(session, report, git_text[0] if git_text else "", opts.iteration, opts.automation,
-                          opts.max_prompt_chars)
+    settings = session.config.iterate  # the flags on top
+    if opts.automation:  # one of the modes (the flag's choices); build_prompt says so otherwise
+        settings = replace(settings, automation=cast(Automation, opts.automation))
+    if opts.max_prompt_chars:
+        settings = replace(settings, max_prompt_chars=opts.max_prompt_chars)
+    prompt = build_prompt(session, report, git_text[0] if git_text else "", opts.iteration, settings)
     for note in prompt.notes:
         sys.stderr.write(f"dun: {note}\n")
     sys.stdout.write(json.dumps(prompt.to_dict(), indent=2) + "\n" if opts.format == "json" else prompt.text)
