@@ -6,16 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.config.schema import Field, Validator, plain, type_name
-from dun.config.sections import Iterate
 from dun.config.yamlio import MAX_YAML_BYTES, load_yaml_file
 from dun.core.errors import ConfigError
 from dun.core.kinds import NotifyEvent
 from dun.core.redact import configure as configure_redaction
 from dun.core.textfiles import read_bytes
 from dun.store import layout
+
+if TYPE_CHECKING:
+    from dun.config.sections import Iterate
 
 CONFIG_FIELDS: dict[str, Field] = {
     "check": Field("map", "How `dun check` runs.", fields={
@@ -210,6 +212,8 @@ class Config:
 
     @cached_property
     def iterate(self) -> Iterate:
+        from dun.config.sections import Iterate  # made on first use: `dun check` reads no typed section yet
+
         return Iterate(**self.values["iterate"])
 
     def get(self, dotted: str) -> Any:

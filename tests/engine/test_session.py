@@ -18,11 +18,12 @@ def test_a_session_has_one_store_for_its_repository(repo: Path) -> None:
 
 
 def test_dun_check_loads_no_record_module(repo: Path) -> None:
-    """`dun check` reads no record of `.dun/`: the session's store is made on first use, so the records and their
-    writers are not imported on every check."""
+    """`dun check` reads no record of `.dun/`: the session's store (and a typed config section) is made on first
+    use, so the records and their writers are not imported on every check."""
     result = subprocess.run([sys.executable, "-X", "importtime", "-m", "dun", "check", "--format", "json",
                              "--no-cache"], cwd=repo, capture_output=True, text=True, check=False)
     assert json.loads(result.stdout)["checks"], result.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import")}
     assert "dun.engine.session" in imported
     assert "dun.store.store" not in imported and "dun.store.records" not in imported
+    assert "dun.config.sections" not in imported  # nor the typed config sections it does not read
