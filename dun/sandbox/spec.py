@@ -25,6 +25,7 @@ from pathlib import Path
 from dun.core.cachedir import cache_base_path
 from dun.core.gitsafe import neutral_env
 from dun.core.resources import user_config_dir, user_state_dir
+from dun.store import layout
 
 # The agents' own state, relative to $HOME (globs allowed): what the agent CLIs write while they run.
 AGENT_STATE: tuple[str, ...] = (
@@ -144,14 +145,14 @@ def judge_paths(spec: SandboxSpec, gits: list[Path] | None = None) -> list[Path]
     for gitdir in gits:
         for name in ("hooks", "info"):
             _mkdir(gitdir / name)
-    _mkdir(repo / ".dun")
+    _mkdir(repo / layout.DIR)
     out = [gitdir / name for gitdir in gits for name in GIT_JUDGE]
     for gitdir in gits:  # submodules keep their git directories under modules/
         out += [Path(p) for name in GIT_JUDGE for p in glob.glob(str(gitdir / "modules" / "**" / name),
                                                                    recursive=True)]
     if (repo / ".git").is_file():  # a worktree's or submodule's link to its git directory
         out.append(repo / ".git")
-    out += [repo / ".dun", Path(cache_base_path()), user_config_dir(), user_state_dir()]
+    out += [repo / layout.DIR, Path(cache_base_path()), user_config_dir(), user_state_dir()]
     return [p for p in out if os.path.lexists(p)]
 
 
