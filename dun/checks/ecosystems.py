@@ -23,7 +23,8 @@ LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "b
 _NPM_DEFAULT_TEST = "no test specified"
 _PYTEST_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "requirements-dev.txt",
                  "requirements_dev.txt", "requirements-test.txt", "requirements/test.txt", "dev-requirements.txt",
-                 "test-requirements.txt", "Pipfile", "noxfile.py", "requirements.txt")
+                 "test-requirements.txt", "Pipfile", "noxfile.py", "requirements.txt", "setup.py", "hatch.toml",
+                 "Makefile", ".github/workflows")
 _UNITTEST_FILES = ("tox.ini", "Makefile", "setup.cfg", "pyproject.toml", "noxfile.py", ".github/workflows")
 
 

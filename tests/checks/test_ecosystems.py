@@ -83,6 +83,11 @@ def test_python_runner_from_the_projects_files(tmp_path: Path) -> None:
     assert python_runner(tmp_path) == "unittest"
     write(tmp_path, "tests/conftest.py", "")
     assert python_runner(tmp_path) == "pytest"
+    (tmp_path / "tests/conftest.py").unlink()
+    (tmp_path / "tox.ini").unlink()
+    write(tmp_path, "tests/test_a.py", "import unittest\n")
+    write(tmp_path, ".github/workflows/ci.yml", "jobs: {t: {steps: [{run: python -m pytest -q}]}}\n")
+    assert python_runner(tmp_path) == "pytest"  # the project's CI runs pytest
 
 
 def test_detect_names_each_ecosystem_with_what_it_uses(tmp_path: Path) -> None:
