@@ -227,3 +227,11 @@ def test_the_loops_sandbox_reuses_what_dun_check_found_but_not_the_other_way(cou
     write(counted, "notes.txt", "changed\n")
     assert not next(r for r in confined_session().report().results if r.id == "count").cached
     assert not result(counted).cached and runs(counted) == 3  # made in the sandbox: run again outside it
+
+
+def test_dun_iterate_reuses_what_dun_check_just_found_and_says_so(counted: Path) -> None:
+    subprocess.run([sys.executable, "-m", "dun", "check"], cwd=counted, capture_output=True, check=False)
+    proc = subprocess.run([sys.executable, "-m", "dun", "iterate"], cwd=counted, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0 and runs(counted) == 1  # the suite did not run a second time
+    assert "results reused from an earlier run on the same inputs (the oldest since " in proc.stderr

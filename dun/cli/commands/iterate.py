@@ -6,7 +6,7 @@ import json
 import sys
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from dun.answer.handoff import record_iterate
 from dun.config.sections import Automation
@@ -15,6 +15,9 @@ from dun.core.kinds import ExitCode
 from dun.engine.session import open_session
 from dun.prompt.build import ALL_PASS
 from dun.prompt.sections import build_prompt, git_section, render
+
+if TYPE_CHECKING:
+    from dun.engine.model import Report
 
 
 @dataclass
@@ -43,6 +46,7 @@ def run_iterate(opts: IterateOptions) -> int:
     git_thread = threading.Thread(target=lambda: git_text.append(git_section(session, previous)), daemon=True)
     git_thread.start()
     report = session.report(opts.only, opts.skip)
+    _say_reused(report)
     snapshot = session.context().snapshot()  # HEAD (and the tree) from the checks' own `git status`
     look = (snapshot.head(), snapshot.tree() if opts.iteration is not None else None) if snapshot else None
     record_iterate(store, report.actionable(), with_tree=opts.iteration is not None, look=look)
@@ -65,3 +69,14 @@ def run_iterate(opts: IterateOptions) -> int:
         sys.stderr.write(f"dun: {note}\n")
     sys.stdout.write(json.dumps(prompt.to_dict(), indent=2) + "\n" if opts.format == "json" else prompt.text)
     return ExitCode.OK
+
+
+def _say_reused(report: Report) -> None:
+    """On stderr (stdout is the prompt): which results came from an earlier `dun check` on the same inputs."""
+    reused = [r for r in report.results if r.cached]
+    if reused:
+        from dun.output.base import since
+
+        oldest = min(reused, key=lambda r: r.since or 0.0)
+        sys.stderr.write(f"dun: {len(reused)} of {len(report.results)} results reused from an earlier run on the same "
+                         f"inputs (the oldest since {since(oldest)}); DUN_NO_CACHE=1 runs them\n")
