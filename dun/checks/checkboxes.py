@@ -112,4 +112,5 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 def dun_check_types() -> list[CheckType]:
     return [CheckType("checkboxes", "Unchecked `- [ ]` boxes in markdown files.", FIELDS, run,
                       lambda options: glob_errors(options, "files"),
-                      inputs=lambda spec, ctx: [f for f in spec.options["files"] if is_literal(f)])]
+                      inputs=lambda spec, ctx: [f for f in spec.options["files"] if is_literal(f)],
+                      stamped=lambda spec: True)]

@@ -123,13 +123,18 @@ def _read_coveragepy(paths: list[Path], root: Path, caches: Caches | None) -> _R
     cache = FileCache(root, "coveragepy", "\0".join(str(p) for p in paths), caches=caches)
     data_stamp = _fingerprint(paths, root)
     hit = cache.get("report", data_stamp)
+    notes = cache.caches.reads.note
     try:
         if hit is not None and all(stamp(root / p) == s for p, s in hit["sources"]):
+            for _, s in hit["sources"]:
+                notes(s, False)  # the counts come from the measured sources too
             return _Reading("coveragepy", hit["source"], hit["files"], hit["skipped"], hit["summary"])
     except (KeyError, TypeError, ValueError):
         pass  # an entry of another shape: read the data
     reading = _Reading.of(read_coveragepy_files(paths, root))
     sources = [(row[0], stamp(root / row[0])) for row in reading.rows]
+    for _, s in sources:
+        notes(s, False)
     cache.put("report", data_stamp, {**reading.stored(), "sources": sources})
     cache.save()
     return reading
@@ -260,4 +265,4 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("coverage", "Coverage thresholds over coverage data files.", FIELDS, run,
-                      lambda options: glob_errors(options, "exclude"), inputs=inputs)]
+                      lambda options: glob_errors(options, "exclude"), inputs=inputs, stamped=lambda spec: True)]

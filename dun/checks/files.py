@@ -135,4 +135,5 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], cache: FileCache, match
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("files", "Assert paths exist or not, count globs and pattern matches.", FIELDS, run, validate,
-                      inputs=lambda spec, ctx: list(spec.options["paths"]))]
+                      inputs=lambda spec, ctx: list(spec.options["paths"]),
+                      stamped=lambda spec: spec.options["rule"] not in ("unique-ids", "cross-reference"))]

@@ -146,4 +146,4 @@ def _without_dun_files(ctx: CheckContext, untracked: list[str]) -> list[str]:
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("git-status", "Uncommitted, untracked, conflicted and unpushed work.", FIELDS, run,
-                      lambda options: glob_errors(options, "ignore"))]
+                      lambda options: glob_errors(options, "ignore"), stamped=lambda spec: True)]

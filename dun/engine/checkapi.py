@@ -58,7 +58,8 @@ class CheckType:
     `inputs` names the files a result depends on that the work tree's fingerprint may not cover (ignored files,
     paths named directly, relative to the root or absolute): a cached result is reused only while they are
     unchanged; None from it means they cannot be known, and the result is not reused. A type that is `opaque`
-    (`command`: it may read anything) is reused only when the check declares its inputs (`inputs:`).
+    (`command`: it may read anything) is reused only when the check declares its inputs (`inputs:`). `stamped`
+    says a check reads the work tree only through the run's look and `FileCache` (which notes each stamp).
     """
 
     name: str
@@ -68,6 +69,9 @@ class CheckType:
     validate: ValidateFn | None = None
     inputs: InputsFn | None = None
     opaque: bool = False
+    # whether the check reads the work tree only through the run's look and the per-file caches' stamps
+    # (`Caches.reads`): then its result needs no second `git status` before it is stored
+    stamped: Callable[[CheckSpec], bool] | None = None
 
 
 class CheckContext:

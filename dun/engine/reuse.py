@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from dun import __version__
-from dun.core.cache import any_racy, look
+from dun.core.cache import CLOCK_TICK_NS, any_racy, look
 from dun.core.cache.file import CacheFile
 from dun.core.cache.session import Caches
 from dun.core.cachedir import cache_dir_path, stable_env
@@ -59,9 +59,11 @@ def result_from_dict(d: dict[str, Any], since: float) -> CheckResult:
 class ResultCache:
     """Results of one repository's checks, each stored with what it depended on."""
 
-    def __init__(self, root: Path, tree: str, ctx: CheckContext, caches: Caches | None = None) -> None:
+    def __init__(self, root: Path, tree: str, ctx: CheckContext, caches: Caches | None = None,
+                 looked: tuple[int, int] = (0, 0)) -> None:
         self.root = root
         self.tree = tree
+        self.looked = looked  # when git began to look at the tree, when its fingerprint began to be hashed
         self.ctx = ctx
         self.caches = caches or Caches()
         self.file = CacheFile(Path(cache_dir_path(str(root))) / "results.marshal", "results")
@@ -150,18 +152,26 @@ class ResultCache:
                                    "inapplicable": inapplicable,
                                    "confined": getattr(self.ctx, "confine", None) is not None}
 
-    def save(self, tree_now: Callable[[], str | None] | None = None) -> None:
+    def save(self, tree_now: Callable[[], str | None] | None = None, stamped: bool = False) -> None:
         """Merge this run's entries into the file as it is now (a concurrent run may have added its own). The tree
-        and each entry's inputs are looked at again first: what moved while the checks ran is not kept."""
+        and each entry's inputs are looked at again first: what moved while the checks ran is not kept. With
+        `stamped` (every check that ran read the tree only through stamps), no second `git status` is needed when
+        no file read was written since git looked (the fingerprint's hash, for files git named as changed)."""
         with self._lock:
             new, self._new = self._new, {}
         if not new:
             return
-        if tree_now is not None and tree_now() != self.tree:
+        if tree_now is not None and not (stamped and self._reads_settled()) and tree_now() != self.tree:
             return
         new = {cid: e for cid, e in new.items() if all(look(p, s) == s for p, s in e["inputs"])}
         if new:
             self.file.store({**(self.file.load(_accept) or {}), **new})
+
+
+    def _reads_settled(self) -> bool:
+        reads, (status_ns, hashed_ns) = self.caches.reads, self.looked
+        return status_ns > 0 and reads.clean_ns < status_ns - CLOCK_TICK_NS and reads.changed_ns < hashed_ns - (
+            CLOCK_TICK_NS)
 
 
 def _accept(payload: Any) -> dict[str, Any]:

@@ -82,6 +82,11 @@ def run_one(catalog: Catalog, check: CheckSpec, ctx: CheckContext) -> CheckResul
     return to_result(check, outcome, time.monotonic() - start)
 
 
+def _stamped(catalog: Catalog, check: CheckSpec) -> bool:
+    ctype = catalog.types.get(check.type)
+    return ctype is not None and ctype.stamped is not None and ctype.stamped(check)
+
+
 def _fresh(ctx: CheckContext) -> CheckContext:
     """`ctx` sharing its look at the tree, but reading no cache."""
     import copy
@@ -135,7 +140,8 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 if check.id in looks and check.id in results:
                     reuse.put(check, manifest.triggers, looks[check.id], results[check.id],
                               inapplicable=gates.missed(check.id))
-        reuse.save(tree_now)
+        # a check found not applicable read no more than its triggers did
+        reuse.save(tree_now, stamped=all(gates.missed(c.id) or _stamped(catalog, c) for c in todo.values()))
     order = {c.id: c.sort_key for c in catalog.checks}
     return sorted(results.values(), key=lambda r: order[r.id])
 

@@ -100,8 +100,11 @@ class Session:
         from dun.engine.reuse import ResultCache
 
         snapshot = ctx.snapshot()
+        hashed_ns = time.time_ns()
         tree = snapshot.fingerprint() if snapshot is not None else None
-        return ResultCache(self.root, tree, ctx, self.caches) if tree else None
+        view = snapshot.view() if snapshot is not None and tree else None
+        looked = (view[2] if view is not None else 0, hashed_ns)
+        return ResultCache(self.root, tree, ctx, self.caches, looked) if tree else None
 
     def _tree_now(self) -> str | None:
         """The work tree's fingerprint from a new look (a new `git status`): after the checks ran."""

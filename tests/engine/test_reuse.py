@@ -235,3 +235,29 @@ def test_dun_iterate_reuses_what_dun_check_just_found_and_says_so(counted: Path)
                           check=False)
     assert proc.returncode == 0 and runs(counted) == 1  # the suite did not run a second time
     assert "results reused from an earlier run on the same inputs (the oldest since " in proc.stderr
+
+
+def test_a_second_look_at_the_tree_only_when_a_read_could_have_moved(repo: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checks that read the tree only through stamps need no second `git status` when every file they read is older
+    than git's look; a file written since (its mtime later), or a command that may read anything, gets one."""
+    from dun.engine.session import Session
+
+    looks: list[int] = []
+    real = Session._tree_now
+    monkeypatch.setattr(Session, "_tree_now", lambda self: looks.append(1) or real(self))
+    old = 1_600_000_000_000_000_000
+    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
+    write(repo, ".dun/plugins/p.yaml", "id: p\nchecks:\n  - {id: boxes, type: checkboxes, files: [plan.md]}\n")
+    os.utime(write(repo, "plan.md", "- [ ] one\n"), ns=(old, old))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    assert not open_session(repo, fresh=True).report(only=["boxes"]).results[0].cached and looks == []
+    future = (int(__import__("time").time()) + 30) * 10**9  # the same content, written "after" git looked
+    os.utime(repo / "plan.md", ns=(future, future))
+    open_session(repo, fresh=True).report()
+    assert looks == [1]
+    write(repo, ".dun/plugins/p.yaml", "id: p\nchecks:\n  - {id: c, type: command, command: 'true', inputs: {}}\n")
+    git(repo, "commit", "-qam", "command")
+    open_session(repo).report()
+    assert looks == [1, 1]

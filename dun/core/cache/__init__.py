@@ -20,6 +20,9 @@ import os
 # One version for every cache file's layout: a change of any layout bumps it, and every older file is a miss.
 VERSION = 7
 RACY_WINDOW_NS = 3_000_000_000
+# The coarsest step of a file timestamp on Linux's own filesystems (one kernel tick at HZ=100): a file written
+# after a moment T carries a time later than T less this.
+CLOCK_TICK_NS = 10_000_000
 
 TYPE_CHECKING = False  # not typing's: this module loads before everything else
 if TYPE_CHECKING:

@@ -40,7 +40,8 @@ class FileCache:
         tag = sha256(f"{name}\0{salt}".encode()).hexdigest()[:16]
         self.file = CacheFile(Path(cache_dir_path(str(root))) / f"{name}-{tag}.marshal", "files:" + name)
         self.path = Path(self.file.path)
-        self.enabled = (caches or Caches()).read
+        self.caches = caches or Caches()
+        self.enabled = self.caches.read
         self._view = view  # a callable is asked at the first lookup: the file loads while git still looks
         self._head: str | None = None
         self._changed: set[str] = set()
@@ -77,9 +78,12 @@ class FileCache:
         return out
 
     def get(self, key: str, st: Stamp | None) -> Any:
-        if not self.enabled or st is None:
+        if st is None:
             return None
         self._git()
+        self.caches.reads.note(st, key in self._changed)  # what a result was made from: read now, or as stored
+        if not self.enabled:
+            return None
         entry = self._entries.get(key)
         if type(entry) is list and len(entry) == 3 and entry[0] == st:
             head = self._clean_head(key) if not racy(st, self._looked_ns) else None
@@ -97,9 +101,12 @@ class FileCache:
         """Store `value`, computed from the file as `st` describes it. With `path`, the file is looked at again:
         git vouches for the entry only when it was read unchanged, and last written before git's look (racy
         window included), so what was read is what git saw."""
-        if st is None or racy(st):
+        if st is None:
             return
         self._git()
+        self.caches.reads.note(st, key in self._changed)
+        if racy(st):
+            return
         head = self._clean_head(key)
         if head is not None and (path is None or racy(st, self._looked_ns) or stamp(path) != st):
             head = None

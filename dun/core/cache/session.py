@@ -31,11 +31,34 @@ class Consulted:
 
 
 class Caches:
-    """Whether this run reads its caches (`read`), and the recorder of what they consulted."""
+    """Whether this run reads its caches (`read`), the recorder of what they consulted, and the newest change
+    among the work-tree files the per-file caches read (`reads`): what tells whether a result can be stored without
+    a second look at the tree (dun/engine/reuse.py)."""
 
     def __init__(self, fresh: bool = False) -> None:
         self.read = not (fresh or env_disabled())
         self.consulted = Consulted()
+        self.reads = ReadTimes()
 
     def record(self, path: str, look: object) -> None:
         self.consulted.record(path, look)
+
+
+class ReadTimes:
+    """The newest mtime or ctime of the files read through a stamp, apart for files `git status` named as changed
+    (their content is hashed into the tree's fingerprint after git looked) and the others (git saw them clean)."""
+
+    def __init__(self) -> None:
+        self.changed_ns = 0
+        self.clean_ns = 0
+        self._lock = threading.Lock()
+
+    def note(self, st: tuple[int, ...] | None, changed: bool) -> None:
+        if st is None or len(st) != 5:
+            return
+        newest = max(st[1], st[2])
+        with self._lock:
+            if changed:
+                self.changed_ns = max(self.changed_ns, newest)
+            else:
+                self.clean_ns = max(self.clean_ns, newest)
