@@ -109,7 +109,7 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
 
 # Registered by the git module's hook (dun/checks/git_status.py): git-status and hooks are both about the clone.
 HOOKS_TYPE = CheckType("hooks", "Git hooks a hook manager configures but this clone has not installed.", FIELDS, run,
-                       inputs=inputs)
+                       inputs=inputs, stamped=lambda spec: True)  # it reads only its inputs, stamped before and after
 
 
 @hookimpl
