@@ -5,10 +5,12 @@ directories, 500 markdown plans with 10,000 checkboxes, a Cobertura coverage.xml
 `.dun/plugins/bench.yaml` with a checkboxes, coverage, glob-min-count and pattern-count check; the built-in
 `git` plugin adds git-status. The python and go built-ins are disabled, so no command check runs.
 
-Two measurements, each against `git status --porcelain` in the same repository, timed alternately with it:
-- fresh: `dun check --format json --no-cache`, every check runs (the per-file caches hold the previous run's
-  reads, as on any repeated run); target <= 2x;
-- no change: `dun check --format json` with nothing changed since the last run, every result reused; target <= 1.2x.
+Three measurements, each against `git status --porcelain` in the same repository, timed alternately with it:
+- fresh: `dun check --format json --no-cache`, every check runs and no cache is read (it stores what it found);
+  reported without a target;
+- no change: `dun check --format json` with nothing changed since the last run, every result reused; target <= 1.2x;
+- one file edited: a line appended to one source file before every run: every check runs, the per-file caches serve
+  every other file; target <= 2x.
 `--cold` also times a run with DUN_NO_CACHE=1 (no cache of any kind), reported without a target.
 Run: .venv/bin/python bench/check_large_repo.py [--runs N] [--rebuild] [--keep] [--cold]
 """
@@ -276,8 +278,11 @@ def main() -> int:
     notes = [f"{TOTAL_FILES} files, {PLAN_FILES * BOXES_PER_PLAN} boxes, coverage.xml for {SOURCE_FILES} files; "
              f"exit {subject.last.returncode}, {summary['actionable']} actionable of {summary['total']} checks",
              f"baseline CPU {baseline.cpu_median * 1000:.0f} ms"]
-    code = report("check_large_repo: fresh, dun check --format json --no-cache", subject, "git status --porcelain",
-                  baseline.median, TARGET, notes)
+    # no target since --no-cache reads no cache at all (the per-file ones included): the edited run below has 2x
+    print(f"== check_large_repo: fresh, dun check --format json --no-cache: median {subject.median * 1000:.0f} ms, "
+          f"CPU {subject.cpu_median * 1000:.0f} ms, {subject.median / baseline.median:.2f}x git status "
+          f"({baseline.median * 1000:.0f} ms; no target); " + "; ".join(notes))
+    code = 0
     subject, baseline = time_pair(dun, git_status, root, runs=args.runs, accept=lambda run: accept(run, cached=True),
                                   accept_baseline=clean)
     code = max(code, report("check_large_repo: no change, dun check --format json", subject,
