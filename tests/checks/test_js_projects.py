@@ -282,3 +282,17 @@ def test_type_errors_and_the_lint_script_are_checks_of_their_own(tmp_path: Path)
                              "text": "error TS2322: Type 'number' is not assignable to type 'string'."}]
     lint = run_check(root, "js-lint")
     assert lint["status"] == "fail" and "no semicolons allowed" in lint["detail"]
+
+
+@pytest.mark.parametrize("runner", list(PROJECTS))
+def test_a_test_file_that_does_not_parse_is_an_item_at_its_broken_line(runner: str, tmp_path: Path) -> None:
+    root = make_project(tmp_path / runner, runner, clean=True)
+    name = "test/broken.test.js" if runner in ("node-test", "vitest", "jest", "mocha") else "test/broken.js"
+    write(root, name, "const a = 1;\nconst b = ;\n")
+    check = run_check(root, runner)
+    assert check["status"] == "fail", check
+    broken = [i for i in check["items"] if i["file"] == name]
+    assert len(broken) == 1, check["items"]
+    assert broken[0]["line"] == 2, broken[0]
+    assert any(word in broken[0]["text"] for word in ("SyntaxError", "Unexpected token", "Expression expected")), \
+        broken[0]["text"]

@@ -518,3 +518,15 @@ at src/lib.rs:20:9:\\nassertion `left == right` failed: two doubled is four\\n  
         ("src/lib.rs", 20,
          "tests::doubles: assertion `left == right` failed: two doubled is four\n  left: 4\n right: 5")]
     assert parsed.summary == "1 failed, 1 passed, 1 ignored"
+
+
+def test_a_runner_that_stops_before_its_report_is_an_item_at_the_error_it_printed(tmp_path: Path) -> None:
+    run = ParserRun(options("mocha-json", file=".dun/cache/mocha.json"), ParseContext(tmp_path, tmp_path))
+    run.before()
+    for line in [f"Exception during run: {tmp_path}/test/b.test.js:2", "  const a = ;", "            ^", "",
+                 "SyntaxError: Unexpected token ';'", "    at wrapSafe (node:internal/modules/cjs/loader:1464:18)"]:
+        run.feed(line)
+    parsed = run.finish()
+    assert parsed.items == [Item("the run stopped before its report: SyntaxError: Unexpected token ';'",
+                                 "test/b.test.js", 2)]
+    assert parsed.problem == "no report written to .dun/cache/mocha.json"

@@ -21,7 +21,10 @@ _LOCATION = re.compile(r"^\s*(?:›\s*)?(?P<file>[^\s:]+\.[A-Za-z]\w*):(?P<line>
 _EXCERPT = re.compile(r"^\s*\d+:\s")
 _FRAME_LINE = re.compile(r"^\s+at\s")
 _TOTALS = re.compile(r"^\s*(?P<count>\d+) (?:tests? )?(?P<what>failed|passed|skipped|todo|known failures?)")
+_UNCAUGHT = re.compile(r"^\s*(?:Uncaught exception|Unhandled rejection) in (?P<file>\S+)")
+_ERROR = re.compile(r"^\s*[\w.]*(?:Error|Exception)\b[^:]*:\s*\S")
 MAX_LINES = 20_000
+MAX_BLOCK = 200
 
 
 class AvaParser(LineParser):
@@ -31,27 +34,51 @@ class AvaParser(LineParser):
         self.lines: list[str] = []  # the failure section
         self.marks = {"✔": 0, "✘": 0, "-": 0}
         self.totals: dict[str, int] = {}
+        self.uncaught: list[list[str]] = []  # `Uncaught exception in FILE` blocks
 
     def feed(self, line: str) -> None:
+        totals = _TOTALS.match(line)
+        if totals:
+            self.totals[totals["what"].split()[0]] = int(totals["count"])
+            return
+        uncaught = _UNCAUGHT.match(line)
+        if uncaught:  # a test file that threw outside any test (one that does not parse): before the results
+            self.uncaught.append([line.strip()])
+            return
         if _RULE.match(line):
             self.rules += 1
-            return
-        if self.rules == 1 and len(self.lines) < MAX_LINES:
-            self.lines.append(line.rstrip())
             return
         result = _RESULT.match(line)
         if result and self.rules == 0:
             self.marks[result["mark"]] += 1
-        totals = _TOTALS.match(line)
-        if totals:
-            self.totals[totals["what"].split()[0]] = int(totals["count"])
+            if self.uncaught:
+                self.uncaught.append([])  # the block above has ended
+            return
+        if self.uncaught and self.uncaught[-1] and self.rules == 0:
+            if len(self.uncaught[-1]) < MAX_BLOCK:
+                self.uncaught[-1].append(line.rstrip())
+        elif self.rules == 1 and len(self.lines) < MAX_LINES:
+            self.lines.append(line.rstrip())
 
     def result(self) -> Parsed:
-        items = [self._item(block) for block in _blocks(self.lines)]
+        section = self.lines if self.rules >= 2 else []  # one rule alone closes a run without failures
+        items = [self._uncaught(block) for block in self.uncaught if block]
+        items += [self._item(block) for block in _blocks(section)]
         failed = self.totals.get("failed", self.marks["✘"])
         passed = self.totals.get("passed", self.marks["✔"])
         tally = [f"{failed} failed", f"{passed} passed", f"{self.totals.get('skipped', self.marks['-'])} skipped"]
         return Parsed(items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
+
+    def _uncaught(self, block: list[str]) -> Item:
+        header = _UNCAUGHT.match(block[0])
+        assert header is not None
+        error = next((line.strip() for line in block if _ERROR.match(line)), header.group(0).strip())
+        place = next((m for line in block[1:] if (m := _LOCATION.match(line))), None)
+        file, line = (repo_path(place["file"], self.ctx), int(place["line"])) if place else (None, None)
+        if file is None:
+            frame = first_project_frame(["\n".join(block)], self.ctx)
+            file, line = frame if frame else (repo_path(header["file"], self.ctx), None)
+        return Item(text=bounded(f"{header['file']}: {error}"), file=file, line=line)
 
     def _item(self, block: list[str]) -> Item:
         title = block[0].strip()

@@ -6,6 +6,7 @@ message with its expected and actual values."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from dun.checks.parsers.base import DocumentParser, Parsed, as_int, bounded, plural, repo_path
@@ -39,16 +40,25 @@ class JestParser(DocumentParser):
                 items.append(self._case(case, file))
             message = strip_ansi(str(suite.get("message") or suite.get("failureMessage") or ""))
             if suite.get("status") == "failed" and not failing and message.strip():
-                # the file did not run: a syntax error, a failing import, a hook outside any test
-                where = first_project_frame([message], ctx)
-                items.append(Item(text=bounded(f"{file or 'test file'}: {message_lines(message) or message}"),
-                                  file=where[0] if where else file, line=where[1] if where else None))
+                items.append(self._suite_failure(message, file))
         failed, passed = as_int(doc.get("numFailedTests")) or 0, as_int(doc.get("numPassedTests")) or 0
         skipped = (as_int(doc.get("numPendingTests")) or 0) + (as_int(doc.get("numTodoTests")) or 0)
         broken = as_int(doc.get("numRuntimeErrorTestSuites")) or 0
         tally = [f"{failed} failed", f"{passed} passed", f"{skipped} skipped", plural(broken, "file") + " not run"]
         summary = ", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran"
         return Parsed(items, summary=summary)
+
+    def _suite_failure(self, message: str, file: str | None) -> Item:
+        """The file did not run: a syntax error (babel's `SyntaxError: FILE: message (line:column)`), a failing
+        import, a hook outside any test."""
+        parse = _PARSE_ERROR.search(message)
+        if parse:
+            where = repo_path(parse["file"], self.ctx)
+            return Item(text=bounded(f"{file or where}: {parse['error']}: {parse['text']}"), file=where,
+                        line=int(parse["line"]))
+        frame = first_project_frame([message], self.ctx)
+        return Item(text=bounded(f"{file or 'test file'}: {message_lines(message) or message}"),
+                    file=frame[0] if frame else file, line=frame[1] if frame else None)
 
     def _case(self, case: dict[str, Any], file: str | None) -> Item:
         titles = [str(t) for t in case.get("ancestorTitles") or []] + [str(case.get("title") or "")]
@@ -60,6 +70,9 @@ class JestParser(DocumentParser):
         message = "\n".join(message_lines(m) for m in failures) or "failed"
         return Item(text=bounded(f"{name}: {_drop_error_prefix(message)}") + call, file=where[0] if where else file,
                     line=line)
+
+
+_PARSE_ERROR = re.compile(r"(?P<error>\w*Error): (?P<file>[^\s:]+\.\w+): (?P<text>[^\n]*?) \((?P<line>\d+):\d+\)")
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib
 import os
+import re
 from typing import Any
 
 from dun.checks.parsers.base import DocumentParser, LineParser, ParseContext, Parsed
 from dun.checks.parsers.fields import KINDS
 from dun.core.proc import MAX_LINE_BYTES
 from dun.core.textfiles import read_bytes
-from dun.engine.model import more_item
+from dun.engine.model import Item, more_item
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a document read from the output is held in memory: bound it
 MAX_JOINED_LINE = 1024 * 1024  # one output line longer than this is cut: no item needs more
+CRASH_LINES = 200
+_ERROR_LINE = re.compile(r"^\s*[\w.]*(?:Error|Exception)\b[^:]*:\s*\S")  # `SyntaxError: Unexpected token ';'`
 
 
 def make_parser(options: dict[str, Any], ctx: ParseContext) -> LineParser | DocumentParser:
@@ -35,6 +39,7 @@ class ParserRun:
         self.buffer: list[str] = []
         self.size = 0
         self.pending = ""  # a line the reader split at MAX_LINE_BYTES, waiting for its rest
+        self.output: collections.deque[str] = collections.deque(maxlen=CRASH_LINES)
 
     def before(self) -> None:
         """Remove a previous report and make its directory, so only this run's report is read."""
@@ -46,6 +51,7 @@ class ParserRun:
 
     def feed(self, line: str) -> None:
         if self.file is not None:
+            self.output.append(line)  # the last lines only: what a runner that crashed before its report printed
             return
         # The reader hands over an overlong line in MAX_LINE_BYTES pieces; put them together again.
         split = len(line) * 4 >= MAX_LINE_BYTES and len(line.encode("utf-8", "replace")) >= MAX_LINE_BYTES
@@ -77,7 +83,7 @@ class ParserRun:
             try:
                 data = read_bytes(self.file, MAX_DOCUMENT_BYTES)
             except FileNotFoundError:
-                return Parsed(problem=f"no report written to {shown}")
+                return Parsed(_crash(list(self.output), self.ctx), problem=f"no report written to {shown}")
             except OSError as exc:
                 return Parsed(problem=f"cannot read {shown}: {exc.strerror or exc}")
             if isinstance(self.parser, DocumentParser):
@@ -90,3 +96,19 @@ class ParserRun:
         if self.size > MAX_DOCUMENT_BYTES:
             return Parsed(problem=f"output over {MAX_DOCUMENT_BYTES // 2**20} MiB; write the report to a `file`")
         return self.parser.parse("".join(self.buffer).encode("utf-8", "surrogateescape"))
+
+
+def _crash(output: list[str], ctx: ParseContext) -> list[Item]:
+    """The runner stopped before it wrote its report (a test file that does not parse, a broken config): one item
+    with the error it printed, at the first place in the project's code the output names; none when it named
+    neither."""
+    from dun.checks.parsers.base import bounded
+    from dun.checks.parsers.frames import first_project_frame
+
+    errors = [line.strip() for line in output if _ERROR_LINE.match(line)]
+    error = next((e for e in errors if not e.startswith("Exception during run")), errors[0] if errors else None)
+    if error is None:
+        return []
+    frame = first_project_frame(output, ctx)
+    return [Item(text=bounded(f"the run stopped before its report: {error}"), file=frame[0] if frame else None,
+                 line=frame[1] if frame else None)]
