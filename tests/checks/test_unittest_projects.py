@@ -99,3 +99,20 @@ def test_a_clean_unittest_project_is_clean(tmp_path: Path) -> None:
     data = dun_json(project(tmp_path / "clean", broken=False), "--only", "python")
     check = result(data, "unittest")
     assert (check["status"], check["signal"]) == ("pass", "exit 0: 2 tests run"), check
+
+
+def test_with_pytest_a_syntax_error_is_one_item_at_the_broken_line_too(tmp_path: Path) -> None:
+    root = tmp_path / "pytest-project"
+    write(root, "pyproject.toml", '[project]\nname = "pkg"\nversion = "0"\n[tool.pytest.ini_options]\naddopts = "-q"\n')
+    write(root, "pkg/__init__.py", "")
+    write(root, "pkg/broken.py", "def ok():\n    return (1,\n")
+    for name in ("test_one", "test_two"):
+        write(root, f"tests/{name}.py", "import pkg.broken\n\n\ndef test_x():\n    assert True\n")
+    write(root, ".gitignore", ".venv/\n")
+    make_venv(root, with_test_tools=True)
+    git(root, "init", "-q", "-b", "main")
+    check = result(dun_json(root, "--only", "pytest"), "pytest")
+    assert check["status"] == "fail"
+    assert check["items"] == [{"file": "pkg/broken.py", "line": 2, "text": (
+        "SyntaxError: '(' was never closed\n    return (1,\n           ^\n"
+        "(imported by tests/test_one.py, tests/test_two.py)")}]
