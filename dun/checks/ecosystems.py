@@ -80,12 +80,10 @@ def js_tools(directory: Path) -> list[str]:
     scripts, deps = npm_scripts(pkg), _dependencies(pkg)
     test = scripts.get("test", "")
     words = set(re.findall(r"[\w@/.-]+", test))
-    tools = [package_manager(directory)]
-    if re.search(r"\bnode\b[^&|;]*\s--test\b", test):
-        tools.append("node-test")
-    for runner in JS_RUNNERS[1:]:
-        if runner in words or (runner in deps and not (set(JS_RUNNERS[1:]) & words)):
-            tools.append(runner)
+    named = (["node-test"] if re.search(r"\bnode\b[^&|;]*\s--test\b", test) else []) + \
+        [runner for runner in JS_RUNNERS[1:] if runner in words]
+    # the runners the test script names; else the one among the dependencies (a script dun cannot read)
+    tools = [package_manager(directory), *(named or [r for r in JS_RUNNERS[1:] if r in deps])]
     if "typescript" in deps and (directory / "tsconfig.json").is_file():
         tools.append("typescript")
     if "lint" in scripts:

@@ -30,6 +30,8 @@ def package(root: Path, test: str, dev: dict[str, str] | None = None, **scripts:
     ("ava", {"ava": "6"}, "ava"),
     ("tape test/*.js | tap-spec", {"tape": "5", "tap-spec": "5"}, "tape"),
     ("npm run build && vitest", {"vitest": "3", "jest": "30"}, "vitest"),  # the script says which one runs
+    ("node --test", {"mocha": "10"}, "node-test"),
+    ("npm run unit", {"jest": "30"}, "jest"),  # a script dun cannot read: the runner among the dependencies
 ])
 def test_the_runner_is_the_one_the_test_script_runs(tmp_path: Path, test: str, dev: dict[str, str],
                                                     runner: str) -> None:
