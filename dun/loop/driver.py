@@ -75,7 +75,8 @@ class Loop:
         self.root = session.root
         self.opts = opts
         self.cfg = effective_config(session, opts.overrides())
-        self.engine = Engine(session, self.cfg, adapter_for(session, self.cfg), say=self.say)
+        self.engine = Engine(session, self.cfg, adapter_for(session, self.cfg), say=self.say,
+                             overrides=opts.overrides())
         self.store = self.engine.store
         # a bad `agent:` section or a missing CLI must fail now, before a run starts, not in iteration 1
         probe = self.engine.adapter.build(self.engine.request("", self.store.iteration_file(0, ".prompt.md"), False))

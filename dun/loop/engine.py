@@ -99,9 +99,10 @@ def adapter_for(session: Session, cfg: dict[str, Any]) -> AgentAdapter:
 
 class Engine:
     def __init__(self, session: Session, cfg: dict[str, Any], adapter: AgentAdapter, external: bool = False,
-                 say: Callable[[str], None] | None = None) -> None:
+                 say: Callable[[str], None] | None = None, overrides: dict[str, Any] | None = None) -> None:
         self.session = session
         self.cfg = cfg
+        self.overrides = overrides or {}  # the command line's, on top of the config (a reload keeps them)
         self.adapter = adapter
         self.external = external  # the shell driver runs the agent: no argv of ours, no guard wiring
         self.store = session.store
@@ -237,6 +238,19 @@ class Engine:
             if not log.get("ended_at"):
                 log.update({"ended_at": now_iso(), "decision": {"action": "stop", "reason": "interrupted"},
                             "interrupted": True})
+                start = state.get("start")
+                checker = start.get("checker") if start is not None else None
+                if checker:  # a killed iteration's changes to the judge are still the agent's, not a baseline
+                    from dun.trust.verify import checker_changes
+
+                    found, reverted = checker_changes(self.session, self.cfg, checker)
+                    if found:
+                        log["verification"] = {"discrepancies": found, "notes": [], "restored": [],
+                                               "reverted": reverted}
+                        self.say(f"iteration {n}, interrupted, changed what decides 'done': "
+                                 f"{', '.join(found[0]['paths'][:5])}" + (" (reverted)" if reverted else ""))
+                    if reverted:
+                        self._reload()
                 self.store.write_log(log)
             state["iteration"] = max(state["iteration"], n)
             call = state.get("call_started")
@@ -246,6 +260,16 @@ class Engine:
         state.update({"in_progress": None, "start": None, "agent_pgid": None, "agent_started": None,
                       "agent_token": None, "agent_tree": [],
                       "call_started": None})
+
+    def _reload(self) -> None:
+        """The config and manifests were loaded before a revert put them back: read them again, so that the run
+        goes on under what it was held to, not under what a killed agent left."""
+        from dun.engine.session import open_session
+
+        self.session = open_session(self.session.root)
+        fresh = effective_config(self.session, self.overrides)
+        self.cfg.clear()
+        self.cfg.update(fresh)  # in place: the driver holds the same dict
 
     def attach(self, n: int) -> LoopState:
         """The shell driver's answer step: the run must have iteration `n` open."""

@@ -131,6 +131,14 @@ def _checker(session: Session, cfg: dict[str, Any], before: dict[str, Any], out:
     return found
 
 
+def checker_changes(session: Session, cfg: dict[str, Any], before: dict[str, Any],
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """An iteration that was killed before its conclusion: its changes to what decides "done" (reverted by the
+    policy) and the files reverted. Never a new baseline: killing dun must not launder the agent's changes."""
+    out: dict[str, Any] = {"reverted": [], "stop": None}
+    return _checker(session, cfg, before, out), out["reverted"]
+
+
 def oscillated(state: LoopState, window: int, tree_before: str | None, tree_after: str | None,
                failing: bool) -> bool:
     """The agent took the work tree back to where an earlier iteration left it, while checks still fail. Only

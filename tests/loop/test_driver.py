@@ -836,6 +836,35 @@ def test_a_mission_with_no_boxes_is_a_warning_naming_the_file(repo: Path, tmp_pa
     assert "warning: MISSION.md has no boxes (`- [ ] ...` lines): the mission gives the loop no work" in done.stderr
 
 
+def test_a_killed_iterations_change_to_the_judge_is_still_the_agents(repo: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     background: Callable[..., Background]) -> None:
+    """The agent weakens the config, then the loop is killed -9 mid-iteration: the restart reverts the change as
+    the agent's, instead of taking it as the new baseline."""
+    make_repo(repo)
+    original = (repo / ".dun/config.yaml").read_text()
+    weakened = json.loads(original)
+    weakened["plugins"]["disabled"] = ["python", "mission"]
+    sc = scenario(tmp_path, monkeypatch, [{"actions": [{"write": ".dun/config.yaml", "content": json.dumps(weakened)}],
+                                           "hang": True, "status": block()},
+                                          work("alpha"), work("beta"), work("gamma", exit=True)])
+    loop = background(repo)
+    until(lambda: calls(sc) and json.loads((repo / ".dun/config.yaml").read_text()) == weakened, "the edit")
+    loop.signal(signal.SIGKILL)
+    loop.wait()
+    done = dun(repo, "loop")
+    assert done.returncode == 0, done.stderr
+    assert "iteration 1, interrupted, changed what decides 'done': .dun/config.yaml (reverted)" in done.stderr
+    assert "taken as the new baseline" not in done.stderr
+    first = log(repo, 1)
+    assert first["interrupted"] is True
+    assert [d["kind"] for d in first["verification"]["discrepancies"]] == ["checker_tampered"]
+    assert (repo / ".dun/config.yaml").read_text() == original
+    s = state(repo)  # the run went on under the reverted config: the mission's boxes still counted
+    assert (s["stop_reason"], s["iteration"]) == ("complete", 4)
+    assert "- [ ]" not in (repo / "MISSION.md").read_text()
+
+
 def test_every_stop_reason_names_how_to_go_on() -> None:
     from dun.core.kinds import StopReason
     from dun.loop.report import RESUME
