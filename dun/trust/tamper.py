@@ -125,7 +125,13 @@ def read_baseline(root: Path) -> dict[str, Any] | None:
     return data if data and isinstance(data.get("files"), dict) else None
 
 
-def write_baseline(root: Path, snapshot: dict[str, dict[str, str]], head: str | None) -> None:
+def write_baseline(root: Path, snapshot: dict[str, dict[str, str]], head: str | None,
+                   old: dict[str, Any] | None = None) -> None:
+    """Record the baseline; not rewritten when `old` (as read) already holds it (a write costs an fsync, twice
+    an iteration otherwise)."""
+    if old is not None and old.get("schema_version") == SCHEMA and old.get("files") == snapshot["files"] \
+            and old.get("blobs") == snapshot["blobs"]:
+        return
     write_json_atomic(fingerprint_path(root), {"schema_version": SCHEMA, "head": head, **snapshot})
 
 

@@ -44,7 +44,7 @@ def rebaseline(session: Session, cfg: dict[str, Any], head: str | None,
     mission = tasks.rebase(root)
     if new_run or tasks.load(root) is None:
         tasks.record(root, mission_files(session))
-    tamper.write_baseline(root, snap, head)
+    tamper.write_baseline(root, snap, head, old)
     return {**snap, "head": head}, sorted({*changes, *mission})
 
 
@@ -127,7 +127,8 @@ def _checker(session: Session, cfg: dict[str, Any], before: dict[str, Any], out:
     elif found and trust["on_checker_tamper"] == "stop":
         out["stop"] = out["stop"] or "checker_tampered"
         after = before  # the run stops held to what the agent found: the next start names the change
-    tamper.write_baseline(root, {"files": after["files"], "blobs": after["blobs"]}, before.get("head"))
+    tamper.write_baseline(root, {"files": after["files"], "blobs": after["blobs"]}, before.get("head"),
+                          None if found else tamper.read_baseline(root))
     return found
 
 
