@@ -113,8 +113,11 @@ def on_stop(root: Path, state: dict[str, Any], cfg: dict[str, Any]) -> None:
             _deficiencies(history, root, state, cfg)
             reports.write(history)
         reason = str(state.get("stop_reason") or "stopped")
+        from dun.loop.report import resume_hint
+
         payload = {**_payload(root, state, cfg), "reason": reason,
-                   "circuit_reason": (state.get("circuit") or {}).get("reason")}
+                   "circuit_reason": (state.get("circuit") or {}).get("reason"),
+                   "detail": state.get("stop_detail"), "next": resume_hint(reason)}
         event = "complete" if reason == "complete" else "circuit_open" if reason == "circuit_open" else "stopped"
         notify.emit(root, event, payload, cfg)
 

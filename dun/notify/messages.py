@@ -27,6 +27,10 @@ def render(event: str, payload: dict[str, Any]) -> tuple[str, str]:
     """(title, body) for an event; the title names the repository and the host, the body is plain text, a few
     lines at most."""
     title, body = _render(event, payload)
+    if event in ("stopped", "circuit_open") and payload.get("detail"):
+        body += f"\nWhy: {payload['detail']}."
+    if event in ("stopped", "circuit_open") and payload.get("next"):
+        body += f"\nTo go on: {payload['next']}."
     who = f"{payload.get('repo') or '?'}@{payload.get('host') or '?'}"  # which of several loops, on which machine
     return f"dun {who}: {title}"[:200], body
 
@@ -41,11 +45,11 @@ def _render(event: str, payload: dict[str, Any]) -> tuple[str, str]:
     if event == "stopped":
         reason = payload.get("reason") or "unknown"
         return f"run {run} stopped ({reason})", f"The loop stopped{where}: {reason}, after {spent}. " \
-            "Work remains; `dun status` and .dun/REPORT.md say more."
+            "`dun status` and .dun/REPORT.md say more."
     if event == "circuit_open":
         why = payload.get("circuit_reason") or "no progress"
         return f"circuit open in run {run}", f"The circuit breaker opened{where} ({why}) after {spent}; " \
-            "the loop stopped. `dun loop --reset-circuit` starts again."
+            "the loop stopped."
     if event == "waiting":
         reason = payload.get("reason") or "usage_limit"
         return f"run {run} waiting ({reason})", f"The loop is waiting{where} on {reason} until " \

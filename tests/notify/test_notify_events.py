@@ -126,6 +126,7 @@ def test_the_command_gets_the_event_in_its_environment(tmp_path: Path) -> None:
     assert payload["event"] == "stopped" and payload["reason"] == "budget" and payload["run_id"] == "r1"
     assert payload["title"] == f"dun repo@{socket.gethostname()}: run r1 stopped (budget)"
     assert "budget" in payload["message"] and payload["host"] == socket.gethostname()
+    assert "To go on: `dun loop --max-budget-usd X` with a higher cap resumes the run." in payload["message"]
     assert [(r["channel"], r["ok"]) for r in recorded(repo)] == [(f"command:{Path(sys.executable).name}", 1)]
 
 
