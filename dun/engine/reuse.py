@@ -152,17 +152,21 @@ class ResultCache:
                                    "inapplicable": inapplicable,
                                    "confined": getattr(self.ctx, "confine", None) is not None}
 
-    def save(self, tree_now: Callable[[], str | None] | None = None, stamped: bool = False) -> None:
+    def save(self, start_look: Callable[[], Callable[[], str | None]] | None = None,
+             early: Callable[[], str | None] | None = None) -> None:
         """Merge this run's entries into the file as it is now (a concurrent run may have added its own). The tree
-        and each entry's inputs are looked at again first: what moved while the checks ran is not kept. With
-        `stamped` (every check that ran read the tree only through stamps), no second `git status` is needed when
-        no file read was written since git looked (the fingerprint's hash, for files git named as changed)."""
+        and each entry's inputs are looked at again first: what moved while the checks ran is not kept. `early` is
+        the look started once every check that reads the tree other than through stamps had finished (None when
+        none ran); it stands for all when no file read through a stamp was written since git looked (the
+        fingerprint's hash, for files git named as changed), else a look is started now, after every check."""
         with self._lock:
             new, self._new = self._new, {}
         if not new:
             return
-        if tree_now is not None and not (stamped and self._reads_settled()) and tree_now() != self.tree:
-            return
+        if start_look is not None:
+            later = early if self._reads_settled() else start_look()
+            if later is not None and later() != self.tree:
+                return
         new = {cid: e for cid, e in new.items() if all(look(p, s) == s for p, s in e["inputs"])}
         if new:
             self.file.store({**(self.file.load(_accept) or {}), **new})

@@ -109,10 +109,12 @@ def to_result(check: CheckSpec, outcome: Outcome, duration: float) -> CheckResul
 
 def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequence[str] = (),
                skip: Sequence[str] = (), reuse: ResultCache | None = None,
-               tree_now: Callable[[], str | None] | None = None) -> list[CheckResult]:
+               start_look: Callable[[], Callable[[], str | None]] | None = None) -> list[CheckResult]:
     """Run every selected check that applies (or reuse its unchanged result); returns results in the documented
-    order. `tree_now` looks at the work tree again after the checks ran: results are stored only when it did not
-    move."""
+    order. `start_look` starts a new look at the work tree (its fingerprint comes from the callable it returns):
+    results are stored only when the tree did not move while the checks ran. The look starts as soon as every check
+    that may read the tree other than through stamps (`CheckType.stamped`) has finished: git walks the tree while
+    the stamped ones still run."""
     results: dict[str, CheckResult] = {}
     todo: dict[str, CheckSpec] = {}
     triggers: dict[str, tuple[str, list[dict[str, str]]]] = {}  # check id -> its manifest's id and triggers
@@ -133,15 +135,27 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
             todo[check.id] = check
             triggers[check.id] = (manifest.id, manifest.triggers)
     gates = _Gates(ctx, triggers)
-    _schedule(catalog, ctx, todo, results, max(1, jobs), gates)
+    unstamped = {cid for cid, check in todo.items() if not _stamped(catalog, check)}
+    early: list[Callable[[], str | None]] = []
+
+    needed: list[bool] = []
+
+    def done(cid: str) -> None:
+        if cid in unstamped:
+            unstamped.discard(cid)
+            if not gates.missed(cid):  # a check found not applicable read no more than its triggers did
+                needed.append(True)
+            if not unstamped and needed and reuse is not None and start_look is not None:
+                early.append(start_look())
+
+    _schedule(catalog, ctx, todo, results, max(1, jobs), gates, done)
     if reuse is not None:
         for manifest in catalog.manifests:
             for check in manifest.checks:
                 if check.id in looks and check.id in results:
                     reuse.put(check, manifest.triggers, looks[check.id], results[check.id],
                               inapplicable=gates.missed(check.id))
-        # a check found not applicable read no more than its triggers did
-        reuse.save(tree_now, stamped=all(gates.missed(c.id) or _stamped(catalog, c) for c in todo.values()))
+        reuse.save(start_look, early[0] if early else None)
     order = {c.id: c.sort_key for c in catalog.checks}
     return sorted(results.values(), key=lambda r: order[r.id])
 
@@ -173,8 +187,10 @@ class _Gates:
 
 
 def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
-              results: dict[str, CheckResult], jobs: int, gates: _Gates) -> None:
-    """Start checks whose `after` dependencies are done, at most `jobs` at once, each with a deadline."""
+              results: dict[str, CheckResult], jobs: int, gates: _Gates,
+              on_done: Callable[[str], None] = lambda cid: None) -> None:
+    """Start checks whose `after` dependencies are done, at most `jobs` at once, each with a deadline; `on_done`
+    hears of each one finished."""
     done_q: queue.Queue[CheckResult] = queue.Queue()
     running: dict[str, float] = {}  # id -> deadline
     waiting = dict(todo)
@@ -215,9 +231,11 @@ def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
                     check = todo[cid]
                     results[cid] = to_result(check, Outcome(Status.ERROR, f"timed out after {check.timeout:g}s"),
                                              check.timeout)
+                    on_done(cid)
             continue
         if result.id in running:  # a late result after its deadline is dropped
             del running[result.id]
             results[result.id] = result
+            on_done(result.id)
     if failures:
         raise failures[0]

@@ -89,7 +89,7 @@ class Session:
         ctx.used = True
         cache = self._result_cache(ctx) if reuse else None
         results = run_checks(catalog, ctx, jobs=jobs or int(self.config.get("check.jobs")), only=only, skip=skip,
-                             reuse=cache, tree_now=self._tree_now)
+                             reuse=cache, start_look=self._start_look)
         report = Report(root=self.root, results=results, duration_s=time.monotonic() - start,
                         warn_is_actionable=strict or bool(self.config.get("check.warn_is_actionable")))
         if (only or skip) and not results:
@@ -106,11 +106,11 @@ class Session:
         looked = (view[2] if view is not None else 0, hashed_ns)
         return ResultCache(self.root, tree, ctx, self.caches, looked) if tree else None
 
-    def _tree_now(self) -> str | None:
-        """The work tree's fingerprint from a new look (a new `git status`): after the checks ran."""
+    def _start_look(self) -> Callable[[], str | None]:
+        """A new look at the work tree, started now (a new `git status`); the callable gives its fingerprint."""
         from dun.core.snapshot import Snapshot
 
-        return Snapshot(self.root).fingerprint()
+        return Snapshot(self.root).fingerprint
 
 
 def open_session(path: Path | str | None = None, agents: bool = True, fresh: bool = False) -> Session:
