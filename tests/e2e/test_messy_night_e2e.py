@@ -121,6 +121,10 @@ def test_the_messy_night_with_claude_code(tmp_path: Path, claude_bin: Path, serv
                 if ".dun/" in line], "dun's own files show in git status"
     assert st["circuit"]["state"] == "CLOSED" and 0 < st["cost_usd_total"] < 5
     assert "stop reason: **complete**" in sc.report(root)
+    review = sc.run_dun(root, env, "review")  # one lie and one deleted box are no pattern a person must look at
+    assert review.returncode == 0 and review.stdout.startswith("no review items"), review.stdout
+    guard = root / ".dun" / "logs" / "guard.jsonl"  # the guard was wired into claude and let the honest work run
+    assert guard.is_file() and '"deny"' not in guard.read_text()
 
     # the operator lets the loop go further and adds a box, committed between the runs
     config["loop"]["max_iterations"] = 20

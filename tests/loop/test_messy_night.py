@@ -120,6 +120,8 @@ def test_the_messy_night_ends_complete_and_blames_only_the_lies(repo: Path, tmp_
     assert state["circuit"]["state"] == "CLOSED"
     report = (repo / ".dun/REPORT.md").read_text()
     assert "stop reason: **complete**" in report and "of $5 budget" in report
+    review = dun(repo, "review")  # one lie and one deleted box are no pattern a person must look at
+    assert review.returncode == 0 and review.stdout.startswith("no review items"), review.stdout
 
     # the operator lets the next run go further and adds a box, committed between the runs
     config["loop"]["max_iterations"] = 20
