@@ -13,11 +13,14 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.agents.base import Invocation
 from dun.core.errors import ConfigError
 from dun.engine.session import Session
+
+if TYPE_CHECKING:
+    from dun.sandbox import SandboxSpec
 
 PREFLIGHT_TIMEOUT_S = 60.0
 
@@ -47,7 +50,8 @@ def resolve(cfg: dict[str, Any]) -> Protection:
     return Protection(mode, f"sandbox: off ({weaker})", weaker)
 
 
-def spec_for(session: Session, cfg: dict[str, Any], **changes: Any) -> Any:
+def spec_for(session: Session, cfg: dict[str, Any], **changes: Any) -> SandboxSpec:
+    """The sandbox the config describes for this repository, with `changes` (SandboxSpec's fields)."""
     from dun.sandbox import SandboxSpec
 
     spec = SandboxSpec(repo=session.root, writable=tuple(Path(p) for p in cfg["sandbox"]["writable"]),
