@@ -103,6 +103,7 @@ class Engine:
         self.session = session
         self.cfg = cfg
         self.overrides = overrides or {}  # the command line's, on top of the config (a reload keeps them)
+        self.outside: list[str] = []  # what decides "done" changed while no agent ran, for the next log
         self.adapter = adapter
         self.external = external  # the shell driver runs the agent: no argv of ours, no guard wiring
         self.store = session.store
@@ -197,6 +198,7 @@ class Engine:
         from dun.trust.verify import rebaseline
 
         changes = rebaseline(self.session, self.cfg, head(self.session.root), new_run=new_run)[1]
+        self.outside = changes  # logged with the next iteration (the shell driver starts before every iteration)
         if new_run:
             self._mission_note()
         if changes:  # made outside any iteration: the operator's, never held against the agent
@@ -343,6 +345,7 @@ class Engine:
         if changes:
             self.say(f"changed between iterations (not by the agent), taken as the new baseline: "
                      f"{', '.join(changes[:8])}")
+        changes, self.outside = sorted({*self.outside, *changes}), []
         prompt = render(self.session, report, confirmation, n)
         prompt_file = store.write_prompt(n, prompt)
         record_iterate(store, report.actionable(), look=look)

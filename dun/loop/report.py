@@ -123,5 +123,10 @@ def write_report(store: Store, state: LoopState, cfg: dict[str, Any]) -> Path:
     if discrepancies:
         lines += ["", "## Claims dun could not verify", ""]
         lines += [f"- iteration {n}: `{d.get('kind')}` {d.get('detail', '')}" for n, d in discrepancies]
+    outside = [(log.get("iteration"), log.get("baseline_changes") or []) for log in run_logs
+               if log.get("baseline_changes")]
+    if outside:  # a person's edits while no agent ran: the new baseline, never held against the agent
+        lines += ["", "## Changed while no agent ran (not the agent's; taken as the baseline)", ""]
+        lines += [f"- before iteration {n}: {', '.join(paths)}" for n, paths in outside]
     lines += ["", "Logs: `.dun/logs/iteration-N.json` (`dun logs N`), agent output: `dun logs N --out`.", ""]
     return store.write_report("\n".join(lines))

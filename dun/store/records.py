@@ -176,7 +176,7 @@ class IterationLog(TypedDict, total=False):
     out_file: str
     err_file: str
     checks_before: dict[str, Any]  # {actionable: N, ids: [...]}
-    baseline_changes: list[str]  # what decides "done" changed since the last iteration, not by the agent
+    baseline_changes: list[str]  # what decides "done" changed while no agent ran (since the last iteration or run)
     checks_after: dict[str, Any]
     duration_s: float
     exit_code: int | None

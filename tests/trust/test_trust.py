@@ -567,6 +567,9 @@ def test_a_change_between_iterations_is_the_operators(repo: Path, tmp_path: Path
     said = iteration(2).stderr  # the shell driver's step starts (resumes) the run: its start names the change
     assert "changed since the last iteration, taken as the new baseline: .dun/plugins/x.yaml" in said
     assert len(calls(sc)) == 2 and kinds(repo, 2) == []
+    assert log(repo, 2)["baseline_changes"] == [".dun/plugins/x.yaml"]
+    dun(repo, "respond", "--decide", "--before")  # max_iterations: the stop writes the report
+    assert "- before iteration 2: .dun/plugins/x.yaml" in read(repo, ".dun/REPORT.md")
     assert "hello.txt" in read(repo, ".dun/plugins/x.yaml")
 
 
