@@ -58,4 +58,6 @@ def test_installed_wheel_checks_a_repo_outside_the_source_tree(wheel: Path, tmp_
     sources = {m["id"]: m["source"] for m in json.loads(listing.stdout)["manifests"]}
     assert sources["mission"].startswith(str(env_dir)), "built-in manifests must come from the installed wheel"
     init = subprocess.run([str(dun), "init"], cwd=project, capture_output=True, text=True, timeout=120)
-    assert init.returncode == 2 and "refusing to overwrite MISSION.md" in init.stderr
+    assert init.returncode == 0 and "kept MISSION.md" in init.stdout, init.stderr  # what exists is never overwritten
+    assert (project / "MISSION.md").read_text() == "# Mission\n- [ ] ship it\n"
+    assert (project / ".dun" / "config.yaml").is_file()  # the templates come from the installed wheel
