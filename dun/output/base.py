@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dun.core.kinds import ExitCode
-from dun.engine.model import CheckResult, Report
+from dun.engine.model import CheckResult, Report, Status
 
 JSON_SCHEMA_VERSION = 1
 
@@ -59,7 +59,15 @@ def summary_line(report: Report) -> str:
         return (f"no check applies here ({counts['skip']} skipped: nothing in this directory is what they "
                 "check); nothing was judged. `dun init` writes a mission and an example plugin")
     parts = [f"{n} {name}" for name, n in counts.items() if n]
-    verdict = f"{len(report.actionable())} actionable" if report.actionable() else "nothing actionable"
+    warned = [r for r in report.results if r.status == Status.WARN]
+    if report.actionable():
+        verdict = f"{len(report.actionable())} actionable"
+    elif warned:  # exit 0, but not "nothing": a suite dun cannot run, a deadline near... are said first
+        verdict = (f"nothing failing, but {len(warned)} warning{'s' if len(warned) > 1 else ''} to read "
+                   f"({', '.join(r.id for r in warned[:3])}{', ...' if len(warned) > 3 else ''}; --strict makes "
+                   f"{'them' if len(warned) > 1 else 'it'} actionable)")
+    else:
+        verdict = "nothing actionable"
     cached = [r for r in report.results if r.cached]
     oldest = min(cached, key=lambda r: r.since or 0.0) if cached else None
     first = f", the oldest since {since(oldest)}" if oldest is not None and oldest.since is not None else ""

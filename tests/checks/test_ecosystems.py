@@ -132,6 +132,8 @@ def test_check_warns_about_a_test_suite_no_check_runs(repo: Path) -> None:
         "the `test` script runs `karma start --single-run`, which no built-in check reads (they read node-test, "
         "vitest, jest, mocha, ava, tape)")}]
     assert "plugins: {disabled: [test-suites]}" in check["next"]
+    summary = text.splitlines()[-1]  # exit 0, yet not "nothing actionable": the warning is said in the verdict
+    assert summary.startswith("nothing failing, but 1 warning to read (test-suites; --strict makes it actionable)")
     package(repo, "vitest", {"vitest": "3"})
     [check] = json.loads(run_dun(repo, "check", "--format", "json", "--only", "test-suites").stdout)["checks"]
     assert (check["status"], check["signal"]) == ("pass", "every test suite found has a check (javascript)")
