@@ -243,7 +243,10 @@ class Engine:
                 start = state.get("start")
                 checker = start.get("checker") if start is not None else None
                 if checker:  # a killed iteration's changes to the judge are still the agent's, not a baseline
+                    from dun.trust import tasks
                     from dun.trust.verify import checker_changes
+
+                    tasks.hold(self.session.root)
 
                     found, reverted = checker_changes(self.session, self.cfg, checker)
                     if found:

@@ -92,6 +92,15 @@ def rebase(root: Path) -> list[str]:
     return moved
 
 
+def hold(root: Path) -> None:
+    """After an iteration cut short (a crash, `kill -9`): the mission as it is now is not a baseline. The ledger
+    keeps its boxes, so that the next iteration's conclusion holds what the killed agent did to them (a box removed
+    comes back, a tick needs its evidence) instead of a rebase taking it as the operator's edit."""
+    data = read_json(ledger_path(root))
+    if data and isinstance(data.get("tasks"), list):
+        save(root, list(data.get("files") or []), data["tasks"])
+
+
 def _evidence(root: Path, task: dict[str, Any], after: Report, confine: Confine | None = None) -> tuple[str, str]:
     """("pass" | "fail" | "none", detail) for a box ticked during the iteration."""
     if task.get("verify"):

@@ -845,7 +845,8 @@ def test_a_killed_iterations_change_to_the_judge_is_still_the_agents(repo: Path,
     original = (repo / ".dun/config.yaml").read_text()
     weakened = json.loads(original)
     weakened["plugins"]["disabled"] = ["python", "mission"]
-    sc = scenario(tmp_path, monkeypatch, [{"actions": [{"write": ".dun/config.yaml", "content": json.dumps(weakened)}],
+    sc = scenario(tmp_path, monkeypatch, [{"actions": [{"write": ".dun/config.yaml", "content": json.dumps(weakened)},
+                                                       {"run": "sed -i '/gamma/d' MISSION.md", "check": True}],
                                            "hang": True, "status": block()},
                                           work("alpha"), work("beta"), work("gamma", exit=True)])
     loop = background(repo)
@@ -863,6 +864,12 @@ def test_a_killed_iterations_change_to_the_judge_is_still_the_agents(repo: Path,
     s = state(repo)  # the run went on under the reverted config: the mission's boxes still counted
     assert (s["stop_reason"], s["iteration"]) == ("complete", 4)
     assert "- [ ]" not in (repo / "MISSION.md").read_text()
+    # the box the killed agent deleted is not the operator's edit: the next conclusion put it back
+    assert kinds_of(log(repo, 2)) == ["task_tampered"] and "- [x] gamma" in (repo / "MISSION.md").read_text()
+
+
+def kinds_of(entry: dict[str, Any]) -> list[str]:
+    return [d["kind"] for d in (entry.get("verification") or {}).get("discrepancies") or []]
 
 
 def test_every_stop_reason_names_how_to_go_on() -> None:
