@@ -23,7 +23,7 @@ FIELDS = {
                     scalar_ok=True),
     "max_items": Field("int", "Items listed; the rest are counted.", default=100, minimum=1),
 }
-# Written by dun itself (`dun iterate` creates it when missing): never the user's work to commit.
+# Written by dun itself (created when missing, refreshed when older than the running dun): never the user's work.
 DUN_OWN = frozenset({GITIGNORE})
 _XY_NAMES = {"M": "modified", "T": "type changed", "A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
 
@@ -82,7 +82,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         return set(paths) - set(match_files(paths, o["ignore"]))
 
     st["untracked"] = _without_dun_files(ctx, st["untracked"])
-    kept_changed = keep([p for p, _ in st["changed"]])
+    # dun's own .gitignore, refreshed by a newer dun, is not the user's work either
+    kept_changed = keep([p for p, _ in st["changed"] if p not in DUN_OWN])
     changed = [(p, what) for p, what in st["changed"] if p in kept_changed]
     untracked = sorted(keep(st["untracked"]))
     conflicts = sorted(keep(st["conflicts"]))

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import git, write
 
+from dun.store.store import gitignore_text
+
 DUN = str(Path(sys.executable).parent / "dun")
 BLOCK = """Implemented the parser and its tests.
 ---DUN_STATUS---
@@ -30,7 +32,7 @@ def dun(args: list[str], cwd: Path, stdin: str | bytes | None = None) -> subproc
 @pytest.fixture
 def project(repo: Path) -> Path:
     write(repo, ".dun/config.yaml", "plugins:\n  disabled: [python]\n")
-    write(repo, ".dun/.gitignore", "handoff.json\niterate.json\nstate.json\nlogs/\n")
+    write(repo, ".dun/.gitignore", gitignore_text())  # as `dun init` writes it: not refreshed (changed) by dun
     write(repo, "MISSION.md", "# M\n- [ ] write the parser\n- [ ] document it\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "project")
