@@ -27,7 +27,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
                           text=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a 2 MB tmpfs here ({done.stderr.strip() or 'not root'}); "
-                    "test_an_injected_enospc_stops_the_loop covers the same path")
+                    "a full disk is then untested here")
     try:
         yield mount
     finally:
@@ -70,19 +70,23 @@ def test_a_full_disk_stops_the_loop_and_freeing_space_resumes_it(small_disk: Pat
     assert len(calls(sc)) == 2
 
 
-def test_an_injected_enospc_stops_the_loop(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """/dev/full answers every write with ENOSPC: the agent's output file pointed at it fills "the disk"."""
+def test_a_link_planted_as_the_agents_output_file_is_refused(repo: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link where dun writes the agent's output (here to /dev/full, which once injected a full disk) is never
+    written through: the loop stops before the agent runs, naming the link (exit 2). The full disk itself is
+    test_a_full_disk_stops_the_loop_and_freeing_space_resumes_it's, on a real 2 MB tmpfs."""
     make_repo(repo, boxes=("alpha",))
     logs = repo / ".dun" / "logs"
     logs.mkdir(parents=True)
     os.symlink("/dev/full", logs / "iteration-1.out")
-    monkeypatch.setenv("DUN_FAKE_SCENARIO", str(write_scenario(tmp_path / "sc", [flood(1)])))
+    sc = write_scenario(tmp_path / "sc", [flood(1)])
+    monkeypatch.setenv("DUN_FAKE_SCENARIO", str(sc))
     done = dun(repo, "loop")
-    assert done.returncode == 1, done.stderr
-    assert "the disk is full (No space left on device" in done.stderr
-    s = state(repo)
-    assert (s["status"], s["stop_reason"]) == ("stopped", "disk_full")
-    assert not (repo / ".dun" / "cache" / "disk-reserve").exists()
+    assert done.returncode == 2, done.stderr
+    assert f"{logs / 'iteration-1.out'}: a link where dun expects a file or directory (it points to /dev/full)" \
+        in done.stderr
+    assert "Traceback" not in done.stderr
+    assert calls(sc) == [], "no agent ran"
 
 
 def test_output_past_the_cap_keeps_its_end_and_the_answer_parses(repo: Path, tmp_path: Path,
