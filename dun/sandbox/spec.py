@@ -14,6 +14,7 @@ PATH) stay visible read-only in the private /tmp.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import os
 import shutil
@@ -70,21 +71,31 @@ class SandboxSpec:
 
 
 def git_dirs(repo: Path) -> list[Path]:
-    """The repository's git directory and common directory (outside the work tree for worktrees and submodules)."""
+    """The repository's git directory and common directory (outside the work tree for worktrees and submodules).
+    Asked of git once per repository and process: a loop wraps a command every iteration, and where a
+    repository's git directories are does not change while it runs."""
+    found = _git_dirs(os.path.realpath(repo))
+    if not found:  # not a repository (yet): asked again next time
+        _git_dirs.cache_clear()
+    return list(found)
+
+
+@functools.lru_cache(maxsize=16)
+def _git_dirs(repo: str) -> tuple[Path, ...]:
     try:
         proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=repo,
                               capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL, check=False,
-                              env=neutral_env(str(repo)))
+                              env=neutral_env(repo))
     except (OSError, subprocess.SubprocessError):
-        return []
+        return ()
     if proc.returncode != 0:
-        return []
+        return ()
     out: list[Path] = []
     for line in proc.stdout.splitlines():
-        path = Path(os.path.realpath(repo / line)) if line.strip() else None
+        path = Path(os.path.realpath(os.path.join(repo, line))) if line.strip() else None
         if path is not None and path not in out:
             out.append(path)
-    return out
+    return tuple(out)
 
 
 def _home(spec: SandboxSpec) -> Path:
