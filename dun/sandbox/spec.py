@@ -141,11 +141,16 @@ def writable_paths(spec: SandboxSpec) -> list[Path]:
     home = _home(spec)
     candidates = [Path(os.path.realpath(spec.repo)), *git_dirs(spec.repo), *_state_candidates(spec, home)]
     candidates += [Path(os.path.expanduser(str(p))) for p in spec.writable]
-    out: list[Path] = []
-    for real in sorted({Path(os.path.realpath(p)) for p in candidates}, key=lambda p: (len(p.parts), str(p))):
-        if real.exists() and real != Path("/") and not any(real.is_relative_to(p) for p in out):
+    out: list[str] = []
+    for real in sorted({os.path.realpath(p) for p in candidates}, key=lambda p: (p.count("/"), p)):
+        if real != "/" and os.path.exists(real) and not under(real, out):
             out.append(real)  # a path under one already bound is writable through it
-    return out
+    return [Path(p) for p in out]
+
+
+def under(path: str, parents: list[str]) -> bool:
+    """Whether `path` (real, absolute) is one of `parents` or below one."""
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in parents)
 
 
 def judge_paths(spec: SandboxSpec, gits: list[Path] | None = None) -> list[Path]:
@@ -246,9 +251,9 @@ def prefix(spec: SandboxSpec, argv: list[str]) -> list[str]:
         out += ["--bind", str(path), str(path)]
     for gitdir in gits:  # a mount point cannot be renamed: the agent cannot swap in a git directory of its own
         out += ["--bind", str(gitdir), str(gitdir)]
-    reachable = [*writable, *readable]
+    reachable = [str(p) for p in (*writable, *readable)]
     for path in judge_paths(spec, gits):
-        if any(Path(os.path.realpath(path)).is_relative_to(p) for p in reachable):
+        if under(os.path.realpath(path), reachable):
             out += ["--ro-bind", str(path), str(path)]
     for path in spec.judge_writable:
         if path.exists():
