@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -101,6 +102,11 @@ def main(argv: list[str] | None = None, err: IO[str] | None = None) -> int:
     except SandboxError as exc:
         print(f"dun {exc}", file=stderr)
         return ExitCode.USAGE
+    wrapped = os.path.basename(line[0]) == "bwrap" and "--" in line
+    program = line[line.index("--") + 1] if wrapped else line[0]
+    if shutil.which(program) is None:  # bwrap would only say "execvp ...": the same one line as without it
+        print(f"dun sandbox: cannot run {program}: not found", file=stderr)
+        return EXIT_NOT_FOUND
     try:
         os.execvp(line[0], line)
     except OSError as exc:

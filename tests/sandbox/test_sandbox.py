@@ -223,3 +223,12 @@ def test_package_caches_of_installed_tools_are_made_and_bound(tmp_path: Path) ->
     binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
     assert {os.path.realpath(home / ".cache" / "go-build"), os.path.realpath(tmp_path / "modcache")} <= set(binds)
     assert os.path.realpath(home / ".cache") not in binds
+
+
+@needs_bwrap
+def test_dun_sandbox_says_in_one_line_when_the_command_is_missing(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run([sys.executable, "-m", "dun", "sandbox", "--mode", "bubblewrap", "--", str(tmp_path / "no")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 127
+    assert done.stderr == f"dun sandbox: cannot run {tmp_path / 'no'}: not found\n"
