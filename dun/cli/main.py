@@ -425,9 +425,11 @@ def task_cmd(task_id: str, path: str | None, prompt: bool) -> None:
 
 
 @cli.command("sandbox", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[--mode M] [--no-network] [--writable P]... -- CMD")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED,
+                metavar="[--loop] [--mode M] [--no-network] [--writable P]... [--repo DIR] -- CMD")
 def sandbox_cmd(args: tuple[str, ...]) -> None:
-    """Run CMD in the agent's OS sandbox (bubblewrap): for scripts/dun-loop.sh and other drivers."""
+    """Run CMD in the agent's OS sandbox (bubblewrap): for scripts/dun-loop.sh and other drivers. --loop: as
+    `dun loop` runs its agent (the config's mode, network and writable paths; the guard wired into claude)."""
     from dun.sandbox import main as sandbox_main
 
     _exit(sandbox_main(list(args)))

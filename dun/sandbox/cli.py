@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 from dun.core.gitsafe import neutral_env
 from dun.core.kinds import ExitCode
@@ -22,8 +22,15 @@ from dun.sandbox.spec import SandboxSpec, wrap
 EXIT_NOT_FOUND = 127
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """Bad usage is one line (SandboxError, exit 2), not argparse's usage block."""
+        raise SandboxError(f"sandbox: {message} (dun sandbox [--loop] [--mode M] [--no-network] [--writable P]... "
+                           "-- CMD [ARGS...])")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dun sandbox", description="Run a command in dun's OS sandbox.")
+    p = _Parser(prog="dun sandbox", description="Run a command in dun's OS sandbox.")
     p.add_argument("--loop", action="store_true",
                    help="as dun loop runs its agent: mode, network and writable paths from the config; the guard")
     p.add_argument("--mode", choices=MODES, default=None)

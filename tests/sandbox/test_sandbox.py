@@ -232,3 +232,10 @@ def test_dun_sandbox_says_in_one_line_when_the_command_is_missing(tmp_path: Path
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 127
     assert done.stderr == f"dun sandbox: cannot run {tmp_path / 'no'}: not found\n"
+
+
+def test_dun_sandbox_bad_usage_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "dun", "sandbox", "--mode", "bogus", "--", "true"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "invalid choice: 'bogus'" in done.stderr, done.stderr
