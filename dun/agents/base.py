@@ -67,6 +67,14 @@ def project_env(req: AgentRequest) -> dict[str, str]:
     return {"PWD": str(req.root)}
 
 
+def guard_command() -> str:
+    """`dun guard` as a shell command for a CLI's PreToolUse hook: this interpreter, whatever is on PATH."""
+    import shlex
+    import sys
+
+    return f"{shlex.quote(sys.executable)} -m dun guard"
+
+
 def binary(config: dict[str, Any], default: str) -> list[str]:
     """`agent.command` replaces the adapter's default binary (a wrapper, a pinned install)."""
     command = config.get("command") or []

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import copy
 import os
-import shlex
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dun.agents.base import AgentAdapter, AgentRequest, Invocation
+from dun.agents.base import AgentAdapter, AgentRequest, Invocation, guard_command
 from dun.agents.registry import agent_adapters
 from dun.agents.runner import output_tail, process_start_time, stop_recorded_agent
 from dun.answer.handoff import record_iterate
@@ -111,16 +109,17 @@ class Engine:
         self.state: LoopState = new_state()
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.shared = shared_limits_for(cfg)
-        self.sandbox, self.sandbox_note = self._sandbox_mode()
-
-    def _sandbox_mode(self) -> tuple[str, str | None]:
-        """The OS sandbox in effect ("bubblewrap" or "off") for the agent and the checks that judge it, and the
-        start line's note; a sandbox that was required and cannot run is a config error before the run starts.
-        The shell driver wraps its own agent (`dun sandbox -- CMD`); its checks are confined here alike."""
+        # the OS sandbox in effect for the agent and the checks that judge it (a sandbox that was required and
+        # cannot run is a config error before the run starts); the shell driver wraps its own agent
+        # (`dun sandbox --loop -- CMD`), its checks are confined here alike
         self.protection = confinement.resolve(self.cfg)
         if self.protection.mode == "bubblewrap":
             confinement.confine_checks(self.session, self.cfg, self.store.cache_dir)
-        return self.protection.mode, self.protection.note
+
+    @property
+    def sandbox(self) -> str:
+        """"bubblewrap" or "off"."""
+        return self.protection.mode
 
     def confine(self, inv: Invocation) -> Invocation:
         """The invocation run inside the sandbox, when there is one."""
@@ -187,8 +186,7 @@ class Engine:
         was = previous["circuit"] if previous is not None else breaker.new_circuit()
         if fresh and was.get("state") == breaker.OPEN:
             self.say(f"--fresh: a new run with a closed circuit (it was OPEN: {was.get('reason')})")
-        if self.sandbox_note:
-            self.say(self.sandbox_note)
+        self.say(self.protection.note)
         if new_run:
             if previous is not None or self._stray_logs():
                 target = self.store.archive_run(previous["run_id"] if previous else None)
@@ -330,7 +328,7 @@ class Engine:
     def request(self, prompt: str, prompt_file: Path, wire_guard: bool = True) -> AgentRequest:
         guard = None
         if wire_guard and self.cfg["guard"]["enabled"]:
-            guard = f"{shlex.quote(sys.executable)} -m dun guard"
+            guard = guard_command()
         budget = call_cap(self.state, self.cfg)
         return AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.session.root, guard,
                             self.store.cache_dir, os_sandboxed=self.sandbox == "bubblewrap")

@@ -78,10 +78,7 @@ def _as_the_loop(repo: Path, mode: str | None, command: list[str],
                  writable: list[Path]) -> tuple[str, bool, list[Path], list[str], tuple[Path, ...]]:
     """What `dun loop` would use for this repository: (mode, network, writable paths, the command with the guard
     wired into claude, the agent's own directory under .dun/cache/)."""
-    import shlex
-    import sys
-
-    from dun.agents.base import AgentRequest
+    from dun.agents.base import AgentRequest, guard_command
     from dun.agents.claude import guard_settings
     from dun.engine.session import open_session
     from dun.store.store import Store
@@ -90,8 +87,7 @@ def _as_the_loop(repo: Path, mode: str | None, command: list[str],
     store = Store(repo)
     name = Path(command[0]).name
     if name == "claude" and session.config.get("guard.enabled") and "--settings" not in command:
-        guard = f"{shlex.quote(sys.executable)} -m dun guard"
-        req = AgentRequest("", store.cache_dir / "shell.prompt.md", {}, None, repo, guard, store.cache_dir)
+        req = AgentRequest("", store.cache_dir / "shell.prompt.md", {}, None, repo, guard_command(), store.cache_dir)
         settings = guard_settings(req)
         if settings is not None:
             command = [*command, "--settings", str(settings)]
