@@ -16,7 +16,8 @@ Import-light (os only): dun/entry.py starts git before the rest of dun loads.
 from __future__ import annotations
 
 import os
-import stat
+
+from dun.core.regularfile import read_regular
 
 # Settings under which git would run a program: each pinned to a value that runs nothing.
 NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
@@ -172,20 +173,10 @@ def _header(header: str) -> tuple[str, str | None]:
 
 def _read_small(path: str) -> str:
     """A config file's text; empty when missing, unreadable, not a regular file, or over the cap (a FIFO or
-    /dev/zero planted as a config file never blocks dun)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return ""
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CONFIG_BYTES:
-            return ""
-        return os.read(fd, MAX_CONFIG_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
+    /dev/zero planted as a config file never blocks dun). Links are followed: a ~/.gitconfig linked from a
+    dotfiles repository is the user's config."""
+    data = read_regular(path, MAX_CONFIG_BYTES, follow=True)
+    return data.decode("utf-8", "replace") if data is not None else ""
 
 
 def remove_planted_commondir(root: str) -> str | None:

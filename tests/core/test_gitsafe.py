@@ -182,3 +182,12 @@ def test_user_config_pairs_are_kept(repo: Path) -> None:
     proc = subprocess.run(["git", "config", "user.name"], cwd=repo, env=env, capture_output=True, text=True,
                           check=False)
     assert proc.stdout.strip() == "someone"
+
+
+def test_a_linked_user_config_is_read(repo: Path, tmp_path: Path) -> None:
+    """~/.gitconfig linked from a dotfiles repository is the user's config: its filters are found (and switched
+    off) like any other's; cache files are never read through links, config files are."""
+    home = Path(os.environ["HOME"])
+    dotfiles = write(tmp_path, "dotfiles/gitconfig", '[filter "lfs"]\n\tclean = git-lfs clean -- %f\n')
+    (home / ".gitconfig").symlink_to(dotfiles)
+    assert "lfs" in filter_drivers(str(repo), dict(os.environ))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
 
 from dun.core.cache import VERSION
+from dun.core.regularfile import read_regular
 
 TYPE_CHECKING = False  # not typing's: this module loads before everything else
 if TYPE_CHECKING:
@@ -23,35 +23,6 @@ if TYPE_CHECKING:
 
 MAGIC = "dun-cache"
 DEFAULT_CAP = 128 * 1024 * 1024  # far beyond a 50,000-file repository's largest cache (a few MB)
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def read_regular(path: str, cap: int = DEFAULT_CAP) -> bytes | None:
-    """The bytes of `path` when it is a regular file (not a link) of at most `cap` bytes; None otherwise."""
-    try:
-        fd = os.open(path, _FLAGS)
-    except (OSError, ValueError):
-        return None  # missing, a link (ELOOP), unreadable
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
-            return None
-        chunks = []
-        left = st.st_size + 1  # one byte more: a file growing while read is a miss
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= st.st_size else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 class CacheFile:
     """One cache file of kind `kind` at `path`."""
 
