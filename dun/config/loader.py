@@ -17,7 +17,7 @@ from dun.core.textfiles import read_bytes
 from dun.store import layout
 
 if TYPE_CHECKING:
-    from dun.config.sections import Iterate
+    from dun.config.sections import Settings
 
 CONFIG_FIELDS: dict[str, Field] = {
     "check": Field("map", "How `dun check` runs.", fields={
@@ -211,12 +211,15 @@ class Config:
     fields: dict[str, Field] = field(default_factory=dict)
 
     @cached_property
-    def iterate(self) -> Iterate:
-        from dun.config.sections import Iterate  # made on first use: `dun check` reads no typed section yet
+    def settings(self) -> Settings:
+        """dun's sections, typed (dun/config/sections.py), built once on first use."""
+        from dun.config.sections import build
 
-        return Iterate(**self.values["iterate"])
+        return build(self.values, CONFIG_FIELDS)
 
     def get(self, dotted: str) -> Any:
+        """One key, untyped: `dun check` reads its few keys this way, since making the typed sections' classes costs
+        it more (a few ms) than all its config reading; every other reader uses `settings`."""
         node: Any = self.values
         for part in dotted.split("."):
             node = node[part]

@@ -21,6 +21,7 @@ from dun.engine.manager import make_manager, merged_mapping
 from dun.engine.model import Report
 
 if TYPE_CHECKING:
+    from dun.config.sections import Settings
     from dun.engine.reuse import ResultCache
     from dun.store.store import Store
 
@@ -41,6 +42,11 @@ class Session:
     @property
     def root(self) -> Path:
         return self.repo.root
+
+    @property
+    def settings(self) -> Settings:
+        """The config's sections, typed (built on first use: `dun check` reads only its own)."""
+        return self.config.settings
 
     @cached_property
     def store(self) -> Store:

@@ -217,7 +217,7 @@ class Engine:
         ledger = tasks.load(self.session.root)
         if ledger is not None and not ledger[1]:
             what = f"{', '.join(ledger[0])} has no boxes (`- [ ] ...` lines)" if ledger[0] else \
-                f"there is no mission file ({self.session.config.iterate.mission_file})"
+                f"there is no mission file ({self.session.settings.iterate.mission_file})"
             self.say(f"warning: {what}: the mission gives the loop no work, only the other checks decide 'done'")
 
     def _stray_logs(self) -> bool:

@@ -19,7 +19,7 @@ from dun.store.store import Store
 
 
 def mission_section(session: Session) -> str:
-    rel = session.config.iterate.mission_file
+    rel = session.settings.iterate.mission_file
     text, problem = read_text(session.root / rel, root=session.root)
     if text is None:
         return "" if "No such file" in problem else f"({rel} could not be read: {problem})"
@@ -121,7 +121,7 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
                  settings: Iterate | None = None) -> Prompt:
     """`dun iterate`'s prompt: the mission, the handoff, git, the loop's numbers and every actionable item.
     `settings`: the config's `iterate:` with the command's flags on top."""
-    settings = settings or session.config.iterate
+    settings = settings or session.settings.iterate
     mode = settings.automation
     if mode not in MODES:
         raise UsageError(f"unknown automation mode '{mode}'; choose from {', '.join(MODES)}")

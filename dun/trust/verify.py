@@ -20,7 +20,7 @@ def mission_files(session: Session) -> list[str]:
 
     ctx = session.context()
     patterns = [f for c in session.catalog().checks if c.type == "checkboxes" for f in c.options.get("files", [])]
-    patterns.append(session.config.iterate.mission_file)
+    patterns.append(session.settings.iterate.mission_file)
     return mission_paths(ctx, list(dict.fromkeys(patterns)))
 
 

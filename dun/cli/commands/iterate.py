@@ -59,7 +59,7 @@ def run_iterate(opts: IterateOptions) -> int:
         sys.stdout.write(json.dumps(data) + "\n" if opts.format == "json" else ALL_PASS)
         return ExitCode.OK
     git_thread.join()
-    settings = session.config.iterate  # the flags on top
+    settings = session.settings.iterate  # the flags on top
     if opts.automation:  # one of the modes (the flag's choices); build_prompt says so otherwise
         settings = replace(settings, automation=cast(Automation, opts.automation))
     if opts.max_prompt_chars:

@@ -111,7 +111,7 @@ def focused_prompt(session: Session, result: CheckResult, item: Item | None) -> 
 
     shown = result if item is None else dataclasses.replace(result, items=[item])
     work = render_entry(1, Entry(shown, len(shown.items), True))
-    mode = session.config.iterate.automation
+    mode = session.settings.iterate.automation
     sections = {"mission": mission_section(session), "work": work,
                 "instructions": template(session.root, f"instructions/{mode}.md"),
                 "status_template": template(session.root, "status-block.md")}
