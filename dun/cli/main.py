@@ -243,12 +243,16 @@ def config_get(key: str, path: str | None) -> None:
 @click.option("--parallel", type=click.IntRange(min=1), default=2, show_default=True,
               help="github-matrix: jobs at once (max-parallel).")
 @click.option("--agents-md", is_flag=True, help="Also write the dun section of AGENTS.md (how agents use dun).")
+@click.option("--mission", metavar="NAME", help="MISSION.md from a mission template (implementation, research, "
+              "survey, deepdive, tests, docs, or your own) and its checks in .dun/plugins/mission-NAME.yaml.")
+@click.option("--mission-dir", type=click.Path(file_okay=False), help="With --mission: your own templates "
+              "directory, searched first (default: missions.dir, then ~/.config/dun/missions/).")
 def init_cmd(path: str | None, force: bool, ci: str | None, schedule: str | None, budget: float,
-             parallel: int, agents_md: bool) -> None:
+             parallel: int, agents_md: bool, mission: str | None, mission_dir: str | None) -> None:
     """Scaffold .dun/config.yaml, an example plugin and MISSION.md (or, with --ci, a CI workflow)."""
     from dun.cli.commands.init import run_init
 
-    _exit(run_init(path, force, ci, schedule, budget, parallel, agents_md))
+    _exit(run_init(path, force, ci, schedule, budget, parallel, agents_md, mission, mission_dir))
 
 
 REPO_OPT = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")

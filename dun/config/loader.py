@@ -37,6 +37,11 @@ CONFIG_FIELDS: dict[str, Field] = {
         "items_per_check": Field("int", "Items listed per check before the rest fold into a count.", default=20,
                                  minimum=1),
     }),
+    "missions": Field("map", "Mission templates (`dun init --mission NAME`).", fields={
+        "dir": Field("str", "Your own mission templates (a directory NAME/ per template with MISSION.md and "
+                            "optionally checks.yaml), relative to the root, `~` expanded; searched before "
+                            "~/.config/dun/missions/ and dun's.", default=None),
+    }),
     "loop": Field("map", "Limits and pacing of `dun loop`.", fields={
         "sandbox": Field("str", "Run the agent in an OS sandbox (docs/protection.md): auto uses bubblewrap where it "
                                 "can run and says so when it cannot; bubblewrap requires it (exit 2 when it cannot "

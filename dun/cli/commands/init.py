@@ -7,6 +7,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dun import __version__
 from dun.core.atomic import write_text_atomic
@@ -16,6 +17,9 @@ from dun.core.kinds import ExitCode
 from dun.core.resources import data_dir
 from dun.store.layout import CONFIG, GITIGNORE, PLUGINS
 from dun.store.store import refresh_gitignore
+
+if TYPE_CHECKING:
+    from dun.missions import Rendered
 
 # template name -> path in the repo
 SCAFFOLD = {
@@ -30,21 +34,32 @@ _CRON_FIELD = re.compile(r"^[0-9*/,\-]+$")
 
 
 def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str | None = None,
-             budget: float = 5.0, parallel: int = 2, agents_md: bool = False) -> int:
+             budget: float = 5.0, parallel: int = 2, agents_md: bool = False, mission: str | None = None,
+             mission_dir: str | None = None) -> int:
     """Write what is missing of the scaffold and keep what exists (`--force` replaces it, keeping a backup);
-    works in a repository any other dun command has already touched."""
+    works in a repository any other dun command has already touched. With `mission`, MISSION.md comes from that
+    mission template and its checks go to `.dun/plugins/mission-NAME.yaml`."""
     root = find_repo(path).root
     if ci is not None:
         return _init_ci(root, ci, force, schedule, budget, parallel)
     if schedule is not None:
         raise UsageError("--schedule goes with --ci")
+    if mission_dir is not None and mission is None:
+        raise UsageError("--mission-dir goes with --mission")
+    rendered = render_mission(root, mission, mission_dir) if mission is not None else None
     if agents_md:
         from dun.cli.commands.agents_md import AGENTS_FILE, write_agents_section
 
         sys.stdout.write(f"{write_agents_section(root)} {AGENTS_FILE} (the dun section)\n")
     templates = data_dir("templates")
+    texts = {rel: (templates / name).read_text(encoding="utf-8") for name, rel in SCAFFOLD.items()
+             if rel != GITIGNORE}
+    if rendered is not None:
+        texts["MISSION.md"] = rendered.mission
+        if rendered.manifest is not None:
+            texts[rendered.manifest_rel] = rendered.manifest
     kept = []
-    for name, rel in SCAFFOLD.items():
+    for rel in [*SCAFFOLD.values(), *(r for r in texts if r not in SCAFFOLD.values())]:
         dest = root / rel
         if rel == GITIGNORE:  # dun's own file: brought up to date, a person's lines kept
             written = refresh_gitignore(dest)
@@ -54,28 +69,61 @@ def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str
                 kept.append(rel)
                 continue
             sys.stdout.write(f"replaced {rel} (the previous one is {_backup(dest).relative_to(root)})\n")
-            _copy(templates / name, dest)
+            _write(texts[rel], dest)
         else:
-            _copy(templates / name, dest)
+            _write(texts[rel], dest)
             sys.stdout.write(f"wrote {rel}\n")
     if kept:
         sys.stdout.write(f"kept {', '.join(kept)} (yours; --force replaces them, keeping a backup)\n")
-    mission = root / "MISSION.md"
-    if mission.is_file() and not _has_boxes(root, "MISSION.md"):
+    if rendered is not None and "MISSION.md" in kept:
+        sys.stdout.write(f"note: the {rendered.name} mission is not in the MISSION.md kept: its checks ask for what "
+                         "the template's MISSION.md describes (--force writes it, keeping yours as MISSION.md.bak)\n")
+    if (root / "MISSION.md").is_file() and not _has_boxes(root, "MISSION.md"):
         sys.stdout.write("note: MISSION.md has no boxes yet (`- [ ] ...` lines): until it has, the mission gives "
                          "the loop no work\n")
     from dun.checks.ecosystems import init_report  # which built-in checks apply here (issue 25)
 
     sys.stdout.writelines(init_report(root))
-    sys.stdout.write("next: edit MISSION.md and .dun/plugins/example.yaml, then run `dun check`\n")
+    if rendered is not None and rendered.manifest is not None:
+        sys.stdout.write(f"next: edit MISSION.md (the topic, the tasks) and the targets in {rendered.manifest_rel}, "
+                         "then run `dun check`\n")
+    else:
+        sys.stdout.write("next: edit MISSION.md and .dun/plugins/example.yaml, then run `dun check`\n")
     return ExitCode.OK
 
 
-def _copy(src: Path, dest: Path) -> None:
+def _write(text: str, dest: Path) -> None:
     if dest.is_symlink():
         dest.unlink()  # replaced, never written through
-    write_text_atomic(dest, src.read_text(encoding="utf-8"))
+    write_text_atomic(dest, text)
     os.chmod(dest, 0o644)
+
+
+def render_mission(root: Path, name: str, mission_dir: str | None,
+                   variables: dict[str, str] | None = None) -> Rendered:
+    """Mission template `name` rendered, looked up in `--mission-dir` (else the config's `missions.dir`), the
+    user's templates and dun's."""
+    from dun.missions import render
+
+    return render(name, variables, mission_dirs(root, mission_dir))
+
+
+def mission_dirs(root: Path, mission_dir: str | None) -> list[Path]:
+    """The template directories named by `--mission-dir` or, without it, by the config key `missions.dir`."""
+    if mission_dir is not None:
+        chosen = Path(mission_dir).expanduser()
+        if not chosen.is_dir():
+            raise UsageError(f"--mission-dir {mission_dir}: not a directory")
+        return [chosen]
+    from dun.config.loader import load_config
+
+    configured = load_config(root).values["missions"]["dir"]
+    if configured is None:
+        return []
+    chosen = root / Path(configured).expanduser()
+    if not chosen.is_dir():
+        raise UsageError(f"missions.dir {configured}: not a directory")
+    return [chosen]
 
 
 def _backup(path: Path) -> Path:

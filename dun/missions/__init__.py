@@ -1,0 +1,114 @@
+"""Mission templates: a MISSION.md and the manifest of checks that hold it to its success criteria.
+
+A template is a directory `NAME/` holding `MISSION.md` and, optionally, `checks.yaml` (a manifest written to
+`.dun/plugins/mission-NAME.yaml`). dun ships six (templates/missions/); a user's own directories come first, so a
+template of the same name replaces the built-in one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dun.core.errors import UsageError
+from dun.core.resources import data_dir, user_config_dir
+from dun.core.textfiles import read_text
+
+BUILTIN = ("implementation", "research", "survey", "deepdive", "tests", "docs")
+MISSION_FILE = "MISSION.md"
+CHECKS_FILE = "checks.yaml"
+MAX_TEMPLATE_BYTES = 256 * 1024
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# What a placeholder of a MISSION.md may name. A manifest may name only `slug`: the others hold free text (a paper's
+# title from a feed) that could break the YAML or add a check.
+DEFAULTS = {
+    "topic": "TOPIC (replace it)",
+    "slug": "paper",
+    "paper_id": "(the paper's id)",
+    "paper_title": "the paper (replace with its title)",
+    "paper_authors": "(its authors)",
+    "paper_link": "(a link to it)",
+    "paper_published": "(when it appeared)",
+    "paper_summary": "(its abstract)",
+}
+MANIFEST_VARIABLES = ("slug",)
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered template: the mission's text and, when the template has checks, the manifest's."""
+
+    name: str
+    source: Path
+    mission: str
+    manifest: str | None
+
+    @property
+    def manifest_rel(self) -> str:
+        """Where the manifest goes, relative to the repository root."""
+        from dun.store.layout import PLUGINS
+
+        return f"{PLUGINS}/mission-{self.name}.yaml"
+
+
+def user_dir() -> Path:
+    """`$XDG_CONFIG_HOME/dun/missions/` (default ~/.config/dun/missions/): the user's own templates."""
+    return user_config_dir() / "missions"
+
+
+def search_path(extra: list[Path] | None = None) -> list[Path]:
+    """Where templates are looked up, first match wins: `extra` (--mission-dir, missions.dir), the user's, dun's."""
+    return [*(extra or []), user_dir(), data_dir("templates") / "missions"]
+
+
+def available(extra: list[Path] | None = None) -> list[str]:
+    """Every template name on the search path, sorted."""
+    names: set[str] = set()
+    for base in search_path(extra):
+        if base.is_dir():
+            names.update(p.name for p in base.iterdir() if (p / MISSION_FILE).is_file() and _NAME.match(p.name))
+    return sorted(names)
+
+
+def find(name: str, extra: list[Path] | None = None) -> Path:
+    """The template directory called `name`; UsageError naming the choices when there is none."""
+    if not _NAME.match(name):
+        raise UsageError(f"mission template name {name!r}: letters, digits, '_', '.', '-' only")
+    for base in search_path(extra):
+        if (base / name / MISSION_FILE).is_file():
+            return base / name
+    choices = ", ".join(available(extra))
+    raise UsageError(f"unknown mission template '{name}'; choose from {choices}")
+
+
+def slugify(text: str, limit: int = 60) -> str:
+    """A file-name-safe form of `text`: lowercase letters, digits and '-'."""
+    slug = _SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-")
+    return slug or "mission"
+
+
+def render(name: str, variables: dict[str, str] | None = None, extra: list[Path] | None = None) -> Rendered:
+    """Fill the template's placeholders (`{{name}}`) with `variables` over DEFAULTS; an unknown placeholder is a
+    UsageError naming the file and line, never left for the agent to puzzle over."""
+    directory = find(name, extra)
+    values = {**DEFAULTS, **(variables or {})}
+    values["slug"] = slugify(values["slug"])
+    mission = _fill(directory / MISSION_FILE, values, tuple(DEFAULTS))
+    checks = directory / CHECKS_FILE
+    manifest = _fill(checks, values, MANIFEST_VARIABLES) if checks.is_file() else None
+    return Rendered(name=name, source=directory, mission=mission, manifest=manifest)
+
+
+def _fill(path: Path, values: dict[str, str], allowed: tuple[str, ...]) -> str:
+    text, problem = read_text(path, limit=MAX_TEMPLATE_BYTES)
+    if text is None:
+        raise UsageError(f"{path}: cannot read the template: {problem}")
+    for number, line in enumerate(text.splitlines(), start=1):
+        for match in _PLACEHOLDER.finditer(line):
+            if match[1] not in allowed:
+                raise UsageError(f"{path}:{number}: unknown placeholder {match[0]} (known here: "
+                                 f"{', '.join('{{' + a + '}}' for a in allowed)})")
+    return _PLACEHOLDER.sub(lambda m: values[m[1]], text)

@@ -1,0 +1,143 @@
+"""Mission templates (`dun init --mission NAME`): each renders, its manifest loads in `dun check` with no error, its
+checks fail until the work is done, and a scripted agent doing the work drives `dun loop` to `complete`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git, write
+from fake_agent import FAKE_COMMAND, block, write_scenario
+
+from dun.checks.readers.markdown import parse_boxes
+from dun.missions import BUILTIN, render
+
+DUN = [sys.executable, "-m", "dun"]
+
+
+def sources(n: int) -> str:
+    return "".join(f'[{i}]: https://example.org/paper/{i} "Work {i}, 2025"\n' for i in range(1, n + 1))
+
+
+def cites(n: int) -> str:
+    return "".join(f"- Finding {i} rests on [{i % 8 + 1}].\n" for i in range(n))
+
+
+# template -> files an agent writes that meet every success criterion of its checks
+WORK: dict[str, dict[str, str]] = {
+    "implementation": {"docs/design.md": "# Design\n\nOne part.\n", "CHANGELOG.md": "# Changes\n\n- Added greet.\n",
+                       "README.md": "# demo\n\nRun greet.\n"},
+    "research": {"research/REPORT.md": "# Report\n\n## Question\n\n## Background\n\n" + cites(10)
+                 + "\n## Findings\n\n## Evidence\n\n## Open questions\n\n## Sources\n\n" + sources(8)},
+    "survey": {"survey/SURVEY.md": "# Survey\n\n### Group A\n\n### Group B\n\n### Group C\n\n"
+               + "| ref | method |\n|---|---|\n" + "".join(f"| [{i}] | m{i} |\n" for i in range(1, 11))
+               + "\n## Gaps\n\n## Sources\n\n" + sources(20)},
+    "deepdive": {"deepdive/paper.md": "# Notes\n\n" + "".join(f"## {s}\n\ntext\n\n" for s in (
+        "Summary", "Contributions", "Method", "Results", "Limitations", "Reproduction", "Related work"))
+                 + "".join(f"- Claim: c{i} - evidence: table {i}\n" for i in range(5)) + "\n" + sources(5)
+                 + "\nVerdict: try - small and cheap to reproduce\n"},
+    "tests": {"docs/test-plan.md": "".join(f"- [core] behaviour {i} - test: tests/test_{i % 5}.py::test_{i}\n"
+                                           for i in range(10)),
+              **{f"tests/test_{i}.py": f"def test_{i}():\n    assert True\n" for i in range(5)}},
+    "docs": {"README.md": "# demo\n\n" + "".join(f"## {s}\n\ntext\n\n" for s in (
+        "Install", "Quick start", "Usage", "Configuration", "Troubleshooting")),
+             "docs/index.md": "# Docs\n\n- [a](a.md)\n- [b](b.md)\n", "docs/a.md": "# A\n", "docs/b.md": "# B\n"},
+}
+
+
+def dun(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*DUN, *args], cwd=repo, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
+
+
+def mission_checks(repo: Path) -> dict[str, str]:
+    """Each check of the mission's manifest and the built-in mission-boxes, with its status."""
+    report = json.loads(dun(repo, "check", "--format", "json").stdout)
+    wanted = {c["id"] for c in report["checks"] if c["plugin"].startswith("mission")}
+    return {c["id"]: c["status"] for c in report["checks"] if c["id"] in wanted}
+
+
+def test_every_builtin_template_renders_without_a_placeholder_left() -> None:
+    for name in BUILTIN:
+        rendered = render(name)
+        assert "{{" not in rendered.mission and parse_boxes(rendered.mission, "MISSION.md"), name
+        assert rendered.manifest is not None and f"id: mission-{name}\n" in rendered.manifest, name
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_a_template_drives_a_scripted_loop_to_complete(name: str, repo: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    init = dun(repo, "init", "--mission", name)
+    assert init.returncode == 0, init.stderr
+    assert f"wrote .dun/plugins/mission-{name}.yaml" in init.stdout
+    config: dict[str, Any] = {
+        "plugins": {"disabled": ["python", "example"]},
+        "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"},
+        "loop": {"cooldown_s": 0, "iteration_timeout_s": 30, "sandbox": "off", "max_iterations": 4},
+    }
+    write(repo, ".dun/config.yaml", json.dumps(config) + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", f"{name} mission")
+
+    before = mission_checks(repo)  # the manifest loads (exit 2 would leave no JSON) and holds the work back
+    # every check that asks for output fails; the ones that forbid something (duplicates, placeholders) pass
+    wanted = [c for c in before if not c.endswith("-unique") and "-no-" not in c]
+    assert len(wanted) >= 3 and all(before[c] == "fail" for c in wanted), before
+
+    text = (repo / "MISSION.md").read_text(encoding="utf-8")
+    boxes = [b for b in parse_boxes(text, "MISSION.md") if not b.optional]
+    actions: list[dict[str, Any]] = [{"write": rel, "content": body} for rel, body in WORK[name].items()]
+    actions += [{"tick": "MISSION.md", "box": b.text} for b in boxes]
+    step = {"actions": [*actions, {"commit": f"Do the {name} mission"}],
+            "status": block(task="mission-boxes", files=len(WORK[name]) + 1, exit=True), "cost_usd": 0.1}
+    monkeypatch.setenv("DUN_FAKE_SCENARIO", str(write_scenario(tmp_path / "sc", [step])))
+    done = dun(repo, "loop")
+    assert "Traceback" not in done.stderr and "scenario error" not in done.stderr, done.stderr
+    state = json.loads((repo / ".dun/state.json").read_text(encoding="utf-8"))
+    assert (done.returncode, state["stop_reason"]) == (0, "complete"), done.stderr
+    assert set(mission_checks(repo).values()) == {"pass"}
+
+
+@pytest.mark.parametrize(("name", "rel", "cut", "check"), [
+    ("research", "research/REPORT.md", "[8]: ", "research-sources"),
+    ("survey", "survey/SURVEY.md", "| [10] |", "survey-table"),
+    ("deepdive", "deepdive/paper.md", "- Claim: c4", "deepdive-claims"),
+])
+def test_a_depth_or_source_target_missed_by_one_fails_its_check(name: str, rel: str, cut: str, check: str,
+                                                                repo: Path) -> None:
+    assert dun(repo, "init", "--mission", name).returncode == 0
+    body = "".join(line for line in WORK[name][rel].splitlines(keepends=True) if not line.startswith(cut))
+    write(repo, rel, body)
+    assert mission_checks(repo)[check] == "fail"
+    write(repo, rel, WORK[name][rel])
+    assert mission_checks(repo)[check] == "pass"
+
+
+def test_a_users_template_directory_comes_first_and_its_typos_are_one_line(repo: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    write(mine, "research/MISSION.md", "# My research: {{topic}}\n\n- [ ] Read three papers\n")
+    write(mine, "triage/MISSION.md", "# Triage\n\n- [ ] Sort the {{nonsense}}\n")
+    write(repo, "MISSION.md", "# Mine\n\n- [ ] keep me\n")
+    kept = dun(repo, "init", "--mission", "research")
+    assert kept.returncode == 0 and "note: the research mission is not in the MISSION.md kept" in kept.stdout
+    assert (repo / "MISSION.md").read_text() == "# Mine\n\n- [ ] keep me\n"
+    (repo / "MISSION.md").unlink()
+    (repo / ".dun/plugins/mission-research.yaml").unlink()
+    done = dun(repo, "init", "--mission", "research", "--mission-dir", str(mine))
+    assert done.returncode == 0, done.stderr
+    assert (repo / "MISSION.md").read_text().startswith("# My research: TOPIC")
+    assert not (repo / ".dun/plugins/mission-research.yaml").exists()  # no checks.yaml: no manifest
+    bad = dun(repo, "init", "--force", "--mission", "triage", "--mission-dir", str(mine))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    assert "triage/MISSION.md:3: unknown placeholder {{nonsense}}" in bad.stderr
+    unknown = dun(repo, "init", "--mission", "nope")
+    assert unknown.returncode == 2 and "choose from deepdive, docs, implementation, research, survey, tests" \
+        in unknown.stderr
+    # the config key names the directory when the flag does not
+    write(repo, ".dun/config.yaml", json.dumps({"missions": {"dir": str(mine)}}) + "\n")
+    forced = dun(repo, "init", "--force", "--mission", "research")
+    assert forced.returncode == 0 and "replaced MISSION.md (the previous one is MISSION.md.bak)" in forced.stdout
