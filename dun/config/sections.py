@@ -41,6 +41,13 @@ class Iterate:
 
 
 @dataclass(frozen=True)
+class Missions:
+    """`missions:`, where `dun init --mission NAME` finds your own templates."""
+
+    dir: str | None
+
+
+@dataclass(frozen=True)
 class Loop:
     """`loop:`, the limits and pacing of `dun loop`."""
 
@@ -194,6 +201,7 @@ class Settings:
 
     check: Check
     iterate: Iterate
+    missions: Missions
     loop: Loop
     circuit: Circuit
     trust: Trust
@@ -238,7 +246,7 @@ def frozen(value: object, spec: Field) -> object:
     return value
 
 
-SECTIONS: dict[str, type] = {"check": Check, "iterate": Iterate, "loop": Loop, "circuit": Circuit, "trust": Trust,
-                             "agent": Agent, "sandbox": Sandbox, "gate": Gate, "guard": Guard, "service": Service,
-                             "fleet": Fleet, "review": Review, "notify": Notify, "secrets": Secrets,
-                             "plugins": Plugins}
+SECTIONS: dict[str, type] = {"check": Check, "iterate": Iterate, "missions": Missions, "loop": Loop,
+                             "circuit": Circuit, "trust": Trust, "agent": Agent, "sandbox": Sandbox, "gate": Gate,
+                             "guard": Guard, "service": Service, "fleet": Fleet, "review": Review, "notify": Notify,
+                             "secrets": Secrets, "plugins": Plugins}

@@ -117,7 +117,7 @@ def mission_dirs(root: Path, mission_dir: str | None) -> list[Path]:
         return [chosen]
     from dun.config.loader import load_config
 
-    configured = load_config(root).values["missions"]["dir"]
+    configured = load_config(root).settings.missions.dir
     if configured is None:
         return []
     chosen = root / Path(configured).expanduser()
