@@ -18,7 +18,9 @@ STEP keys (all optional):
                     {"tick": path, "box": substring}   {"untick": path, "box": substring}   (markdown checkboxes)
                     {"commit": message, "allow_empty": bool}   (git add -A; git commit as fake-agent)
                     {"run": shell command, "check": bool}   (output goes to stderr; check=true: failure is fatal)
-                    {"sleep": seconds}
+                    {"sleep": seconds}   {"say": text}   (an assistant message streamed at that point)
+                    {"wait_for": path, "timeout": seconds (default 30)}   (until the test creates the file: a test
+                     steps the agent through what a watcher must see; a timeout is a scenario error)
   status          dict of status block fields (bools become true/false, None values are left out), a raw string
                   placed verbatim, or null/absent for no block
   text            prose before the block;  messages: earlier assistant messages (stream formats, text)
@@ -413,6 +415,9 @@ class Agent:
         for action in self.step.get("actions") or []:
             if not isinstance(action, dict):
                 raise ScenarioError(f"action {action!r} is not an object")
+            if "say" in action:  # an assistant message streamed now, between the actions
+                self._say(str(action["say"]))
+                continue
             tool, tool_input, result = self._action(action)
             self.done.append((tool, tool_input, result))
             if self.fmt == "claude-stream-json":
@@ -479,6 +484,14 @@ class Agent:
                 raise ScenarioError(f"run {action['run']!r} exited {done.returncode}")
             return "Bash", {"command": str(action["run"]), "description": "Run a command"}, \
                 (done.stdout + done.stderr)[-4000:] or f"(exit code {done.returncode})"
+        if "wait_for" in action:
+            target, limit = Path(action["wait_for"]), float(action.get("timeout", 30))
+            deadline = time.monotonic() + limit
+            while not target.exists():
+                if time.monotonic() > deadline:
+                    raise ScenarioError(f"{target} did not appear within {limit:g}s")
+                time.sleep(0.01)
+            return "Bash", {"command": f"test -e {target}", "description": "Wait for the test"}, ""
         if "sleep" in action:
             time.sleep(float(action["sleep"]))
             return "Bash", {"command": f"sleep {action['sleep']}", "description": "Wait"}, ""
@@ -542,12 +555,16 @@ class Agent:
 
     def earlier_messages(self) -> None:
         for message in self.step.get("messages") or []:
-            if self.fmt == "claude-stream-json":
-                self._assistant([{"type": "text", "text": str(message)}], "end_turn")
-            elif self.fmt == "codex":
-                self._codex_message(str(message))
-            elif self.fmt == "text":
-                self.out.write(str(message) + "\n\n")
+            self._say(str(message))
+
+    def _say(self, message: str) -> None:
+        """An assistant message, as the format streams it (the single-document formats have no place for it)."""
+        if self.fmt == "claude-stream-json":
+            self._assistant([{"type": "text", "text": message}], "end_turn")
+        elif self.fmt == "codex":
+            self._codex_message(message)
+        elif self.fmt == "text":
+            self.out.write(message + "\n\n")
 
     # ---- filler
 

@@ -62,6 +62,18 @@ class WaitReason(enum.StrEnum):
     SHARED_CALL_LIMIT = "shared_call_limit"  # the hourly window this agent's loops on this machine share
 
 
+class LivePhase(enum.StrEnum):
+    """What a loop is doing now (`phase` in `.dun/live.json`, shown by `dun watch`)."""
+
+    STARTING = "starting"  # the run starts or resumes
+    CHECKS = "checks"  # the checks run before an iteration
+    AGENT = "agent"  # the agent runs
+    JUDGING = "judging"  # the answer is parsed, the checks run again, the claims are verified
+    DECIDED = "decided"  # the iteration is judged; the next one starts (or a cooldown passes)
+    WAITING = "waiting"  # a limit's wait, until `wait_until`
+    STOPPED = "stopped"  # the run stopped (`stop_reason`)
+
+
 class ContinueReason(enum.StrEnum):
     WORK_REMAINS = "work_remains"
     CONFIRM = "confirm"  # checks pass, the agent has not agreed yet: a confirmation iteration

@@ -159,9 +159,9 @@ class Loop:
     def wait(self, decision: Decision) -> None:
         """Sleep until the wait is over, a signal arrives, or STOP appears; a countdown on a terminal."""
         # never past the run's time limit: the next step then stops with max_duration
-        self.engine.waiting(decision)
         deadline = self.engine.state["started_epoch"] + self.cfg["loop"]["max_duration_h"] * 3600
         until = min(time.time() + decision.wait_s, deadline)
+        self.engine.waiting(decision, until)
         self.say(f"waiting {decision.wait_s / 60:.1f} min ({decision.reason}) until "
                  f"{time.strftime('%H:%M:%S', time.localtime(until))}")
         tty = sys.stderr.isatty()

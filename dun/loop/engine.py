@@ -27,7 +27,7 @@ from dun.agents.runner import output_tail, process_start_time, stop_recorded_age
 from dun.answer.handoff import record_iterate
 from dun.core.errors import UsageError
 from dun.core.git import head
-from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, StopReason, WaitReason
+from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, LivePhase, StopReason, WaitReason
 from dun.core.ratewindow import calls_left
 from dun.core.reaper import new_token
 from dun.core.redact import redact_argv
@@ -38,10 +38,11 @@ from dun.fleet.limits import shared_limits_for
 from dun.loop import circuit as breaker
 from dun.loop import confinement, operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
+from dun.loop.live import decision_entry, record_live
 from dun.loop.policy import Decision, before_iteration, call_cap, nothing_actionable, stop
 from dun.loop.report import write_report
 from dun.prompt.sections import render
-from dun.store.records import LOG_SCHEMA_VERSION, IterationLog, LoopState, Start, new_state
+from dun.store.records import LOG_SCHEMA_VERSION, IterationLog, LiveDecision, LoopState, Start, new_state
 
 SHELL_AGENT = "shell"
 
@@ -144,6 +145,11 @@ class Engine:
         state["budget_left_usd"] = round(cap - state["cost_usd_total"], 4) if cap > 0 else None
         self.store.write_state(state)
 
+    def live(self, phase: LivePhase, decision: LiveDecision | None = None, wait_until: float | None = None,
+             wait_reason: str | None = None) -> None:
+        """The live record (`.dun/live.json`, what `dun watch` shows), now in `phase`."""
+        record_live(self.store, self.state, self.cfg, phase, decision, wait_until, wait_reason)
+
     def starting_state(self, fresh: bool = False,
                        reset_circuit: bool = False) -> tuple[LoopState, LoopState | None, bool]:
         """The state a run starts from, the previous run's state, and whether this is a new run (pure: it writes
@@ -207,6 +213,7 @@ class Engine:
         state.update({"status": "running", "stop_reason": None, "stop_detail": None, "ended_at": None,
                       "pid": os.getpid()})
         self.save()
+        self.live(LivePhase.STARTING)
         operator.on_run_start(self.session.root, dict(state), self.cfg)
         return state
 
@@ -290,6 +297,7 @@ class Engine:
         decision = before_iteration(self.state, self.cfg, stop_requested)
         if decision is not None:
             return decision
+        self.live(LivePhase.CHECKS)
         look = self.session.look()
         report = self._reuse(look) or self.session.report()
         confirmation = False
@@ -370,6 +378,7 @@ class Engine:
         state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time(),
                       "agent_token": None if self.external else new_token(), "agent_tree": []})
         self.save()
+        self.live(LivePhase.AGENT)
         return Opened(n, prompt, prompt_file, confirmation, inv)
 
     def agent_started(self, pid: int, token: str | None = None) -> None:
@@ -386,6 +395,7 @@ class Engine:
         self.store.refuse_links()  # before dun writes a log or restores a file the agent could have aimed
         confinement.before_dun_git(self.session.root, self.say)
         state, store = self.state, self.store
+        self.live(LivePhase.JUDGING)
         start = state["start"] or {"actionable": [], "head": None, "tree": None, "confirmation": False}
         with store.iteration_file(n, ".out").open("rb") as fh:
             parsed = self.adapter.parse(fh)
@@ -398,6 +408,7 @@ class Engine:
         state.update({"iteration": max(state["iteration"], n), "in_progress": None, "start": None, "agent_pgid": None,
                       "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None})
         self.save()
+        self.live(LivePhase.DECIDED, decision_entry(n, str(decision.action), str(decision.reason)))
         self.last = (after, *look_after)
         operator.on_iteration(self.session.root, dict(log), dict(state), self.cfg)
         if self.shared is not None:
@@ -416,10 +427,15 @@ class Engine:
         if reason == StopReason.STOP_REQUESTED:
             self.store.consume_stop()
         self.save()
+        self.live(LivePhase.STOPPED, decision_entry(None, str(decision.action), reason))
         report = write_report(self.store, self.state, self.cfg)
         operator.on_stop(self.session.root, dict(self.state), self.cfg)
         return report
 
-    def waiting(self, decision: Decision) -> None:
-        """A driver is about to wait: recorded in the history, notified when it is a usage or rate limit."""
+    def waiting(self, decision: Decision, until: float | None = None) -> None:
+        """A driver is about to wait (until `until`, default `wait_s` from now): recorded in the history and the
+        live record, notified when it is a usage or rate limit."""
+        until = time.time() + decision.wait_s if until is None else until
+        self.live(LivePhase.WAITING, decision_entry(None, str(decision.action), str(decision.reason)),
+                  wait_until=until, wait_reason=str(decision.reason))
         operator.on_wait(self.session.root, dict(self.state), self.cfg, str(decision.reason), decision.wait_s)

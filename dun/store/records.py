@@ -16,6 +16,7 @@ from dun.core.timefmt import now_iso
 STATE_SCHEMA_VERSION = 1
 LOG_SCHEMA_VERSION = 1
 HANDOFF_SCHEMA_VERSION = 1
+LIVE_SCHEMA_VERSION = 1
 
 
 class Circuit(TypedDict, total=False):
@@ -214,3 +215,36 @@ class Handoff(TypedDict, total=False):
     agent: dict[str, Any]
     git: dict[str, Any]
     discrepancies: list[str]
+
+
+class LiveDecision(TypedDict):
+    iteration: int | None  # None: a decision taken before any iteration opened (a wait, a stop)
+    action: str  # Action
+    reason: str
+    at: float  # epoch seconds
+
+
+class LiveRecord(TypedDict):
+    """`.dun/live.json`: what a loop is doing now, rewritten at every change of phase (`dun watch` shows it; a fleet
+    registry may read it as a heartbeat). Times are epoch seconds; the agent's output is read from `out_file`."""
+
+    schema_version: int
+    run_id: str
+    pid: int  # the process of `dun loop` (or of the `dun respond --decide` step that wrote it)
+    agent: str
+    phase: str  # LivePhase
+    iteration: int  # iterations opened in this run
+    max_iterations: int
+    in_progress: int | None  # the iteration whose agent may be running
+    call_started: float | None  # when the agent call of `in_progress` started
+    out_file: str | None  # the agent's stdout of `in_progress`, relative to `.dun/logs/`
+    boxes_done: int | None  # the mission's ticked boxes (None: no mission file)
+    boxes_total: int | None
+    cost_usd: float  # spent in this run
+    budget_usd: float | None  # loop.max_budget_usd (None: no cap)
+    decisions: list[LiveDecision]  # the last few, oldest first
+    wait_until: float | None  # a wait in progress ends here
+    wait_reason: str | None
+    stop_reason: str | None
+    started_epoch: float  # when the run started
+    updated: float

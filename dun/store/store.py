@@ -20,7 +20,15 @@ from dun.core.resources import data_dir
 from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
 from dun.store.layout import CACHE, DIR, TEMPLATES, config_path, plugins_dir
-from dun.store.records import Handoff, IterationLog, LoopState, new_state, state_problem
+from dun.store.records import (
+    LIVE_SCHEMA_VERSION,
+    Handoff,
+    IterationLog,
+    LiveRecord,
+    LoopState,
+    new_state,
+    state_problem,
+)
 
 RESERVE_BYTES = 256 * 1024
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
@@ -116,6 +124,11 @@ class Store:
     @property
     def logs_dir(self) -> Path:
         return self.dir / "logs"
+
+    @property
+    def live_path(self) -> Path:
+        """What the loop is doing now (`dun watch`)."""
+        return self.dir / "live.json"
 
     @property
     def stop_path(self) -> Path:
@@ -294,6 +307,18 @@ class Store:
             if path.exists():
                 shutil.move(str(path), str(target / path.name))
         return target
+
+    # -- the live record -----------------------------------------------------------------------------------
+    def read_live(self) -> LiveRecord | None:
+        """The live record, or None when there is none or it is of another version (a display, never a decision)."""
+        data = read_json(self.live_path)
+        if data is None or data.get("schema_version") != LIVE_SCHEMA_VERSION:
+            return None
+        return cast(LiveRecord, data)
+
+    def write_live(self, record: LiveRecord) -> None:
+        _redact_in_place(record)
+        write_json_atomic(self.live_path, record, private=True)
 
     # -- iteration logs ------------------------------------------------------------------------------------
     def read_log(self, n: int) -> IterationLog | None:

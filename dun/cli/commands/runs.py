@@ -7,25 +7,52 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 from dun.core.errors import UsageError
-from dun.core.git import find_repo
+from dun.core.git import Repo, find_repo
 from dun.core.kinds import ExitCode
+from dun.core.timefmt import clock
 from dun.loop.report import cost_text, resume_hint, verdict
 from dun.store.lock import lock_holder
 from dun.store.records import IterationLog
 from dun.store.store import Store
 
 
+def _other_loops(repo: Repo) -> list[dict[str, Any]]:
+    """The loops running in the repository's other work trees (`dun loop --worktree`), as `dun fleet status` has
+    them; none outside a git repository."""
+    if not repo.is_git:
+        return []
+    from dun.fleet.status import loop_info
+    from dun.fleet.worktrees import list_worktrees
+
+    here = repo.root.resolve()
+    try:
+        trees = list_worktrees(repo.root)
+    except UsageError:
+        return []
+    found = [loop_info(wt, "(main)" if wt.main else wt.path.name) for wt in trees if wt.path.resolve() != here]
+    return [loop for loop in found if loop["status"] == "running"]
+
+
+def _others_line(others: list[dict[str, Any]]) -> str:
+    names = ", ".join(f"{loop['name']} (iteration {loop['iteration'] or 0}, pid {loop['pid']})" for loop in others)
+    return f"{len(others)} loop(s) running in other work trees of this repository: {names}; `dun watch` shows them"
+
+
 def run_status(path: str | None, as_json: bool) -> int:
-    store = Store(find_repo(path).root)
+    repo = find_repo(path)
+    store = Store(repo.root)
     state = store.read_state()
     holder = lock_holder(store)
+    others = _other_loops(repo)
     if as_json:
-        sys.stdout.write(json.dumps({"state": state, "loop_pid": holder}, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"state": state, "loop_pid": holder, "other_loops": others}, indent=2) + "\n")
         return ExitCode.OK
     if state is None:
-        sys.stdout.write("no loop has run here yet (`dun loop` starts one)\n")
+        lines = ["no loop has run here yet (`dun loop` starts one)", *([_others_line(others)] if others else [])]
+        sys.stdout.write("\n".join(lines) + "\n")
         return ExitCode.OK
     if holder:
         running = f"running (pid {holder})"
@@ -53,16 +80,37 @@ def run_status(path: str | None, as_json: bool) -> int:
     unread = unacknowledged_count(store.root)
     if unread:
         lines.append(f"{unread} unacknowledged status report(s): `dun report --latest`")
+    if others:
+        lines.append(_others_line(others))
     sys.stdout.write("\n".join(lines) + "\n")
     return ExitCode.OK
 
 
-def _log_line(log: IterationLog) -> str:
+def _log_line(log: IterationLog, running: int | None = None, since: float | None = None) -> str:
+    """One iteration; `running` is the iteration whose agent a live loop runs now (started at `since`), which has
+    no exit, cost or verdict yet."""
+    if not log.get("ended_at"):
+        if log.get("iteration") == running:
+            elapsed = f" for {clock(time.time() - since)}" if since else ""
+            what = f"running: the agent has been working{elapsed}"
+        else:
+            what = "unfinished: its loop is not running (the next `dun loop` closes it as interrupted)"
+        return f"{log.get('iteration'):>4}  {log.get('started_at') or '-':25}  {what}"
     block = log.get("status_block") or {}
     cost = cost_text(log.get("cost_usd"))
     return (f"{log.get('iteration'):>4}  {log.get('started_at') or '-':25}  exit {log.get('exit_code')!s:4}  "
             f"{cost:>9}  {block.get('status') or log.get('parse_outcome') or '-':12}  "
             f"{(block.get('task_completed') or '-')[:30]:30}  {verdict(log)}")
+
+
+def _running(store: Store) -> tuple[int | None, float | None]:
+    """The iteration a live loop has open, and when its agent call started."""
+    state = store.peek_state()
+    if state is None or state["status"] != "running" or not state["in_progress"]:
+        return None, None
+    if not lock_holder(store):
+        return None, None
+    return state["in_progress"], state["call_started"]
 
 
 def run_logs(path: str | None, number: int | None, as_json: bool, out: bool) -> int:
@@ -73,7 +121,9 @@ def run_logs(path: str | None, number: int | None, as_json: bool, out: bool) -> 
         if as_json:
             sys.stdout.write(json.dumps(logs, indent=2) + "\n")
         else:
-            sys.stdout.write("".join(_log_line(log) + "\n" for log in logs) or "no iterations logged yet\n")
+            running, since = _running(store)
+            sys.stdout.write("".join(_log_line(log, running, since) + "\n" for log in logs)
+                             or "no iterations logged yet\n")
         return ExitCode.OK
     if out:
         raw = store.iteration_file(number, ".out")
@@ -89,7 +139,7 @@ def run_logs(path: str | None, number: int | None, as_json: bool, out: bool) -> 
     if as_json:
         sys.stdout.write(json.dumps(log, indent=2) + "\n")
         return ExitCode.OK
-    sys.stdout.write(_log_line(log) + "\n")
+    sys.stdout.write(_log_line(log, *_running(store)) + "\n")
     for key in ("argv", "error", "parse_error", "checks_before", "checks_after", "progress", "circuit", "decision",
                 "flags", "verification"):
         if log.get(key) not in (None, [], {}):

@@ -1,0 +1,105 @@
+"""The loop's live record (`.dun/live.json`) while a real `dun loop` runs the scripted agent, and what `dun logs` and
+`dun status` say about a loop that is running (here, or in another work tree)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_agent import block, write_scenario
+from loop_support import make_repo, until, work
+
+DUN = [sys.executable, "-m", "dun"]
+
+
+def dun(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*DUN, *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60)
+
+
+def live(root: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((root / ".dun" / "live.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def held(gate: Path, box: str) -> dict[str, Any]:
+    """A step that says something, waits until the test creates `gate`, then does `box`."""
+    return {"format": "claude-stream-json",
+            "actions": [{"say": f"starting on {box}"}, {"wait_for": str(gate)}, {"tick": "MISSION.md", "box": box},
+                        {"commit": f"Do {box}"}],
+            "status": block(task=box), "cost_usd": 0.25}
+
+
+@pytest.fixture
+def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+def start_loop(cwd: Path, scenario: Path, procs: list[subprocess.Popen[bytes]], *args: str) -> None:
+    env = {**os.environ, "DUN_FAKE_SCENARIO": str(scenario)}
+    procs.append(subprocess.Popen([*DUN, "loop", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def test_the_live_record_follows_the_loop_and_logs_says_running(repo: Path, tmp_path: Path,
+                                                                procs: list[subprocess.Popen[bytes]]) -> None:
+    make_repo(repo, boxes=("alpha", "beta"), loop={"max_budget_usd": 5})
+    gate = tmp_path / "go-1"
+    sc = write_scenario(tmp_path / "sc", [held(gate, "alpha"), work("beta", exit=True)])
+    start_loop(repo, sc, procs)
+    record = until(lambda: (r := live(repo)) and r["phase"] == "agent" and r, "the agent phase")
+    assert record["iteration"] == 1 and record["in_progress"] == 1 and record["out_file"] == "iteration-1.out"
+    assert (record["boxes_done"], record["boxes_total"]) == (0, 2)
+    assert record["budget_usd"] == 5 and record["call_started"] is not None
+    assert record["pid"] == procs[0].pid
+    listing = dun(repo, "logs").stdout
+    assert "running: the agent has been working for" in listing, listing
+    assert "exit None" not in listing and "no progress" not in listing
+    gate.touch()
+    assert procs[0].wait(timeout=60) == 0
+    record = live(repo)
+    assert record is not None
+    assert record["phase"] == "stopped" and record["stop_reason"] == "complete"
+    assert (record["boxes_done"], record["boxes_total"]) == (2, 2)
+    assert record["in_progress"] is None and record["cost_usd"] == pytest.approx(0.26)
+    assert [(d["iteration"], d["action"], d["reason"]) for d in record["decisions"]] == [
+        (1, "continue", "work_remains"), (2, "stop", "complete")]
+
+
+def test_a_killed_loops_open_iteration_is_unfinished_not_running(repo: Path, tmp_path: Path,
+                                                                 procs: list[subprocess.Popen[bytes]]) -> None:
+    make_repo(repo, boxes=("alpha",))
+    sc = write_scenario(tmp_path / "sc", [held(tmp_path / "never", "alpha")])
+    start_loop(repo, sc, procs)
+    until(lambda: (r := live(repo)) and r["phase"] == "agent", "the agent phase")
+    procs[0].kill()
+    procs[0].wait(timeout=10)
+    listing = dun(repo, "logs").stdout
+    assert "unfinished: its loop is not running" in listing, listing
+
+
+def test_status_in_the_main_tree_names_the_loops_running_in_worktrees(repo: Path, tmp_path: Path,
+                                                                      procs: list[subprocess.Popen[bytes]]) -> None:
+    make_repo(repo, boxes=("alpha",))
+    sc = write_scenario(tmp_path / "sc", [held(tmp_path / "never", "alpha")])
+    start_loop(repo, sc, procs, "--worktree", "w1")
+    wt = repo / ".dun" / "worktrees" / "w1"
+    until(lambda: (r := live(wt)) and r["phase"] == "agent", "the worktree loop's agent phase")
+    status = dun(repo, "status")
+    assert "no loop has run here yet" in status.stdout
+    assert "1 loop(s) running in other work trees of this repository: w1 (iteration 1, pid " in status.stdout
+    others = json.loads(dun(repo, "status", "--json").stdout)["other_loops"]
+    assert [(o["name"], o["status"]) for o in others] == [("w1", "running")]
