@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@# the distribution was called `dun` before it became dun-loop: a venv made then still has it, and two
+	@# distributions would own the `dun` package and command. Removed first (a no-op on a fresh venv).
+	$(BIN)/python -m pip uninstall -q -y dun 2> /dev/null || true
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 

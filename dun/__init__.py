@@ -26,3 +26,6 @@ The folders are the parts (docs/architecture.md draws the layers and the life of
 """
 
 __version__ = "0.1.0"
+# The name it is installed by (pyproject.toml's project.name; "dun" on the public index is another project). The
+# command and the import stay `dun`.
+DISTRIBUTION = "dun-loop"

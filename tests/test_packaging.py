@@ -22,7 +22,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
                     str(SOURCE)], check=True, capture_output=True, timeout=300)
-    (whl,) = out.glob("dun-*.whl")
+    (whl,) = out.glob("dun_loop-*.whl")  # the distribution dun-loop ("dun" on the public index is another project)
     return whl
 
 

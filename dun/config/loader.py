@@ -179,7 +179,7 @@ CONFIG_FIELDS: dict[str, Field] = {
                                   default=5, minimum=1),
     }),
     "notify": Field("map", "Notifications about a run (docs/history.md).", fields={
-        "urls": Field("list", "apprise URLs to notify (needs `pip install 'dun[notify]'`), e.g. "
+        "urls": Field("list", "apprise URLs to notify (needs `pip install 'dun-loop[notify]'`), e.g. "
                               "ntfy://topic or json://host:port/path.", default=[], item=Field("str", "URL")),
         "command": Field("list", "A command run for each notification, the event in DUN_EVENT, DUN_TITLE, "
                                  "DUN_MESSAGE and DUN_NOTIFY_JSON; one string with spaces runs with sh -c.",

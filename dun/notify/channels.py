@@ -1,4 +1,4 @@
-"""Where a notification goes: apprise URLs (the optional `dun[notify]` extra) and a plain command."""
+"""Where a notification goes: apprise URLs (the optional `dun-loop[notify]` extra) and a plain command."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def send_apprise(url: str, title: str, body: str) -> str | None:
     try:
         apprise: Any = importlib.import_module("apprise")  # optional: typed as Any so mypy needs no stubs
     except ImportError:
-        return "apprise is not installed (pip install 'dun[notify]')"
+        return "apprise is not installed (pip install 'dun-loop[notify]')"
     sender = apprise.Apprise()
     if not sender.add(url):
         return f"not an apprise URL this apprise supports ({url_channel(url)})"

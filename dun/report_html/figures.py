@@ -1,4 +1,4 @@
-"""The report's plots, with plotly (the optional `dun[report]` extra): one figure, five rows sharing the
+"""The report's plots, with plotly (a dependency of dun-loop): one figure, five rows sharing the
 iteration axis, so zooming on a stretch of the night zooms every row."""
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ TITLES = ("Cost per iteration and cumulative, against the budget (USD)", "Action
 
 
 def plotly() -> tuple[Any, Any]:
-    """(plotly.graph_objects, plotly.subplots), or a one-line error naming the extra."""
+    """(plotly.graph_objects, plotly.subplots), or a one-line error when an install left it out."""
     try:
         return importlib.import_module("plotly.graph_objects"), importlib.import_module("plotly.subplots")
     except ImportError:
-        raise UsageError("the HTML report needs plotly: pip install 'dun[report]'") from None
+        raise UsageError("the HTML report needs plotly, which dun-loop depends on: pip install plotly (or reinstall "
+                         "dun-loop)") from None
 
 
 def figure(s: Series) -> Any:

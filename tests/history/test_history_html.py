@@ -54,7 +54,7 @@ def test_the_series_hold_each_iterations_numbers(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two scripted runs: the first stops on its budget after an unverified claim, the second completes."""
-    pytest.importorskip("plotly", reason="the report extra (plotly) is not installed: pip install 'dun[report]'")
+    pytest.importorskip("plotly", reason="plotly is not installed")
     repo = new_repo(tmp_path_factory.mktemp("html") / "repo", circuit=NO_CIRCUIT,
                     loop={"max_budget_usd": 0.5, "budget_per_iteration_usd": 0.1})
     lie = {"status": block(task="mission-boxes", status="COMPLETE", files=2), "cost_usd": 0.15}
@@ -102,7 +102,7 @@ def test_the_plots_draw_in_headless_chromium(two_runs: Path, tmp_path: Path) -> 
 
 def test_the_demo_night_writes_its_report(tmp_path: Path) -> None:
     """tests/history_demo.py, which `make demo` runs and which made docs/history-report.png."""
-    pytest.importorskip("plotly", reason="the report extra (plotly) is not installed: pip install 'dun[report]'")
+    pytest.importorskip("plotly", reason="plotly is not installed")
     demo = Path(__file__).resolve().parents[1] / "history_demo.py"
     proc = subprocess.run([sys.executable, str(demo), str(tmp_path)], capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -112,10 +112,11 @@ def test_the_demo_night_writes_its_report(tmp_path: Path) -> None:
     assert patterns == ["box_attempts", "cost_outlier"]
 
 
-def test_without_plotly_the_report_names_the_extra(tmp_path: Path) -> None:
+def test_without_plotly_the_report_says_what_to_install(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     write_run(repo, "r1", [make_log("r1", 1)])
     code = "import sys; sys.modules['plotly'] = None; from dun.cli.main import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", code, "report", "--html"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr == "dun: the HTML report needs plotly: pip install 'dun[report]'\n"
+    assert proc.stderr == ("dun: the HTML report needs plotly, which dun-loop depends on: pip install plotly (or "
+                           "reinstall dun-loop)\n")

@@ -20,7 +20,7 @@ from dun.history.store import History
 from dun.loop import operator as loop_hooks
 
 needs_apprise = pytest.mark.skipif(importlib.util.find_spec("apprise") is None,
-                                   reason="the notify extra (apprise) is not installed: pip install 'dun[notify]'")
+                                   reason="the notify extra (apprise) is not installed: pip install 'dun-loop[notify]'")
 
 
 class Endpoint:
@@ -158,12 +158,12 @@ def test_only_the_configured_events_are_sent(tmp_path: Path, endpoint: Endpoint)
 
 def test_without_apprise_the_failure_names_the_extra(tmp_path: Path, endpoint: Endpoint,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "apprise", None)  # as if `dun[notify]` were not installed
+    monkeypatch.setitem(sys.modules, "apprise", None)  # as if `dun-loop[notify]` were not installed
     repo = new_repo(tmp_path / "repo")
     state = run_state(repo, [make_log("r1", 1)], stop_reason="complete")
     loop_hooks.on_stop(repo, state, cfg([endpoint.url()]))
     [row] = recorded(repo)
-    assert row["ok"] == 0 and row["error"] == "apprise is not installed (pip install 'dun[notify]')"
+    assert row["ok"] == 0 and row["error"] == "apprise is not installed (pip install 'dun-loop[notify]')"
     assert endpoint.received == []
 
 
