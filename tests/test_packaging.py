@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import venv
@@ -61,3 +62,21 @@ def test_installed_wheel_checks_a_repo_outside_the_source_tree(wheel: Path, tmp_
     assert init.returncode == 0 and "kept MISSION.md" in init.stdout, init.stderr  # what exists is never overwritten
     assert (project / "MISSION.md").read_text() == "# Mission\n- [ ] ship it\n"
     assert (project / ".dun" / "config.yaml").is_file()  # the templates come from the installed wheel
+
+
+def test_what_the_ci_workflows_install_resolves_to_this_wheel(wheel: Path, tmp_path: Path) -> None:
+    """pip, asked for the workflow's DUN_PIP_SPEC with only this project's wheel to choose from, picks it: the
+    name and version the workflow names are the ones pyproject.toml builds."""
+    from dun.cli.commands.init import render_workflow
+    from dun.config.yamlio import load_yaml_text
+
+    spec = load_yaml_text(render_workflow("github", "0 2 * * *", 5.0, 2), "dun.yml")["env"]["DUN_PIP_SPEC"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | {"PIP_CONFIG_FILE": os.devnull}
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "--quiet",
+                           "--find-links", str(wheel.parent), "--report", "-", spec],
+                          capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (item,) = json.loads(proc.stdout)["install"]
+    wheel_name, wheel_version = wheel.name.split("-")[:2]
+    assert item["metadata"]["name"] == "dun-loop" and wheel_name == "dun_loop"
+    assert item["metadata"]["version"] == wheel_version and item["download_info"]["url"].endswith(wheel.name)

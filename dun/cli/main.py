@@ -242,17 +242,19 @@ def config_get(key: str, path: str | None) -> None:
               help="--max-budget-usd of each loop job.")
 @click.option("--parallel", type=click.IntRange(min=1), default=2, show_default=True,
               help="github-matrix: jobs at once (max-parallel).")
+@click.option("--pip-spec", "spec", metavar="SPEC", help="With --ci: how the workflow installs dun (default: "
+              "dun-loop==THIS_VERSION; e.g. a wheel's path or 'dun-loop @ git+URL@TAG').")
 @click.option("--agents-md", is_flag=True, help="Also write the dun section of AGENTS.md (how agents use dun).")
 @click.option("--mission", metavar="NAME", help="MISSION.md from a mission template (implementation, research, "
               "survey, deepdive, tests, docs, or your own) and its checks in .dun/plugins/mission-NAME.yaml.")
 @click.option("--mission-dir", type=click.Path(file_okay=False), help="With --mission: your own templates "
               "directory, searched first (default: missions.dir, then ~/.config/dun/missions/).")
 def init_cmd(path: str | None, force: bool, ci: str | None, schedule: str | None, budget: float,
-             parallel: int, agents_md: bool, mission: str | None, mission_dir: str | None) -> None:
+             parallel: int, spec: str | None, agents_md: bool, mission: str | None, mission_dir: str | None) -> None:
     """Scaffold .dun/config.yaml, an example plugin and MISSION.md (or, with --ci, a CI workflow)."""
     from dun.cli.commands.init import run_init
 
-    _exit(run_init(path, force, ci, schedule, budget, parallel, agents_md, mission, mission_dir))
+    _exit(run_init(path, force, ci, schedule, budget, parallel, agents_md, mission, mission_dir, spec))
 
 
 REPO_OPT = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dun import __version__
+from dun import DISTRIBUTION, __version__
+from dun.agents.versions import TESTED
 from dun.core.atomic import write_text_atomic
 from dun.core.errors import UsageError
 from dun.core.git import find_repo
@@ -30,20 +31,22 @@ SCAFFOLD = {
 }
 CI_TARGETS = {"github": ".github/workflows/dun.yml", "github-matrix": ".github/workflows/dun-fleet.yml"}
 LOOP_BRANCH = "dun/loop"
+SETUP_SCRIPT = ".github/dun-setup.sh"  # the workflows' hook for the project's own dependencies
+CI_AGENT = "claude"  # the agent the workflows install and give a key to (ANTHROPIC_API_KEY)
 _CRON_FIELD = re.compile(r"^[0-9*/,\-]+$")
 
 
 def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str | None = None,
              budget: float = 5.0, parallel: int = 2, agents_md: bool = False, mission: str | None = None,
-             mission_dir: str | None = None) -> int:
+             mission_dir: str | None = None, spec: str | None = None) -> int:
     """Write what is missing of the scaffold and keep what exists (`--force` replaces it, keeping a backup);
     works in a repository any other dun command has already touched. With `mission`, MISSION.md comes from that
     mission template and its checks go to `.dun/plugins/mission-NAME.yaml`."""
     root = find_repo(path).root
     if ci is not None:
-        return _init_ci(root, ci, force, schedule, budget, parallel)
-    if schedule is not None:
-        raise UsageError("--schedule goes with --ci")
+        return _init_ci(root, ci, force, schedule, budget, parallel, spec)
+    if schedule is not None or spec is not None:
+        raise UsageError(f"{'--schedule' if schedule is not None else '--pip-spec'} goes with --ci")
     if mission_dir is not None and mission is None:
         raise UsageError("--mission-dir goes with --mission")
     rendered = render_mission(root, mission, mission_dir) if mission is not None else None
@@ -151,11 +154,27 @@ def check_cron(spec: str) -> str:
     return " ".join(fields)
 
 
-def render_workflow(ci: str, schedule: str | None, budget: float, parallel: int) -> str:
+def pip_spec(given: str | None) -> str:
+    """What the workflow installs dun with: `dun-loop==VERSION` (this dun), or the requirement given (a wheel's
+    path, `dun-loop @ git+URL@TAG` before the name is on the index), which must fit in a quoted YAML string."""
+    if given is None:
+        return f"{DISTRIBUTION}=={__version__}"
+    if not given.strip() or any(c in given for c in '"\\$`\n\r'):
+        raise UsageError(f"--pip-spec takes one pip requirement without quotes, $, ` or backslashes, not {given!r}")
+    return given.strip()
+
+
+def agent_cli() -> str:
+    """The npm package of the agent CLI at the version dun is tested with (dun/agents/versions.py)."""
+    pin = TESTED[CI_AGENT]
+    return f"{pin.package}@{pin.version}"
+
+
+def render_workflow(ci: str, schedule: str | None, budget: float, parallel: int, spec: str | None = None) -> str:
     """The workflow text: github.yml (plus the scheduled loop job when `schedule` is given), or github-matrix.yml."""
     templates = data_dir("templates") / "ci"
-    values = {"__DUN_VERSION__": __version__, "__BUDGET__": f"{budget:g}", "__BRANCH__": LOOP_BRANCH,
-              "__PARALLEL__": str(parallel)}
+    values = {"__DUN_PIP_SPEC__": pip_spec(spec), "__AGENT_CLI__": agent_cli(), "__BUDGET__": f"{budget:g}",
+              "__BRANCH__": LOOP_BRANCH, "__PARALLEL__": str(parallel)}
     if ci == "github-matrix":
         text = (templates / "github-matrix.yml").read_text(encoding="utf-8")
         values["__CRON__"] = check_cron(schedule or "0 2 * * *")
@@ -171,7 +190,8 @@ def render_workflow(ci: str, schedule: str | None, budget: float, parallel: int)
     return text
 
 
-def _init_ci(root: Path, ci: str, force: bool, schedule: str | None, budget: float, parallel: int) -> int:
+def _init_ci(root: Path, ci: str, force: bool, schedule: str | None, budget: float, parallel: int,
+             spec: str | None) -> int:
     if ci not in CI_TARGETS:
         raise UsageError(f"unknown --ci '{ci}'; choose from {', '.join(CI_TARGETS)}")
     if budget <= 0:
@@ -179,8 +199,13 @@ def _init_ci(root: Path, ci: str, force: bool, schedule: str | None, budget: flo
     dest = root / CI_TARGETS[ci]
     if dest.exists() and not force:
         raise UsageError(f"refusing to overwrite {CI_TARGETS[ci]} (use --force)")
-    write_text_atomic(dest, render_workflow(ci, schedule, budget, parallel))
+    write_text_atomic(dest, render_workflow(ci, schedule, budget, parallel, spec))
     sys.stdout.write(f"wrote {CI_TARGETS[ci]}\n")
+    setup = root / SETUP_SCRIPT
+    if not setup.exists() and not setup.is_symlink():
+        _write((data_dir("templates") / "ci" / "dun-setup.sh").read_text(encoding="utf-8"), setup)
+        sys.stdout.write(f"wrote {SETUP_SCRIPT} (the workflow runs it first: put the commands that install your "
+                         "project's dependencies there)\n")
     if schedule is not None or ci == "github-matrix":
         sys.stdout.write("next: add the ANTHROPIC_API_KEY repository secret, and allow GitHub Actions to create "
                          "pull requests (Settings > Actions > General)\n")
