@@ -72,8 +72,9 @@ def test_what_the_ci_workflows_install_resolves_to_this_wheel(wheel: Path, tmp_p
 
     spec = load_yaml_text(render_workflow("github", "0 2 * * *", 5.0, 2), "dun.yml")["env"]["DUN_PIP_SPEC"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | {"PIP_CONFIG_FILE": os.devnull}
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "--quiet",
-                           "--find-links", str(wheel.parent), "--report", "-", spec],
+    # --ignore-installed: the editable dun-loop of this venv would satisfy it without a look at the wheel
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
+                           "--no-index", "--quiet", "--find-links", str(wheel.parent), "--report", "-", spec],
                           capture_output=True, text=True, timeout=300, env=env, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (item,) = json.loads(proc.stdout)["install"]
