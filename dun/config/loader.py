@@ -42,6 +42,18 @@ CONFIG_FIELDS: dict[str, Field] = {
                             "optionally checks.yaml), relative to the root, `~` expanded; searched before "
                             "~/.config/dun/missions/ and dun's.", default=None),
     }),
+    "hints": Field("map", "Co-change hints: files that usually change with the ones the work list names, learned "
+                          "from git history and the loop's iterations (`dun hints`).", fields={
+        "in_prompt": Field("bool", "Show the hints in `dun iterate`'s prompt.", default=True),
+        "per_file": Field("int", "Hints shown in the prompt for each file of the work list.", default=3, minimum=1),
+        "max_chars": Field("int", "Size bound of the prompt's hints section (it is also the first cut when the "
+                                  "prompt is over max_prompt_chars).", default=1500, minimum=200),
+        "history": Field("int", "The newest commits the index is built from.", default=5000, minimum=1),
+        "max_commit_files": Field("int", "A commit changing more files than this links none of them (mass renames, "
+                                         "formatting).", default=30, minimum=2),
+        "half_life": Field("int", "Commits (or iterations) after which a link counts half.", default=1000,
+                           minimum=1),
+    }),
     "loop": Field("map", "Limits and pacing of `dun loop`.", fields={
         "sandbox": Field("str", "Run the agent in an OS sandbox (docs/protection.md): auto uses bubblewrap where it "
                                 "can run and says so when it cannot; bubblewrap requires it (exit 2 when it cannot "

@@ -48,6 +48,18 @@ class Missions:
 
 
 @dataclass(frozen=True)
+class Hints:
+    """`hints:`, the co-change hints of `dun iterate`'s prompt and of `dun hints` (dun/hints/)."""
+
+    in_prompt: bool
+    per_file: int
+    max_chars: int
+    history: int
+    max_commit_files: int
+    half_life: int
+
+
+@dataclass(frozen=True)
 class Loop:
     """`loop:`, the limits and pacing of `dun loop`."""
 
@@ -202,6 +214,7 @@ class Settings:
     check: Check
     iterate: Iterate
     missions: Missions
+    hints: Hints
     loop: Loop
     circuit: Circuit
     trust: Trust
@@ -246,7 +259,7 @@ def frozen(value: object, spec: Field) -> object:
     return value
 
 
-SECTIONS: dict[str, type] = {"check": Check, "iterate": Iterate, "missions": Missions, "loop": Loop,
-                             "circuit": Circuit, "trust": Trust, "agent": Agent, "sandbox": Sandbox, "gate": Gate,
-                             "guard": Guard, "service": Service, "fleet": Fleet, "review": Review, "notify": Notify,
-                             "secrets": Secrets, "plugins": Plugins}
+SECTIONS: dict[str, type] = {"check": Check, "iterate": Iterate, "missions": Missions, "hints": Hints,
+                             "loop": Loop, "circuit": Circuit, "trust": Trust, "agent": Agent, "sandbox": Sandbox,
+                             "gate": Gate, "guard": Guard, "service": Service, "fleet": Fleet, "review": Review,
+                             "notify": Notify, "secrets": Secrets, "plugins": Plugins}

@@ -9,7 +9,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -32,6 +32,8 @@ from dun.store.records import (
 
 RESERVE_BYTES = 256 * 1024
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
+COCHANGE_KIND = "cochange"
+COCHANGE_CAP = 64 * 1024 * 1024  # a 5,000-commit history makes a few MB
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
 
 
@@ -207,6 +209,11 @@ class Store:
         return self.dir / "notify.json"
 
     @property
+    def cochange_path(self) -> Path:
+        """The co-change index `dun hints` and the prompt's hints read (dun/hints/index.py): rebuilt when unusable."""
+        return self.dir / "cochange.idx"
+
+    @property
     def events_log(self) -> Path:
         return self.logs_dir / "events.jsonl"
 
@@ -331,13 +338,44 @@ class Store:
     def iteration_logs(self) -> list[IterationLog]:
         """Every readable `.dun/logs/iteration-N.json`, in iteration order."""
         found: list[IterationLog] = []
-        for path in self.logs_dir.glob("iteration-*.json") if self.logs_dir.is_dir() else []:
-            match = _ITERATION_FILE.fullmatch(path.name)
-            log = read_json(path) if match else None
-            if match and log is not None:
-                log.setdefault("iteration", int(match.group(1)))
+        for number, path in self.iteration_log_paths():
+            log = read_json(path)
+            if log is not None:
+                log.setdefault("iteration", number)
                 found.append(cast(IterationLog, log))
         return sorted(found, key=lambda log: int(log.get("iteration") or 0))
+
+    def iteration_log_paths(self, run_dir: Path | None = None) -> list[tuple[int, Path]]:
+        """(N, path) of every `iteration-N.json` of the current run's logs, or of an archived run's directory
+        (`archived_runs`), in iteration order."""
+        logs = self.logs_dir if run_dir is None else run_dir / self.logs_dir.name
+        found = []
+        for path in logs.glob("iteration-*.json") if logs.is_dir() else []:
+            match = _ITERATION_FILE.fullmatch(path.name)
+            if match:
+                found.append((int(match.group(1)), path))
+        return sorted(found)
+
+    def archived_runs(self) -> list[Path]:
+        """The directories `archive_run` moved earlier runs' logs into, by name."""
+        if not self.archive_dir.is_dir():
+            return []
+        return sorted(p for p in self.archive_dir.iterdir() if p.is_dir() and not p.is_symlink())
+
+    # -- the co-change index -------------------------------------------------------------------------------
+    def read_cochange(self, accept: Callable[[Any], Any]) -> Any:
+        """The index's payload passed through `accept`, or None when the file is missing, not a regular file, too
+        large, of another version, or `accept` refuses it (dun/core/cache/file.py reads it)."""
+        from dun.core.cache.file import CacheFile
+
+        return CacheFile(self.cochange_path, COCHANGE_KIND, COCHANGE_CAP).load(accept)
+
+    def write_cochange(self, payload: object) -> bool:
+        """Write the index atomically; False when it could not be (too large, a read-only or full disk)."""
+        from dun.core.cache.file import CacheFile
+
+        self.ensure()
+        return CacheFile(self.cochange_path, COCHANGE_KIND, COCHANGE_CAP).store(payload)
 
     # -- handoff and the iterate base ----------------------------------------------------------------------
     def read_handoff(self) -> Handoff | None:

@@ -1,0 +1,88 @@
+"""The hints as the prompt shows them (a short section, bounded in characters) and as `dun hints` prints them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dun.config.sections import Hints
+from dun.core.errors import DunError
+from dun.hints.graph import CHECK_PREFIX, Hint
+from dun.hints.index import Index, update
+from dun.store.store import Store
+
+MAX_SEEDS = 8  # work-list files asked about; the size bound usually stops earlier
+MAX_LINE = 400
+HEADER = ("Files that usually change together with the ones the work list names, learned from git history and "
+          "earlier iterations; strength 1.0 means always together, recent changes count more. Advice only: read "
+          "them before you change a file, ignore what does not apply.")
+
+
+def describe(hint: Hint, digits: int = 2) -> str:
+    via = f", via {hint.via}" if hint.via else ""
+    return f"{hint.path} ({hint.score:.{digits}f}{via})"
+
+
+def seed_name(seed: str) -> str:
+    return f"check {seed[len(CHECK_PREFIX):]}" if seed.startswith(CHECK_PREFIX) else seed
+
+
+_PATHLIKE = re.compile(r"[\w.@+-]*(?:/[\w.@+-]+)+|[\w-]+\.[A-Za-z0-9]{1,8}\b")
+
+
+def mentioned(text: str) -> list[str]:
+    """The path-like words of an item's text (`fix src/a.py:12`, `see utils.py`): candidates the index may know."""
+    return [m.rstrip(".") for m in _PATHLIKE.findall(text)][:20]
+
+
+def section_lines(index: Index, seeds: Sequence[str], per_file: int, max_chars: int) -> list[str]:
+    """One line per seed that has hints, in the seeds' order, while the whole fits in `max_chars`."""
+    lines: list[str] = []
+    size = len(HEADER) + 2
+    for seed in dict.fromkeys(seeds):
+        if len(lines) >= MAX_SEEDS:
+            break
+        found = index.graph.hints([seed], per_file)
+        if not found:
+            continue
+        line = f"- {seed_name(seed)}: " + ", ".join(describe(h) for h in found)
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE - 3].rstrip() + "..."
+        if size + len(line) + 1 > max_chars:
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return lines
+
+
+def prompt_section(root: Path, settings: Hints, seeds: Sequence[str], store: Store | None = None) -> str:
+    """The prompt's hints for `seeds` (work-list files, `check:ID` for checks naming none): "" when there are none,
+    `hints.in_prompt` is off, or the index cannot be had (the prompt never fails because of advice)."""
+    if not settings.in_prompt or not seeds:
+        return ""
+    try:
+        index = update(root, settings, store)
+    except (OSError, DunError, ValueError, subprocess.SubprocessError):
+        return ""
+    lines = section_lines(index, seeds, settings.per_file, settings.max_chars)
+    return "\n".join([HEADER, "", *lines]) if lines else ""
+
+
+def as_dict(index: Index, found: dict[str, list[Hint]]) -> dict[str, Any]:
+    return {"schema_version": 1, "kind": "hints", "head": index.head, "changes": index.graph.seq,
+            "files": {seed: [{"path": h.path, "score": round(h.score, 4), "direct": round(h.direct, 4),
+                              "via": h.via} for h in hints] for seed, hints in found.items()}}
+
+
+def as_text(found: dict[str, list[Hint]]) -> str:
+    out: list[str] = []
+    for seed, hints in found.items():
+        out.append(seed_name(seed))
+        if not hints:
+            out.append("  (no file changes with it in the indexed history)")
+        for h in hints:
+            out.append(f"  {h.score:.3f}  {h.path}" + (f"  (via {h.via})" if h.via else ""))
+    return "\n".join(out) + "\n"
