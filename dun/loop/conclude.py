@@ -18,6 +18,7 @@ from dun.core.kinds import ErrorKind
 from dun.core.timefmt import now_iso
 from dun.engine.model import MORE_PREFIX, Item, Report
 from dun.engine.session import Session
+from dun.hints.index import MAX_LOG_PATHS
 from dun.loop.policy import Decision, IterationOutcome, after_iteration, call_cap, reserve
 from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
@@ -90,8 +91,10 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     head_after, tree_after = session.look()
     after = session.report()
     after_ids = [r.id for r in after.actionable()]
+    paths: list[str] | None = None  # what the iteration changed, for the co-change hints (dun/hints/)
     if start["tree"] and tree_after:
-        files_changed = len(changed_paths(root, start["tree"], tree_after)) if tree_after != start["tree"] else 0
+        paths = changed_paths(root, start["tree"], tree_after) if tree_after != start["tree"] else []
+        files_changed = len(paths)
     else:  # no tree hash recorded at the start: compare with the starting commit instead
         files_changed = diff_stat(root, start["head"])[1] if start["head"] else 0
     newly_passing = sorted(set(start["actionable"]) - set(after_ids))
@@ -157,7 +160,8 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
         "parse_outcome": parsed.outcome, "answer_shape": parsed.shape,
         "checks_after": {"actionable": len(after_ids), "ids": after_ids},
         "progress": {"head_before": start["head"], "head_after": head_after, "commits": commits,
-                     "files_changed": files_changed, "tree_hash": tree_after, "newly_passing": newly_passing},
+                     "files_changed": files_changed, "tree_hash": tree_after, "newly_passing": newly_passing,
+                     **({"paths": paths[:MAX_LOG_PATHS]} if paths is not None else {})},
         "usage": parsed.agent.get("usage") if isinstance(parsed.agent.get("usage"), dict) else None,
         "permission_denials": denials, "flags": outcome.flags, "circuit": state["circuit"],
         "decision": decision.to_dict(),
