@@ -351,6 +351,20 @@ def history_rebuild(ctx: click.Context, path: str | None) -> None:
     _exit(run_rebuild(path or ctx.obj))
 
 
+@cli.command("hints")
+@click.argument("files", nargs=-1, metavar="FILE...")
+@REPO_OPTION
+@click.option("-n", "--limit", type=click.IntRange(min=1, max=1000), default=10, show_default=True,
+              help="Hints shown per FILE.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--rebuild", is_flag=True, help="Build the index again from history and the logs.")
+def hints_cmd(files: tuple[str, ...], path: str | None, limit: int, as_json: bool, rebuild: bool) -> None:
+    """Files that most often change with FILE (git history and the loop's iterations). Exit 0: hints; 1: none."""
+    from dun.cli.commands.hints import run_hints
+
+    _exit(run_hints(list(files), path, limit, as_json, rebuild))
+
+
 @cli.command("report")
 @REPO_OPTION
 @click.option("--html", is_flag=True, help="Write the HTML report with the plots.")

@@ -17,10 +17,11 @@ from dun.store.store import Store
 
 ALL_PASS = "---DUN_ITERATE---\nSTATUS: ALL_PASS\nEXIT_SIGNAL: true\n---END_DUN_ITERATE---\n"
 MODES = ("manual", "plan", "auto", "yolo")
-SECTION_ORDER = ("mission", "handoff", "review", "git", "loop", "work", "instructions", "status_template")
+SECTION_ORDER = ("mission", "handoff", "review", "git", "loop", "work", "hints", "instructions", "status_template")
 TITLES = {"mission": "Mission", "handoff": "Previous iteration", "review": "Patterns dun noticed across iterations",
           "git": "Git context", "loop": "Loop state",
-          "work": "Work list (pick ONE)", "instructions": "Instructions", "status_template": "Status block"}
+          "work": "Work list (pick ONE)", "hints": "Files that change together",
+          "instructions": "Instructions", "status_template": "Status block"}
 NOUNS = {"checkboxes": "boxes", "git-status": "paths", "coverage": "files"}
 DETAIL_LINES = 15
 MAX_TEMPLATE_BYTES = 256 * 1024
@@ -125,6 +126,21 @@ def assemble(root: Path, sections: dict[str, str], iteration: int | None) -> str
     return redact(string.Template(template(root, "iterate.md")).safe_substitute(iteration_title=title, sections=body))
 
 
+def _trim_hints(root: Path, prompt: Prompt, budget: int, iteration: int | None) -> str:
+    """Drop the hints' last lines until the prompt fits; the whole section once no hint is left."""
+    lines = prompt.sections["hints"].rstrip("\n").split("\n")
+    text = assemble(root, prompt.sections, iteration)
+    dropped = 0
+    while len(text) > budget and lines[-1].startswith("- "):
+        lines.pop()
+        dropped += 1
+        prompt.sections["hints"] = "\n".join(lines) if lines[-1].startswith("- ") else ""
+        text = assemble(root, prompt.sections, iteration)
+    if dropped:
+        prompt.notes.append(f"hints section: {dropped} line(s) left out to fit the prompt")
+    return text
+
+
 def build(root: Path, sections: dict[str, str], actionable: list[CheckResult], budget: int, per_check: int,
           iteration: int | None = None) -> Prompt:
     """Fit the prompt into `budget` characters, cutting from the lowest-ranked check upwards."""
@@ -138,6 +154,8 @@ def build(root: Path, sections: dict[str, str], actionable: list[CheckResult], b
         return assemble(root, prompt.sections, iteration)
 
     text = render()
+    if len(text) > budget and prompt.sections.get("hints"):  # advice goes first, before any work item
+        text = _trim_hints(root, prompt, budget, iteration)
     for e in reversed(entries):  # lowest rank first: drop the detail, then the items
         if len(text) <= budget:
             break

@@ -10,8 +10,10 @@ from dun.config.sections import Iterate
 from dun.core.errors import DunError, UsageError
 from dun.core.git import diff_stat, recent_commits
 from dun.core.textfiles import read_text
-from dun.engine.model import Report
+from dun.engine.model import CheckResult, Report, folded_count
 from dun.engine.session import Session
+from dun.hints.graph import CHECK_PREFIX
+from dun.hints.render import mentioned, prompt_section
 from dun.history import review
 from dun.prompt.build import MODES, Prompt, assemble, build, template
 from dun.store.records import Handoff
@@ -99,6 +101,13 @@ def _changes_since(session: Session, base: str) -> tuple[str, int]:
     return diff_stat(session.root, base, untracked)
 
 
+def hints_section(session: Session, report: Report) -> str:
+    """Files that usually change with those of the work list (dun/hints/): advice, bounded by hints.max_chars."""
+    if not session.repo.is_git:
+        return ""
+    return prompt_section(session.root, session.settings.hints, work_seeds(report.actionable()), session.store)
+
+
 def loop_section(store: Store) -> str:
     """Shown when `dun loop` is running: it keeps these numbers in .dun/state.json."""
     try:
@@ -117,6 +126,22 @@ def loop_section(store: Store) -> str:
     return ", ".join(parts) + "."
 
 
+def work_seeds(actionable: list[CheckResult]) -> list[str]:
+    """What the hints are asked about, in the work list's order: the files its items name (in their text first: a
+    box saying `fix src/a.py` is about src/a.py more than about MISSION.md), and a check that names no file
+    (`check:ID`: the files earlier iterations changed for it)."""
+    seeds: list[str] = []
+    for result in actionable:
+        items = [i for i in result.items if folded_count(i) is None]
+        for item in items:
+            seeds.extend(mentioned(item.text))
+            if item.file:
+                seeds.append(item.file)
+        if not any(i.file for i in items):
+            seeds.append(CHECK_PREFIX + result.id)
+    return list(dict.fromkeys(seeds))
+
+
 def build_prompt(session: Session, report: Report, git_text: str, iteration: int | None = None,
                  settings: Iterate | None = None) -> Prompt:
     """`dun iterate`'s prompt: the mission, the handoff, git, the loop's numbers and every actionable item.
@@ -131,6 +156,7 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
         "review": review.prompt_section(session.root, session.config.values),
         "git": git_text,
         "loop": loop_section(session.store),
+        "hints": hints_section(session, report),
         "instructions": template(session.root, f"instructions/{mode}.md"),
         "status_template": template(session.root, "status-block.md"),
     }
