@@ -134,6 +134,7 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"{_L}\s*(?:\+|\s\.\s|\.\.)\s*{_IDENT}"), "concat-unknown"),
     (re.compile(rf"(?<![\w\x00]){_IDENT}\s*(?:\+|\s\.\s|\.\.)\s*{_L}"), "unknown-concat"),
     *more.FOLDS,
+    *more.JOIN_FOLDS,
 )
 
 
@@ -143,7 +144,7 @@ def _fold(prog: _Program, lang: str) -> None:
     folds = _FOLDS + more.AWK_FOLDS if lang == "awk" else _FOLDS
     for _ in range(_MAX_FOLD_ROUNDS):
         before = prog.skeleton
-        prog.skeleton = more.substitute_variables(prog.skeleton)
+        prog.skeleton = more.callable_names(more.substitute_variables(prog.skeleton), prog.values)
         for pattern, kind in folds:
             def fold(m: re.Match[str], kind: str = kind) -> str:
                 return prog.lit(prog.literal(_folded(prog, kind, m)))

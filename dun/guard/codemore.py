@@ -6,12 +6,14 @@ parentheses, awk's concatenation by juxtaposition, variables assigned a literal 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from dun.guard.codestrings import UNKNOWN, balanced
 
 _L = r"\x00(\d+)\x00"
 _LIT = re.compile(_L)
 _IDENT = r"\$?[A-Za-z_][\w.]*(?:\[[^\]\x00]*\])?(?:\(\))?"
+_JOIN = "join"
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "/bin/sh", "/bin/bash"})
 FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?<![\w\x00)\]])\(\s*{_L}\s*\)"), "paren"),
@@ -28,7 +30,15 @@ AWK_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?<![\w\x00$])(?!(?:{_AWK_WORDS})\b)(?:\$\w+|[A-Za-z_]\w*)[ \t]+{_L}"), "unknown-juxtaposed"),
 )
 FOLD_KINDS = frozenset({"paren", "percent", "percent-unknown", "format", "format-unknown", "juxtaposed",
-                        "juxtaposed-unknown", "unknown-juxtaposed"})
+                        "juxtaposed-unknown", "unknown-juxtaposed", "listjoin", "arrayjoin", "arrayjoin-bare"})
+# Lists joined into one string: perl's join(SEP, LIST) and join SEP, LIST; ['a', 'b'].join(SEP) (Ruby, JS)
+JOIN_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"(?<![\w.$]){_JOIN}\s*\(\s*{_L}(?:\s*,\s*{_L})+\s*\)"), "listjoin"),
+    (re.compile(rf"(?<![\w.$]){_JOIN}\s+{_L}(?:\s*,\s*{_L})+(?=\s*(?:;|$|\n|\)|}}))"), "listjoin"),
+    (re.compile(rf"\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\.\s*join\s*\(\s*{_L}\s*\)"), "arrayjoin"),
+    (re.compile(rf"\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\.\s*join\s*(?:\(\s*\))?(?![\w(])"), "arrayjoin-bare"),
+)
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 # A variable assigned a literal or a list of literals ('x', ['a', 'b']) at the end of a statement.
 _ASSIGNED = re.compile(r"(?<![\w.$])((?:my\s+|local\s+|var\s+|let\s+|const\s+)?)(\$?[A-Za-z_]\w*)\s*=(?!=)\s*"
                        r"(\x00\d+\x00|\[\s*\x00\d+\x00(?:\s*,\s*\x00\d+\x00)*\s*,?\s*\])\s*(?=;|\n|$)")
@@ -43,6 +53,12 @@ def folded(kind: str, values: list[str]) -> str:
         return _PLACEHOLDER.sub(lambda m: next(fields, UNKNOWN), values[0])
     if kind in ("percent-unknown", "format-unknown"):
         return _PLACEHOLDER.sub(UNKNOWN, values[0])
+    if kind == "listjoin":
+        return values[0].join(values[1:])
+    if kind == "arrayjoin":
+        return values[-1].join(values[:-1])
+    if kind == "arrayjoin-bare":
+        return "".join(values)
     if kind == "juxtaposed":
         return values[0] + values[1]
     return values[0] + UNKNOWN if kind == "juxtaposed-unknown" else UNKNOWN + values[0]
@@ -58,6 +74,34 @@ def substitute_variables(skeleton: str) -> str:
         cut = again.start() if again else len(rest)
         skeleton = skeleton[:m.end()] + use.sub(lit, rest[:cut]) + rest[cut:]
     return skeleton
+
+
+def callable_names(skeleton: str, values: list[str]) -> str:
+    """Functions named by strings are those functions: obj['exec' + 'Sync'](...) is obj.execSync(...),
+    getattr(os, 'sys' + 'tem') is os.system, $f = 'system'; $f(...) and call_user_func('system', ...) are
+    system(...), send(:system, ...) and method(:system).call(...) are system(...)."""
+    def named(pattern: str, build: Callable[[str, re.Match[str]], str], text: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            value = m.group("sym") if "sym" in m.groupdict() and m.group("sym") else values[int(m.group("lit"))]
+            return build(value, m) if _NAME.fullmatch(value) else m.group(0)
+
+        return re.sub(pattern, one, text)
+
+    lit = r"\x00(?P<lit>\d+)\x00"
+    for m in reversed(list(re.finditer(rf"(\$\w+)\s*=\s*{_L}\s*;", skeleton))):  # PHP: $f = 'system'; $f(...)
+        rest = skeleton[m.end():]
+        skeleton = skeleton[:m.end()] + re.sub(rf"{re.escape(m.group(1))}(?=\s*\()", f"\x00{m.group(2)}\x00", rest)
+    skeleton = named(rf"(?<=[\w)\]])\[\s*{lit}\s*\](?=\s*[.(\[])", lambda v, m: "." + v, skeleton)
+    skeleton = named(rf"\bgetattr\s*\(\s*(?P<obj>[\w.]+)\s*,\s*{lit}\s*\)", lambda v, m: f"{m.group('obj')}.{v}",
+                     skeleton)
+    skeleton = named(rf"\b(?:__import__|importlib\.import_module|import_module)\s*\(\s*{lit}\s*\)", lambda v, m: v,
+                     skeleton)
+    skeleton = named(rf"\bcall_user_func(?:_array)?\s*\(\s*{lit}\s*,\s*", lambda v, m: v + "(", skeleton)
+    skeleton = named(rf"\b(?:send|public_send|__send__)\s*\(\s*(?::(?P<sym>\w+)|{lit})\s*,\s*", lambda v, m: v + "(",
+                     skeleton)
+    skeleton = named(rf"\bmethod\s*\(\s*(?::(?P<sym>\w+)|{lit})\s*\)\s*\.\s*(?:call|\[\])\s*\(",
+                     lambda v, m: v + "(", skeleton)
+    return named(rf"(?<![\w\x00.$]){lit}(?=\s*\()", lambda v, m: v, skeleton)  # ('sys' . 'tem')('ls'); $f(...)
 
 
 def evaluated(skeleton: str, values: list[str], calls: re.Pattern[str]) -> list[str]:

@@ -18,13 +18,14 @@ REMOTE_HOME = "/~remote"  # the home directory on another machine (ssh, docker e
 DEFAULT_IFS = " \t\n"
 _SHELL_STATE = frozenset({"OLDPWD", "PWD", "IFS", "RANDOM", "LINENO", "SECONDS", "PPID", "BASHPID", "_"})
 _TILDE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*=)?~([+-]|[A-Za-z0-9_.-]*)(?=/|$)")
-_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|[0-9]+|[@*#?$!-])(?::?-(.*))?\Z", re.S)
+_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|[0-9]+|[@*#?$!-])(?::?([-=?+])(.*))?\Z", re.S)
 FIND_TESTS = frozenset({  # find predicates that select some files (without one, find returns its start paths too)
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
     "-newer", "-newermt", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user",
     "-group", "-nouser", "-nogroup", "-perm", "-links", "-lname", "-ilname", "-samefile", "-inum", "-used",
     "-readable", "-writable", "-executable", "-fstype", "-uid", "-gid", "-prune"})
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REQUIRED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*:\?")
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Val:
     dl: bool = False  # set by the walker: a substitution in this word runs a downloader
     split: bool = False  # an expansion split the word into fields (IFS, "$@", "${a[@]}")
     fields: list[str] = field(default_factory=list)  # the fields, when split
-    unknown_kind: str = ""  # what the first unknown expansion is: "cmd" (a command's output) or "var"
+    unknown_kind: str = ""  # the first unknown expansion: "cmd" (a command's output), "var", "required" (${X:?})
 
     @property
     def known(self) -> bool:
@@ -186,14 +187,19 @@ def _parameter_part(part: Part, ctx: Ctx, env: Env, out: Val, b: _Builder) -> No
         return
     value = _parameter(part.text, ctx, env)
     if value is None:
-        b.unknown("${" + part.text + "}", "cmd" if name in ctx.generated else "var")
+        required = _REQUIRED.match(part.text) is not None  # ${X:?}: unset or empty, the shell stops there
+        b.unknown("${" + part.text + "}", "required" if required else "cmd" if name in ctx.generated else "var")
         return
-    ifs = ctx.vars.get("IFS", DEFAULT_IFS) if "IFS" in ctx.vars else DEFAULT_IFS
-    ifs = DEFAULT_IFS if ifs is None else ifs
+    ifs = current_ifs(ctx)
     if part.quoted or not ifs or not any(c in value for c in ifs):
         b.known(value)
         return
     b.split_into(value, ifs_split(value, ifs), value[0] in ifs, value[-1] in ifs)
+
+
+def current_ifs(ctx: Ctx) -> str:
+    ifs = ctx.vars.get("IFS", DEFAULT_IFS) if "IFS" in ctx.vars else DEFAULT_IFS
+    return DEFAULT_IFS if ifs is None else ifs
 
 
 def ifs_split(value: str, ifs: str) -> list[str]:
@@ -248,9 +254,13 @@ def _parameter(expr: str, ctx: Ctx, env: Env) -> str | None:
         value = items[int(index)] if items is not None and index.isdigit() and int(index) < len(items) else None
     else:
         value = lookup(name, ctx, env)
-    if value is None and m.group(2) is not None and "$" not in m.group(2) and "`" not in m.group(2):
-        return m.group(2)
-    return value
+    op, word = m.group(2), m.group(3)
+    plain = word is not None and "$" not in word and "`" not in word
+    if op == "+":  # ${X:+word}: the word when X is set
+        return (word if value else "") if value is not None and plain else None
+    if value is None and op in ("-", "=") and plain:
+        return word
+    return value  # ${X:?}: its value, or the shell stops
 
 
 def literal_words(body: str) -> list[str]:

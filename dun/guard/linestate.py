@@ -4,10 +4,12 @@ prints for the next stage of a pipe."""
 
 from __future__ import annotations
 
+import posixpath
 import re
+from collections.abc import Callable
 
 from dun.guard.effects import child, find_parts
-from dun.guard.expand import Ctx, Val
+from dun.guard.expand import Ctx, Val, current_ifs, ifs_split
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
 from dun.guard.runs import Stream
@@ -16,6 +18,8 @@ from dun.guard.textops import echo, printf
 _PRINT_NAMES = frozenset({"realpath", "readlink", "stat", "basename", "dirname"})
 _PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
 _LN = Spec("tS", frozenset({"--target-directory", "--suffix"}))
+_READ = Spec("adinNptu")
+_XARGS_FILE = Spec("aEdILnPs", frozenset({"--arg-file"}), stop=True)
 
 
 def positional(args: list[Val], ctx: Ctx) -> None:
@@ -33,6 +37,49 @@ def positional(args: list[Val], ctx: Ctx) -> None:
         ctx.vars[str(i)] = v.text if v.known else None
     ctx.arrays["@"] = [v.text for v in params] if all(v.known for v in params) else None
     ctx.vars["#"] = str(len(params))
+
+
+def read_line(args: list[Val], text: str | None, ctx: Ctx) -> None:
+    """`read [-r] [-a ARR] [-d DELIM] a b c <<< "x y z"`: the variables get the fields of what it reads, split on IFS
+    (the last one takes the rest); from input the guard cannot see, they are unknown."""
+    o = parse(args, _READ)
+    names = [v.text for v in o.operands if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v.text)] or ["REPLY"]
+    arrays = [v.text for v in o.value("-a")]
+    delim = o.value("-d")
+    line = None
+    if text is not None:
+        end = delim[0].text[:1] if delim else "\n"
+        line = text.split(end, 1)[0] if end else text.split("\0", 1)[0]
+        if not o.has("-r"):
+            line = re.sub(r"\\(.)", r"\1", line.replace("\\\n", ""))
+    for name in arrays:
+        items = ifs_split(line, current_ifs(ctx)) if line is not None and line.strip() else None
+        ctx.arrays[name] = items
+        ctx.vars[name] = items[0] if items else None
+    if arrays:
+        return
+    fields = ifs_split(line, current_ifs(ctx)) if line is not None and line.strip() else []
+    for i, name in enumerate(names):
+        ctx.arrays.pop(name, None)
+        if line is None:
+            ctx.vars[name] = None
+        elif i == len(names) - 1:
+            ctx.vars[name] = current_ifs(ctx)[:1].join(fields[i:])  # the last one takes the rest
+        else:
+            ctx.vars[name] = fields[i] if i < len(fields) else ""
+
+
+def xargs_input(argv: list[Val], ctx: Ctx, output_of: Callable[[str, Ctx], Stream]) -> str | None:
+    """What `xargs -a FILE` reads, when it is known: a file written earlier in the line, or <(printf ...)."""
+    if not argv or posixpath.basename(argv[0].text) != "xargs":
+        return None
+    for f in parse(argv[1:], _XARGS_FILE).value("-a", "--arg-file"):
+        if f.text.startswith("<(") and f.subs:
+            return output_of(f.subs[-1], ctx).text
+        path = normalize(f.text, ctx.cwd) if f.known else None
+        if path is not None and ctx.written.get(path) is not None:
+            return ctx.written[path]
+    return None
 
 
 def symlink(args: list[Val], ctx: Ctx) -> None:

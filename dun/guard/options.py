@@ -32,6 +32,9 @@ class Opts:
         return [v for n in names for v in self.values.get(n, [])]
 
 
+_OFF = frozenset({"false", "0", "no", "off"})
+
+
 def sliced(val: Val, start: int) -> Val:
     def shift(at: int | None) -> int | None:
         return None if at is None else max(at - start, 0)
@@ -50,8 +53,9 @@ def parse(args: list[Val], spec: Spec = Spec()) -> Opts:
             out.end = i + 1
             break
         if text.startswith("--") or (spec.words and text.startswith("-") and len(text) > 1):
-            name, eq, _ = text.partition("=")
-            out.flags.append(name)
+            name, eq, setting = text.partition("=")
+            if not (eq and setting.lower() in _OFF):  # --draft=false, --volumes=0: the flag is not given
+                out.flags.append(name)
             if eq:
                 out.flags.append(text)
                 out.values.setdefault(name, []).append(sliced(args[i], len(name) + 1))

@@ -83,6 +83,7 @@ def category(path: str, ctx: Ctx, env: Env) -> str:
 def resolve(path: str, ctx: Ctx, follow_last: bool) -> str | None:
     """`path` with symlinks followed (the last component only when `follow_last`); None when a link made earlier in
     the line points somewhere unknown."""
+    path = path.split("\0", 1)[0]  # an argument ends at a NUL byte
     for _ in range(_MAX_LINKS):
         before = path
         for link, target in ctx.links.items():
@@ -125,8 +126,8 @@ def classify(val: Val, ctx: Ctx, env: Env, follow: bool = True) -> tuple[str, st
         return place(path, ctx, env, follow or text.endswith(("/", "/.")))
     cut = min(cuts)
     slash = text.rfind("/", 0, cut)
-    if slash < 0 and cut == val.unknown_at:
-        return text, "unknown"
+    if slash < 0 and cut == val.unknown_at:  # ${X:?}/...: set, it is the agent's; empty, nothing runs
+        return text, "unset" if val.unknown_kind == "required" else "unknown"
     directory = text[:slash + 1]
     component = text[slash + 1:].split("/")[0]
     base = normalize(directory or ".", ctx.cwd)

@@ -129,6 +129,11 @@ def hidden_commands(prog: str, args: list[Val]) -> list[str]:
             out += [w[7:] for w in words if w.startswith("--exec=")]
         if words[-3:-1] == ["bisect", "run"] or (words[:2] == ["bisect", "run"]):
             out.append(" ".join(words[words.index("run") + 1:]))
+    if prog in ("npm", "pnpm", "yarn", "bun") and words[:2] == ["pkg", "set"]:
+        # npm pkg set scripts.test="...": a command npm runs later (npm test), as if it ran now
+        out += [w.partition("=")[2] for w in words[2:] if re.match(r"scripts\.[^=]+=", w)]
+    if prog == "npm" and words[:1] == ["set-script"] and len(words) >= 3:  # npm 7's set-script NAME CMD
+        out.append(words[2])
     if prog in _VIM_LIKE:
         values = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-c", "--cmd")]
         values += [w[1:] for w in words if w.startswith("+") and len(w) > 1]

@@ -101,7 +101,7 @@ GIT_RULES: tuple[Rule, ...] = (
           Match(programs=_GIT, subcommands=("clean",), values_any=("-c=clean.requireforce=*",),
                 flags_none=("-n", "--dry-run", "-X")))),
     Rule("git.discard-changes", "discards uncommitted changes to the whole tree (checkout/restore ., rm -f ., "
-         "checkout -f, read-tree -u, checkout-index -f, stash clear)",
+         "checkout -f, read-tree -u, checkout-index -f, stash clear, worktree remove --force)",
          (Match(programs=_GIT, subcommands=("checkout", "restore"), args_any=_WHOLE_TREE,
                 flags_none=("--staged", "-S")),
           Match(programs=_GIT, subcommands=("restore",), args_any=_WHOLE_TREE, flags_any=("--worktree", "-W")),
@@ -109,7 +109,8 @@ GIT_RULES: tuple[Rule, ...] = (
           Match(programs=_GIT, subcommands=("checkout", "switch"), flags_any=("-f", "--force", "--discard-changes")),
           Match(programs=_GIT, subcommands=("read-tree",), flags_any=("-u",), flags_none=("--prefix",)),
           Match(programs=_GIT, subcommands=("checkout-index",), flags_any=("-f", "--force")),
-          Match(programs=_GIT, subcommands=("stash",), args_any=("clear",)))),
+          Match(programs=_GIT, subcommands=("stash",), args_any=("clear",)),
+          Match(programs=_GIT, subcommands=("worktree",), actions=("remove", "rm"), flags_any=("-f", "--force")))),
     Rule("git.destroy-reflog", "expires the reflog or prunes unreachable objects now (destroys the way back)",
          (Match(programs=_GIT, subcommands=("reflog",), args_any=("expire", "delete")),
           Match(programs=_GIT, subcommands=("gc", "prune"),

@@ -4,63 +4,39 @@ clusters, cloud and hosted services, packages registries, and the machine's user
 
 from __future__ import annotations
 
+from dun.guard.rules_data import DATA_RULES
 from dun.guard.ruletypes import Match, Rule
 
 _DOCKERS = ("docker", "podman", "nerdctl")
 _COMPOSE = ("docker-compose", "podman-compose")
+_FORCED = ("-f", "--force", "-v", "--volumes", "-a", "--all")  # a running container, its volumes, or all of them
+_BULK = ("*$(*", "*`*", "{}", "*{}*")  # names that are a command's output: $(docker ps -aq), xargs
 _APT = ("apt", "apt-get", "aptitude")
 _RPM = ("yum", "dnf", "microdnf", "zypper")
-_NO_WHERE = r"(;|$|\breturning\b)"
-
-DATA_RULES: tuple[Rule, ...] = (
-    Rule("sql.drop", "sends SQL DROP or TRUNCATE", (Match(queries=(r"\bdrop\b", r"\btruncate\b")),)),
-    Rule("db.drop", "drops, resets or flushes a database",
-         (Match(programs=("dropdb", "dropuser")), Match(programs=("mysqladmin",), subcommands=("drop",)),
-          Match(programs=("pg_restore",), flags_any=("-c", "--clean"), values_any=("-d=*", "--dbname=*")),
-          Match(queries=(r"\bflush(all|db)\b", r"\bdropDatabase\s*\(", r"\.drop\s*\(")),
-          Match(programs=("rails", "rake"), subcommands=("db:drop*", "db:reset", "db:purge", "db:schema:load",
-                                                         "db:truncate_all", "db:seed:replant")),
-          Match(programs=("python*",), subcommands=("manage.py", "*/manage.py"), args_any=("flush", "reset_db")),
-          Match(programs=("manage.py", "django-admin"), subcommands=("flush", "reset_db")),
-          Match(programs=("prisma",), subcommands=("migrate",), args_any=("reset",)),
-          Match(programs=("prisma",), subcommands=("db",), flags_any=("--force-reset",)),
-          Match(programs=("php",), subcommands=("artisan",),
-                args_any=("migrate:fresh", "migrate:reset", "migrate:refresh", "db:wipe")),
-          Match(programs=("sequelize", "sequelize-cli"), subcommands=("db:drop", "db:migrate:undo:all",
-                                                                      "db:seed:undo:all")),
-          Match(programs=("flyway",), subcommands=("clean",)),
-          Match(programs=("liquibase",), subcommands=("dropAll", "drop-all")),
-          Match(queries=(r"\bdrop(?:All)?Users?\s*\(", r"\bdropRole\s*\(")),
-          Match(programs=("typeorm",), subcommands=("schema:drop",)),
-          Match(programs=("knex",), subcommands=("migrate:rollback",), flags_any=("--all",)),
-          Match(programs=("alembic",), subcommands=("downgrade",), args_any=("base",)),
-          Match(programs=("flask",), subcommands=("db",), args_any=("base",)))),
-    Rule("db.delete-all", "deletes or overwrites every row or key (DELETE/UPDATE without WHERE, redis DEL, "
-         "deleteMany({}), etcd del, Elasticsearch DELETE _all)",
-         (Match(queries=(rf"\bdelete\s+from\s+[\w.\"`\[\]]+\s*{_NO_WHERE}",
-                         rf"\bwhere\s+(1\s*=\s*1|true|1|not\s+false)\s*{_NO_WHERE}",
-                         r"\bupdate\s+[\w.\"`\[\]]+\s+set\b(?:(?!\bwhere\b)[^;])*(;|$)",
-                         r"^\s*(del|unlink|hdel)\b", r"\b(deleteMany|remove|delete_many)\s*\(\s*(\{\s*\})?\s*\)")),
-          Match(programs=("etcdctl",), subcommands=("del",)),
-          Match(programs=("curl",), values_any=("-X=DELETE", "--request=DELETE"),
-                subcommands=("*/_all", "*/_all[/?]*", "*/[*]", "*/[*][/?]*")))),
-)
 
 CONTAINER_RULES: tuple[Rule, ...] = (
     Rule("container.host-access", "starts a container that mounts /, the home directory, a system path or a socket "
          "writable, or runs it with the host's privileges",
          (Match(effects=("mount",), where=("ancestor", "home", "system", "outside", "device", "unknown")),
           Match(signals=("privileged-container",)))),
-    Rule("container.destroy", "removes containers, images, volumes or networks (docker/podman rm, rmi, prune, "
-         "compose down -v)",
-         (Match(programs=_DOCKERS, subcommands=("rm", "rmi", "kill")),
-          Match(programs=_DOCKERS, subcommands=("system", "image", "container", "volume", "network", "builder",
-                                                "buildx", "secret", "config", "service", "stack", "node", "pod"),
+    Rule("container.destroy", "removes volumes, running containers (-f), or containers and images in bulk "
+         "(prune, $(docker ps -q), --all); a stopped container or an image named one by one is allowed",
+         (Match(programs=_DOCKERS, subcommands=("rm", "rmi"), flags_any=_FORCED),
+          Match(programs=_DOCKERS, subcommands=("rm", "rmi", "kill"), args_any=_BULK),
+          Match(programs=_DOCKERS, subcommands=("kill",)),
+          Match(programs=_DOCKERS, subcommands=("container", "image"), actions=("rm", "remove", "kill"),
+                flags_any=_FORCED),
+          Match(programs=_DOCKERS, subcommands=("container", "image"), actions=("rm", "remove", "kill"),
+                args_any=_BULK),
+          Match(programs=_DOCKERS, subcommands=("container",), actions=("kill", "prune")),
+          Match(programs=_DOCKERS, subcommands=("image",), actions=("prune",), flags_any=("-a", "--all")),
+          Match(programs=_DOCKERS, subcommands=("system", "volume", "network", "builder", "buildx", "secret",
+                                                "config", "service", "stack", "node", "pod"),
                 actions=("rm", "remove", "prune", "reset", "kill")),
           Match(programs=_DOCKERS, subcommands=("compose",), actions=("down",), flags_any=("-v", "--volumes", "--rmi")),
-          Match(programs=_DOCKERS, subcommands=("compose",), actions=("rm",)),
+          Match(programs=_DOCKERS, subcommands=("compose",), actions=("rm",), flags_any=("-v", "--volumes")),
           Match(programs=_COMPOSE, subcommands=("down",), flags_any=("-v", "--volumes", "--rmi")),
-          Match(programs=_COMPOSE, subcommands=("rm",)),
+          Match(programs=_COMPOSE, subcommands=("rm",), flags_any=("-v", "--volumes")),
           Match(programs=_DOCKERS, subcommands=("swarm",), actions=("leave",)))),
     Rule("infra.destroy", "destroys infrastructure or cloud data (terraform destroy, s3 rm --recursive, "
          "kubectl delete namespace/--all)",
@@ -168,6 +144,16 @@ _GRADLE_PUBLISH = ("publish", "publish[!T]*", "publishTo[!M]*", "publishToMaven[
                    "*:publish", "*:publish[!T]*", "*:publishTo[!M]*", "*:publishToMaven[!L]*")
 _RELEASE_NAMES = ("publish", "release", "deploy", "upload", "ship")  # targets and scripts named for releasing
 _LOCAL_REGISTRY = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*")
+# Deploys to hosting platforms' production, like fly deploy and netlify deploy --prod (infrastructure deploys through
+# the cloud providers' own tools, gcloud run deploy or aws cloudformation deploy, are everyday work)
+_DEPLOYS = (
+    Match(programs=("kamal", "mrsk", "cap", "render"), args_any=("deploy",), flags_none=_DRY),
+    Match(programs=("kamal", "mrsk", "render"), subcommands=("deploy", "redeploy", "rollback"), flags_none=_DRY),
+    Match(programs=("railway",), subcommands=("up", "deploy", "redeploy")),
+    Match(programs=("cf",), subcommands=("push",)),
+    Match(programs=("vercel",), subcommands=("promote",)),
+    Match(programs=("dokku",), subcommands=("deploy", "git:sync", "ps:rebuild")),
+)
 
 
 def _anywhere(programs: tuple[str, ...], words: tuple[str, ...]) -> tuple[Match, ...]:
@@ -234,7 +220,9 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("wrangler", "firebase", "flyctl", "fly"), args_any=("deploy", "publish"), flags_none=_DRY),
           Match(programs=("firebase",), subcommands=("*:deploy",)),
           Match(programs=("netlify",), subcommands=("deploy",), flags_any=("--prod",)),
-          Match(programs=("heroku",), subcommands=("container:release", "releases:rollback")),
+          Match(programs=("heroku",), subcommands=("container:release", "container:push", "releases:rollback",
+                                                   "builds:create", "deploy:*")),
+          *_DEPLOYS,
           Match(programs=("surge", "gh-pages")), Match(programs=("ghp-import",), flags_any=("-p", "--push")),
           Match(programs=("mkdocs",), subcommands=("gh-deploy",)),
           Match(programs=("fastlane",), args_any=("release", "deploy", "*upload*", "submit*", "appstore", "beta",
@@ -246,7 +234,8 @@ PUBLISH_RULES: tuple[Rule, ...] = (
                 flags_none=(*_DRY, "--just-print", "--recon")),
           Match(programs=("make", "gmake", "just", "task"), subcommands=_RELEASE_NAMES,
                 flags_none=(*_DRY, "--just-print", "--recon")),
-          Match(programs=_NODE, subcommands=("run", "run-script"), actions=_RELEASE_NAMES),  # by the script's name
+          Match(programs=_NODE, subcommands=("run", "run-script"), actions=_RELEASE_NAMES,  # by the script's name
+                args_none=_DRY),
           Match(programs=("yarn", "pnpm", "bun"), subcommands=_RELEASE_NAMES))),
 )
 

@@ -88,9 +88,10 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
         seen |= w.run(command, ctx.child())
     if prog in SQL_CLIENTS and feed is not None and feed.text:
         facts.queries.append(feed.text)
-    if prog in SQL_CLIENTS:  # psql -f FILE: a file written earlier in the line
+    if prog in SQL_CLIENTS:  # psql -f FILE: a file written earlier in the line, or psql -f <(echo ...)
         for name in parse(args, _SQL_FILES).value("-f", "--file"):
-            text = ctx.written.get(classify(name, ctx, w.env)[0])
+            text = w.output_of(name.subs[-1], ctx).text if name.text.startswith("<(") and name.subs else \
+                ctx.written.get(classify(name, ctx, w.env)[0])
             if text:
                 facts.queries.append(text)
     for script, kind in scripts:

@@ -61,7 +61,8 @@ class ShellState:
         vals = [f for v in self.words(words, ctx, seen) for f in v.words()]
         return [v.text for v in vals] if all(v.known for v in vals) else None
 
-    def builtin(self, prog: str, args: list[Val], ctx: Ctx, seen: set[str]) -> None:
+    def builtin(self, prog: str, args: list[Val], ctx: Ctx, seen: set[str], text: str | None = None) -> None:
+        """`text`: what the command reads on stdin, when it is known (a here-string, echo x | ...)."""
         if prog in ("cd", "pushd"):
             targets = [a for a in args if not a.text.startswith("-") or a.text == "-"]
             ctx.vars["OLDPWD"] = ctx.cwd
@@ -77,7 +78,9 @@ class ShellState:
             for a in args:
                 if m := ASSIGN.match(a.text):
                     self.assign(ctx, m.group(1), sliced(a, m.end()), Word([], a.text), seen)
-        elif prog in ("unset", "read", "mapfile", "readarray"):
+        elif prog == "read":
+            linestate.read_line(args, text, ctx)
+        elif prog in ("unset", "mapfile", "readarray"):
             for a in args:
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", a.text):
                     ctx.vars[a.text] = None

@@ -13,6 +13,10 @@ from dun.guard.options import SPECS, Opts, Spec, parse
 
 # Programs whose subcommand has options of its own, parsed after it: `docker compose -f x.yml down -v`.
 _SUB_SPECS = frozenset({"docker", "podman", "nerdctl"})
+_COMPOSE = frozenset({"docker-compose", "podman-compose"})
+_RUSTUP_PROXIES = frozenset({"cargo", "rustc", "rustdoc", "rustfmt", "cargo-clippy", "clippy-driver", "rust-gdb"})
+_COMPOSE_COMMAND = Spec("t", frozenset({"--timeout", "--rmi", "--scale", "--entrypoint", "--env", "--user",
+                                        "--workdir", "--volume", "--publish", "--name", "--label"}))
 
 
 def command_opts(prog: str, args: list[Val], config: dict[str, str] | None = None) -> tuple[str, Opts, list[str]]:
@@ -21,18 +25,32 @@ def command_opts(prog: str, args: list[Val], config: dict[str, str] | None = Non
     them."""
     if prog == "git":
         return _git(args, config or {})
+    if prog in _RUSTUP_PROXIES and args and args[0].text.startswith("+"):
+        args = args[1:]  # cargo +nightly publish: rustup's toolchain, then cargo's own command line
     spec = SPECS.get(prog, Spec())
     if prog in _SUB_SPECS:
         top = parse(args, replace(spec, stop=True))
         sub = top.operands[0].text if top.operands else ""
+        if sub == "compose":
+            opts = _compose(top.operands[1:], SPECS[f"{prog} {sub}"])
+            merged = Opts(top.flags + opts.flags, {**top.values, **opts.values}, opts.operands)
+            return sub, merged, option_values(merged)
         if f"{prog} {sub}" in SPECS:
             opts = parse(top.operands[1:], SPECS[f"{prog} {sub}"])
             merged = Opts(top.flags + opts.flags, {**top.values, **opts.values}, opts.operands)
             return sub, merged, option_values(merged)
-    opts = parse(args, spec)
+    opts = _compose(args, spec) if prog in _COMPOSE else parse(args, spec)
     if opts.operands:
         return opts.operands[0].text, Opts(opts.flags, opts.values, opts.operands[1:]), option_values(opts)
     return "", opts, option_values(opts)
+
+
+def _compose(args: list[Val], spec: Spec) -> Opts:
+    """Compose's own options (-f FILE, -p NAME) come before its command; after it, the command's (rm -fsv: force,
+    stop, volumes)."""
+    top = parse(args, replace(spec, stop=True))
+    rest = parse(top.operands[1:], _COMPOSE_COMMAND)
+    return Opts(top.flags + rest.flags, {**top.values, **rest.values}, top.operands[:1] + rest.operands)
 
 
 def _git(args: list[Val], line_config: dict[str, str]) -> tuple[str, Opts, list[str]]:

@@ -88,7 +88,7 @@ def _names(paths: list[Val] | None, text: str | None) -> list[Val] | None:
     """What xargs reads: the names a stage prints, else the lines of known text."""
     if paths is not None:
         return paths
-    return [Val(line) for line in text.splitlines() if line.strip()] if text is not None else None
+    return [Val(line) for line in re.split(r"[\n\0]", text) if line.strip()] if text is not None else None  # -0
 
 
 def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | None) -> list[Val] | None:

@@ -102,7 +102,9 @@ class Walker(ShellState, Names):
 
     def group(self, group: Group, ctx: Ctx, stdin: Stream | None, seen: set[str]) -> Stream:
         vals = self.words(group.words, ctx, seen)
-        inner = ctx.child(deeper=False) if group.subshell else ctx
+        inner = ctx.child(deeper=False) if group.subshell or group.function else ctx
+        if group.function:  # its parameters are the call's: the call is analysed with them, here they are unknown
+            inner.lenient = True
         effects, herein, in_dl, redirs, _ = self.redirects(group.redirects, ctx, seen)
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
         values: list[str | None] = [None]
@@ -213,6 +215,8 @@ class Walker(ShellState, Names):
                 redirs: str) -> Facts | None:
         if argv and (real := self.program(argv[0], ctx)) != program_name(argv[0]):
             argv = [Val(real), *argv[1:]]  # a program copied or linked under another name earlier in the line
+        if (listed := linestate.xargs_input(argv, ctx, self.output_of)) is not None:  # xargs -a <(printf ...)
+            feed = Stream(listed)
         u = unwrap(argv, feed.paths if feed else None, feed.text if feed else None)
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
@@ -261,7 +265,7 @@ class Walker(ShellState, Names):
         if prog in DOWNLOADERS:
             where.downloads.update(e.path for e in facts.effects if e.op == "write")
         if not where.remote:
-            self.builtin(prog, args, ctx, seen)
+            self.builtin(prog, args, ctx, seen, feed.text if feed is not None else None)
             self.define(prog, args, ctx)
         if prog == "git" and sub == "config":
             self.git_set(values)

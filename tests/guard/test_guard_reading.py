@@ -86,3 +86,45 @@ def test_denials_of_the_new_families_name_the_rule_in_one_actionable_line() -> N
         verdict = bash(command)
         assert verdict.rule == rule
         assert verdict.reason is not None and "\n" not in verdict.reason and f"[{rule}]" in verdict.reason
+
+
+def test_read_gives_its_variables_the_fields_it_reads() -> None:
+    """`read a b <<< "push --force"` sets a and b as bash does; from input the guard cannot see they stay unknown."""
+    assert bash('read -r a b <<< "push --force"; git $a $b').rule == "git.push-force"
+    assert bash('read -ra w <<< "reset --hard HEAD~2"; git "${w[@]}"').rule == "git.reset-hard"
+    assert bash('read -r a b <<< "log -1"; git $a $b').decision == "allow"
+    assert bash("read -r target <<< ~/projects; rm -rf \"$target\"").rule == "fs.delete-outside"
+
+
+def test_a_required_variable_is_not_the_empty_path() -> None:
+    """${X:?} stops the shell when X is empty or unset, so `rm -rf "${X:?}/"` cannot delete from /; a known X is
+    still followed, and ${X:-default} still falls back."""
+    assert bash('rm -rf "${BUILD_DIR:?}/"').decision == "allow"
+    assert bash('rm -rf "${BUILD_DIR}/"').rule == "fs.delete-unresolved"
+    assert bash('rm -rf "${HOME:?}/"').rule == "fs.delete-system"
+    assert bash('rm -rf "${NOPE:-$HOME}/x"').rule == "fs.delete-unresolved"
+
+
+def test_a_function_is_judged_by_its_calls_not_by_its_unresolved_parameters() -> None:
+    assert bash('f() { rm -rf "$@"; }; f build dist').decision == "allow"
+    assert bash('f() { rm -rf "$@"; }; f ~/projects').rule == "fs.delete-outside"
+    assert bash('f() { rm -rf ~/projects; }').rule == "fs.delete-outside"  # what it does whatever its parameters
+
+
+def test_long_options_set_to_false_are_not_given() -> None:
+    assert parse([Val("--draft=false"), Val("--force")]).flags == ["--draft=false", "--force"]
+    assert bash("gh release create v1.2.0 --draft=false").rule == "publish.release"
+    assert bash("docker compose down --volumes=false").decision == "allow"
+
+
+def test_compose_reads_its_own_options_before_the_command_and_the_commands_after() -> None:
+    assert bash("docker compose -f ci.yml rm -fsv").rule == "container.destroy"  # -f here is rm's --force
+    assert bash("docker-compose rm -sf worker").decision == "allow"
+
+
+def test_code_calls_functions_named_by_strings() -> None:
+    assert bash("""node -e "require('child_process')['exec' + 'Sync']('git push -f')" """).rule == "git.push-force"
+    assert bash("""php -r '$f = "sys" . "tem"; $f("git push --force");'""").rule == "git.push-force"
+    assert bash("""ruby -e 'Kernel.send(:system, "git clean -fdx")'""").rule == "git.clean"
+    assert bash("""perl -e 'system join(" ", "rm", "-rf", "$ENV{HOME}/src")'""").rule == "fs.delete-outside"
+    assert bash("""node -e "console.log(require('./package.json')['version'])" """).decision == "allow"
