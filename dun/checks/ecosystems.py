@@ -3,16 +3,21 @@ the test runner, type checker and lint script it runs. One answer for the built-
 `uses:`), `dun init` (which checks apply), `dun check` (a test suite nothing runs) and `dun doctor`.
 
 Read-only and cheap: a few small files at the top of the project (never through a link out of it), no process
-started.
+started. Every look at the disk goes through `_seen` (a file's content or existence, a directory's listing), so
+`reads` can tell exactly what an answer depended on: the `test-suites` check declares that as its inputs.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import os
 import re
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dun.core.textfiles import read_bytes
 
@@ -36,8 +41,78 @@ class Ecosystem:
     tests: bool = False  # the project has a test suite
 
 
+_T = TypeVar("_T")
+# while `reads` runs: every path looked at (a file read or tested, a directory listed)
+_SEEN: ContextVar[set[str] | None] = ContextVar("dun_ecosystems_seen", default=None)
+
+
+def reads(answer: Callable[[], _T]) -> tuple[_T, list[str]]:
+    """`answer()` and every path it looked at: what it depends on, as stamps can tell (a file's stamp for its
+    content and existence, a directory's for its listing)."""
+    seen: set[str] = set()
+    token = _SEEN.set(seen)
+    try:
+        value = answer()
+    finally:
+        _SEEN.reset(token)
+    return value, sorted(seen)
+
+
+def _seen(path: Path) -> Path:
+    recorded = _SEEN.get()
+    if recorded is not None:
+        recorded.add(str(path))
+    return path
+
+
+def _is_file(path: Path) -> bool:
+    return _seen(path).is_file()
+
+
+def _is_dir(path: Path) -> bool:
+    return _seen(path).is_dir()
+
+
+def _glob(directory: Path, pattern: str) -> list[Path]:
+    """The paths under `directory` matching `pattern` (`/`-separated; `*`, `?`, `[...]` within a name, `**` for any
+    number of directories), sorted; every directory listed is recorded. Links to directories are not followed."""
+    found: list[Path] = []
+
+    def walk(here: Path, parts: list[str]) -> None:
+        if not parts:
+            return
+        head, rest = parts[0], parts[1:]
+        if head == "**":
+            walk(here, rest)
+            for name in _names(here, dirs_only=True):
+                walk(here / name, parts)
+            return
+        literal = not re.search(r"[*?\[]", head)
+        for name in [head] if literal else _names(here, dirs_only=bool(rest)):
+            if not literal and not fnmatch.fnmatchcase(name, head):
+                continue
+            path = here / name
+            if rest:
+                if not literal or _is_dir(path):
+                    walk(path, rest)
+            elif not literal or _is_file(path):
+                found.append(path)
+
+    walk(directory, pattern.split("/"))
+    return sorted(found)
+
+
+def _names(directory: Path, dirs_only: bool) -> list[str]:
+    try:
+        with os.scandir(_seen(directory)) as entries:
+            return [e.name for e in entries if not dirs_only or e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
 def _read(path: Path, root: Path, limit: int = 1024 * 1024) -> str:
     """The file's text; '' for one that is missing, too large, not regular or a link out of the project."""
+    _seen(path)
     try:
         return read_bytes(path, limit, root=root).decode("utf-8", "replace")
     except (OSError, ValueError):
@@ -70,7 +145,7 @@ def package_manager(directory: Path) -> str:
     declared = str(package_json(str(directory)).get("packageManager") or "").split("@", 1)[0]
     if declared in ("npm", "pnpm", "yarn", "bun"):
         return declared
-    return next((pm for lock, pm in LOCKFILES if (directory / lock).is_file()), "npm")
+    return next((pm for lock, pm in LOCKFILES if _is_file(directory / lock)), "npm")
 
 
 def js_tools(directory: Path) -> list[str]:
@@ -84,7 +159,7 @@ def js_tools(directory: Path) -> list[str]:
         [runner for runner in JS_RUNNERS[1:] if runner in words]
     # the runners the test script names; else the one among the dependencies (a script dun cannot read)
     tools = [package_manager(directory), *(named or [r for r in JS_RUNNERS[1:] if r in deps])]
-    if "typescript" in deps and (directory / "tsconfig.json").is_file():
+    if "typescript" in deps and _is_file(directory / "tsconfig.json"):
         tools.append("typescript")
     if "lint" in scripts:
         tools.append("lint-script")
@@ -99,8 +174,8 @@ def js_has_tests(directory: Path) -> bool:
 def _mentions(root: Path, names: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
     for name in names:
         path = root / name
-        if path.is_dir():
-            if any(pattern.search(_read(p, root, 256 * 1024)) for p in sorted(path.glob("*.y*ml"))[:20]):
+        if _is_dir(path):
+            if any(pattern.search(_read(p, root, 256 * 1024)) for p in _glob(path, "*.y*ml")[:20]):
                 return True
         elif pattern.search(_read(path, root)):
             return True
@@ -114,7 +189,7 @@ _UNITTEST = re.compile(r"-m\s+unittest\b|\bunittest\s+discover\b")
 def python_runner(root: Path) -> str:
     """`pytest` or `unittest`: the runner the project's own files name; a project naming neither runs unittest when
     its tests are `unittest.TestCase` classes, else pytest (plain `def test_` functions need it)."""
-    uses_pytest = (root / "conftest.py").is_file() or (root / "tests" / "conftest.py").is_file() or \
+    uses_pytest = _is_file(root / "conftest.py") or _is_file(root / "tests" / "conftest.py") or \
         _mentions(root, _PYTEST_FILES, _PYTEST)
     if uses_pytest:
         return "pytest"
@@ -129,7 +204,7 @@ _UNITTEST_CASE = re.compile(r"^\s*(import unittest|from unittest import)", re.M)
 def _test_files(root: Path, limit: int = 20) -> list[Path]:
     found: list[Path] = []
     for pattern in ("test_*.py", "tests/test_*.py", "test/test_*.py", "tests/**/test_*.py", "*/tests/test_*.py"):
-        for path in sorted(root.glob(pattern)):
+        for path in _glob(root, pattern):
             if path not in found:
                 found.append(path)
             if len(found) >= limit:
@@ -138,29 +213,29 @@ def _test_files(root: Path, limit: int = 20) -> list[Path]:
 
 
 def python_has_tests(root: Path) -> bool:
-    return any((root / d).is_dir() for d in ("tests", "test")) or any(root.glob("test_*.py"))
+    return any(_is_dir(root / d) for d in ("tests", "test")) or bool(_glob(root, "test_*.py"))
 
 
 def uses(root: Path, tool: str) -> bool:
     """Whether the project at `root` uses `tool` (a name `detect` lists); only the files that can tell are read."""
     if tool in ("pytest", "unittest"):
-        return any((root / m).is_file() for m in ("pyproject.toml", "setup.py", "setup.cfg")) and \
+        return any(_is_file(root / m) for m in ("pyproject.toml", "setup.py", "setup.cfg")) and \
             python_runner(root) == tool
     if tool in ("cargo", "go"):
-        return (root / ("Cargo.toml" if tool == "cargo" else "go.mod")).is_file()
-    return (root / "package.json").is_file() and tool in js_tools(root)
+        return _is_file(root / ("Cargo.toml" if tool == "cargo" else "go.mod"))
+    return _is_file(root / "package.json") and tool in js_tools(root)
 
 
 def detect(root: Path) -> list[Ecosystem]:
     found: list[Ecosystem] = []
-    if (root / "package.json").is_file():
+    if _is_file(root / "package.json"):
         found.append(Ecosystem("javascript", "package.json", js_tools(root), js_has_tests(root)))
-    if (root / "Cargo.toml").is_file():
+    if _is_file(root / "Cargo.toml"):
         found.append(Ecosystem("rust", "Cargo.toml", ["cargo"], True))
-    python = next((m for m in ("pyproject.toml", "setup.py", "setup.cfg") if (root / m).is_file()), None)
+    python = next((m for m in ("pyproject.toml", "setup.py", "setup.cfg") if _is_file(root / m)), None)
     if python is not None:
         found.append(Ecosystem("python", python, [python_runner(root)], python_has_tests(root)))
-    if (root / "go.mod").is_file():
+    if _is_file(root / "go.mod"):
         found.append(Ecosystem("go", "go.mod", ["go"], True))
     return found
 
@@ -192,12 +267,12 @@ def unrun_suites(root: Path) -> list[tuple[str, str]]:
             found.append(("package.json", f"the `test` script runs `{script[:80]}`, which no built-in check reads "
                                           f"(they read {', '.join(JS_RUNNERS)})"))
     for marker, what, dirs in FOREIGN_SUITES:
-        if not (root / marker).is_file():
+        if not _is_file(root / marker):
             continue
         if marker == "CMakeLists.txt":
             if _CMAKE_TESTS.search(_read(root / marker, root)):
                 found.append((marker, f"a {what} test suite"))
-        elif any((root / d).is_dir() if d else True for d in dirs):
+        elif any(_is_dir(root / d) if d else True for d in dirs):
             found.append((marker, f"a {what} test suite"))
     if not ours and not found and _MAKE_TEST.search(_read(root / "Makefile", root)):
         found.append(("Makefile", "a `make test` target"))

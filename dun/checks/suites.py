@@ -3,6 +3,8 @@ a JavaScript project on an unknown runner, or a Ruby or Java one, gets "nothing 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status
@@ -13,26 +15,36 @@ NEXT = ("Add a command check that runs this suite, with a parser for its report 
 
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
+    return _answer(spec, ctx.root)
+
+
+def _answer(spec: CheckSpec, root: Path) -> Outcome:
     from dun.checks.ecosystems import detect, unrun_suites
 
-    unrun = unrun_suites(ctx.root)
+    unrun = unrun_suites(root)
     if unrun:
         items = [Item(f"{why}", marker) for marker, why in unrun]
         return Outcome(Status.WARN, f"a test suite dun cannot run: {unrun[0][0]}: {unrun[0][1]}"[:200], items=items,
                        next=spec.next or NEXT)
-    runnable = [eco.name for eco in detect(ctx.root) if eco.tests]
+    runnable = [eco.name for eco in detect(root) if eco.tests]
     if not runnable:
         return Outcome(Status.SKIP, "no test suite found")
     return Outcome(Status.PASS, f"every test suite found has a check ({', '.join(runnable)})")
 
 
 def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
-    from dun.checks.ecosystems import FOREIGN_SUITES
+    """Every path the answer looks at (each file read or tested, each directory listed), found by working the answer
+    out once while recording them, and the source that works it out. A change that would make the run look
+    elsewhere changes one of these: made before they are stamped, it is within the racy window and the result is
+    not kept; made after, the stamps differ. So the result needs no second look at the tree
+    (`CheckType.stamped`), whether the paths are tracked, untracked or ignored."""
+    from dun.checks import ecosystems
 
-    return ["package.json", "Makefile", *(marker for marker, _, _ in FOREIGN_SUITES)]
+    _, seen = ecosystems.reads(lambda: _answer(spec, ctx.root))
+    return [*seen, str(ecosystems.__file__)]
 
 
 @hookimpl
 def dun_check_types() -> list[CheckType]:
     return [CheckType("test-suites", "Test suites in the repository that no built-in check runs.", {}, run,
-                      inputs=inputs)]
+                      inputs=inputs, stamped=lambda spec: True)]

@@ -84,6 +84,11 @@ class ResultCache:
         they cannot be known: an opaque type without `inputs:`, or a type or declaration that says so."""
         if ctype is None or (ctype.opaque and check.inputs is None):
             return None
+        if triggers and all(set(t) == {"path-exists"} for t in triggers) and not any(
+                exists for _, exists in self.trigger_looks(triggers)):
+            # its plugin does not apply: the result is kept with its triggers' looks alone (`put`), and not at all
+            # if a trigger appears before the check decides (walking a JavaScript check's globs cost 25-50 ms)
+            return None
         paths: list[str] = []
         module = sys.modules.get(getattr(ctype.run, "__module__", ""))
         if module is not None and getattr(module, "__file__", None):

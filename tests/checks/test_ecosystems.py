@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from checks_support import write
 
-from dun.checks.ecosystems import detect, js_tools, package_manager, python_runner
+from dun.checks.ecosystems import _glob, detect, js_tools, package_manager, python_runner, reads
 from dun.checks.jsenv import script_args
 
 DUN = str(Path(sys.executable).parent / "dun")
@@ -91,6 +91,27 @@ def test_python_runner_from_the_projects_files(tmp_path: Path) -> None:
     write(tmp_path, ".github/workflows/ci.yml", "jobs: {t: {steps: [{run: python -m pytest -q}]}}\n")
     assert python_runner(tmp_path) == "pytest"  # the project's CI runs pytest
 
+
+
+def test_reads_names_every_path_an_answer_looked_at(tmp_path: Path) -> None:
+    """What test-suites declares as its inputs: each file read or tested, each directory listed, nothing else."""
+    write(tmp_path, "pyproject.toml", '[project]\nname = "x"\n')
+    write(tmp_path, "tests/unit/test_a.py", "import unittest\n")
+    write(tmp_path, ".github/workflows/ci.yml", "jobs: {}\n")
+    runner, seen = reads(lambda: python_runner(tmp_path))
+    assert runner == "unittest"
+    rel = {str(Path(p).relative_to(tmp_path)) for p in seen}
+    assert {"conftest.py", "tests/conftest.py", "pyproject.toml", ".github/workflows", ".github/workflows/ci.yml",
+            "tests", "tests/unit", "tests/unit/test_a.py", "."} <= rel
+    assert python_runner(tmp_path) == "unittest" and reads(lambda: None) == (None, [])  # nothing kept afterwards
+
+
+def test_the_recorded_glob_finds_what_pathlib_finds(tmp_path: Path) -> None:
+    for rel in ("test_a.py", "tests/test_b.py", "tests/x/y/test_c.py", "pkg/tests/test_d.py", ".hidden/tests/test_e.py",
+                "tests/notatest.py", "tests/x/test_f.txt"):
+        write(tmp_path, rel, "")
+    for pattern in ("test_*.py", "tests/test_*.py", "tests/**/test_*.py", "*/tests/test_*.py", "missing/*.py"):
+        assert _glob(tmp_path, pattern) == sorted(tmp_path.glob(pattern)), pattern
 
 def test_detect_names_each_ecosystem_with_what_it_uses(tmp_path: Path) -> None:
     package(tmp_path, "jest", {"jest": "30"})

@@ -2,7 +2,8 @@
 every cache reports what a run with every cache off (`--no-cache`, `DUN_NO_CACHE=1`) reports.
 
 Each example builds a real git repository whose checks read tracked files (checkbox tallies, pattern counts), ignored
-files (coverage data, a command's declared inputs), a declared environment variable and a flaky outcome, then applies
+files (coverage data, a command's declared inputs, the test directory the built-in `test-suites` check looks for),
+a declared environment variable and a flaky outcome, then applies
 a hypothesis-chosen sequence of steps. Every file is dated back to one fixed instant after each step, so the caches
 may keep what they read (outside the racy window) and only size, ctime, inode or content can tell a change: the
 hardest case for a stamp. After each step the cached run must agree with the fresh one, check by check."""
@@ -49,6 +50,7 @@ checks:
 STEPS = st.sampled_from([
     "tick box", "untick box", "add todo", "drop todo", "good data", "bad data", "env a", "env b", "env unset",
     "low coverage", "high coverage", "commit", "stage", "flaky fails", "flaky passes", "corrupt cache",
+    "ruby suite", "no ruby suite", "ignored spec dir", "no spec dir",
 ])
 DAMAGE = st.sampled_from(["garbage", "wrong shape", "fifo", "link to /dev/zero", "huge", "empty"])
 SHAPES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.binary(max_size=5),
@@ -85,7 +87,7 @@ def project() -> Iterator[tuple[Path, Path]]:
         git(root, "config", "user.name", "t")
         write(root, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
         write(root, ".dun/plugins/truth.yaml", PLUGIN.replace("{flaky}", str(flaky)))
-        write(root, ".gitignore", "ignored/\n")
+        write(root, ".gitignore", "ignored/\nspec/\n")
         write(root, "plans/one.md", "- [ ] first\n- [x] second\n")
         write(root, "src/a.py", "x = 1\n")
         write(root, "ignored/data.txt", "good\n")
@@ -124,6 +126,14 @@ def apply(step: str, root: Path, flaky: Path, damage: str, shape: object) -> Non
         git(root, "add", "-A")
     elif step in ("flaky fails", "flaky passes"):
         (flaky / "outcome").write_text("fail\n" if step == "flaky fails" else "pass\n")
+    elif step == "ruby suite":  # test-suites warns when a Gemfile has a spec/ or test/ directory beside it
+        write(root, "Gemfile", "source 'https://rubygems.org'\n")
+    elif step == "no ruby suite":
+        (root / "Gemfile").unlink(missing_ok=True)
+    elif step == "ignored spec dir":  # ignored by git: only test-suites' declared reads can tell
+        write(root, "spec/a_spec.rb", "")
+    elif step == "no spec dir":
+        shutil.rmtree(root / "spec", ignore_errors=True)
     elif step == "corrupt cache":
         for path in sorted(Path(cache_dir_path(str(root))).glob("*.marshal")):
             damage_file(path, damage, shape)
@@ -190,3 +200,28 @@ def test_an_unchanged_project_is_reused_whole() -> None:
         open_session(root).report()
         again = [r for r in open_session(root).report().results if r.plugin == "truth"]
         assert all(r.cached for r in again) and len(again) == 5
+
+
+
+def test_the_test_suites_check_sees_what_git_ignores() -> None:
+    """test-suites reads beyond git's view (an ignored spec/ directory beside a Gemfile) and is stored without a second
+    look at the tree: what it declares must tell each change. Only what a step touched is dated back here (`age`
+    changes every ctime), so a result can be reused between steps."""
+    def settle(*paths: Path) -> None:
+        for path in paths:
+            if path.exists():
+                os.utime(path, ns=(OLD_NS, OLD_NS))
+
+    with project() as (root, flaky):
+        gemfile, spec = [root / "Gemfile", root], [root / "spec/a_spec.rb", root / "spec", root]
+        expected = [("ruby suite", Status.SKIP, gemfile), ("ignored spec dir", Status.WARN, spec),
+                    ("no spec dir", Status.SKIP, [root]), ("ignored spec dir", Status.WARN, spec),
+                    ("no ruby suite", Status.SKIP, [root])]
+        for step, status, touched in expected:
+            apply(step, root, flaky, "empty", None)
+            settle(*touched)
+            first = next(r for r in open_session(root).report().results if r.id == "test-suites")
+            again = next(r for r in open_session(root).report().results if r.id == "test-suites")
+            fresh = next(r for r in open_session(root, fresh=True).report().results if r.id == "test-suites")
+            assert (first.status, first.cached, again.status, again.cached) == (status, False, status, True), step
+            assert view([again]) == view([fresh]), step

@@ -253,6 +253,17 @@ def test_a_second_look_at_the_tree_only_when_a_read_could_have_moved(repo: Path,
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "plan")
     assert not open_session(repo, fresh=True).report(only=["boxes"]).results[0].cached and looks == []
+    # test-suites stamps every path it looks at (its declared inputs), tracked or not: no second look either
+    write(repo, "Gemfile", "")
+    os.utime(write(repo, "spec/a_spec.rb", ""), ns=(old, old))
+    os.utime(repo / "spec", ns=(old, old))
+    os.utime(repo / "Gemfile", ns=(old, old))
+    os.utime(repo, ns=(old, old))
+    assert open_session(repo, fresh=True).report(only=["test-suites"]).results[0].status == "warn" and looks == []
+    assert open_session(repo).report(only=["test-suites"]).results[0].cached
+    (repo / "Gemfile").unlink()
+    (repo / "spec/a_spec.rb").unlink()
+    (repo / "spec").rmdir()
     future = (int(__import__("time").time()) + 30) * 10**9  # the same content, written "after" git looked
     os.utime(repo / "plan.md", ns=(future, future))
     open_session(repo, fresh=True).report(only=["boxes"])
