@@ -81,14 +81,19 @@ class Graph:
         if self.rate * (self.seq - self.base) > _MAX_EXPONENT:
             self._rescale()
         weight = math.exp(self.rate * (self.seq - self.base))
+        if len(names) > self.max_files:  # counts for the files known, makes no node (an import of 50,000 files)
+            for name in names:
+                known = self.ids.get(name)
+                if known is not None:
+                    self.count[known] += weight
+                    self.dead.discard(known)
+            return False
         ids = [self.node(n) for n in names]
         for i in ids:
             self.dead.discard(i)
         tag_ids = [self.node(t) for t in marks]
         for i in ids + tag_ids:
             self.count[i] += weight
-        if len(names) > self.max_files:
-            return False
         if link_files and len(ids) > 1:
             self._link(ids, ids, weight / (len(ids) - 1))
         if tag_ids and ids:

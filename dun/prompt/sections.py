@@ -126,20 +126,23 @@ def loop_section(store: Store) -> str:
     return ", ".join(parts) + "."
 
 
-def work_seeds(actionable: list[CheckResult]) -> list[str]:
+def work_seeds(actionable: list[CheckResult], limit: int = 200) -> list[str]:
     """What the hints are asked about, in the work list's order: the files its items name (in their text first: a
     box saying `fix src/a.py` is about src/a.py more than about MISSION.md), and a check that names no file
-    (`check:ID`: the files earlier iterations changed for it)."""
-    seeds: list[str] = []
+    (`check:ID`: the files earlier iterations changed for it). The first `limit` only: the hints are for the top of
+    the list, and 10,000 boxes need not all be read for them."""
+    seeds: dict[str, None] = {}
     for result in actionable:
         items = [i for i in result.items if folded_count(i) is None]
         for item in items:
-            seeds.extend(mentioned(item.text))
+            seeds.update(dict.fromkeys(mentioned(item.text)))
             if item.file:
-                seeds.append(item.file)
+                seeds[item.file] = None
+            if len(seeds) >= limit:
+                return list(seeds)[:limit]
         if not any(i.file for i in items):
-            seeds.append(CHECK_PREFIX + result.id)
-    return list(dict.fromkeys(seeds))
+            seeds[CHECK_PREFIX + result.id] = None
+    return list(seeds)[:limit]
 
 
 def build_prompt(session: Session, report: Report, git_text: str, iteration: int | None = None,

@@ -1,0 +1,64 @@
+"""The hints as the prompt shows them (dun/hints/render.py, dun/prompt/sections.work_seeds): which files the work
+list names, and a section that stays within its bounds whatever the index holds."""
+
+from __future__ import annotations
+
+import time
+
+from dun.engine.model import CheckResult, Item, Status
+from dun.hints.graph import CHECK_PREFIX, Graph
+from dun.hints.index import Index
+from dun.hints.render import HEADER, MAX_SEEDS, mentioned, section_lines
+from dun.prompt.sections import work_seeds
+
+
+def test_paths_written_in_an_items_text_are_candidates() -> None:
+    text = "fix src/a.py:12, see utils.py. Also (docs/x.md), `tests/test_b.py::test_c` and /etc/passwd"
+    assert mentioned(text) == ["src/a.py", "utils.py", "docs/x.md", "tests/test_b.py"]
+    assert mentioned("write the parser") == []
+
+
+def test_reading_a_hostile_text_is_linear() -> None:
+    for text in ("a" * 1_000_000, "a." * 500_000, "a/" * 500_000, "x.py " * 200_000):
+        started = time.monotonic()
+        assert len(mentioned(text)) <= 20
+        assert time.monotonic() - started < 1.0
+
+
+def result(check: str, *items: Item) -> CheckResult:
+    return CheckResult(id=check, plugin="p", type="command", status=Status.FAIL, priority=10, signal="s",
+                       items=list(items))
+
+
+def test_the_work_lists_files_in_order_and_a_check_without_files() -> None:
+    actionable = [
+        result("mission-boxes", Item(file="MISSION.md", line=3, text="speed up src/parse.py"),
+               Item(file="MISSION.md", line=4, text="document it")),
+        result("lint"),
+        result("pytest", Item(file="tests/test_a.py", text="boom")),
+    ]
+    assert work_seeds(actionable) == ["src/parse.py", "MISSION.md", CHECK_PREFIX + "lint", "tests/test_a.py"]
+    many = [result("boxes", *(Item(file="MISSION.md", text=f"do pkg/m{n}.py") for n in range(10_000)))]
+    assert len(work_seeds(many)) == 200  # the top of the list only
+
+
+def index_with(partners: int, name_length: int = 10) -> Index:
+    g = Graph(half_life=10**9)
+    for n in range(40):
+        for p in range(partners):
+            g.add([f"seed{n}.py", f"{'d' * name_length}/partner{n}_{p}.py"])
+    return Index(g)
+
+
+def test_the_section_keeps_to_its_bounds() -> None:
+    index = index_with(partners=10)
+    seeds = [f"seed{n}.py" for n in range(40)]
+    lines = section_lines(index, seeds, per_file=3, max_chars=100_000)
+    assert len(lines) == MAX_SEEDS
+    assert all(line.count(".py (") == 3 for line in lines)
+    small = section_lines(index, seeds, per_file=3, max_chars=500)
+    assert 0 < len(small) < MAX_SEEDS
+    assert len(HEADER) + 2 + sum(len(line) + 1 for line in small) <= 500
+    huge_names = section_lines(index_with(partners=5, name_length=300), seeds, per_file=5, max_chars=100_000)
+    assert all(len(line) <= 400 and line.endswith("...") for line in huge_names)
+    assert section_lines(index, ["unknown.py", "seed1.py"], 3, 10_000)[0].startswith("- seed1.py: ")
