@@ -89,6 +89,7 @@ def _read(code: str, lang: str, params: list[str]) -> _Program:
     code = api.HOME_IDIOMS.sub(HOME, more.normalize_imports(code))
     code = api.CWD_IDIOMS.sub(CWD, code)
     code = more.perl_shifts(code) if lang == "perl" else code
+    code = more.argv_lists(code, params)
     code = api.ARGV.sub(lambda m: ARG + str(_param_index(m, lang)) + ARG, code)
     prog = _Program("", [])
     parts: list[str] = []

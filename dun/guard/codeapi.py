@@ -21,15 +21,17 @@ EXEC_CALLS = re.compile(r"""
   | \bsystem2?\s*\( | \bshell\s*\( | \|\s*getline | \bprint\s*\|
   | \bsession\.run(?:_always|_install)?\s*\( | (?<![\w.])sh\s*[(\s]
   | \bgetattr\s*\(\s*\w+\s*,\s*\x00\d+\x00\s*\)\s*\(
+  | \bCommand::new\s*\( | \bexec\.Command(?:Context)?\s*\( | \bProcessBuilder\s*\(
 """, re.X)
 # Calls that delete (argument 0), with whether they delete whole trees.
 DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
-    (re.compile(r"\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|rmSync|removeSync|rimraf|unlink\s*\(\s*[^)]*"
+    (re.compile(r"\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|remove_dir_all|RemoveAll|rmSync|removeSync|rimraf"
+                r"|deleteRecursively|unlink\s*\(\s*[^)]*"
                 r"recursive\s*=\s*TRUE)\b|\brecursive\s*:\s*true"), True),
     (re.compile(r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlinkSync|unlink|rmdirSync|rmdir|fs\.rm|fs\.promises"
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
                 r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|os\.replace|FileUtils\.mv|renameSync|rename"
-                r"|fsp\.rm"
+                r"|fsp\.rm|remove_file|os\.Remove"
                 r"|promises\.rm)\b|\)\.rm(?=\s*\()|(?<![\w.])remove(?=\s*\()"), False),
 )
 # Calls that write (the argument index that names the file).
@@ -40,6 +42,7 @@ WRITE_CALLS: tuple[tuple[re.Pattern[str], int], ...] = (
                 r"|File\.write|IO\.write|File\.binwrite|FileUtils\.touch|FileUtils\.mkdir_p|mkdirSync|os\.makedirs"
                 r"|os\.mkdir|Deno\.writeTextFile\w*|Deno\.writeFile\w*|Bun\.write|Set-Content|Out-File"
                 r"|Add-Content|touch|chmod|os\.chmod|chmodSync|File\.chmod|os\.chown|chown|lchown|truncate"
+                r"|fs::write|File::create|OpenOptions::new|os\.WriteFile|os\.Create|ioutil\.WriteFile"
                 r"|os\.open(?=\s*\([^)]*O_(?:WRONLY|RDWR|TRUNC|APPEND|CREAT)))\b\s*\(?"), 0),
     (re.compile(r"\b(?:shutil\.(?:copy\w*|move)|os\.(?:rename|replace|symlink|link)|copyFile|copyFileSync"
                 r"|renameSync|symlinkSync|FileUtils\.(?:cp\w*|mv|ln\w*|copy\w*)|copy|rename|symlink|writeLines)"

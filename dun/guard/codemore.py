@@ -141,14 +141,44 @@ def without_local_scripts(code: str) -> str:
     return re.sub(r"""open\(\s*(['"])(?![/~]|\.\.)[\w./-]+\.(?:py|rb|pl|js)\1\s*\)\.read\(\)""", "local_script", code)
 
 
+_ARGV_LISTS = re.compile(r"\bsys\.argv\[(\d+):\]|@ARGV\b|(?<![\w$@.])ARGV\b(?!\s*\[)"
+                         r"|\bprocess\.argv\.slice\(\s*(\d+)\s*\)|\barray_slice\(\s*\$argv\s*,\s*(\d+)\s*\)"
+                         r"|\bDeno\.args\b(?!\s*\[)")
+
+
+def argv_lists(code: str, params: list[str]) -> str:
+    """Parameter lists (sys.argv[1:], @ARGV, ARGV, process.argv.slice(2)) as lists of their strings: code that runs
+    its parameters (perl -e 'exec @ARGV' rm -rf x) runs them."""
+    if not params:
+        return code
+
+    def items(m: re.Match[str]) -> str:
+        python, node, php = m.group(1), m.group(2), m.group(3)
+        start = int(python) - 1 if python else int(node) - 2 if node else int(php) - 1 if php else 0
+        quoted = ", ".join("'" + p.replace("\\", "\\\\").replace("'", "\\'") + "'" for p in params[max(start, 0):])
+        return f"({quoted})" if m.group(0) == "@ARGV" else f"[{quoted}]"
+
+    return _ARGV_LISTS.sub(items, code)
+
+
 def perl_shifts(code: str) -> str:
     """A bare `shift` in a perl one-liner takes the next parameter: the first is $ARGV[0], the next $ARGV[1]."""
     count = iter(range(64))
     return re.sub(r"(?<![\w$@>-])shift\b(?!\s*[(@])", lambda m: f"$ARGV[{next(count, 63)}]", code)
 
 
+_BUILDER = re.compile(r"\bCommand::new\(([^()]*)\)((?:\s*\.\s*args?\s*\((?:[^()]|\([^()]*\))*\))*)")
+
+
+def _builder_args(m: re.Match[str]) -> str:
+    """Rust's Command::new("rm").arg("-rf").args(["x"]) as one call: Command::new("rm", "-rf", "x")."""
+    parts = re.findall(r"\.\s*args?\s*\(\s*&?\[?((?:[^()]|\([^()]*\))*?)\]?\s*\)", m.group(2))
+    return f"Command::new({', '.join([m.group(1), *parts])})"
+
+
 def normalize_imports(code: str) -> str:
     """__import__('os').system(...) is os.system(...)."""
+    code = _BUILDER.sub(_builder_args, code)
     code = re.sub(r"__import__\(\s*(['\"])(\w+)\1\s*\)", r"\2", code)
     return re.sub(r"\bgetattr\(\s*([\w.]+)\s*,\s*(['\"])(\w+)\2\s*\)", r"\1.\3", code)  # getattr(os, 'system')
 

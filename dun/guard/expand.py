@@ -99,6 +99,8 @@ def lookup(name: str, ctx: Ctx, env: Env) -> str | None:
         return ctx.cwd
     if ctx.remote or name in _SHELL_STATE:
         return None  # the hook's own values, not the agent shell's
+    if name in ("SHELL", "BASH"):  # $SHELL -c '...': a shell, whichever
+        return env.environ.get(name) or "/bin/sh"
     return env.environ.get(name) or None
 
 

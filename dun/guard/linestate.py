@@ -8,8 +8,9 @@ import posixpath
 import re
 from collections.abc import Callable
 
+from dun.guard import tasks
 from dun.guard.effects import child, find_parts
-from dun.guard.expand import Ctx, Val, current_ifs, ifs_split
+from dun.guard.expand import Ctx, Env, Val, current_ifs, ifs_split
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
 from dun.guard.runs import Stream
@@ -19,6 +20,7 @@ _PRINT_NAMES = frozenset({"realpath", "readlink", "stat", "basename", "dirname"}
 _PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
 _LN = Spec("tS", frozenset({"--target-directory", "--suffix"}))
 _READ = Spec("adinNptu")
+_MAPFILE = Spec("dnOsuC")
 _XARGS_FILE = Spec("aEdILnPs", frozenset({"--arg-file"}), stop=True)
 
 
@@ -67,6 +69,29 @@ def read_line(args: list[Val], text: str | None, ctx: Ctx) -> None:
             ctx.vars[name] = current_ifs(ctx)[:1].join(fields[i:])  # the last one takes the rest
         else:
             ctx.vars[name] = fields[i] if i < len(fields) else ""
+
+
+def read_lines(args: list[Val], text: str | None, ctx: Ctx) -> None:
+    """`mapfile -t a <<< ...` (readarray): one item per line of what it reads, when that is known."""
+    o = parse(args, _MAPFILE)
+    name = next((v.text for v in o.operands), "MAPFILE")
+    lines = text.split("\n") if text is not None else None
+    if lines is not None and lines and lines[-1] == "":
+        lines.pop()
+    ctx.arrays[name] = lines if lines is None or o.has("-t") else [line + "\n" for line in lines]
+    ctx.vars[name] = lines[0] if lines else None
+
+
+def copied(prog: str, args: list[Val], ctx: Ctx, env: Env) -> dict[str, str]:
+    """`cp .envrc.example .envrc`: the copy holds the text of a file in the repository the guard can read."""
+    if prog not in ("cp", "install"):
+        return {}
+    o = parse(args, _LN)
+    if len(o.operands) != 2 or o.value("-t", "--target-directory") or not all(v.known for v in o.operands):
+        return {}
+    source, dest = (normalize(v.text, ctx.cwd) for v in o.operands)
+    got = tasks.read(source, ctx, env) if source is not None and dest is not None else None
+    return {dest: got[0]} if dest is not None and got is not None and got[0] is not None else {}
 
 
 def xargs_input(argv: list[Val], ctx: Ctx, output_of: Callable[[str, Ctx], Stream]) -> str | None:

@@ -67,6 +67,15 @@ def code_kills_by_name(code: str) -> bool:
     return bool(_FINDS_BY_NAME.search(code)) and bool(_KILLS.search(code))
 
 
+_KILLS_ALL = re.compile(r"\b(?:os|process|Process|posix)\.kill\s*\(\s*-1\b|\bposix_kill\s*\(\s*-1\b|\bkillpg\s*\("
+                        r"|\bkill\s*\(?\s*['\"]?(?:-?\w+)['\"]?\s*,\s*-1\b|\bProcess\.kill\([^)]*,\s*-1\s*\)")
+
+
+def code_kills_all(code: str) -> bool:
+    """Interpreter code that signals every process (process.kill(-1), os.kill(-1, 9), perl's kill 'KILL', -1)."""
+    return bool(_KILLS_ALL.search(code))
+
+
 def xargs_pid_file(argv: list[Val], ctx: Ctx, seen: Seen) -> bool:
     """xargs -a FILE, where FILE holds process IDs found by name earlier in the line."""
     if not argv or posixpath.basename(argv[0].text) != "xargs":

@@ -19,16 +19,16 @@ CONTAINER_RULES: tuple[Rule, ...] = (
          "writable, or runs it with the host's privileges",
          (Match(effects=("mount",), where=("ancestor", "home", "system", "outside", "device", "unknown")),
           Match(signals=("privileged-container",)))),
-    Rule("container.destroy", "removes volumes, running containers (-f), or containers and images in bulk "
-         "(prune, $(docker ps -q), --all); a stopped container or an image named one by one is allowed",
+    Rule("container.destroy", "removes volumes or running containers (rm -f), or stops, kills or removes containers "
+         "and images in bulk (prune, $(docker ps -q), --all); name them one by one (docker stop x, docker rm x)",
          (Match(programs=_DOCKERS, subcommands=("rm", "rmi"), flags_any=_FORCED),
-          Match(programs=_DOCKERS, subcommands=("rm", "rmi", "kill"), args_any=_BULK),
-          Match(programs=_DOCKERS, subcommands=("kill",)),
+          Match(programs=_DOCKERS, subcommands=("rm", "rmi", "kill", "stop", "pause"), args_any=_BULK),
+          Match(programs=_DOCKERS, subcommands=("stop", "kill", "pause"), flags_any=("-a", "--all")),
           Match(programs=_DOCKERS, subcommands=("container", "image"), actions=("rm", "remove", "kill"),
                 flags_any=_FORCED),
-          Match(programs=_DOCKERS, subcommands=("container", "image"), actions=("rm", "remove", "kill"),
-                args_any=_BULK),
-          Match(programs=_DOCKERS, subcommands=("container",), actions=("kill", "prune")),
+          Match(programs=_DOCKERS, subcommands=("container", "image"), actions=("rm", "remove", "kill", "stop",
+                                                                             "pause"), args_any=_BULK),
+          Match(programs=_DOCKERS, subcommands=("container",), actions=("prune",)),
           Match(programs=_DOCKERS, subcommands=("image",), actions=("prune",), flags_any=("-a", "--all")),
           Match(programs=_DOCKERS, subcommands=("system", "volume", "network", "builder", "buildx", "secret",
                                                 "config", "service", "stack", "node", "pod"),
@@ -58,6 +58,9 @@ CONTAINER_RULES: tuple[Rule, ...] = (
          (Match(programs=("kubectl", "oc"), subcommands=("delete",),
                 args_none=("po", "pod", "pods", "job", "jobs", "po/*", "pod/*", "pods/*", "job/*", "jobs/*")),
           Match(programs=("kubectl", "oc"), subcommands=("drain",)),
+          Match(programs=("kubectl", "oc"), subcommands=("apply",), flags_any=("--prune",), flags_none=("--dry-run",),
+                values_none=("--dry-run=*",)),
+          Match(programs=("kubectl", "oc"), subcommands=("replace",), flags_any=("--force",)),
           Match(programs=("helm",), subcommands=("uninstall", "delete", "del", "un")))),
 )
 
@@ -84,6 +87,8 @@ CLOUD_RULES: tuple[Rule, ...] = (
     Rule("hosted.delete", "deletes repositories, releases, secrets or published packages (gh ... delete, "
          "gh api -X DELETE, npm unpublish, cargo/gem yank, vault/consul deletes)",
          (Match(programs=("gh", "glab"), args_any=("delete",)),
+          Match(programs=("gh", "glab"), subcommands=("secret", "variable", "label", "cache", "release", "ssh-key",
+                                                     "gpg-key", "codespace", "ruleset"), args_any=("remove", "rm")),
           Match(programs=("curl", "http", "xh"), values_any=("-X=DELETE", "--request=DELETE"),
                 subcommands=("https://api.github.com/*", "https://gitlab.com/api/*", "*/api/v[0-9]/projects/*")),
           Match(programs=("gh",), subcommands=("api",), args_any=("*/git/refs/*",),
@@ -101,8 +106,10 @@ SYSTEM_RULES: tuple[Rule, ...] = (
     Rule("sys.schedule", "schedules commands to run later, outside this session and its sandbox (at, batch, "
          "systemd-run)",
          (Match(programs=("at", "batch"), flags_none=("-l", "-c", "-r", "-d")), Match(programs=("systemd-run",)))),
-    Rule("sys.kill-all", "signals every process or every process of a user (kill -1, killall -u, pkill .)",
-         (Match(signals=("kill-all",)), Match(programs=("killall5",)))),
+    Rule("sys.kill-all", "signals every process or every process of a user (kill -1, killall -u, pkill ., tmux "
+         "kill-server)",
+         (Match(signals=("kill-all",)), Match(programs=("killall5",)),
+          Match(programs=("tmux",), subcommands=("kill-server",)))),
     Rule("sys.fork-bomb", "defines a function that starts itself more than once (a fork bomb)",
          (Match(signals=("fork-bomb",)),)),
     Rule("sys.users", "deletes, locks or changes users, groups or passwords",
@@ -201,6 +208,8 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("gh",), subcommands=("api",), args_any=("*/releases", "*/releases/*"),
                 values_any=("-X=[Pp]*", "--method=[Pp]*")),
           Match(programs=("hub",), subcommands=("release",), actions=("create", "edit")),
+          Match(programs=("gh",), subcommands=("workflow",), actions=("run",),
+                args_any=tuple(f"*{n}*" for n in _RELEASE_NAMES)),  # gh workflow run release.yml
           Match(programs=("goreleaser",), subcommands=("release", ""), flags_none=_DRY),
           *_anywhere(("mvn", "mvnw"), ("deploy", "release:perform", "deploy:deploy*")),
           *_anywhere(("gradle", "gradlew"), _GRADLE_PUBLISH),
@@ -245,7 +254,10 @@ EXFIL_RULES: tuple[Rule, ...] = (
          (Match(signals=("exfiltrate",)),)),
     Rule("hosted.expose", "makes a private repository public (gh repo edit --visibility public)",
          (Match(programs=("gh",), subcommands=("repo",), actions=("edit",), values_any=("--visibility=public",)),
-          Match(programs=("gh",), subcommands=("repo",), actions=("edit",), args_any=("public",)))),
+          Match(programs=("gh",), subcommands=("repo",), actions=("edit",), args_any=("public",)),
+          Match(programs=("gh",), subcommands=("api",), values_any=("-[fF]=private=false", "--*field=private=false",
+                                                                    "-[fF]=visibility=public",
+                                                                    "--*field=visibility=public")))),
 )
 
 SHARED_RULES: tuple[Rule, ...] = (DATA_RULES + CONTAINER_RULES + CLOUD_RULES + SYSTEM_RULES + PUBLISH_RULES +

@@ -19,7 +19,7 @@ from dun.guard import tasks
 from dun.guard.effects import SQL_CLIENTS, Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import ShellError, tokenize
-from dun.guard.marks import code_kills_by_name
+from dun.guard.marks import code_kills_all, code_kills_by_name
 from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
@@ -72,6 +72,9 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
             scripts.append((interp.script, interp.kind))
         if interp.unseen:
             facts.signals.add("unseen-code")
+    elif not prog and len(args) >= 2 and args[0].text == "-c":  # $SH -c '...': a program given -c CODE is a shell
+        with contextlib.suppress(ShellError):
+            seen |= w.run(args[1].text, with_params(ctx.child(), args[2:]))
     elif prog == "eval" and args:
         seen |= w.run(" ".join(v.text for v in args), ctx.child())
         facts.exec_download = facts.exec_download or any(v.dl for v in args)
@@ -98,6 +101,13 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
         _script(w, facts, script, kind, ctx, feed, seen)
 
 
+def runner_files(w: Runner, facts: Facts, runners: list[str], ctx: Ctx, seen: set[str]) -> None:
+    """The files a runner itself loads before the command it runs (bundle exec: the Gemfile; direnv exec: .envrc)."""
+    for runner in runners:
+        for source in tasks.sources(runner, [], ctx.cwd):
+            _task_file(w, facts, source, ctx, seen)
+
+
 def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[str],
              params: list[Val] | None = None) -> None:
     """Analyse program text for an interpreter of `kind` (shell: as commands; others: code.scan)."""
@@ -118,6 +128,8 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
         ctx.cwd = classify(path_val(found.chdir, ctx, w.env), ctx, w.env)[0] if ctx.cwd else None
     if code_kills_by_name(text):
         facts.signals.add("kill-by-name")
+    if code_kills_all(text):
+        facts.signals.add("kill-all")
     if found.writes and (name := text_secret(text, ctx, w.env)):  # tarfile.open('/tmp/k.tgz', 'w').add('~/.ssh')
         facts.notes["reads-secret"] = name
     if code_exfiltration(text):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from dun.guard import linestate, marks, programs, secrets
+from dun.guard import linestate, marks, programs, secrets, textops
 from dun.guard.effects import Facts
 from dun.guard.expand import Ctx, Env, Val
 from dun.guard.lexer import ShellError, Word, tokenize
@@ -31,12 +31,21 @@ class ShellState:
 
     def assign(self, ctx: Ctx, name: str, val: Val, word: Word, seen: set[str]) -> None:
         raw = word.raw[word.raw.index("=") + 1:]
+        append = word.raw[:word.raw.index("=")].endswith("+")  # a+=(x), s+=x
         if raw.startswith("(") and raw.endswith(")"):  # a=(x y z): an array
             items = self.array_items(raw[1:-1], ctx, seen)
+            if append:
+                scalar = ctx.vars.get(name)
+                before = ctx.arrays.get(name, [scalar] if scalar is not None else [] if name not in ctx.vars else None)
+                items = before + items if before is not None and items is not None else None
             ctx.arrays[name] = items
             ctx.vars[name] = items[0] if items else ("" if items is not None else None)
             return
-        ctx.vars[name] = val.text if val.known else None
+        if append:
+            before_text = ctx.vars.get(name, "")
+            ctx.vars[name] = before_text + val.text if val.known and before_text is not None else None
+        else:
+            ctx.vars[name] = val.text if val.known else None
         if name in programs.COMMAND_VARS:
             self.command_var(name, val, ctx, seen)
         if any(marks.finds_pids(body, self.marks, ctx.cwd) for body in val.subs):
@@ -80,7 +89,12 @@ class ShellState:
                     self.assign(ctx, m.group(1), sliced(a, m.end()), Word([], a.text), seen)
         elif prog == "read":
             linestate.read_line(args, text, ctx)
-        elif prog in ("unset", "mapfile", "readarray"):
+        elif prog in ("mapfile", "readarray"):
+            linestate.read_lines(args, text, ctx)
+        elif prog == "printf" and len(args) >= 3 and args[0].text == "-v":  # printf -v cmd '%s' 'rm -rf x'
+            value = textops.printf(args[2].text, [a.text for a in args[3:]])
+            ctx.vars[args[1].text] = value if all(a.known for a in args[1:]) else None
+        elif prog == "unset":
             for a in args:
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", a.text):
                     ctx.vars[a.text] = None

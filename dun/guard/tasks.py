@@ -79,7 +79,52 @@ def sources(prog: str, args: list[Val], cwd: str | None) -> list[Source]:
         return [Source(at(n), "shell", taskfile_commands) for n in ("Taskfile.yml", "Taskfile.yaml", "taskfile.yml")]
     if prog == "rake":
         return [Source(at(n), "ruby", _whole, False) for n in ("Rakefile", "rakefile", "Rakefile.rb")]
+    if prog in _CODE_CONFIGS:  # vite.config.js, build.rs, Gemfile, ...: code the tool runs as it starts
+        if prog == "cargo" and not (args and args[0].text in _CARGO_BUILDS):
+            return []
+        return [Source(at(n), _CODE_CONFIGS[prog][0], _whole, False) for n in _CODE_CONFIGS[prog][1]]
+    if prog in _LISTED:  # .envrc, Procfile, .pre-commit-config.yaml: commands the tool runs
+        name, pick = _LISTED[prog]
+        return [Source(at(name), "shell", pick)]
     return []
+
+
+def _js(*stems: str) -> tuple[str, tuple[str, ...]]:
+    return "node", tuple(f"{s}.{ext}" for s in stems for ext in ("js", "mjs", "cjs", "ts", "mts", "cts"))
+
+
+def procfile_commands(text: str) -> str:
+    return "\n".join(m.group(1) for line in text.splitlines() if (m := re.match(r"^[\w-]+:\s*(.+)$", line)))
+
+
+def precommit_entries(text: str) -> str:
+    """The `entry:` commands of local and system hooks (others come from repositories pre-commit fetches)."""
+    return "\n".join(m.group(1).strip("'\"") for line in text.splitlines()
+                     if (m := re.match(r"^\s*-?\s*entry:\s*(.+?)\s*$", line)))
+
+
+# Tools that load configuration written in a programming language (written earlier in the line) before they run
+_CODE_CONFIGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "vite": _js("vite.config", "postcss.config", "tailwind.config"), "vitest": _js("vitest.config", "vite.config"),
+    "webpack": _js("webpack.config", "postcss.config", "babel.config"), "webpack-cli": _js("webpack.config"),
+    "jest": _js("jest.config", "babel.config"), "rollup": _js("rollup.config"), "next": _js("next.config"),
+    "nuxt": _js("nuxt.config"), "nuxi": _js("nuxt.config"), "astro": _js("astro.config"), "gulp": _js("gulpfile"),
+    "grunt": _js("Gruntfile", "gruntfile"), "eslint": _js("eslint.config", ".eslintrc"),
+    "babel": _js("babel.config", ".babelrc"), "prettier": _js("prettier.config", ".prettierrc"),
+    "playwright": _js("playwright.config"), "cypress": _js("cypress.config"), "karma": _js("karma.conf"),
+    "mocha": _js(".mocharc"), "ava": _js("ava.config"), "tsup": _js("tsup.config"), "remix": _js("remix.config"),
+    "gatsby": _js("gatsby-config", "gatsby-node"), "stylelint": _js("stylelint.config", ".stylelintrc"),
+    "tailwindcss": _js("tailwind.config"), "postcss": _js("postcss.config"), "svelte-kit": _js("svelte.config"),
+    "cargo": ("rust", ("build.rs",)), "bundle": ("ruby", ("Gemfile",)), "vagrant": ("ruby", ("Vagrantfile",)),
+    "fastlane": ("ruby", ("fastlane/Fastfile", "Fastfile")), "pod": ("ruby", ("Podfile",)),
+}
+_CARGO_BUILDS = frozenset({"build", "b", "check", "c", "test", "t", "run", "r", "bench", "clippy", "doc", "d",
+                           "install", "publish", "package"})
+_LISTED: dict[str, tuple[str, Callable[[str], str]]] = {
+    "direnv": (".envrc", _whole), "foreman": ("Procfile", procfile_commands),
+    "honcho": ("Procfile", procfile_commands), "overmind": ("Procfile", procfile_commands),
+    "pre-commit": (".pre-commit-config.yaml", precommit_entries),
+}
 
 
 def _make(args: list[Val], cwd: str) -> list[Source]:

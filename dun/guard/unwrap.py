@@ -69,6 +69,7 @@ class Unwrapped:
     argv: list[Val]
     nested: list[tuple[str, bool]] = field(default_factory=list)  # (shell code, runs on another machine)
     remote: bool = False
+    runners: list[str] = field(default_factory=list)  # bundle exec, direnv exec: their own files run too
 
 
 def unwrap(argv: list[Val], stdin_paths: list[Val] | None, stdin_text: str | None = None) -> Unwrapped:
@@ -98,6 +99,7 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
     if prog in _RUNNERS:
         if not rest or rest[0].text != _RUNNERS[prog]:
             return None
+        u.runners.append(prog)
         words = [v.text for v in rest]
         if "--" in words:  # op run -- cmd, aws-vault exec PROFILE -- cmd, nix develop -c cmd
             return rest[words.index("--") + 1:]
@@ -182,7 +184,8 @@ def _code_wrappers(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[V
             o = parse(rest[1:], _TMUX)
             if o.operands:
                 u.nested.append((" ".join(v.text for v in o.operands if v.text not in ("Enter", "C-m")), u.remote))
-        return []
+            return []
+        return None  # tmux kill-server, ls, attach: tmux itself
     if prog == "chroot":
         ops = parse(rest, Spec(long=_long("--userspec", "--groups"), stop=True)).operands
         return ops[1:]

@@ -15,7 +15,7 @@ from dun.guard.lexer import LIT, ShellError, Word, expand_body
 from dun.guard.names import MAX_CALLS, Names
 from dun.guard.options import sliced
 from dun.guard.paths import classify
-from dun.guard.runs import Stream, run_code
+from dun.guard.runs import Stream, run_code, runner_files
 from dun.guard.shell import Group, Pipeline, Redirect, Simple
 from dun.guard.shell import parse as parse_shell
 from dun.guard.shellstate import ASSIGN, ShellState
@@ -204,9 +204,11 @@ class Walker(ShellState, Names):
             prog = facts.program if facts is not None else program_name(argv[0])
             out.pids, out.secret = marks.stream_marks(prog, argv[1:], feed, in_secret, ctx, self.env, raw)
             self.marks.remember(facts, stdout, out)
+        copied = linestate.copied(facts.program, argv[1:], ctx, self.env) if facts is not None else {}
         for e in facts.effects if facts is not None else effects:
             if e.op == "write":
-                ctx.written[e.path] = feed.text if facts is not None and facts.program == "tee" and feed else None
+                ctx.written[e.path] = feed.text if facts is not None and facts.program == "tee" and feed else \
+                    copied.get(e.path)
         for path in stdout:
             ctx.written[path] = out.text
         return out, facts.unit if facts is not None else redirs, facts
@@ -259,6 +261,7 @@ class Walker(ShellState, Names):
             facts.signals.add("privileged-container")
         self.facts.append(facts)
         run_code(self, facts, u.argv, where, feed, seen)
+        runner_files(self, facts, u.runners, where, seen)
         if prog == "find":
             for sub_argv in find_parts(args)[1]:
                 self.command(sub_argv, where, None, seen, [], "")

@@ -77,3 +77,11 @@ def test_only_regular_files_inside_the_repository_and_not_too_large_are_read(rep
 def test_a_file_written_in_the_same_line_is_read_from_the_line_not_the_disk(repo: Path) -> None:
     assert run("printf 'all:\\n\\techo ok\\n' > Makefile && make nuke", repo) is None
     assert run(f"printf 'nuke:\\n\\trm -rf {HOME}\\n' > Makefile && make nuke", repo) == "fs.delete-system"
+
+
+def test_a_copy_of_a_file_in_the_repository_holds_its_text(repo: Path) -> None:
+    """`cp .envrc.example .envrc && direnv allow` is judged by what the copied file does, not refused as unseen."""
+    (repo / ".envrc.example").write_text("export DATABASE_URL=postgres://localhost/dev\n")
+    assert run("cp .envrc.example .envrc && direnv allow", repo) is None
+    assert run("cp scripts/wipe.sh .envrc && direnv allow", repo) == "fs.delete-system"
+    assert run("cp /etc/hostname .envrc && direnv allow", repo) == "exec.unseen-code"  # outside: not read
