@@ -78,6 +78,7 @@ class Facts:
     signals: set[str] = field(default_factory=set)  # what the walker noticed beyond files: see SIGNALS
     notes: dict[str, str] = field(default_factory=dict)  # signal -> what a denial shows about it
     lenient: bool = False  # from a file on disk: the rules for what the guard cannot resolve do not apply
+    test_db: bool = False  # works on a test database only (testdb.py): the database rules do not apply
     exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
     download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
 

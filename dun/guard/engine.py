@@ -20,6 +20,7 @@ from dun.guard.expand import Ctx, Env, Val
 from dun.guard.lexer import ShellError
 from dun.guard.paths import classify, normalize
 from dun.guard.rules import FILE_TOOLS, RuleSet, match
+from dun.guard.testdb import TEST_SCOPED_RULES
 from dun.guard.walk import Walker
 
 MAX_REASON = 300
@@ -131,7 +132,7 @@ def check(tool: str, all_facts: list[Facts], rules: RuleSet) -> Verdict:
         if any(p.matches(tool, facts.unit) for p in rules.allow):
             continue
         for rule in rules.for_program(facts.program):
-            if facts.lenient and rule.id in _UNCERTAIN_RULES:
+            if (facts.lenient and rule.id in _UNCERTAIN_RULES) or (facts.test_db and rule.id in TEST_SCOPED_RULES):
                 continue
             detail = match(rule, facts)
             if detail is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from dun.guard import linestate, marks, programs, secrets
+from dun.guard import linestate, marks, programs, secrets, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name, queries
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -199,6 +199,8 @@ class Walker(ShellState, Names):
         argv = [field for val in vals[n:] for field in val.words()]
         argv = programs.git_env_config(argv, [w.raw for w in cmd.words[:n]])  # GIT_CONFIG_KEY_0=... git ...
         facts = self.command(argv, ctx, feed, seen, effects, redirs)
+        if facts is not None:
+            facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **_prefix_env(cmd.words[:n], vals[:n])})
         out = linestate.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
@@ -291,6 +293,12 @@ def _self_calls(body: list[Pipeline], name: str) -> int:
             elif stage.words and stage.words[0].raw == name:
                 count += 1
     return count
+
+
+def _prefix_env(words: list[Word], vals: list[Val]) -> dict[str, str | None]:
+    """The variables assigned for one command (RAILS_ENV=test rails db:reset)."""
+    return {m.group(1): sliced(v, m.end()).text if v.known else None for w, v in zip(words, vals, strict=True)
+            if (m := _assignment(w)) is not None}
 
 
 def _assignment(word: Word) -> re.Match[str] | None:

@@ -128,3 +128,15 @@ def test_code_calls_functions_named_by_strings() -> None:
     assert bash("""ruby -e 'Kernel.send(:system, "git clean -fdx")'""").rule == "git.clean"
     assert bash("""perl -e 'system join(" ", "rm", "-rf", "$ENV{HOME}/src")'""").rule == "fs.delete-outside"
     assert bash("""node -e "console.log(require('./package.json')['version'])" """).decision == "allow"
+
+
+def test_a_test_database_may_be_reset_and_no_other() -> None:
+    """The database rules leave a test database alone (the suite rebuilds it), read from the framework's environment
+    or the database's name; a query naming another database, or the environment of another, is still denied."""
+    assert bash("RAILS_ENV=test bin/rails db:reset").decision == "allow"
+    assert bash("bin/rails db:reset").rule == "db.drop"
+    assert bash("RAILS_ENV=test rails db:reset RAILS_ENV=production").rule == "db.drop"
+    assert bash('psql -d app_test -c "TRUNCATE users"').decision == "allow"
+    assert bash('psql -d app_test -c "DROP DATABASE app"').rule == "sql.drop"
+    assert bash('psql -d contest -c "TRUNCATE users"').rule == "sql.drop"
+    assert bash("RAILS_ENV=test psql -c 'DROP DATABASE prod'").rule == "sql.drop"  # psql does not read RAILS_ENV
