@@ -14,6 +14,8 @@ import pluggy
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import click
+
     from dun.agents.base import AgentAdapter
     from dun.config.schema import Field
     from dun.engine.checkapi import CheckType
@@ -80,4 +82,19 @@ def dun_config_fields() -> dict[str, Field]:
     description. They are validated like dun's own keys and shown by `dun config show`.
 
     Mappings from all plugins are merged; a section declared twice is a configuration error.
+    """
+
+
+@hookspec
+def dun_commands() -> list[click.Command]:
+    """Add commands (or groups of them) to the `dun` command line.
+
+    Fires only when a command name is not one of dun's own, or when `dun --help` lists the commands; `dun check`
+    never builds them. Receives nothing. Returns a list of :class:`click.Command` (a :class:`click.Group` for
+    `dun NAME SUBCOMMAND`), each called by its ``name``. A command reports failure by raising
+    :class:`dun.plugin.ConfigError` or another ``dun.core.errors`` error (one line, exit 2) or by exiting with
+    its own code; it should take ``-C PATH`` for the repository, as dun's commands do.
+
+    Results from all plugins are concatenated. A name dun already uses, or one declared by two plugins, is a
+    configuration error (exit code 2) naming both.
     """

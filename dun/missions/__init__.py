@@ -7,10 +7,12 @@ template of the same name replaces the built-in one.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from dun.core.atomic import write_text_atomic
 from dun.core.errors import UsageError
 from dun.core.resources import data_dir, user_config_dir
 from dun.core.textfiles import read_text
@@ -52,6 +54,35 @@ class Rendered:
         from dun.store.layout import PLUGINS
 
         return f"{PLUGINS}/mission-{self.name}.yaml"
+
+    def files(self) -> dict[str, str]:
+        """What the mission writes: path relative to the root -> text."""
+        return {MISSION_FILE: self.mission, **({self.manifest_rel: self.manifest} if self.manifest else {})}
+
+
+def place(root: Path, rel: str, text: str, force: bool) -> str:
+    """Write `text` to `root/rel` unless a file is there (then return "kept"); with `force` move the file aside
+    first (FILE.bak, FILE.bak.1, ...: a backup is never overwritten). Returns what was done, for the user."""
+    dest = root / rel
+    if dest.exists() or dest.is_symlink():
+        if not force:
+            return "kept"
+        aside = backup(dest).relative_to(root)
+        done = f"replaced {rel} (the previous one is {aside})"
+    else:
+        done = f"wrote {rel}"
+    write_text_atomic(dest, text)  # a link is replaced (renamed over), never written through
+    os.chmod(dest, 0o644)
+    return done
+
+
+def backup(path: Path) -> Path:
+    """`FILE.bak` (or `.bak.N`, the first that is free): the file moved aside, never overwritten."""
+    target, n = path.with_name(path.name + ".bak"), 1
+    while target.exists() or target.is_symlink():
+        target, n = path.with_name(f"{path.name}.bak.{n}"), n + 1
+    os.replace(path, target)
+    return target
 
 
 def user_dir() -> Path:

@@ -3,7 +3,6 @@ GitHub Actions workflow from templates/ci/ instead."""
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from dun.core.errors import UsageError
 from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
 from dun.core.resources import data_dir
+from dun.missions import place
 from dun.store.layout import CONFIG, GITIGNORE, PLUGINS
 from dun.store.store import refresh_gitignore
 
@@ -63,19 +63,15 @@ def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str
             texts[rendered.manifest_rel] = rendered.manifest
     kept = []
     for rel in [*SCAFFOLD.values(), *(r for r in texts if r not in SCAFFOLD.values())]:
-        dest = root / rel
         if rel == GITIGNORE:  # dun's own file: brought up to date, a person's lines kept
-            written = refresh_gitignore(dest)
+            written = refresh_gitignore(root / rel)
             sys.stdout.write(f"{'wrote' if written else 'up to date'} {rel}\n")
-        elif dest.exists() or dest.is_symlink():
-            if not force:
-                kept.append(rel)
-                continue
-            sys.stdout.write(f"replaced {rel} (the previous one is {_backup(dest).relative_to(root)})\n")
-            _write(texts[rel], dest)
+            continue
+        done = place(root, rel, texts[rel], force)
+        if done == "kept":
+            kept.append(rel)
         else:
-            _write(texts[rel], dest)
-            sys.stdout.write(f"wrote {rel}\n")
+            sys.stdout.write(done + "\n")
     if kept:
         sys.stdout.write(f"kept {', '.join(kept)} (yours; --force replaces them, keeping a backup)\n")
     if rendered is not None and "MISSION.md" in kept:
@@ -93,13 +89,6 @@ def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str
     else:
         sys.stdout.write("next: edit MISSION.md and .dun/plugins/example.yaml, then run `dun check`\n")
     return ExitCode.OK
-
-
-def _write(text: str, dest: Path) -> None:
-    if dest.is_symlink():
-        dest.unlink()  # replaced, never written through
-    write_text_atomic(dest, text)
-    os.chmod(dest, 0o644)
 
 
 def render_mission(root: Path, name: str, mission_dir: str | None,
@@ -127,15 +116,6 @@ def mission_dirs(root: Path, mission_dir: str | None) -> list[Path]:
     if not chosen.is_dir():
         raise UsageError(f"missions.dir {configured}: not a directory")
     return [chosen]
-
-
-def _backup(path: Path) -> Path:
-    """`FILE.bak` (or `.bak.N`, the first that is free): the file moved aside, never overwritten."""
-    target, n = path.with_name(path.name + ".bak"), 1
-    while target.exists() or target.is_symlink():
-        target, n = path.with_name(f"{path.name}.bak.{n}"), n + 1
-    os.replace(path, target)
-    return target
 
 
 def _has_boxes(root: Path, rel: str) -> bool:
@@ -203,7 +183,7 @@ def _init_ci(root: Path, ci: str, force: bool, schedule: str | None, budget: flo
     sys.stdout.write(f"wrote {CI_TARGETS[ci]}\n")
     setup = root / SETUP_SCRIPT
     if not setup.exists() and not setup.is_symlink():
-        _write((data_dir("templates") / "ci" / "dun-setup.sh").read_text(encoding="utf-8"), setup)
+        place(root, SETUP_SCRIPT, (data_dir("templates") / "ci" / "dun-setup.sh").read_text(encoding="utf-8"), False)
         sys.stdout.write(f"wrote {SETUP_SCRIPT} (the workflow runs it first: put the commands that install your "
                          "project's dependencies there)\n")
     if schedule is not None or ci == "github-matrix":
