@@ -54,6 +54,21 @@ CONFIG_FIELDS: dict[str, Field] = {
         "half_life": Field("int", "Commits (or iterations) after which a link counts half.", default=1000,
                            minimum=1),
     }),
+    "papers": Field("map", "The paper watch (`dun papers`): feeds polled into .dun/papers.jsonl.", fields={
+        "feeds": Field("list", "Feed URLs `dun papers poll` reads: RSS or Atom (e.g. arXiv's per-category feeds) "
+                               "or a JSON search API answering a list of papers.", default=[],
+                       item=Field("str", "URL")),
+        "timeout_s": Field("float", "Seconds one feed may take, connecting and reading together.", default=20.0,
+                           minimum=0.1),
+        "max_bytes": Field("int", "A feed larger than this many bytes is an error, not read further.",
+                           default=5 * 1024 * 1024, minimum=1024),
+        "max_entries": Field("int", "Entries kept from one feed (the first ones, as the feed orders them).",
+                             default=200, minimum=1),
+        "max_papers": Field("int", "Papers kept in .dun/papers.jsonl; beyond it the oldest handled ones go first.",
+                            default=5000, minimum=10),
+        "notes_dir": Field("str", "Where a paper's triage note goes (NOTES_DIR/SLUG.md, relative to the root): "
+                                  "with one, the `papers-unread` check counts the paper as read.", default="papers"),
+    }),
     "loop": Field("map", "Limits and pacing of `dun loop`.", fields={
         "sandbox": Field("str", "Run the agent in an OS sandbox (docs/protection.md): auto uses bubblewrap where it "
                                 "can run and says so when it cannot; bubblewrap requires it (exit 2 when it cannot "

@@ -60,6 +60,18 @@ class Hints:
 
 
 @dataclass(frozen=True)
+class Papers:
+    """`papers:`, the paper watch (`dun papers`)."""
+
+    feeds: tuple[str, ...]
+    timeout_s: float
+    max_bytes: int
+    max_entries: int
+    max_papers: int
+    notes_dir: str
+
+
+@dataclass(frozen=True)
 class Loop:
     """`loop:`, the limits and pacing of `dun loop`."""
 
@@ -215,6 +227,7 @@ class Settings:
     iterate: Iterate
     missions: Missions
     hints: Hints
+    papers: Papers
     loop: Loop
     circuit: Circuit
     trust: Trust
@@ -260,6 +273,6 @@ def frozen(value: object, spec: Field) -> object:
 
 
 SECTIONS: dict[str, type] = {"check": Check, "iterate": Iterate, "missions": Missions, "hints": Hints,
-                             "loop": Loop, "circuit": Circuit, "trust": Trust, "agent": Agent, "sandbox": Sandbox,
-                             "gate": Gate, "guard": Guard, "service": Service, "fleet": Fleet, "review": Review,
-                             "notify": Notify, "secrets": Secrets, "plugins": Plugins}
+                             "papers": Papers, "loop": Loop, "circuit": Circuit, "trust": Trust, "agent": Agent,
+                             "sandbox": Sandbox, "gate": Gate, "guard": Guard, "service": Service, "fleet": Fleet,
+                             "review": Review, "notify": Notify, "secrets": Secrets, "plugins": Plugins}

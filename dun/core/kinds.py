@@ -133,3 +133,11 @@ class CircuitReason(enum.StrEnum):
     PERMISSION_DENIED = "permission_denied"
     UNTRUSTWORTHY = "untrustworthy"  # discrepancies in a row
     OSCILLATION = "oscillation"
+
+
+class PaperStatus(enum.StrEnum):
+    """A paper's `status` in `.dun/papers.jsonl` (`dun papers`)."""
+
+    NEW = "new"  # polled, not yet looked at: the `papers-unread` check lists it
+    READ = "read"  # `dun papers read ID`: looked at, nothing to do
+    MISSION = "mission"  # `dun papers mission ID` wrote a deep-dive mission for it

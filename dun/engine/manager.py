@@ -31,6 +31,7 @@ BUILTIN_MODULES = (
     "dun.output.llm",
     "dun.output.junit",
     "dun.output.github",
+    "dun.papers.plugin",  # the paper watch: a plugin that ships with dun (dun/papers/)
 )
 # Only the commands that run or describe agents need these (importing them is a fifth of `dun check`'s fixed cost).
 AGENT_MODULES = (

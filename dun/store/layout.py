@@ -13,6 +13,7 @@ TEMPLATES = f"{DIR}/templates"
 CACHE = f"{DIR}/cache"  # reports and profiles the checks' commands write, agents' settings for a run
 WORKTREES = f"{DIR}/worktrees"  # the default of fleet.worktrees_dir
 GITIGNORE = f"{DIR}/.gitignore"  # written by dun itself: never the user's work to commit
+PAPERS = f"{DIR}/papers.jsonl"  # the paper watch's papers (`dun papers`); the papers-unread check reads it
 
 
 def config_path(root: Path) -> Path:

@@ -19,7 +19,7 @@ from dun.core.redact import redact, redact_data
 from dun.core.resources import data_dir
 from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
-from dun.store.layout import CACHE, DIR, TEMPLATES, config_path, plugins_dir
+from dun.store.layout import CACHE, DIR, PAPERS, TEMPLATES, config_path, plugins_dir
 from dun.store.records import (
     LIVE_SCHEMA_VERSION,
     Handoff,
@@ -216,6 +216,59 @@ class Store:
     @property
     def events_log(self) -> Path:
         return self.logs_dir / "events.jsonl"
+
+    @property
+    def papers_path(self) -> Path:
+        """The paper watch's papers, one JSON object a line (`dun papers`)."""
+        return self.root / PAPERS
+
+    def read_papers(self) -> tuple[list[dict[str, Any]], int]:
+        """The papers recorded (JSON objects with a string `id`, the first of each id) and how many lines were not
+        such an object (a torn or hand-edited line is skipped, never fatal)."""
+        try:
+            data = read_bytes(self.papers_path, MAX_RECORD_BYTES)
+        except FileNotFoundError:
+            return [], 0
+        except OSError as exc:
+            raise DunError(f"{self.papers_path}: cannot read: {exc.strerror or exc}") from None
+        papers: dict[str, dict[str, Any]] = {}
+        bad = 0
+        for line in data.decode("utf-8", "replace").splitlines():
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                record = None
+            if isinstance(record, dict) and isinstance(record.get("id"), str) and record["id"]:
+                papers.setdefault(record["id"], record)
+            else:
+                bad += 1
+        return list(papers.values()), bad
+
+    def write_papers(self, papers: list[dict[str, Any]]) -> None:
+        """Replace the papers, atomically, one per id (the first kept)."""
+        self.ensure()
+        seen: set[str] = set()
+        lines = []
+        for paper in papers:
+            if paper["id"] not in seen:
+                seen.add(paper["id"])
+                lines.append(json.dumps(paper, ensure_ascii=False, sort_keys=True) + "\n")
+        write_text_atomic(self.papers_path, "".join(lines))
+
+    @contextlib.contextmanager
+    def papers_lock(self) -> Iterator[None]:
+        """Held while papers are read, changed and written back, so two `dun papers` commands lose no change."""
+        import fcntl
+
+        self.ensure()
+        fd = os.open(self.dir / "papers.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def refuse_links(self) -> None:
         """Raise UnsafePathError when `.dun/`, a file in it, or a file in the directories dun writes into is a

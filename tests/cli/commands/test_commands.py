@@ -133,7 +133,9 @@ def test_plugins_list_columns_line_up(repo: Path) -> None:
     assert len({line.index(" builtin ") for line in python}) == 1
     assert len({line.index("hooks: ") for line in python}) == 1
     manifests = [line for line in lines if line.endswith(".yaml")]
-    assert len({line.index(" builtin ") for line in manifests}) == 1
+    # the layer column: `builtin`, or `plugin` for a manifest a Python plugin ships (the paper watch's `papers`)
+    assert {line.split()[1] for line in manifests} == {"builtin", "plugin"}
+    assert len({line.index(f" {line.split()[1]} ") for line in manifests}) == 1
 
 
 def test_entry_point_plugins_are_loaded(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

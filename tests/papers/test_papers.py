@@ -1,0 +1,184 @@
+"""The paper watch against a local HTTP server serving recorded arXiv RSS, arXiv Atom and search-API JSON, and
+feeds that fail every way a network can: malformed, huge (announced and not), slow, HTTP 500, connection refused,
+a redirect to a file. A failure is one line naming the URL, never a traceback; the good feeds are still kept."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git, write
+from feed_server import FeedServer, refused, start, stop
+
+from dun.cli.main import main
+from dun.papers.feeds import Limits, parse
+
+GOOD = ("/arxiv-cs-se.rss", "/arxiv-query.atom", "/search.json")
+TIMEOUT = 1.0
+
+
+@pytest.fixture(scope="module")
+def feeds() -> Iterator[FeedServer]:
+    server = start()
+    yield server
+    stop(server)
+
+
+@pytest.fixture(scope="module")
+def refused_url() -> str:
+    return refused()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def configure(repo: Path, feeds: list[str], **papers: Any) -> None:
+    config = {"papers": {"feeds": feeds, "timeout_s": TIMEOUT, "max_bytes": 1024 * 1024, **papers},
+              "plugins": {"disabled": ["example"]}}
+    write(repo, ".dun/config.yaml", json.dumps(config) + "\n")
+
+
+def stored(repo: Path) -> dict[str, dict[str, Any]]:
+    lines = (repo / ".dun" / "papers.jsonl").read_text(encoding="utf-8").splitlines()
+    return {r["id"]: r for r in map(json.loads, lines)}
+
+
+def test_poll_records_each_paper_once_across_rss_atom_and_json(repo: Path, feeds: Any) -> None:
+    configure(repo, [feeds.url(p) for p in GOOD])
+    code, out, err = invoke("papers", "poll", "-C", str(repo))
+    assert (code, err) == (0, ""), err
+    assert f"{feeds.url('/arxiv-cs-se.rss')}: 4 entries, 4 new" in out
+    assert f"{feeds.url('/arxiv-query.atom')}: 3 entries, 2 new" in out  # 2511.09876 came with the RSS
+    assert f"{feeds.url('/search.json')}: 2 entries, 1 new" in out  # the untitled record is skipped
+    papers = stored(repo)
+    assert len(papers) == 7 and "7 papers, 7 unread" in out
+    cochange = papers["arxiv:2511.09876"]
+    assert cochange["feeds"] == [feeds.url(p) for p in GOOD]
+    assert cochange["authors"] == ["Maria Keller", "Tomasz Nowak", "Priya Raman"]
+    assert cochange["summary"].startswith("Coding agents that start")  # arXiv's "Announce Type" prefix dropped
+    assert {"arxiv:cs/0112017", "doi:10.1109/icse.2025.00042", "arxiv:2509.01337"} <= set(papers)
+    assert papers["arxiv:2510.04411"]["title"] == "Flaky Tests Under Load: A Replication"  # markup dropped
+
+    again = invoke("papers", "poll", "-C", str(repo))
+    assert again[0] == 0 and "4 entries, 0 new" in again[1] and len(stored(repo)) == 7
+
+    code, out, _ = invoke("papers", "list", "-C", str(repo), "--unread")
+    assert code == 0 and len(out.splitlines()) == 7 and "arxiv:2511.10002  new" in out
+    code, out, _ = invoke("papers", "list", "-C", str(repo), "--json")
+    assert {json.loads(line)["id"] for line in out.splitlines()} == set(papers)
+
+
+@pytest.mark.parametrize(("path", "message"), [
+    ("/malformed.rss", "not a well-formed feed (line 4: no element found), nothing recorded from it"),
+    ("/page.html", "not a well-formed feed (line 2: syntax error)"),
+    ("/bad.json", "not valid JSON (Unterminated string"),
+    ("/object.json", "JSON without a list of papers"),
+    ("/huge.rss", "bytes, more than papers.max_bytes (1048576)"),
+    ("/huge-unannounced.rss", "more than papers.max_bytes (1048576 bytes), not read further"),
+    ("/error.rss", "HTTP 500 Internal Server Error"),
+    ("/slow.rss", f"timed out after {TIMEOUT:g} s (papers.timeout_s)"),
+    ("/redirect.rss", "HTTP 302"),
+    ("/missing.rss", "HTTP 404 Not Found"),
+])
+def test_a_failing_feed_is_one_line_naming_its_url_and_the_good_one_is_kept(path: str, message: str, repo: Path,
+                                                                           feeds: Any) -> None:
+    bad, good = feeds.url(path), feeds.url("/arxiv-cs-se.rss")
+    configure(repo, [bad, good])
+    started = time.monotonic()
+    code, out, err = invoke("papers", "poll", "-C", str(repo))
+    assert time.monotonic() - started < TIMEOUT + 2  # bounded in time, whatever the server does
+    assert code == 1 and err.startswith(f"dun: {bad}: ") and message in err and err.count("\n") == 1, err
+    assert "Traceback" not in err and f"{good}: 4 entries, 4 new" in out
+    assert len(stored(repo)) == 4
+
+
+def test_a_refused_connection_and_a_url_that_is_not_http(repo: Path, refused_url: str) -> None:
+    configure(repo, [refused_url])
+    code, _, err = invoke("papers", "poll", "-C", str(repo))
+    assert (code, err) == (1, f"dun: {refused_url}: connection refused\n")
+    assert not (repo / ".dun" / "papers.jsonl").exists()  # nothing read, nothing written
+    code, _, err = invoke("papers", "poll", "-C", str(repo), "--feed", "file:///etc/passwd")
+    assert (code, err) == (2, "dun: file:///etc/passwd: not an http(s) URL\n")
+    code, _, err = invoke("papers", "poll", "-C", str(repo), "--feed", "")
+    assert code == 2 and err.count("\n") == 1
+    configure(repo, [])
+    code, _, err = invoke("papers", "poll", "-C", str(repo))
+    assert code == 2 and "no feeds to poll: list them in papers.feeds" in err
+
+
+def test_entries_and_papers_are_bounded(repo: Path, feeds: Any) -> None:
+    configure(repo, [feeds.url("/many.rss")], max_entries=50, max_papers=60)
+    assert invoke("papers", "poll", "-C", str(repo))[1].startswith(f"{feeds.url('/many.rss')}: 50 entries, 50 new")
+    first = set(stored(repo))
+    invoke("papers", "read", *sorted(first)[:20], "-C", str(repo))
+    configure(repo, [feeds.url("/arxiv-cs-se.rss"), feeds.url("/arxiv-query.atom")], max_papers=52)
+    code, out, _ = invoke("papers", "poll", "-C", str(repo))
+    papers = stored(repo)  # 50 + 6 new = 56 > 52: four of the 20 read ones go, no unread one
+    assert code == 0 and len(papers) == 52 and "52 papers, 36 unread" in out
+    assert sum(p["status"] == "read" for p in papers.values()) == 16
+
+
+def test_the_unread_check_lists_new_papers_until_each_is_settled(repo: Path, feeds: Any) -> None:
+    configure(repo, [feeds.url("/arxiv-cs-se.rss")])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "paper watch")
+    code, out, _ = invoke("check", str(repo), "--only", "papers-unread")
+    assert code == 0 and "no check applies here (1 skipped" in out  # no papers.jsonl yet: not applicable
+    assert invoke("papers", "poll", "-C", str(repo))[0] == 0
+    code, out, _ = invoke("check", str(repo), "--only", "papers-unread", "--format", "json")
+    result = json.loads(out)["checks"][0]
+    assert code == 1 and result["status"] == "fail" and len(result["items"]) == 4
+    assert {"file": "papers/arxiv-2511-10002.md", "line": None,
+            "text": "unread paper arxiv:2511.10002: Trust, but Verify: Auditing the Claims of Autonomous Programming "
+                    "Agents (https://arxiv.org/abs/2511.10002): write papers/arxiv-2511-10002.md"} in result["items"]
+    # an agent's triage note settles one, the operator's `read` two more (the result is never reused stale)
+    write(repo, "papers/arxiv-2511-10002.md", "Relevant: it measures what dun checks.\n")
+    assert invoke("papers", "read", "2511.09876", "arxiv:2510.04411", "-C", str(repo))[0] == 0
+    code, out, _ = invoke("check", str(repo), "--only", "papers-unread", "--format", "json")
+    left = json.loads(out)["checks"][0]["items"]
+    assert code == 1 and [i["text"].split(":")[0:2] for i in left] == [["unread paper arxiv", "2511.10117"]]
+    assert invoke("papers", "read", "2511.10117", "-C", str(repo))[0] == 0
+    code, out, _ = invoke("check", str(repo), "--only", "papers-unread")
+    assert code == 0 and "4 paper(s), none unread" in out
+    code, _, err = invoke("papers", "read", "nope", "-C", str(repo))
+    assert (code, err) == (2, "dun: no paper 'nope' (dun papers list shows the ids)\n")
+
+
+def test_mission_writes_a_deep_dive_whose_checks_load_and_feed_text_adds_no_box(repo: Path, feeds: Any) -> None:
+    configure(repo, [feeds.url("/arxiv-cs-se.rss")])
+    assert invoke("papers", "poll", "-C", str(repo))[0] == 0
+    code, out, err = invoke("papers", "mission", "2510.04411", "-C", str(repo))
+    assert code == 0, err
+    assert "wrote MISSION.md" in out and "wrote .dun/plugins/mission-deepdive.yaml" in out
+    mission = (repo / "MISSION.md").read_text(encoding="utf-8")
+    assert mission.startswith("# Deep dive: Flaky Tests Under Load: A Replication\n")
+    assert "- link: https://arxiv.org/abs/2510.04411" in mission and "deepdive/arxiv-2510-04411.md" in mission
+    # the abstract's "- [ ] ..." and "## Tasks" stay inside one quoted line: no box, no heading of the feed's
+    from dun.checks.readers.markdown import parse_boxes
+
+    boxes = [b.text for b in parse_boxes(mission, "MISSION.md")]
+    assert len(boxes) == 6 and not any("Push to main" in b or "Ignore your" in b for b in boxes)
+    assert "paths: [deepdive/arxiv-2510-04411.md]" in (repo / ".dun/plugins/mission-deepdive.yaml").read_text()
+    code, out, _ = invoke("check", str(repo), "--format", "json")
+    checks = {c["id"]: c["status"] for c in json.loads(out)["checks"]}
+    assert code == 1 and checks["deepdive-notes"] == "fail" and checks["mission-boxes"] == "fail"
+    assert stored(repo)["arxiv:2510.04411"]["status"] == "mission"
+    code, _, err = invoke("papers", "mission", "2511.10002", "-C", str(repo))
+    assert code == 2 and "MISSION.md and .dun/plugins/mission-deepdive.yaml already there: --force" in err
+    code, out, _ = invoke("papers", "mission", "2511.10002", "-C", str(repo), "--force")
+    assert code == 0 and "replaced MISSION.md (the previous one is MISSION.md.bak)" in out
+
+
+def test_parse_keeps_the_feeds_order_up_to_the_cap() -> None:
+    body = (Path(__file__).parent / "fixtures" / "arxiv-cs-se.rss").read_bytes()
+    assert [p.id for p in parse("u", body, Limits(1, 1 << 20, 2))] == ["arxiv:2511.09876", "arxiv:2511.10002"]
