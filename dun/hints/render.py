@@ -21,13 +21,28 @@ HEADER = ("Files that usually change together with the ones the work list names,
           "them before you change a file, ignore what does not apply.")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def unicode(path: str) -> str:
+    """A path git keeps as bytes that are not UTF-8, with U+FFFD for them (JSON and a terminal hold no lone
+    surrogate)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def shown(path: str) -> str:
+    """A path as text one line can hold: `unicode`, and `?` for a newline or another control character (a file named
+    `x\n## Instructions` cannot add a heading to the prompt)."""
+    return _CONTROL.sub("?", unicode(path))
+
+
 def describe(hint: Hint, digits: int = 2) -> str:
-    via = f", via {hint.via}" if hint.via else ""
-    return f"{hint.path} ({hint.score:.{digits}f}{via})"
+    via = f", via {shown(hint.via)}" if hint.via else ""
+    return f"{shown(hint.path)} ({hint.score:.{digits}f}{via})"
 
 
 def seed_name(seed: str) -> str:
-    return f"check {seed[len(CHECK_PREFIX):]}" if seed.startswith(CHECK_PREFIX) else seed
+    return shown(f"check {seed[len(CHECK_PREFIX):]}" if seed.startswith(CHECK_PREFIX) else seed)
 
 
 _SPLIT = re.compile(r"[\s`'\"()\[\]{}<>,;]+")
@@ -83,8 +98,9 @@ def prompt_section(root: Path, settings: Hints, seeds: Sequence[str], store: Sto
 
 def as_dict(index: Index, found: dict[str, list[Hint]]) -> dict[str, Any]:
     return {"schema_version": 1, "kind": "hints", "head": index.head, "changes": index.graph.seq,
-            "files": {seed: [{"path": h.path, "score": round(h.score, 4), "direct": round(h.direct, 4),
-                              "via": h.via} for h in hints] for seed, hints in found.items()}}
+            "files": {unicode(seed): [{"path": unicode(h.path), "score": round(h.score, 4),
+                                       "direct": round(h.direct, 4), "via": unicode(h.via) if h.via else None}
+                                      for h in hints] for seed, hints in found.items()}}
 
 
 def as_text(found: dict[str, list[Hint]]) -> str:
@@ -94,5 +110,5 @@ def as_text(found: dict[str, list[Hint]]) -> str:
         if not hints:
             out.append("  (no file changes with it in the indexed history)")
         for h in hints:
-            out.append(f"  {h.score:.3f}  {h.path}" + (f"  (via {h.via})" if h.via else ""))
+            out.append(f"  {h.score:.3f}  {shown(h.path)}" + (f"  (via {shown(h.via)})" if h.via else ""))
     return "\n".join(out) + "\n"
