@@ -32,6 +32,7 @@ from dun.store.records import (
 
 RESERVE_BYTES = 256 * 1024
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
+MAX_PAPERS_BYTES = 64 * 1024 * 1024  # papers.max_papers papers of a few KB each (title, abstract, authors)
 COCHANGE_KIND = "cochange"
 COCHANGE_CAP = 64 * 1024 * 1024  # a 5,000-commit history makes a few MB
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
@@ -226,7 +227,7 @@ class Store:
         """The papers recorded (JSON objects with a string `id`, the first of each id) and how many lines were not
         such an object (a torn or hand-edited line is skipped, never fatal)."""
         try:
-            data = read_bytes(self.papers_path, MAX_RECORD_BYTES)
+            data = read_bytes(self.papers_path, MAX_PAPERS_BYTES)
         except FileNotFoundError:
             return [], 0
         except OSError as exc:

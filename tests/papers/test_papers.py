@@ -5,6 +5,8 @@ a redirect to a file. A failure is one line naming the URL, never a traceback; t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
@@ -15,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import git, write
 from feed_server import FeedServer, refused, start, stop
+from missions.mission_work import WORK
 
 from dun.cli.main import main
 from dun.papers.feeds import Limits, parse
@@ -182,3 +185,47 @@ def test_mission_writes_a_deep_dive_whose_checks_load_and_feed_text_adds_no_box(
 def test_parse_keeps_the_feeds_order_up_to_the_cap() -> None:
     body = (Path(__file__).parent / "fixtures" / "arxiv-cs-se.rss").read_bytes()
     assert [p.id for p in parse("u", body, Limits(1, 1 << 20, 2))] == ["arxiv:2511.09876", "arxiv:2511.10002"]
+
+
+def test_a_scheduled_run_triages_the_new_papers_then_a_deep_dive_completes(repo: Path, feeds: Any, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The night's shape: `dun papers poll`, then `dun loop`: the papers-unread items are the agent's work (its
+    notes settle them); then `dun papers mission ID` and a second loop does the deep dive to `complete`."""
+    from fake_agent import FAKE_COMMAND, block, write_scenario
+
+    from dun.checks.readers.markdown import parse_boxes
+
+    configure(repo, [feeds.url("/arxiv-cs-se.rss")])
+    config = json.loads((repo / ".dun/config.yaml").read_text())
+    config.update(agent={"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"},
+                  loop={"cooldown_s": 0, "iteration_timeout_s": 30, "sandbox": "off", "max_iterations": 3})
+    config["plugins"]["disabled"] = ["example", "python"]
+    write(repo, ".dun/config.yaml", json.dumps(config) + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "nightly paper watch")
+    assert invoke("papers", "poll", "-C", str(repo))[0] == 0
+    slugs = ["arxiv-2511-09876", "arxiv-2511-10002", "arxiv-2510-04411", "arxiv-2511-10117"]
+    triage = {"actions": [{"write": f"papers/{s}.md", "content": f"{s}: not for this repository.\n"} for s in slugs]
+              + [{"commit": "Triage the new papers"}],
+              "status": block(task="papers-unread", files=4, exit=True), "cost_usd": 0.05}
+    monkeypatch.setenv("DUN_FAKE_SCENARIO", str(write_scenario(tmp_path / "night", [triage])))
+    done = subprocess.run([sys.executable, "-m", "dun", "loop"], cwd=repo, capture_output=True, text=True,
+                          timeout=120)
+    state = json.loads((repo / ".dun/state.json").read_text())
+    assert (done.returncode, state["stop_reason"]) == (0, "complete"), done.stderr
+    prompt = (repo / ".dun/logs/iteration-1.prompt.md").read_text()
+    assert "papers-unread" in prompt and "unread paper arxiv:2511.10117: Sandboxing Agent Tool Calls" in prompt
+
+    assert invoke("papers", "mission", "2511.09876", "-C", str(repo))[0] == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Deep dive into the co-change paper")
+    boxes = [b.text for b in parse_boxes((repo / "MISSION.md").read_text(), "MISSION.md") if not b.optional]
+    notes = WORK["deepdive"]["deepdive/paper.md"]
+    dive = {"actions": [{"write": "deepdive/arxiv-2511-09876.md", "content": notes}]
+            + [{"tick": "MISSION.md", "box": b} for b in boxes] + [{"commit": "Deep dive"}],
+            "status": block(task="mission-boxes", files=2, exit=True), "cost_usd": 0.2}
+    monkeypatch.setenv("DUN_FAKE_SCENARIO", str(write_scenario(tmp_path / "dive", [dive])))
+    done = subprocess.run([sys.executable, "-m", "dun", "loop", "--fresh"], cwd=repo, capture_output=True, text=True,
+                          timeout=120)
+    state = json.loads((repo / ".dun/state.json").read_text())
+    assert (done.returncode, state["stop_reason"]) == (0, "complete"), done.stderr
