@@ -259,6 +259,8 @@ def _find_filters(args: list[Val]) -> bool:
     """Whether find's expression selects some files only: -type, -prune'd paths and depth limits do not."""
     words = [a.text for a in args]
     for n, word in enumerate(words):
+        if n and words[n - 1] in ("-not", "!"):
+            continue  # find . -not -path './.git/*' -delete: everything but those
         if word in FIND_TESTS and word not in _NOT_FILTERS:
             pruned = word in ("-path", "-ipath", "-wholename", "-name") and words[n + 2:n + 3] == ["-prune"] \
                 and "-o" in words[n + 3:n + 4]

@@ -167,6 +167,8 @@ def expand(word: Word, ctx: Ctx, env: Env) -> Val:
             if special is None:
                 b.unknown(f"$({text})", "cmd")
             else:
+                if special == "./*" and out.glob_at is None:
+                    out.glob_at = b.length() + 2
                 b.known(special)
         elif part.kind == ARITH:
             b.unknown(f"$(({text}))", "var")
@@ -296,8 +298,18 @@ def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
     if words[:1] == ["find"]:  # names under find's first start path
         start = words[1] if len(words) > 1 and not words[1].startswith(("-", "(", "!")) else "."
         return start.rstrip("/") + "/{}" if FIND_TESTS.intersection(words) else start
-    if words[:2] == ["git", "ls-files"] or words[:3] == ["git", "diff", "--name-only"]:
-        return "./{}"
+    return git_listing(words)
+
+
+def git_listing(words: list[str]) -> str | None:
+    """What `git ls-files` (git diff --name-only, git status -s) names: every file, as ./* does (rm $(git ls-files),
+    git ls-files -m | xargs git checkout --), or some files under the repository (a pathspec, --deleted)."""
+    if words[:2] != ["git", "ls-files"] and words[:3] not in (["git", "diff", "--name-only"],
+                                                              ["git", "status", "--porcelain"],
+                                                              ["git", "status", "--short"], ["git", "status", "-s"]):
+        return None
+    specs = [w for w in words[2:] if not w.startswith("-") and w not in (".", ":/", "./")]
+    return "./{}" if specs or {"-d", "--deleted"} & set(words) else "./*"
     return None
 
 

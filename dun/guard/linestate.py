@@ -10,14 +10,15 @@ from collections.abc import Callable
 
 from dun.guard import tasks
 from dun.guard.effects import child, find_parts
-from dun.guard.expand import Ctx, Env, Val, current_ifs, ifs_split
+from dun.guard.expand import Ctx, Env, Val, current_ifs, git_listing, ifs_split
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
 from dun.guard.runs import Stream
 from dun.guard.textops import echo, printf
 
 _PRINT_NAMES = frozenset({"realpath", "readlink", "stat", "basename", "dirname"})
-_PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr"})
+_PASS_PATHS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "cat", "tee", "tr", "awk",
+                         "cut", "sed"})
 _LN = Spec("tS", frozenset({"--target-directory", "--suffix"}))
 _READ = Spec("adinNptu")
 _MAPFILE = Spec("dnOsuC")
@@ -140,6 +141,9 @@ def stream_out(prog: str, args: list[Val], feed: Stream | None) -> Stream:
         return Stream(printf(args[0].text, [v.text for v in rest]), rest or None)
     if prog == "find":
         return Stream(None, find_parts(args)[0])
+    listed = git_listing([prog, *(a.text for a in args)]) if prog == "git" else None
+    if listed is not None:  # git ls-files | xargs rm
+        return Stream(None, [Val(listed, glob_at=2 if listed == "./*" else None)])
     if prog == "ls":
         names = [a for a in args if not a.text.startswith("-")]
         return Stream(None, [child(a) for a in names] or None)

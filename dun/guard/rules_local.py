@@ -14,7 +14,7 @@ _GIT = ("git",)
 _DISK_TOOLS = ("fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted")
 _READ_ONLY_DISK_FLAGS = ("-l", "--list", "-p", "--print", "-d", "--dump", "-s", "--show-size", "-V", "--version",
                          "-h", "--help")
-_WHOLE_TREE = (".", "./", ":/", "[*]", ":(top)", "./{}")  # ./{}: every file git lists ($(git ls-files -m))
+_WHOLE_TREE = (".", "./", ":/", "[*]", ":(top)", "./{}", "./[*]")  # ./*: every file git lists ($(git ls-files -m))
 _TRUE = "[tTyY1oO]*"
 _DRY_RUN = ("-n", "--dry-run")  # git's true, yes, on, 1
 # git config keys whose value git runs as a command (or that load more config): set, they run later.
@@ -58,6 +58,8 @@ FILE_RULES: tuple[Rule, ...] = (
     Rule("git.plant-file", "writes git hooks or git's own config (.git/hooks, .git/config, .git/info/attributes): "
          "git runs them later, outside this session; leave hooks to the operator",
          (Match(effects=("write", "chmod"), where=("gitexec",)),)),
+    Rule("git.write-state", "overwrites git's own history files (.git/HEAD, refs, objects, packed-refs, logs); "
+         "change them with git commands", (Match(effects=("write",), where=("gitdir",)),)),
     Rule("guard.protected-path", "changes dun's or Claude Code's own configuration (.dun/, .claude/settings*.json)",
          (Match(effects=("write", "delete", "chmod"), where=("protected",)),)),
 )
@@ -101,7 +103,7 @@ GIT_RULES: tuple[Rule, ...] = (
           Match(programs=_GIT, subcommands=("clean",), values_any=("-c=clean.requireforce=*",),
                 flags_none=("-n", "--dry-run", "-X")))),
     Rule("git.discard-changes", "discards uncommitted changes to the whole tree (checkout/restore ., rm -f ., "
-         "checkout -f, read-tree -u, checkout-index -f, stash clear, worktree remove --force)",
+         "checkout -f, read-tree -u, checkout-index -f, stash clear, worktree remove --force, submodule deinit -f)",
          (Match(programs=_GIT, subcommands=("checkout", "restore"), args_any=_WHOLE_TREE,
                 flags_none=("--staged", "-S")),
           Match(programs=_GIT, subcommands=("restore",), args_any=_WHOLE_TREE, flags_any=("--worktree", "-W")),
@@ -110,6 +112,7 @@ GIT_RULES: tuple[Rule, ...] = (
           Match(programs=_GIT, subcommands=("read-tree",), flags_any=("-u",), flags_none=("--prefix",)),
           Match(programs=_GIT, subcommands=("checkout-index",), flags_any=("-f", "--force")),
           Match(programs=_GIT, subcommands=("stash",), args_any=("clear",)),
+          Match(programs=_GIT, subcommands=("submodule",), actions=("deinit",), flags_any=("-f", "--force")),
           Match(programs=_GIT, subcommands=("worktree",), actions=("remove", "rm"), flags_any=("-f", "--force")))),
     Rule("git.destroy-reflog", "expires the reflog or prunes unreachable objects now (destroys the way back)",
          (Match(programs=_GIT, subcommands=("reflog",), args_any=("expire", "delete")),

@@ -255,7 +255,8 @@ def _xargs(rest: list[Val], stdin_paths: list[Val] | None) -> list[Val]:
     names = stdin_paths or [Val("{}")]
     replace = [v.text or "{}" for v in o.value("-I", "--replace")] + (["{}"] if o.has("-i") else [])
     if not replace:  # without -I, xargs splits what it reads at blanks
-        return cmd + [Val(w) for v in names for w in (_split(v.text) if v.known and v.text.strip() else [v.text])]
+        return cmd + [w for v in names for w in ([Val(s) for s in _split(v.text)] if v.known and v.text.strip()
+                                                 and v.glob_at is None else [v])]
     token = replace[0]
     return [names[0] if a.text == token else Val(a.text.replace(token, names[0].text)) if token in a.text else a
             for a in cmd]
