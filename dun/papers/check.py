@@ -6,13 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dun.config.schema import Field
 from dun.engine.checkapi import CheckContext, CheckSpec
 from dun.engine.model import Item, Outcome, Status, cap_items
-
-FIELDS = {
-    "max_items": Field("int", "Unread papers listed; the rest are counted.", default=20, minimum=1),
-}
 
 
 def notes_dir(ctx: CheckContext) -> str:
