@@ -21,6 +21,9 @@ from dun.papers.model import MAX_AUTHORS, MAX_SUMMARY, MAX_TITLE, Paper, paper_i
 CHUNK = 64 * 1024
 # arXiv's RSS puts this before the abstract
 _ANNOUNCE = re.compile(r"^arXiv:\S+ Announce Type: \S+ Abstract: ")
+# XML errors of feeds in the wild that feedparser's lenient reading gets right: HTML entities (&eacute;) that XML
+# does not define
+READ_ANYWAY = frozenset({"undefined entity"})
 # where a JSON answer keeps its list of papers, when it is not the top-level list itself
 LIST_KEYS = ("data", "results", "items", "papers", "entries")
 
@@ -130,7 +133,8 @@ def _parse_xml(url: str, data: bytes) -> list[Paper]:
         raise FeedError(f"{url}: not a readable feed ({type(exc).__name__})") from None
     entries = list(parsed.get("entries") or [])
     problem = parsed.get("bozo_exception")
-    if isinstance(problem, xml.sax.SAXParseException):  # not well-formed: what a lenient reading recovers may be wrong
+    if isinstance(problem, xml.sax.SAXParseException) and problem.getMessage() not in READ_ANYWAY:
+        # not well-formed (cut off, tags that do not match): what a lenient reading recovers may be wrong
         raise FeedError(f"{url}: not a well-formed feed (line {problem.getLineNumber()}: {problem.getMessage()}), "
                         "nothing recorded from it")
     if not entries and not parsed.get("version"):

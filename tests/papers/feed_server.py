@@ -89,6 +89,8 @@ ROUTES = {
     "/arxiv-query.atom": _file("arxiv-query.atom", "application/atom+xml; charset=utf-8"),
     "/search.json": _file("search-api.json", "application/json"),
     "/malformed.rss": _file("malformed.rss", "application/rss+xml"),
+    "/external-entity.rss": _file("external-entity.rss", "application/rss+xml"),
+    "/netscape-0.91.rss": _file("netscape-0.91.rss", "application/rss+xml; charset=iso-8859-1"),
     "/page.html": _body(b"<!doctype html><html><head><title>Sign in</title></head><body>Sign in</body></html>",
                         ctype="text/html"),
     "/bad.json": _body(b'{"data": [ {"title": "cut off', ctype="application/json"),

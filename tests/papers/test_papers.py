@@ -84,6 +84,7 @@ def test_poll_records_each_paper_once_across_rss_atom_and_json(repo: Path, feeds
 @pytest.mark.parametrize(("path", "message"), [
     ("/malformed.rss", "not a well-formed feed (line 4: no element found), nothing recorded from it"),
     ("/page.html", "not a well-formed feed (line 2: syntax error)"),
+    ("/external-entity.rss", "not a well-formed feed (line 2: syntax error)"),  # file:///etc/hostname never read
     ("/bad.json", "not valid JSON (Unterminated string"),
     ("/object.json", "JSON without a list of papers"),
     ("/huge.rss", "bytes, more than papers.max_bytes (1048576)"),
@@ -180,6 +181,15 @@ def test_mission_writes_a_deep_dive_whose_checks_load_and_feed_text_adds_no_box(
     assert code == 2 and "MISSION.md and .dun/plugins/mission-deepdive.yaml already there: --force" in err
     code, out, _ = invoke("papers", "mission", "2511.10002", "-C", str(repo), "--force")
     assert code == 0 and "replaced MISSION.md (the previous one is MISSION.md.bak)" in out
+
+
+def test_an_old_feed_with_html_entities_is_read_as_html(repo: Path, feeds: Any) -> None:
+    """RSS 0.91 with Netscape's DOCTYPE and &eacute;: not well-formed XML, but what feeds in the wild look like."""
+    configure(repo, [feeds.url("/netscape-0.91.rss")])
+    code, out, err = invoke("papers", "poll", "-C", str(repo))
+    assert (code, err) == (0, "") and ": 1 entries, 1 new" in out
+    [paper] = stored(repo).values()
+    assert (paper["title"], paper["summary"]) == ("Café paper", "x © y")
 
 
 def test_parse_keeps_the_feeds_order_up_to_the_cap() -> None:
