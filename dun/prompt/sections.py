@@ -127,16 +127,17 @@ def loop_section(store: Store) -> str:
 
 
 def work_seeds(actionable: list[CheckResult], limit: int = 200) -> list[str]:
-    """What the hints are asked about, in the work list's order: the files its items name (in their text first: a
-    box saying `fix src/a.py` is about src/a.py more than about MISSION.md), and a check that names no file
-    (`check:ID`: the files earlier iterations changed for it). The first `limit` only: the hints are for the top of
-    the list, and 10,000 boxes need not all be read for them."""
+    """What the hints are asked about, in the work list's order: the files its items name and the paths written in
+    their text (a box saying `fix src/a.py` is about src/a.py; the task list holding the box is no seed: what
+    changes with MISSION.md is every task ever done), and a check that names no file (`check:ID`: the files earlier
+    iterations changed for it). The first `limit` only: the hints are for the top of the list, and 10,000 boxes need
+    not all be read for them."""
     seeds: dict[str, None] = {}
     for result in actionable:
         items = [i for i in result.items if folded_count(i) is None]
         for item in items:
             seeds.update(dict.fromkeys(mentioned(item.text)))
-            if item.file:
+            if item.file and result.type != "checkboxes":
                 seeds[item.file] = None
             if len(seeds) >= limit:
                 return list(seeds)[:limit]

@@ -25,19 +25,20 @@ def test_reading_a_hostile_text_is_linear() -> None:
         assert time.monotonic() - started < 1.0
 
 
-def result(check: str, *items: Item) -> CheckResult:
-    return CheckResult(id=check, plugin="p", type="command", status=Status.FAIL, priority=10, signal="s",
+def result(check: str, *items: Item, type: str = "command") -> CheckResult:
+    return CheckResult(id=check, plugin="p", type=type, status=Status.FAIL, priority=10, signal="s",
                        items=list(items))
 
 
 def test_the_work_lists_files_in_order_and_a_check_without_files() -> None:
     actionable = [
         result("mission-boxes", Item(file="MISSION.md", line=3, text="speed up src/parse.py"),
-               Item(file="MISSION.md", line=4, text="document it")),
+               Item(file="MISSION.md", line=4, text="document it"), type="checkboxes"),
         result("lint"),
-        result("pytest", Item(file="tests/test_a.py", text="boom")),
+        result("pytest", Item(file="tests/test_a.py", text="boom in src/a.py")),
     ]
-    assert work_seeds(actionable) == ["src/parse.py", "MISSION.md", CHECK_PREFIX + "lint", "tests/test_a.py"]
+    # the task list itself is no seed: what changes with MISSION.md is every task ever done
+    assert work_seeds(actionable) == ["src/parse.py", CHECK_PREFIX + "lint", "src/a.py", "tests/test_a.py"]
     many = [result("boxes", *(Item(file="MISSION.md", text=f"do pkg/m{n}.py") for n in range(10_000)))]
     assert len(work_seeds(many)) == 200  # the top of the list only
 
