@@ -24,9 +24,10 @@ from dun.core.git import head
 from dun.hints.gitlog import Commit, is_ancestor, read_commits
 from dun.hints.graph import _MAX_EXPONENT, CHECK_PREFIX, Graph
 from dun.store.layout import DIR
+from dun.store.records import COCHANGE_SCHEMA_VERSION, CochangeRecord
 from dun.store.store import Store, read_json
 
-FORMAT = 1
+FORMAT = COCHANGE_SCHEMA_VERSION
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 MAX_LOG_PATHS = 200  # what one iteration log may add: conclude.py keeps no more
 # dun's own files (the agent cannot change them) and names that would pass for a check are never nodes
@@ -108,7 +109,7 @@ class Index:
             self.changed = True
 
     # -- the file ---------------------------------------------------------------------------------------------------
-    def payload(self, settings: Hints) -> tuple[Any, ...]:
+    def payload(self, settings: Hints) -> CochangeRecord:
         g = self.graph
         return (FORMAT, settings_key(settings), self.head or "", g.seq, g.base, list(g.paths), list(g.count),
                 [dict(row) for row in g.edges], sorted(g.dead), sorted(self.seen))

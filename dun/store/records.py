@@ -16,6 +16,15 @@ from dun.core.timefmt import now_iso
 STATE_SCHEMA_VERSION = 1
 LOG_SCHEMA_VERSION = 1
 HANDOFF_SCHEMA_VERSION = 1
+COCHANGE_SCHEMA_VERSION = 1
+
+# `.dun/cochange.idx`, the co-change index (dun/hints/index.py builds it and checks every part when it reads it): a
+# tuple, not JSON, since dun/core/cache/file.py marshals it. (schema_version, (hints.history, hints.max_commit_files,
+# hints.half_life), the last commit learned or "", changes seen, the scale's base, paths by id (a name merged into
+# another by a rename is ""), each id's weighted changes, each id's links {id: weight}, deleted ids, the iteration
+# logs learned ("RUN:N", "archive:NAME"))
+CochangeRecord = tuple[int, tuple[int, int, int], str, int, int, list[str], list[float], list[dict[int, float]],
+                       list[int], list[str]]
 LIVE_SCHEMA_VERSION = 1
 
 
