@@ -14,6 +14,7 @@ from dun.guard.expand import Ctx, Env, Val, current_ifs, git_listing, ifs_split
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
 from dun.guard.runs import Stream
+from dun.guard.shell import Group, Pipeline, Simple
 from dun.guard.textops import echo, printf
 
 _PRINT_NAMES = frozenset({"realpath", "readlink", "stat", "basename", "dirname"})
@@ -155,3 +156,21 @@ def stream_out(prog: str, args: list[Val], feed: Stream | None) -> Stream:
         text = feed.text if prog == "tee" or (prog == "cat" and not files) else None
         return Stream(text, feed.paths, feed.dl)
     return Stream()
+
+
+def read_vars(body: list[Pipeline]) -> list[str]:
+    """The variables `read` sets in a loop body (`pgrep x | while read p; do kill $p; done`)."""
+    return [w.raw for p in body for st in p.stages if isinstance(st, Simple) and st.words
+            and st.words[0].raw == "read" for w in st.words[1:] if not w.raw.startswith("-")]
+
+
+def self_calls(body: list[Pipeline], name: str) -> int:
+    """How many times a function body calls the function itself (a fork bomb calls itself twice)."""
+    count = 0
+    for pipeline in body:
+        for stage in pipeline.stages:
+            if isinstance(stage, Group):
+                count += self_calls(stage.body, name)
+            elif stage.words and stage.words[0].raw == name:
+                count += 1
+    return count

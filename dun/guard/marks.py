@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dun.guard import secrets
-from dun.guard.effects import Facts
+from dun.guard.effects import Effect, Facts
 from dun.guard.expand import Ctx, Env, Val, literal_words
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
@@ -106,10 +106,22 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
             operands = [Val(posixpath.join(base[0].text, a.text)) for a in operands]
     if prog in secrets.ENV_DUMPS and (not operands and all(a.text in ("-p", "-x") for a in args)):
         return pids, "the environment"
+    if (secrets.INTERPRETERS.fullmatch(prog) or prog in ("jq", "gojq", "yq")) and any(
+            secrets.ENV_DUMP_CODE.search(a.text) for a in args):
+        return pids, "the environment"  # python3 -c 'print(dict(os.environ))' | curl -d @- ...
     for v in operands:
         if name := secrets.val_secret(v, ctx, env):
             return pids, name
     return pids, stdin_secret or (feed.secret if feed else None)
+
+
+def secret_written(out: Flow, effects: list[Effect], unit: str) -> Facts | None:
+    """A secret written into the repository by a redirection (cat ~/.netrc >> README.md): on its way to a commit."""
+    for e in effects:
+        if out.secret and e.op == "write" and e.where == "inside" and not posixpath.basename(e.path).startswith(".env"):
+            return Facts(unit=unit, signals={"exfiltrate"},
+                         notes={"exfiltrate": f"secret: {out.secret}, written into the repository"})
+    return None
 
 
 def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, env: Env, raw_words: list[str],

@@ -115,7 +115,12 @@ _PRINTERS = (("gpg", "--export-secret-keys"), ("gpg", "--export-secret-subkeys")
              ("aws", "get-secret-value"), ("pass", "show"), ("op", "read"), ("vault", "read"), ("vault", "get"),
              ("security", "find-generic-password"), ("security", "find-internet-password"), ("git", "fill"),
              ("kubectl", "secret"), ("kubectl", "secrets"), ("gcloud", "print-access-token"),
-             ("az", "get-access-token"), ("docker", "--show-stored"))
+             ("az", "get-access-token"), ("docker", "--show-stored"), ("aws", "export-credentials"),
+             ("kubectl", "--raw"), ("heroku", "auth:token"), ("gcloud", "print-identity-token"), ("vault", "token"))
+# Code that prints the whole environment (print(os.environ), JSON.stringify(process.env), %ENV, ENV.to_h)
+ENV_DUMP_CODE = re.compile(r"(?<!env=)(?<!env = )\bos\.environ\b(?!\s*\[|\s*\.\s*(?:get|setdefault|pop|copy)\b)"
+                           r"|\bprocess\.env\b(?!\s*(?:\.|\[))|\bENV\.(?:to_h|to_a|each|inspect|keys|map|sort)\b"
+                           r"|%ENV\b|\bgetenv\(\s*\)|\$_ENV\b|\bDeno\.env\.toObject\(\)|^\s*(?:env|\$ENV)\s*$")
 
 
 def printed_secret(prog: str, args: list[Val]) -> str | None:
@@ -128,7 +133,7 @@ def printed_secret(prog: str, args: list[Val]) -> str | None:
 
 
 _STORED_TOKEN = "a stored token"
-_INTERPRETERS = re.compile(r"(python|pypy|node|nodejs|bun|deno|perl|ruby|php)[0-9.]*")
+INTERPRETERS = re.compile(r"(python|pypy|node|nodejs|bun|deno|perl|ruby|php)[0-9.]*")
 
 
 def sent_files(prog: str, args: list[Val]) -> list[Val]:
@@ -206,7 +211,7 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
             for v in operands[:-1]:
                 if (name := val_secret(v, ctx, env)) and not posixpath.basename(v.text).startswith(".env"):
                     return f"{name}, copied into the repository"
-    if stdin_secret and ((_INTERPRETERS.fullmatch(prog) and any(_NET_API.search(a.text) for a in args)) or (
+    if stdin_secret and ((INTERPRETERS.fullmatch(prog) and any(_NET_API.search(a.text) for a in args)) or (
             prog == "openssl" and any(a.text == "s_client" for a in args))):
         return stdin_secret  # cat key | python3 -c '...requests.post(...)', openssl s_client < key
     if prog == "git" and args[:1] and args[0].text == "add":  # git add -f .env: staged to be committed and pushed

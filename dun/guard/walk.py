@@ -109,7 +109,7 @@ class Walker(ShellState, Names):
         feed = Stream(herein, None, in_dl) if herein is not None or in_dl else stdin
         values: list[str | None] = [None]
         if any(marks.finds_pids(body) for v in vals for body in v.subs) or (feed is not None and feed.pids):
-            self.marks.pid_vars.update(group.loop_vars + _read_vars(group.body))
+            self.marks.pid_vars.update(group.loop_vars + linestate.read_vars(group.body))
         if group.loop_vars and vals and self.unrolled * len(vals) <= MAX_UNROLLED and all(v.known for v in vals):
             values = [v.text for v in vals]  # for x in a b c: analyse the body once per value
         self.unrolled *= len(values)
@@ -122,7 +122,7 @@ class Walker(ShellState, Names):
         secret, self.group_secret = self.group_secret, outer or self.group_secret
         if group.function:
             self.functions[group.function] = group.body
-        if group.function and _self_calls(group.body, group.function) >= 2:
+        if group.function and linestate.self_calls(group.body, group.function) >= 2:
             self.facts.append(Facts(unit=f"{group.function}() {{ ... }}", signals={"fork-bomb"}))
         if effects:
             self.facts.append(Facts(unit=f"( ... ) {redirs}", effects=effects))
@@ -206,6 +206,9 @@ class Walker(ShellState, Names):
             prog = facts.program if facts is not None else program_name(argv[0])
             out.pids, out.secret = marks.stream_marks(prog, argv[1:], feed, in_secret, ctx, self.env, raw)
             self.marks.remember(facts, stdout, out)
+            written = [e for e in effects if e.path in stdout] + (facts.effects if prog == "tee" and facts else [])
+            if (leak := marks.secret_written(out, written, redirs or prog)) is not None:
+                self.facts.append(leak)
         copied = linestate.copied(facts.program, argv[1:], ctx, self.env) if facts is not None else {}
         for e in facts.effects if facts is not None else effects:
             if e.op == "write":
@@ -275,24 +278,6 @@ class Walker(ShellState, Names):
         if prog == "git" and sub == "config":
             self.git_set(values)
         return facts
-
-
-def _read_vars(body: list[Pipeline]) -> list[str]:
-    """The variables `read` sets in a loop body (`pgrep x | while read p; do kill $p; done`)."""
-    return [w.raw for p in body for st in p.stages if isinstance(st, Simple) and st.words
-            and st.words[0].raw == "read" for w in st.words[1:] if not w.raw.startswith("-")]
-
-
-def _self_calls(body: list[Pipeline], name: str) -> int:
-    """How many times a function body calls the function itself (a fork bomb calls itself twice)."""
-    count = 0
-    for pipeline in body:
-        for stage in pipeline.stages:
-            if isinstance(stage, Group):
-                count += _self_calls(stage.body, name)
-            elif stage.words and stage.words[0].raw == name:
-                count += 1
-    return count
 
 
 def _prefix_env(words: list[Word], vals: list[Val]) -> dict[str, str | None]:
