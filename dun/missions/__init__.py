@@ -90,6 +90,15 @@ def user_dir() -> Path:
     return user_config_dir() / "missions"
 
 
+def named_dir(base: Path, value: str, what: str) -> Path:
+    """The templates directory `value` (a flag's or a config key's: `~` expanded, relative to `base`); UsageError
+    naming `what` when it is not a directory."""
+    chosen = base / Path(value).expanduser()
+    if not chosen.is_dir():
+        raise UsageError(f"{what} {value}: not a directory")
+    return chosen
+
+
 def search_path(extra: list[Path] | None = None) -> list[Path]:
     """Where templates are looked up, first match wins: `extra` (--mission-dir, missions.dir), the user's, dun's."""
     return [*(extra or []), user_dir(), data_dir("templates") / "missions"]

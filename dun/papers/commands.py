@@ -191,12 +191,12 @@ def run_read(path: str | None, ids: list[str]) -> int:
 
 
 def run_mission(path: str | None, wanted: str, force: bool) -> int:
-    from dun.missions import place, render
+    from dun.missions import named_dir, place, render
 
     session = _session(path)
     paper = find(_papers(session), wanted)
     mission_dir = session.config.settings.missions.dir
-    extra = [session.root / mission_dir] if mission_dir else []
+    extra = [named_dir(session.root, mission_dir, "missions.dir")] if mission_dir else []
     rendered = render("deepdive", {
         "topic": paper.title, "slug": paper.slug, "paper_id": paper.id, "paper_title": paper.title,
         "paper_authors": ", ".join(paper.authors) or "(not given)", "paper_link": paper.link or "(not given)",

@@ -102,20 +102,14 @@ def render_mission(root: Path, name: str, mission_dir: str | None,
 
 def mission_dirs(root: Path, mission_dir: str | None) -> list[Path]:
     """The template directories named by `--mission-dir` or, without it, by the config key `missions.dir`."""
+    from dun.missions import named_dir
+
     if mission_dir is not None:
-        chosen = Path(mission_dir).expanduser()
-        if not chosen.is_dir():
-            raise UsageError(f"--mission-dir {mission_dir}: not a directory")
-        return [chosen]
+        return [named_dir(Path.cwd(), mission_dir, "--mission-dir")]
     from dun.config.loader import load_config
 
     configured = load_config(root).settings.missions.dir
-    if configured is None:
-        return []
-    chosen = root / Path(configured).expanduser()
-    if not chosen.is_dir():
-        raise UsageError(f"missions.dir {configured}: not a directory")
-    return [chosen]
+    return [] if configured is None else [named_dir(root, configured, "missions.dir")]
 
 
 def _has_boxes(root: Path, rel: str) -> bool:
