@@ -21,12 +21,13 @@ EXEC_CALLS = re.compile(r"""
   | \bsystem2?\s*\( | \bshell\s*\( | \|\s*getline | \bprint\s*\|
   | \bsession\.run(?:_always|_install)?\s*\( | (?<![\w.])sh\s*[(\s]
   | \bgetattr\s*\(\s*\w+\s*,\s*\x00\d+\x00\s*\)\s*\(
-  | \bCommand::new\s*\( | \bexec\.Command(?:Context)?\s*\( | \bProcessBuilder\s*\(
+  | \bCommand::new\s*\( | \bexec\.Command(?:Context)?\s*\( | \bProcessBuilder\s*\( | \bSystem\.(?:cmd|shell)\s*\(
+  | \brun\s*\(\s*\x00\d+\x00\s*\)
 """, re.X)
 # Calls that delete (argument 0), with whether they delete whole trees.
 DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
     (re.compile(r"\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|remove_dir_all|RemoveAll|rmSync|removeSync|rimraf"
-                r"|deleteRecursively|unlink\s*\(\s*[^)]*"
+                r"|deleteRecursively|deleteSync|rimrafSync|emptyDirSync|emptyDir|unlink\s*\(\s*[^)]*"
                 r"recursive\s*=\s*TRUE)\b|\brecursive\s*:\s*true"), True),
     (re.compile(r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlinkSync|unlink|rmdirSync|rmdir|fs\.rm|fs\.promises"
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
@@ -58,7 +59,7 @@ EVAL_CALLS = re.compile(r"(?<![\w.])(?:exec|eval|compile|Function|instance_eval|
 DECODERS = re.compile(r"b64decode|b32decode|b16decode|a85decode|base64|decode64|decode_base64|fromhex|unhexlify"
                       r"|rot.?13|codecs\.decode|zlib|gzip|bz2|lzma|marshal|decompress|gzinflate|gzuncompress"
                       r"|str_rot13|strrev|unpack|\bpack\s*\(|atob|Buffer\.from|fromCharCode|\bchr\s*\(|\[::-1\]"
-                      r"|\.reverse\b|\\x[0-9a-fA-F]{2}|sys\.stdin|\binput\s*\(|STDIN|readline|urlopen|requests\."
+                      r"|\.reverse\b|\bbytes\s*\(\s*\[|\bbytearray\s*\(|\\x[0-9a-fA-F]{2}|sys\.stdin|\binput\s*\(|STDIN|readline|urlopen|requests\."
                       r"|\.read\(\)|read_text|readFileSync|File\.read|file_get_contents|\bslurp\b"
                       r"|\bfetch\s*\(|-EncodedCommand|FromBase64String", re.I)
 # The home directory (replaced by '~'), the working directory ('.'), script parameters (their values).

@@ -65,7 +65,11 @@ def folded(kind: str, values: list[str]) -> str:
 
 
 def substitute_variables(skeleton: str) -> str:
-    """Each later use of a variable assigned a literal becomes that literal (until it is assigned again)."""
+    """Each later use of a variable assigned a literal becomes that literal (until it is assigned again); a literal
+    appended to it (cmd = 'git push'; cmd += ' -f', PHP's .=) is part of it."""
+    skeleton = re.sub(rf"(?<![\w.$])(\$?[A-Za-z_]\w*)(\s*=\s*){_L}(\s*;\s*)\1\s*([+.])=\s*{_L}",
+                      lambda m: f"{m.group(1)}{m.group(2)}\x00{m.group(3)}\x00 {m.group(5)} \x00{m.group(6)}\x00",
+                      skeleton)
     for m in reversed(list(_ASSIGNED.finditer(skeleton))):
         name, lit = m.group(2), m.group(3)
         use = re.compile(rf"(?<![\w.$]){re.escape(name)}(?![\w(])(?!\s*=[^=])")
@@ -88,6 +92,9 @@ def callable_names(skeleton: str, values: list[str]) -> str:
         return re.sub(pattern, one, text)
 
     lit = r"\x00(?P<lit>\d+)\x00"
+    skeleton = re.sub(rf"{_L}\s*\.\s*execute\s*\(\s*\)", lambda m: f"system({m.group(0).split('.')[0]})",
+                      skeleton)  # Groovy's "git push -f".execute()
+    skeleton = named(rf"\brequire\s*\(\s*{lit}\s*\)", lambda v, m: v, skeleton)  # require('rimraf').sync(...)
     for m in reversed(list(re.finditer(rf"(\$\w+)\s*=\s*{_L}\s*;", skeleton))):  # PHP: $f = 'system'; $f(...)
         rest = skeleton[m.end():]
         skeleton = skeleton[:m.end()] + re.sub(rf"{re.escape(m.group(1))}(?=\s*\()", f"\x00{m.group(2)}\x00", rest)

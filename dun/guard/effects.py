@@ -24,6 +24,8 @@ _INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "perl": ("perl", "interp", ("-e", "-E")), "ruby": ("ruby", "interp", ("-e",)), "php": ("php", "interp", ("-r",)),
     **{name: ("lua", "interp", ("-e",)) for name in ("lua", "luajit", "lua5.1", "lua5.3", "lua5.4")},
     "Rscript": ("r", "interp", ("-e",)), "osascript": ("osascript", "interp", ("-e",)),
+    "julia": ("julia", "interp", ("-e", "-E")), "elixir": ("elixir", "interp", ("-e",)),
+    "groovy": ("groovy", "interp", ("-e",)),
     **{name: ("pwsh", "pwsh", ("-c", "-Command", "-command")) for name in ("pwsh", "powershell")},
 }
 # program -> (options whose value is a query, index of the first operand that is a query, required subcommand)

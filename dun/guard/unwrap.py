@@ -21,6 +21,7 @@ _WRAPPERS: dict[str, Spec] = {
     "sudo": Spec("ugpCDhrtTU", _long("--user", "--group", "--prompt", "--chdir", "--host", "--role", "--type",
                                       "--other-user", "--close-from", "--command-timeout"), stop=True),
     "doas": Spec("uC", stop=True),
+    "shx": Spec(stop=True),  # npx shx rm -rf x: shelljs's commands
     "nohup": Spec(stop=True), "setsid": Spec(stop=True), "unbuffer": Spec(stop=True), "builtin": Spec(stop=True),
     "busybox": Spec(stop=True), "chronic": Spec(stop=True), "torsocks": Spec(stop=True), "exec": Spec("a", stop=True),
     "caffeinate": Spec("tw", stop=True), "stdbuf": Spec("ioe", stop=True), "nice": Spec("n", stop=True),
