@@ -33,30 +33,31 @@ class _WithPluginCommands(click.Group):
     """dun's own commands, then those plugins add (`dun_commands`): the plugin manager is built only for a name that
     is not dun's own or for the listing in `--help`, so no built-in command pays for it."""
 
-    _plugin_commands: dict[str, click.Command] | None = None
-
-    def plugin_commands(self) -> dict[str, click.Command]:
-        if self._plugin_commands is None:
+    def plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        """The plugins' commands, found once per invocation (kept in the root context, not in this module-wide
+        group, so that a plugin installed since the last call in one process is seen)."""
+        meta = ctx.find_root().meta
+        if "dun.plugin_commands" not in meta:
             from dun.core.errors import ConfigError
             from dun.engine.manager import make_manager, owner
 
             pm = make_manager(agents=False)
             found: dict[str, click.Command] = {}
             owners: dict[str, str] = {}
-            for impl in reversed(pm.hook.dun_commands.get_hookimpls()):
+            for impl in pm.hook.dun_commands.get_hookimpls():  # registration order: dun's own first
                 for command in cast(list[click.Command], impl.function() or []):
                     who, name = owner(pm, impl.plugin), command.name or ""
                     if name in self.commands or name in found:
                         raise ConfigError(f"command '{name}' is declared by both {owners.get(name, 'dun')} and {who}")
                     found[name], owners[name] = command, who
-            self._plugin_commands = found
-        return self._plugin_commands
+            meta["dun.plugin_commands"] = found
+        return cast(dict[str, click.Command], meta["dun.plugin_commands"])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return super().get_command(ctx, cmd_name) or self.plugin_commands().get(cmd_name)
+        return super().get_command(ctx, cmd_name) or self.plugin_commands(ctx).get(cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.plugin_commands()})
+        return sorted({*super().list_commands(ctx), *self.plugin_commands(ctx)})
 
 
 @click.group(cls=_WithPluginCommands, context_settings={"help_option_names": ["-h", "--help"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -168,6 +169,44 @@ def dun_output_formats():
     assert extra["source"] == "entry point (dun-extra 1.0)"
     assert extra["hooks"] == ["dun_check_types", "dun_output_formats"]
     sys.modules.pop("dun_extra", None)
+
+
+def test_a_plugin_adds_a_command_and_may_not_take_a_name_already_used(repo: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`dun_commands`: a third-party command runs like dun's own and shows in --help; a name dun (or the paper
+    watch) already uses is one line and exit 2."""
+    site = tmp_path / "site"
+    write(site, "dun_hello.py", '''
+import os
+import click
+from dun.engine.hookspecs import hookimpl
+
+@click.command("hello")
+@click.option("-C", "--path", "path")
+def hello(path):
+    """Say hello."""
+    click.echo(f"hello from {os.path.basename(path)}")
+
+@click.command("papers")
+def papers():
+    pass
+
+@hookimpl
+def dun_commands():
+    return [hello, papers] if os.environ.get("DUN_HELLO_CLASH") else [hello]
+''')
+    write(site, "dun_hello-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: dun-hello\nVersion: 1.0\n")
+    write(site, "dun_hello-1.0.dist-info/entry_points.txt", "[dun]\nhello = dun_hello\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert invoke(["hello", "-C", str(repo)])[:2] == (0, "hello from repo\n")
+    code, out, _ = invoke(["--help"])
+    assert code == 0 and re.search(r"^  hello +Say hello\.$", out, re.M) and re.search(r"^  papers ", out, re.M)
+    monkeypatch.setenv("DUN_HELLO_CLASH", "1")
+    assert main(["hello", "-C", str(repo)]) == 2
+    assert capsys.readouterr().err == "dun: command 'papers' is declared by both builtin:papers.plugin and hello\n"
+    assert main(["check", str(repo)]) in (0, 1)  # dun's own commands never build the plugins' ones
+    sys.modules.pop("dun_hello", None)
 
 
 def test_broken_entry_point_plugin_is_a_config_error(repo: Path, tmp_path: Path,
