@@ -36,6 +36,9 @@ JOIN_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?<![\w.$]){_JOIN}\s*\(\s*{_L}(?:\s*,\s*{_L})+\s*\)"), "listjoin"),
     (re.compile(rf"(?<![\w.$]){_JOIN}\s+{_L}(?:\s*,\s*{_L})+(?=\s*(?:;|$|\n|\)|}}))"), "listjoin"),
     (re.compile(rf"\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\.\s*join\s*\(\s*{_L}\s*\)"), "arrayjoin"),
+    (re.compile(rf"(?<![\w.$])(?:implode|join)\s*\(\s*{_L}\s*,\s*\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\)"),
+     "listjoin"),  # PHP's implode(' ', ['git', 'push'])
+    (re.compile(rf"{_L}\s*\.\s*join\s*\(\s*\(\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\)\s*\)"), "listjoin"),  # ' '.join((..))
     (re.compile(rf"\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\.\s*join\s*(?:\(\s*\))?(?![\w(])"), "arrayjoin-bare"),
 )
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")

@@ -9,7 +9,7 @@ import re
 UNKNOWN = "${__dun_unknown}"
 HOME, CWD, ARG = "\x01", "\x02", "\x03"  # sentinels for idioms found before the literals are read
 QUOTE_OPEN = re.compile(r"(?<![\w\x00])([rRbBuUfF]{0,2})('''|\"\"\"|'|\"|`)"
-                         r"|(?:(?<![\w$@%&])(q[qwx]?)|(?<![\w)\]'\"\s])(%[qQwWx]?))([({\[<])")
+                         r"|(?:(?<![\w$@%&])(q[qwx]?)|((?<![\w)\]'\"])%[qQwWx]|(?<![\w)\]'\"\s])%))([({\[<])")
 _CLOSE = {"(": ")", "{": "}", "[": "]", "<": ">"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "`": "`", "e": "\x1b"}
 _INTERPOLATION = re.compile(r"#\{[^}]*\}|\$\{[^}]*\}|\$[A-Za-z_]\w*(?:\[[^\]]*\]|\{[^}]*\})?")

@@ -33,6 +33,14 @@ _HOME_SECRETS = (
      "credentials"), (".vault-token", "a Vault token"), (".terraform.d/credentials*", "Terraform tokens"),
     (".config/hub", "GitHub tokens"), (".config/glab-cli*", "GitLab tokens"), (".claude/.credentials*", "Claude "
      "credentials"), (".codex/auth*", "Codex credentials"), (".config/op*", "1Password"), (".env", "a .env file"),
+    (".*_history", "shell and client history"), (".*history", "shell and client history"),
+    (".local/share/fish/fish_history", "shell history"), (".pgpass", "PostgreSQL passwords"),
+    (".my.cnf", "MySQL passwords"), (".mylogin.cnf", "MySQL passwords"), (".s3cfg", "S3 keys"), (".boto", "cloud keys"),
+    (".oci/*", "Oracle Cloud keys"), (".config/doctl/*", "DigitalOcean tokens"), (".fly/*", "Fly.io tokens"),
+    (".config/heroku*", "Heroku tokens"), (".composer/auth.json", "Composer tokens"),
+    (".gradle/gradle.properties", "Gradle credentials"), (".config/netlify/*", "Netlify tokens"),
+    (".local/share/com.vercel.cli/*", "Vercel tokens"), (".config/configstore/*", "tool tokens"),
+    (".wrangler/*", "Cloudflare tokens"), (".config/.wrangler/*", "Cloudflare tokens"),
 )
 _SYSTEM_SECRETS = (("/etc/shadow", "password hashes"), ("/etc/gshadow", "password hashes"),
                    ("/etc/sudoers*", "sudoers"), ("/etc/ssl/private*", "TLS keys"), ("/proc/*/environ", "the "
@@ -40,7 +48,7 @@ _SYSTEM_SECRETS = (("/etc/shadow", "password hashes"), ("/etc/gshadow", "passwor
 _NOT_SECRET = re.compile(r"\.pub$|known_hosts|^\.ssh/config$|\.env\.(example|sample|template|dist|defaults?)$")
 _FILE_SECRETS = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", "*.p12", "*.pfx",
                  "*.keystore", "*.jks", "credentials.json", "service-account*.json", "secrets.y*ml", "*.kdbx",
-                 ".git-credentials", ".netrc", ".npmrc", ".pypirc")
+                 ".git-credentials", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".my.cnf", ".*_history", ".*history")
 SECRET_VAR = re.compile(r"\$\{?([A-Za-z_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|"
                         r"CREDENTIAL|AUTH)[A-Za-z0-9_]*)")
 _HEADER_OPTIONS = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer", "--proxy-user", "-A", "--user-agent",
@@ -81,7 +89,8 @@ def secret_path(path: str, env: Env) -> str | None:
 
 _MAYBE = re.compile(r"ssh|aws|env|cred|netrc|npmrc|pypirc|gnupg|gcloud|azure|kube|docker|gh|shadow|sudoers|private"
                     r"|\.pem|\.key|id_|token|secret|passw|keyring|vault|\.p12|pfx|jks|kdbx|config|\.m2|\.gem|cargo|hub"
-                    r"|glab|claude|codex|root|account|\*|\{\}", re.I)  # cheap: most operands are not secrets
+                    r"|glab|claude|codex|root|account|history|pgpass|my\.cnf|s3cfg|boto|oci|doctl|fly|heroku|composer"
+                    r"|gradle|netlify|vercel|configstore|wrangler|\*|\{\}", re.I)  # cheap: most operands aren't secrets
 
 
 def val_secret(val: Val, ctx: Ctx, env: Env) -> str | None:
