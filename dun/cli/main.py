@@ -176,11 +176,31 @@ def status_cmd(path: str | None, as_json: bool) -> None:
 @click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--out", is_flag=True, help="The agent's raw output of iteration N.")
-def logs_cmd(number: int | None, path: str | None, as_json: bool, out: bool) -> None:
-    """List the iterations, or show iteration N."""
+@click.option("-f", "--follow", is_flag=True, help="Follow the running loop: each iteration, the agent's output as "
+              "it streams, the decisions; until the loop stops.")
+def logs_cmd(number: int | None, path: str | None, as_json: bool, out: bool, follow: bool) -> None:
+    """List the iterations, or show iteration N; -f follows the running loop."""
     from dun.cli.commands.runs import run_logs
 
+    if follow:
+        from dun.cli.commands.watch import run_follow
+
+        if number is not None or as_json or out:
+            raise click.UsageError("-f follows the running loop: it takes no N, --json or --out")
+        _exit(run_follow(path))
     _exit(run_logs(path, number, as_json, out))
+
+
+@cli.command("watch")
+@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository whose work trees to show "
+              "(default: here); the loops running anywhere on this machine are shown too.")
+@click.option("--once", is_flag=True, help="Print the view once and exit (also when stdout is not a terminal).")
+def watch_cmd(path: str | None, once: bool) -> None:
+    """Every loop on this machine, live: iteration, agent time, its output as it streams, boxes, cost, decisions,
+    waits. q or Ctrl-C quits."""
+    from dun.cli.commands.watch import run_watch
+
+    _exit(run_watch(path, once))
 
 
 @cli.command("stop")

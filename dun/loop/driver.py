@@ -21,6 +21,7 @@ from dun.core.errors import UsageError, is_disk_full
 from dun.core.kinds import Action, ExitCode, StopReason
 from dun.core.redact import redact as redact_secrets
 from dun.core.redact import redact_argv
+from dun.core.timefmt import clock
 from dun.engine.session import Session, open_session
 from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, Opened, adapter_for, effective_config, exit_code_for, redact
@@ -89,10 +90,38 @@ class Loop:
         preflight(session, self.cfg, check_binaries=not opts.dry_run)  # the review gate's reviewers, likewise
         self.signalled: int | None = None
         self.wakeup = threading.Event()
+        # a loop in a linked work tree (`--worktree NAME`) names it on every line: several loops share a terminal
+        self.prefix = f"dun loop [{self.root.name}]: " if (self.root / ".git").is_file() else "dun loop: "
+        self.tty = sys.stderr.isatty()
+        self.ticking = False  # a progress line is on the terminal, to be cleared before the next line
 
     def say(self, text: str) -> None:
-        sys.stderr.write(f"dun loop: {redact_secrets(text)}\n")
+        self._clear_tick()
+        sys.stderr.write(f"{self.prefix}{redact_secrets(text)}\n")
         sys.stderr.flush()
+
+    def _clear_tick(self) -> None:
+        if self.ticking:
+            sys.stderr.write("\r\x1b[K")
+            self.ticking = False
+
+    def progress(self) -> str:
+        """Boxes and spend, as the live record has them: `boxes 1/3, $0.1200 of $5`."""
+        live = self.engine.live_record
+        parts = [f"boxes {live['boxes_done']}/{live['boxes_total']}"] if live and live["boxes_total"] is not None \
+            else []
+        cap = self.cfg["loop"]["max_budget_usd"]
+        spent = self.engine.state["cost_usd_total"]
+        parts.append(f"${spent:.4f} of ${cap:g}" if cap > 0 else f"${spent:.4f} spent")
+        return ", ".join(parts)
+
+    def _tick(self, n: int, started: float) -> None:
+        """On a terminal, the agent's elapsed time on one line, rewritten in place while it works."""
+        if self.tty:
+            sys.stderr.write(f"\r\x1b[K{self.prefix}iteration {n}: agent working {clock(time.time() - started)} "
+                             f"({self.progress()})")
+            sys.stderr.flush()
+            self.ticking = True
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.signalled = signum
@@ -183,11 +212,19 @@ class Loop:
         inv = opened.invocation
         assert inv is not None
         loop = self.cfg["loop"]
+        self.say(f"iteration {n}: the agent starts ({self.progress()})")
+        started = time.time()
+
+        def should_stop() -> bool:  # asked every half second while the agent runs
+            self._tick(n, started)
+            return self.signalled is not None or store.stop_now()
+
         result = run_agent(inv, self.root, store.iteration_file(n, ".out"), store.iteration_file(n, ".err"),
                            loop["iteration_timeout_s"], loop["kill_grace_s"], on_start=engine.agent_started,
-                           should_stop=lambda: self.signalled is not None or store.stop_now(),
+                           should_stop=should_stop,
                            max_output=int(loop["max_output_mb"] * (1 << 20)), on_tree=engine.agent_tree,
                            token=engine.state["agent_token"])
+        self._clear_tick()
         if result.disk_full is not None:
             raise result.disk_full
         if result.write_error is not None:

@@ -35,6 +35,7 @@ from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.fleet.limits import shared_limits_for
+from dun.fleet.live import register
 from dun.loop import circuit as breaker
 from dun.loop import confinement, operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
@@ -42,7 +43,15 @@ from dun.loop.live import decision_entry, record_live
 from dun.loop.policy import Decision, before_iteration, call_cap, nothing_actionable, stop
 from dun.loop.report import write_report
 from dun.prompt.sections import render
-from dun.store.records import LOG_SCHEMA_VERSION, IterationLog, LiveDecision, LoopState, Start, new_state
+from dun.store.records import (
+    LOG_SCHEMA_VERSION,
+    IterationLog,
+    LiveDecision,
+    LiveRecord,
+    LoopState,
+    Start,
+    new_state,
+)
 
 SHELL_AGENT = "shell"
 
@@ -109,6 +118,7 @@ class Engine:
         self.say = say or (lambda text: None)
         self.state: LoopState = new_state()
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
+        self.live_record: LiveRecord | None = None  # the last one written
         self.shared = shared_limits_for(cfg)
         # the OS sandbox in effect for the agent and the checks that judge it (a sandbox that was required and
         # cannot run is a config error before the run starts); the shell driver wraps its own agent
@@ -148,7 +158,7 @@ class Engine:
     def live(self, phase: LivePhase, decision: LiveDecision | None = None, wait_until: float | None = None,
              wait_reason: str | None = None) -> None:
         """The live record (`.dun/live.json`, what `dun watch` shows), now in `phase`."""
-        record_live(self.store, self.state, self.cfg, phase, decision, wait_until, wait_reason)
+        self.live_record = record_live(self.store, self.state, self.cfg, phase, decision, wait_until, wait_reason)
 
     def starting_state(self, fresh: bool = False,
                        reset_circuit: bool = False) -> tuple[LoopState, LoopState | None, bool]:
@@ -214,6 +224,7 @@ class Engine:
                       "pid": os.getpid()})
         self.save()
         self.live(LivePhase.STARTING)
+        register(self.session.root)  # `dun watch` started anywhere on the machine finds this loop
         operator.on_run_start(self.session.root, dict(state), self.cfg)
         return state
 

@@ -42,6 +42,7 @@ def record_live(store: Store, state: LoopState, cfg: dict[str, Any], phase: Live
     if decision is not None and not repeated:
         decisions = [*decisions, decision][-MAX_DECISIONS:]
     n = state["in_progress"]
+    shown = n or state["iteration"]  # between iterations, the last one's output stays in view
     boxes = mission_boxes(store.root)
     cap = cfg["loop"]["max_budget_usd"]
     record: LiveRecord = {
@@ -49,7 +50,7 @@ def record_live(store: Store, state: LoopState, cfg: dict[str, Any], phase: Live
         "agent": str(cfg["agent"]["name"]), "phase": str(phase), "iteration": state["iteration"],
         "max_iterations": int(cfg["loop"]["max_iterations"]), "in_progress": n,
         "call_started": state["call_started"] if n else None,
-        "out_file": store.iteration_file(n, ".out").name if n else None,
+        "out_file": store.iteration_file(shown, ".out").name if shown else None,
         "boxes_done": boxes[0] if boxes else None, "boxes_total": boxes[1] if boxes else None,
         "cost_usd": round(float(state["cost_usd_total"]), 6), "budget_usd": float(cap) if cap > 0 else None,
         "decisions": decisions, "wait_until": wait_until, "wait_reason": wait_reason,

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from fake_agent import block, write_scenario
 from loop_support import make_repo, until, work
@@ -48,10 +49,12 @@ def procs() -> Iterator[list[subprocess.Popen[bytes]]]:
         proc.wait(timeout=10)
 
 
-def start_loop(cwd: Path, scenario: Path, procs: list[subprocess.Popen[bytes]], *args: str) -> None:
+def start_loop(cwd: Path, scenario: Path, procs: list[subprocess.Popen[bytes]], *args: str,
+               stderr: Path | None = None) -> None:
     env = {**os.environ, "DUN_FAKE_SCENARIO": str(scenario)}
-    procs.append(subprocess.Popen([*DUN, "loop", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    with (stderr or Path(os.devnull)).open("wb") as err:
+        procs.append(subprocess.Popen([*DUN, "loop", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=err))
 
 
 def test_the_live_record_follows_the_loop_and_logs_says_running(repo: Path, tmp_path: Path,
@@ -95,11 +98,32 @@ def test_status_in_the_main_tree_names_the_loops_running_in_worktrees(repo: Path
                                                                       procs: list[subprocess.Popen[bytes]]) -> None:
     make_repo(repo, boxes=("alpha",))
     sc = write_scenario(tmp_path / "sc", [held(tmp_path / "never", "alpha")])
-    start_loop(repo, sc, procs, "--worktree", "w1")
+    start_loop(repo, sc, procs, "--worktree", "w1", stderr=tmp_path / "w1.stderr")
     wt = repo / ".dun" / "worktrees" / "w1"
     until(lambda: (r := live(wt)) and r["phase"] == "agent", "the worktree loop's agent phase")
+    said = until(lambda: (text := (tmp_path / "w1.stderr").read_text(encoding="utf-8")) and "agent starts" in text
+                 and text, "the worktree loop's line")
+    assert "dun loop [w1]: iteration 1: the agent starts (boxes 0/1, $0.0000 of $50)" in said, said
+    assert all(line.startswith("dun loop [w1]: ") for line in said.splitlines()), said
     status = dun(repo, "status")
     assert "no loop has run here yet" in status.stdout
     assert "1 loop(s) running in other work trees of this repository: w1 (iteration 1, pid " in status.stdout
     others = json.loads(dun(repo, "status", "--json").stdout)["other_loops"]
     assert [(o["name"], o["status"]) for o in others] == [("w1", "running")]
+
+
+def test_loop_on_a_terminal_shows_the_agents_elapsed_time_in_place(repo: Path, tmp_path: Path) -> None:
+    make_repo(repo, boxes=("alpha",), loop={"max_budget_usd": 2})
+    gate = tmp_path / "go"
+    sc = write_scenario(tmp_path / "sc", [{**held(gate, "alpha"), "status": block(task="alpha", exit=True)}])
+    env = {**os.environ, "DUN_FAKE_SCENARIO": str(sc), "TERM": "xterm"}
+    loop = pexpect.spawn(DUN[0], [*DUN[1:], "loop"], cwd=str(repo), env=env, timeout=30, encoding="utf-8")
+    try:
+        loop.expect_exact("dun loop: iteration 1: the agent starts (boxes 0/1, $0.0000 of $2)")
+        loop.expect_exact("\r\x1b[Kdun loop: iteration 1: agent working 1s (boxes 0/1, $0.0000 of $2)")
+        gate.touch()
+        loop.expect_exact("\r\x1b[Kdun loop: iteration 1: command exit 0")
+        loop.expect(pexpect.EOF)
+    finally:
+        loop.close(force=True)
+    assert loop.exitstatus == 0

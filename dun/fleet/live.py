@@ -1,0 +1,179 @@
+"""What `dun watch` shows, as data: one snapshot per loop, from a source that is only a function returning them.
+
+The local source finds the loops of this machine: every repository or worktree whose loop registered itself (a
+file per root under the user's state directory, written when a run starts) and every work tree of the repository
+the watch was started in. A fleet source (another machine's loops, from a shared store) is another function of the
+same type.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dun.agents.stream import output_tail
+from dun.core.atomic import write_json_atomic
+from dun.core.resources import user_state_dir
+from dun.store.lock import lock_holder
+from dun.store.records import LiveDecision
+from dun.store.store import Store, read_json
+
+RECENT_S = 3600.0  # a loop that stopped within the last hour is still shown
+OUTPUT_LINES = 8
+
+
+@dataclass(frozen=True)
+class LoopSnapshot:
+    """One loop as a watcher sees it now."""
+
+    label: str  # `repo` for a main tree, `repo/NAME` for a worktree
+    root: str
+    status: str  # running | not running (the loop died) | stopped | complete
+    pid: int | None = None
+    host: str | None = None  # None: this machine
+    run_id: str | None = None
+    agent: str | None = None
+    phase: str | None = None  # LivePhase
+    iteration: int = 0
+    max_iterations: int | None = None
+    in_progress: int | None = None
+    call_started: float | None = None
+    boxes: tuple[int, int] | None = None  # (done, total)
+    cost_usd: float = 0.0
+    budget_usd: float | None = None
+    decisions: tuple[LiveDecision, ...] = ()
+    wait_until: float | None = None
+    wait_reason: str | None = None
+    stop_reason: str | None = None
+    output: tuple[str, ...] = field(default=())  # the last lines of the agent's output, readable
+    updated: float | None = None
+
+
+LoopSource = Callable[[], list[LoopSnapshot]]
+
+
+# -- the registry of this machine's loops ---------------------------------------------------------------------
+def registry_dir() -> Path:
+    return user_state_dir() / "loops"
+
+
+def _entry(root: Path) -> Path:
+    return registry_dir() / f"{hashlib.sha256(str(root).encode()).hexdigest()[:16]}.json"
+
+
+def register(root: Path) -> None:
+    """Note that a loop runs in `root` (`dun watch` started anywhere finds it); best effort: a watcher's aid never
+    stops a run."""
+    with contextlib.suppress(OSError):
+        write_json_atomic(_entry(root.resolve()), {"schema_version": 1, "root": str(root.resolve()),
+                                                   "registered": time.time()})
+
+
+def registered_roots() -> list[Path]:
+    """The roots of registered loops whose `.dun/` still exists (the others' entries are removed)."""
+    roots: list[Path] = []
+    for entry in sorted(registry_dir().glob("*.json")) if registry_dir().is_dir() else []:
+        data = read_json(entry)
+        root = Path(str(data.get("root"))) if data and data.get("root") else None
+        if root is None or not (root / ".dun").is_dir():
+            with contextlib.suppress(OSError):
+                entry.unlink()
+            continue
+        roots.append(root)
+    return roots
+
+
+# -- snapshots ------------------------------------------------------------------------------------------------
+def label_for(root: Path) -> str:
+    """`repo/NAME` for a worktree under a repository's `.dun/worktrees/`, else the directory's name."""
+    parts = root.parts
+    if len(parts) >= 4 and parts[-3:-1] == (".dun", "worktrees"):
+        return f"{parts[-4]}/{parts[-1]}"
+    return root.name or str(root)
+
+
+def snapshot(root: Path, label: str | None = None, output_lines: int = OUTPUT_LINES) -> LoopSnapshot | None:
+    """The loop of `root` now; None when no loop ever ran there."""
+    store = Store(root)
+    state = store.peek_state()
+    live = store.read_live()
+    if state is None and live is None:
+        return None
+    pid = lock_holder(store)
+    raw: dict[str, Any] = dict(state) if state is not None else {}
+    if pid:
+        status = "running"
+    elif raw.get("status") == "running":
+        status = "not running"
+    else:
+        status = str(raw.get("status") or "stopped")
+    same_run = live is not None and (state is None or live["run_id"] == state["run_id"])
+    lv = live if same_run and live is not None else None
+    n = raw.get("in_progress") if pid else None
+    output: tuple[str, ...] = ()
+    if lv is not None and lv.get("out_file") and output_lines > 0:
+        output = tuple(output_tail(store.logs_dir / str(lv["out_file"]), output_lines))
+    boxes = (lv["boxes_done"] or 0, lv["boxes_total"]) if lv and lv["boxes_total"] is not None else None
+    return LoopSnapshot(
+        label=label or label_for(root), root=str(root), status=status, pid=pid or None,
+        run_id=raw.get("run_id") or (lv["run_id"] if lv else None), agent=lv["agent"] if lv else None,
+        phase=(lv["phase"] if pid else None) if lv else None,
+        iteration=int(raw.get("iteration") or (lv["iteration"] if lv else 0)),
+        max_iterations=lv["max_iterations"] if lv else None, in_progress=n,
+        call_started=(raw.get("call_started") if n else None), boxes=boxes,
+        cost_usd=float(raw.get("cost_usd_total") or (lv["cost_usd"] if lv else 0.0)),
+        budget_usd=lv["budget_usd"] if lv else None, decisions=tuple(lv["decisions"]) if lv else (),
+        wait_until=lv["wait_until"] if lv and pid and lv["phase"] == "waiting" else None,
+        wait_reason=lv["wait_reason"] if lv and pid and lv["phase"] == "waiting" else None,
+        stop_reason=raw.get("stop_reason"), output=output, updated=lv["updated"] if lv else None)
+
+
+def _recent(snap: LoopSnapshot, now: float) -> bool:
+    return snap.status in ("running", "not running") or (snap.updated or 0) > now - RECENT_S
+
+
+class LocalLoops:
+    """The loops of this machine: registered ones and the work trees of the repository at `start` (None: only the
+    registered ones). The roots are looked up again every `rediscover_s`; the snapshots are read at every call."""
+
+    def __init__(self, start: Path | None, output_lines: int = OUTPUT_LINES, rediscover_s: float = 3.0) -> None:
+        self.start = start
+        self.output_lines = output_lines
+        self.rediscover_s = rediscover_s
+        self._roots: list[Path] = []
+        self._mine: set[Path] = set()
+        self._found_at = -rediscover_s
+
+    def roots(self) -> list[Path]:
+        now = time.monotonic()
+        if now - self._found_at >= self.rediscover_s:
+            self._found_at = now
+            mine: list[Path] = []
+            if self.start is not None:
+                from dun.core.errors import UsageError
+                from dun.fleet.worktrees import list_worktrees
+
+                with contextlib.suppress(UsageError):
+                    mine = [wt.path for wt in list_worktrees(self.start)]
+                mine = mine or [self.start]
+            seen: dict[str, Path] = {}
+            for root in [*mine, *registered_roots()]:
+                seen.setdefault(os.path.realpath(root), root)
+            self._roots = list(seen.values())
+            self._mine = {Path(os.path.realpath(p)) for p in mine}
+        return self._roots
+
+    def __call__(self) -> list[LoopSnapshot]:
+        now = time.time()
+        found = []
+        for root in self.roots():
+            snap = snapshot(root, output_lines=self.output_lines)
+            if snap is not None and (Path(os.path.realpath(root)) in self._mine or _recent(snap, now)):
+                found.append(snap)
+        return found

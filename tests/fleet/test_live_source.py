@@ -1,0 +1,71 @@
+"""`dun watch`'s local source: the loops of this machine from the registry and the work trees, each loop's status
+from its lock and state, and the registry keeping only loops whose `.dun/` still exists."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from conftest import git
+
+from dun.fleet.live import LocalLoops, label_for, register, registry_dir, snapshot
+from dun.store.lock import LoopLock
+from dun.store.records import LIVE_SCHEMA_VERSION, LiveRecord, new_state
+from dun.store.store import Store
+
+
+def ran(root: Path, status: str = "running", updated: float | None = None, iteration: int = 2) -> Store:
+    """A loop's files as a run leaves them (the state and the live record), without running one."""
+    store = Store(root)
+    state = new_state()
+    state.update({"status": status, "iteration": iteration, "cost_usd_total": 0.75,
+                  "stop_reason": None if status == "running" else "complete"})
+    store.write_state(state)
+    record: LiveRecord = {
+        "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": os.getpid(), "agent": "codex",
+        "phase": "decided", "iteration": iteration, "max_iterations": 10, "in_progress": None, "call_started": None,
+        "out_file": None, "boxes_done": 1, "boxes_total": 3, "cost_usd": 0.75, "budget_usd": 5.0,
+        "decisions": [{"iteration": 2, "action": "continue", "reason": "work_remains", "at": 1.0}],
+        "wait_until": None, "wait_reason": None, "stop_reason": state["stop_reason"],
+        "started_epoch": state["started_epoch"], "updated": time.time() if updated is None else updated}
+    store.write_live(record)
+    return store
+
+
+def test_a_loop_holding_its_lock_is_running_one_that_died_says_so(tmp_path: Path) -> None:
+    store = ran(tmp_path / "a")
+    with LoopLock(store):
+        snap = snapshot(store.root)
+        assert snap is not None
+        assert (snap.status, snap.pid, snap.phase) == ("running", os.getpid(), "decided")
+        assert (snap.iteration, snap.max_iterations, snap.boxes, snap.cost_usd, snap.budget_usd) == (2, 10, (1, 3),
+                                                                                                      0.75, 5.0)
+        assert [d["reason"] for d in snap.decisions] == ["work_remains"]
+    died = snapshot(store.root)
+    assert died is not None and (died.status, died.pid, died.phase) == ("not running", None, None)
+    assert snapshot(tmp_path / "never") is None
+
+
+def test_the_machines_loops_are_found_from_anywhere_and_gone_ones_forgotten(tmp_path: Path) -> None:
+    fresh = ran(tmp_path / "fresh", status="complete")
+    old = ran(tmp_path / "old", status="complete", updated=time.time() - 7200)
+    gone = ran(tmp_path / "gone")
+    for store in (fresh, old, gone):
+        register(store.root)
+    shutil.rmtree(gone.root)
+    loops = LocalLoops(None)()
+    assert [snap.label for snap in loops] == ["fresh"], "a run stopped two hours ago, or a deleted one, is shown"
+    assert len(list(registry_dir().glob("*.json"))) == 2, "the deleted repository's entry was kept"
+
+
+def test_every_work_tree_of_the_repository_is_shown_however_old(repo: Path, tmp_path: Path) -> None:
+    wt = repo / ".dun" / "worktrees" / "w1"
+    git(repo, "worktree", "add", "-q", "-b", "dun/w1", str(wt))
+    ran(repo, status="complete", updated=time.time() - 7200)
+    ran(wt)
+    loops = {snap.label: snap for snap in LocalLoops(wt)()}
+    assert set(loops) == {"repo", "repo/w1"}
+    assert loops["repo"].status == "complete" and loops["repo/w1"].status == "not running"
+    assert label_for(Path("/srv/app/.dun/worktrees/feature-a")) == "app/feature-a"
