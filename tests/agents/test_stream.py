@@ -27,7 +27,8 @@ def test_claude_stream_json_shows_the_text_the_tools_and_the_result() -> None:
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    ("corpus/codex_exec.jsonl", ["> $ bash -lc 'sed -n 1,40p src/greet.py'", "> edit: src/greet.py, tests/test_greet.py",
+    ("corpus/codex_exec.jsonl", ["> $ bash -lc 'sed -n 1,40p src/greet.py'",
+                                 "> edit: src/greet.py, tests/test_greet.py",
                                  "Added the missing docstring and a test for `greet()` with an empty name."]),
     ("corpus/codex_turn_failed.jsonl", ["(error: stream disconnected before completion: You exceeded your current "
                                         "quota, please check your plan and billing details.)"]),

@@ -150,7 +150,8 @@ def test_logs_follow_prints_the_agents_stream_and_ends_with_the_loop(night: Nigh
     out = "".join(first) + out
     lines = out.splitlines()
     for expected in ("iteration 1: the agent started, boxes 0/2", "  | Reading the mission for alpha",
-                     "  | > Edit: ", "iteration 1: continue (work_remains)", "iteration 2: the agent started, boxes 1/2",
+                     "  | > Edit: ", "iteration 1: continue (work_remains)",
+                     "iteration 2: the agent started, boxes 1/2",
                      "  | Ticking beta now", "iteration 2: stop (complete)", "the loop stopped: complete"):
         assert any(line.startswith(expected) for line in lines), (expected, out)
 
