@@ -45,6 +45,8 @@ def test_a_template_drives_a_scripted_loop_to_complete(name: str, repo: Path, tm
     init = dun(repo, "init", "--mission", name)
     assert init.returncode == 0, init.stderr
     assert f"wrote .dun/plugins/mission-{name}.yaml" in init.stdout
+    valid = dun(repo, "plugins", "validate", f".dun/plugins/mission-{name}.yaml")
+    assert valid.returncode == 0, valid.stdout + valid.stderr
     config: dict[str, Any] = {
         "plugins": {"disabled": ["python", "example"]},
         "agent": {"name": "command", "command": FAKE_COMMAND, "prompt_via": "stdin"},
