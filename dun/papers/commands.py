@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import click
 
@@ -93,8 +94,17 @@ def run_poll(path: str | None, feeds: list[str]) -> int:
         except FeedError as exc:
             return exc
 
-    with ThreadPoolExecutor(max_workers=min(MAX_FEEDS_AT_ONCE, len(urls))) as pool:
-        results = list(pool.map(one, urls))
+    # hosts at once, but one request at a time to each host (arXiv asks API users not to hammer it)
+    urls = list(dict.fromkeys(urls))  # a feed named twice is read once
+    by_host: dict[str, list[str]] = {}
+    for url in urls:
+        by_host.setdefault(urlsplit(url).netloc.lower(), []).append(url)
+    found: dict[str, list[Paper] | FeedError] = {}
+    with ThreadPoolExecutor(max_workers=min(MAX_FEEDS_AT_ONCE, len(by_host))) as pool:
+        for host_urls, host_results in zip(by_host.values(), pool.map(lambda group: [one(u) for u in group],
+                                                                      by_host.values()), strict=True):
+            found.update(zip(host_urls, host_results, strict=True))
+    results = [found[url] for url in urls]  # reported in the order the feeds are listed
     store = session.store
     failed = 0
     with store.papers_lock():

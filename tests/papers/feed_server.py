@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -16,7 +17,7 @@ HUGE = 3 * 1024 * 1024
 class FeedServer:
     def __init__(self) -> None:
         self.release = threading.Event()  # the slow feed answers only once the test is over
-        self.requests: list[str] = []
+        self.requests: list[tuple[str, float]] = []  # path, when it arrived (time.monotonic)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -24,7 +25,7 @@ class FeedServer:
                 pass
 
             def do_GET(self) -> None:
-                server.requests.append(self.path)
+                server.requests.append((self.path, time.monotonic()))
                 route = ROUTES.get(self.path.split("?")[0])
                 if route is None:
                     self.send_error(404)

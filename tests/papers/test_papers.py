@@ -106,6 +106,16 @@ def test_a_failing_feed_is_one_line_naming_its_url_and_the_good_one_is_kept(path
     assert len(stored(repo)) == 4
 
 
+def test_the_feeds_of_one_host_are_read_one_after_the_other(repo: Path, feeds: Any) -> None:
+    """A second request to a host waits for the first to end (here: the slow feed giving up)."""
+    configure(repo, [feeds.url("/slow.rss"), feeds.url("/arxiv-cs-se.rss"), feeds.url("/slow.rss")])
+    del feeds.requests[:]
+    code, out, err = invoke("papers", "poll", "-C", str(repo))
+    assert code == 1 and err.count("\n") == 1 and ": 4 entries, 4 new" in out  # a feed named twice is read once
+    (first, slow_at), (second, rss_at) = feeds.requests
+    assert (first, second) == ("/slow.rss", "/arxiv-cs-se.rss") and rss_at - slow_at >= TIMEOUT * 0.9
+
+
 def test_a_refused_connection_and_a_url_that_is_not_http(repo: Path, refused_url: str) -> None:
     configure(repo, [refused_url])
     code, _, err = invoke("papers", "poll", "-C", str(repo))
