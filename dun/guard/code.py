@@ -32,6 +32,7 @@ class CodeFacts:
     writes: list[str] = field(default_factory=list)
     unseen: bool = False  # it evaluates code it decodes or reads at run time, or pipes its output into a shell
     chdir: str | None = None  # the directory it changes into, which its relative paths and commands start from
+    queries: list[str] = field(default_factory=list)  # SQL it sends, deletes of every row through an ORM
 
 
 @dataclass
@@ -57,7 +58,8 @@ def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
     calls = _exec_calls(prog, code)
     if calls or prog.exec_literals:
         out.commands = _commands(prog, calls)
-    out.commands += more.piped_commands(skeleton, prog.values, lang)
+    out.commands += more.piped_commands(skeleton, prog.values, lang) + more.http_deletes(skeleton, prog.values)
+    out.queries = more.code_queries(skeleton, prog.values)
     if api.EVAL_CALLS.search(skeleton) and api.DECODERS.search(more.without_local_scripts(code)):
         out.unseen = True  # exec(b64decode(...)), eval(pack(...)), exec(open(...).read())
     if any(api.DECODERS.search(region) for region in calls):
@@ -73,6 +75,7 @@ def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
             out.commands += inner.commands
             out.deletes += inner.deletes
             out.writes += inner.writes
+            out.queries += inner.queries
             out.unseen = out.unseen or inner.unseen
     return out
 

@@ -156,6 +156,34 @@ _ARGV_LISTS = re.compile(r"\bsys\.argv\[(\d+):\]|@ARGV\b|(?<![\w$@.])ARGV\b(?!\s
                          r"|\bDeno\.args\b(?!\s*\[)")
 
 
+_SQL_LITERAL = re.compile(r"^\s*(?:drop|truncate|delete\s+from|update\s+\S+\s+set|alter\s+table)\b", re.I)
+# Deletes of every row through an ORM: User.delete_all, Order.objects.all().delete(), session.query(X).delete(),
+# Model.destroy({ where: {} }), Model.destroy({ truncate: true })
+_ORM_ALL = re.compile(r"\b[A-Z]\w*(?:\.all)?\.(?:delete_all|destroy_all)\b|\.objects(?:\.all\(\))?\.delete\(\)"
+                      r"|\bquery\(\s*\w+\s*\)\.delete\(\)|\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)")
+_HTTP_DELETE = re.compile(rf"\b(?:requests|httpx|axios|session|client|http)\.delete\s*\(\s*{_L}"
+                          rf"|\bfetch\s*\(\s*{_L}\s*,\s*\{{[^}}]*method\s*:\s*{_L}"
+                          rf"|\bRequest\s*\(\s*{_L}[^)]*method\s*=\s*{_L}")
+
+
+def code_queries(skeleton: str, values: list[str]) -> list[str]:
+    """SQL the code sends (its string literals that are statements) and deletes of every row through an ORM, for the
+    database rules."""
+    found = [values[int(i)] for i in _LIT.findall(skeleton) if _SQL_LITERAL.match(values[int(i)])]
+    return found + [m.group(0) for m in _ORM_ALL.finditer(skeleton)]
+
+
+def http_deletes(skeleton: str, values: list[str]) -> list[str]:
+    """HTTP DELETE requests the code makes (requests.delete(url), fetch(url, {method: 'DELETE'})), as the curl
+    command that would make them."""
+    out = []
+    for m in _HTTP_DELETE.finditer(skeleton):
+        lits = [values[int(g)] for g in m.groups() if g is not None]
+        if len(lits) == 1 or lits[-1].upper() == "DELETE":
+            out.append(f"curl -X DELETE '{lits[0]}'")
+    return out
+
+
 def argv_lists(code: str, params: list[str]) -> str:
     """Parameter lists (sys.argv[1:], @ARGV, ARGV, process.argv.slice(2)) as lists of their strings: code that runs
     its parameters (perl -e 'exec @ARGV' rm -rf x) runs them."""

@@ -105,7 +105,8 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
         if o.has("-c"):
             return Interp("shell", o.operands[:1], None, False, o.operands[1:])
         stdin = o.has("-s") or not o.operands
-        return Interp("shell", [], None if stdin else o.operands[0], stdin, o.operands[1:])
+        return Interp("shell", [], None if stdin else o.operands[0], stdin,  # bash -s -- ARGS: $0 is bash
+                      [Val(prog), *o.operands] if stdin else o.operands[1:])
     if prog in _AWK:
         o = parse(args, SPECS["awk"])
         preset = "".join(f'{v.text.partition("=")[0]} = "{v.text.partition("=")[2]}"\n'  # awk -v c='rm -rf ~'
@@ -118,6 +119,11 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
         if o.value("-f", "--file"):
             return Interp("awk", [], o.value("-f", "--file")[0], False)
         return Interp("awk", o.operands[:1], None, False, o.operands[1:]) if o.operands else None
+    if prog == "rails" and len(args) >= 2 and args[0].text in ("runner", "r"):  # rails runner 'User.delete_all'
+        return Interp("ruby", args[1:2], None, False, args[2:])
+    if _PYTHON.fullmatch(prog) and len(args) >= 4 and args[0].text.endswith("manage.py") and args[1].text == "shell" \
+            and args[2].text in ("-c", "--command"):  # python manage.py shell -c '...'
+        return Interp("python", args[3:4], None, False)
     if prog in ("deno", "bun") and args and args[0].text == "eval":
         return Interp("node", args[1:2], None, False, args[2:])
     if prog == "deno" and args and args[0].text == "run":  # deno run -A - (stdin) or deno run -A x.ts

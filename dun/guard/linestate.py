@@ -96,6 +96,25 @@ def copied(prog: str, args: list[Val], ctx: Ctx, env: Env) -> dict[str, str]:
     return {dest: got[0]} if dest is not None and got is not None and got[0] is not None else {}
 
 
+_GIT_HOOKS = frozenset({
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg",
+    "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update",
+    "post-receive", "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite"})
+
+
+def hook_texts(paths: list[str], ctx: Ctx) -> list[str]:
+    """The shell text of git hooks written in the line anywhere in the repository (.husky/pre-push, .githooks/...):
+    git runs them later, for everyone who clones the project."""
+    out = []
+    for path in dict.fromkeys(paths):
+        text = ctx.written.get(path)
+        first = (text or "").split("\n", 1)[0]
+        shell = not first.startswith("#!") or re.search(r"\b(?:sh|bash|zsh|dash)\b", first)
+        if text and shell and posixpath.basename(path) in _GIT_HOOKS and "/.git/hooks/" not in path:
+            out.append(text)
+    return out
+
+
 def xargs_input(argv: list[Val], ctx: Ctx, output_of: Callable[[str, Ctx], Stream]) -> str | None:
     """What `xargs -a FILE` reads, when it is known: a file written earlier in the line, or <(printf ...)."""
     if not argv or posixpath.basename(argv[0].text) != "xargs":

@@ -134,7 +134,8 @@ def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, 
             re.search(rf"\$\{{?{re.escape(name)}\b", a.text) for a in args for name in pid_vars)):
         facts.signals.add("kill-by-name")
     stdin = (feed.secret, feed.text) if feed is not None else (None, None)
-    secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, (seen.secret_vars, seen.secret_files))
+    secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, (seen.secret_vars, seen.secret_files)) \
+        or secrets.served_secret(prog, args, ctx, env)
     if secret:
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = f"secret: {secret}"

@@ -134,6 +134,8 @@ def hidden_commands(prog: str, args: list[Val]) -> list[str]:
         out += [w.partition("=")[2] for w in words[2:] if re.match(r"scripts\.[^=]+=", w)]
     if prog == "npm" and words[:1] == ["set-script"] and len(words) >= 3:  # npm 7's set-script NAME CMD
         out.append(words[2])
+    if prog == "husky" and words[:1] in (["add"], ["set"]) and len(words) >= 3:  # husky add .husky/pre-push CMD
+        out.append(words[2])
     if prog in _VIM_LIKE:
         values = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-c", "--cmd")]
         values += [w[1:] for w in words if w.startswith("+") and len(w) > 1]

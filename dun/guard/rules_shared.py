@@ -11,6 +11,7 @@ _DOCKERS = ("docker", "podman", "nerdctl")
 _COMPOSE = ("docker-compose", "podman-compose")
 _FORCED = ("-f", "--force", "-v", "--volumes", "-a", "--all")  # a running container, its volumes, or all of them
 _BULK = ("*$(*", "*`*", "{}", "*{}*")  # names that are a command's output: $(docker ps -aq), xargs
+_FILTERED = ("*--filter[ =]name=*", "*-f name=*")  # docker stop $(docker ps -q --filter name=test-db): those
 _APT = ("apt", "apt-get", "aptitude")
 _RPM = ("yum", "dnf", "microdnf", "zypper")
 
@@ -22,7 +23,8 @@ CONTAINER_RULES: tuple[Rule, ...] = (
     Rule("container.destroy", "removes volumes or running containers (rm -f), or stops, kills or removes containers "
          "and images in bulk (prune, $(docker ps -q), --all); name them one by one (docker stop x, docker rm x)",
          (Match(programs=_DOCKERS, subcommands=("rm", "rmi"), flags_any=_FORCED),
-          Match(programs=_DOCKERS, subcommands=("rm", "rmi", "kill", "stop", "pause"), args_any=_BULK),
+          Match(programs=_DOCKERS, subcommands=("rm", "rmi", "kill", "stop", "pause"), args_any=_BULK,
+                args_none=_FILTERED),
           Match(programs=_DOCKERS, subcommands=("stop", "kill", "pause"), flags_any=("-a", "--all")),
           Match(programs=_DOCKERS, subcommands=("container", "image"), actions=("rm", "remove", "kill"),
                 flags_any=_FORCED),
@@ -30,7 +32,8 @@ CONTAINER_RULES: tuple[Rule, ...] = (
                                                                              "pause"), args_any=_BULK),
           Match(programs=_DOCKERS, subcommands=("container",), actions=("prune",)),
           Match(programs=_DOCKERS, subcommands=("image",), actions=("prune",), flags_any=("-a", "--all")),
-          Match(programs=_DOCKERS, subcommands=("system", "volume", "network", "builder", "buildx", "secret",
+          Match(programs=_DOCKERS, subcommands=("builder", "buildx"), actions=("prune",), flags_any=("-a", "--all")),
+          Match(programs=_DOCKERS, subcommands=("system", "volume", "network", "buildx", "secret",
                                                 "config", "service", "stack", "node", "pod"),
                 actions=("rm", "remove", "prune", "reset", "kill")),
           Match(programs=_DOCKERS, subcommands=("compose",), actions=("down",), flags_any=("-v", "--volumes", "--rmi")),
@@ -116,7 +119,8 @@ SYSTEM_RULES: tuple[Rule, ...] = (
          (Match(programs=("userdel", "deluser", "groupdel", "delgroup", "usermod", "chpasswd", "chsh", "chfn",
                           "vipw", "vigr")),
           Match(programs=("passwd",), flags_none=("-S", "--status")))),
-    Rule("sys.packages", "removes system or global packages",
+    Rule("sys.packages", "removes system or global packages, language versions or environments (apt purge, npm -g, "
+         "pyenv/nvm/rustup uninstall, conda env remove, pip uninstall of everything)",
          (Match(programs=_APT, subcommands=("remove", "purge", "autoremove", "autopurge")),
           Match(programs=("dpkg",), flags_any=("-r", "-P", "--remove", "--purge")),
           Match(programs=_RPM, subcommands=("remove", "erase", "autoremove", "rm")),
@@ -126,7 +130,18 @@ SYSTEM_RULES: tuple[Rule, ...] = (
           Match(programs=("snap", "flatpak"), subcommands=("remove", "uninstall")),
           Match(programs=("npm", "pnpm"), subcommands=("uninstall", "remove", "rm", "un", "r"),
                 flags_any=("-g", "--global", "--location=global")),
-          Match(programs=("yarn",), subcommands=("global",), actions=("remove",)))),
+          Match(programs=("yarn",), subcommands=("global",), actions=("remove",)),
+          Match(programs=("conda", "mamba", "micromamba"), subcommands=("env",), actions=("remove",)),
+          Match(programs=("conda", "mamba", "micromamba"), subcommands=("remove", "uninstall"),
+                flags_any=("--all",)),
+          Match(programs=("pyenv", "rbenv", "nodenv", "goenv", "nvm", "fnm", "volta", "asdf", "mise", "rtx", "sdk",
+                          "jenv", "pipx", "gvm"), subcommands=("uninstall", "uninstall-all", "remove", "rm"),
+                flags_none=("-h", "--help")),
+          Match(programs=("rustup",), subcommands=("toolchain",), actions=("uninstall", "remove")),
+          Match(programs=("rustup",), subcommands=("self",), actions=("uninstall",)),
+          Match(programs=("pip", "pip3", "uv"), subcommands=("uninstall",), args_any=_BULK),
+          Match(programs=("pip", "pip3", "uv"), subcommands=("uninstall",), args_any=("<(*",)),  # -r <(pip freeze)
+          Match(programs=("gem",), subcommands=("uninstall",), flags_any=("-a", "--all")))),
     Rule("sys.keys", "deletes GPG keys or the SSH agent's identities",
          (Match(programs=("gpg", "gpg2"), flags_any=("--delete-key*", "--delete-secret-key*",
                                                     "--delete-secret-and-public-key*")),
@@ -154,7 +169,7 @@ _LOCAL_REGISTRY = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*")
 # Deploys to hosting platforms' production, like fly deploy and netlify deploy --prod (infrastructure deploys through
 # the cloud providers' own tools, gcloud run deploy or aws cloudformation deploy, are everyday work)
 _DEPLOYS = (
-    Match(programs=("kamal", "mrsk", "cap", "render"), args_any=("deploy",), flags_none=_DRY),
+    Match(programs=("kamal", "mrsk", "cap", "render"), args_any=("deploy", "deploy:*"), flags_none=_DRY),
     Match(programs=("kamal", "mrsk", "render"), subcommands=("deploy", "redeploy", "rollback"), flags_none=_DRY),
     Match(programs=("railway",), subcommands=("up", "deploy", "redeploy")),
     Match(programs=("cf",), subcommands=("push",)),

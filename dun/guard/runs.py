@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -67,7 +68,7 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
         if any(v.dl for v in interp.code) or (interp.script is not None and interp.script.dl):
             facts.exec_download = True
         if interp.stdin:
-            _from_stdin(w, facts, interp.kind, ctx, feed, seen)
+            _from_stdin(w, facts, interp.kind, ctx, feed, seen, interp.params)
         if interp.script is not None:
             scripts.append((interp.script, interp.kind))
         if interp.unseen:
@@ -87,6 +88,9 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
         _sed(w, facts, args, ctx, seen)
     for source in tasks.sources(prog, args, ctx.cwd):
         _task_file(w, facts, source, ctx, seen)
+    if (bin_argv := tasks.package_bin(prog, args)) is not None:  # pnpm prisma migrate reset: the package's program
+        with contextlib.suppress(ShellError):
+            seen |= w.run(" ".join(shlex.quote(v) for v in bin_argv), ctx.child())
     for command in hidden_commands(prog, args) + git_config_commands(prog, args):
         seen |= w.run(command, ctx.child())
     if prog in SQL_CLIENTS and feed is not None and feed.text:
@@ -146,6 +150,7 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
         place = classify(path_val(path, ctx, w.env), ctx, w.env)
         facts.effects.append(Effect("write", *place))
         ctx.written[place[0]] = None
+    facts.queries += found.queries
     if found.unseen:
         facts.signals.add("obfuscated-code")
 
@@ -161,13 +166,14 @@ def path_val(text: str, ctx: Ctx, env: Env) -> Val:
     return expand(tokens[0].word, ctx, env)
 
 
-def _from_stdin(w: Runner, facts: Facts, kind: str, ctx: Ctx, feed: Stream | None, seen: set[str]) -> None:
+def _from_stdin(w: Runner, facts: Facts, kind: str, ctx: Ctx, feed: Stream | None, seen: set[str],
+                params: list[Val] | None = None) -> None:
     if feed is None:
         return  # the terminal, which the agent does not have
     if feed.dl:
         facts.exec_download = True
     elif feed.text is not None:
-        _program(w, facts, kind, feed.text, ctx, seen)
+        _program(w, facts, kind, feed.text, ctx, seen, params)
     else:
         facts.signals.add("unseen-code")  # base64 -d | sh, cat x | python3
 

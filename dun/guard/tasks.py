@@ -34,7 +34,8 @@ _NODE_BUILTINS = frozenset({"add", "remove", "install", "i", "ci", "init", "crea
                             "why", "outdated", "upgrade", "up", "update", "link", "unlink", "pack", "publish", "login",
                             "config", "cache", "audit", "list", "ls", "version", "help", "import", "store", "patch",
                             "workspaces", "workspace", "global", "bin", "set", "dedupe", "prune", "licenses", "plugin",
-                            "node", "npm", "constraints", "explain", "rebuild", "root", "search", "whoami"})
+                            "node", "npm", "constraints", "explain", "rebuild", "root", "search", "whoami", "rm", "un",
+                            "uninstall", "ln", "it", "cit", "t", "run", "run-script", "test", "start"})
 _RULE_LINE = re.compile(r"^([^\s:=#][^:=]*?)\s*::?(?!=)\s*([^;]*)(?:;(.*))?$")
 
 
@@ -91,6 +92,15 @@ def sources(prog: str, args: list[Val], cwd: str | None) -> list[Source]:
 
 def _js(*stems: str) -> tuple[str, tuple[str, ...]]:
     return "node", tuple(f"{s}.{ext}" for s in stems for ext in ("js", "mjs", "cjs", "ts", "mts", "cts"))
+
+
+def package_bin(prog: str, args: list[Val]) -> list[str] | None:
+    """`pnpm prisma migrate reset`, `yarn eslint .`, `bun vite build`: a word that is not one of the package
+    manager's commands runs a script of that name or the package's program of that name; the program, as argv."""
+    if prog not in ("pnpm", "yarn", "bun") or not args or args[0].text.startswith("-") \
+            or args[0].text in _NODE_BUILTINS:
+        return None
+    return [a.text for a in args] if all(a.known for a in args) else None
 
 
 def procfile_commands(text: str) -> str:

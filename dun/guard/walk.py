@@ -5,6 +5,7 @@ here-documents fed to shells and wrapper commands, and turn every simple command
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from dun.guard import linestate, marks, programs, secrets, testdb
@@ -216,6 +217,9 @@ class Walker(ShellState, Names):
                     copied.get(e.path)
         for path in stdout:
             ctx.written[path] = out.text
+        for text in linestate.hook_texts([e.path for e in (facts.effects if facts else effects)] + stdout, ctx):
+            with contextlib.suppress(ShellError):
+                self.run(text, ctx.child())  # .husky/pre-push written: what git will run, judged now
         return out, facts.unit if facts is not None else redirs, facts
 
     def command(self, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str], effects: list[Effect],
