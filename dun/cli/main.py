@@ -57,7 +57,14 @@ class _WithPluginCommands(click.Group):
         return super().get_command(ctx, cmd_name) or self.plugin_commands(ctx).get(cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.plugin_commands(ctx)})
+        from dun.core.errors import ConfigError
+
+        try:
+            added = self.plugin_commands(ctx)
+        except ConfigError as exc:  # --help still lists dun's own commands; running a plugin's says why not
+            sys.stderr.write(f"dun: plugin commands not listed: {exc.errors[0] if exc.errors else exc}\n")
+            added = {}
+        return sorted({*super().list_commands(ctx), *added})
 
 
 @click.group(cls=_WithPluginCommands, context_settings={"help_option_names": ["-h", "--help"],

@@ -219,6 +219,9 @@ def test_broken_entry_point_plugin_is_a_config_error(repo: Path, tmp_path: Path,
     monkeypatch.syspath_prepend(str(site))
     assert main(["check", str(repo)]) == 2
     assert "failed to load: missing dependency foo" in capsys.readouterr().err
+    assert main(["--help"]) == 0  # dun's own commands are still listed, the plugin's failure named
+    out, err = capsys.readouterr()
+    assert "  check " in out and "dun: plugin commands not listed: a plugin in entry-point group 'dun' failed" in err
 
 
 def test_config_show_lists_keys_values_and_sources(repo: Path) -> None:
