@@ -14,13 +14,14 @@ from dun.core.errors import UnsafePathError
 PRIVATE_DIR = 0o700  # dun's records may hold what an agent printed: only their owner reads them
 
 
-def write_text_atomic(path: Path, text: str, private: bool = False) -> None:
+def write_text_atomic(path: Path, text: str, private: bool = False, durable: bool = True) -> None:
     """Write `text` to `path` atomically, the file 0600 (mkstemp's mode); `private`: directories it creates are
-    0700 too."""
-    write_bytes_atomic(path, text.encode("utf-8"), private)
+    0700 too. `durable=False` skips the fsync (10 ms on a slow disk): for a display rewritten many times, which a
+    crash of the process still leaves old or new, and only a power loss could leave empty."""
+    write_bytes_atomic(path, text.encode("utf-8"), private, durable)
 
 
-def write_bytes_atomic(path: Path, data: bytes, private: bool = False) -> None:
+def write_bytes_atomic(path: Path, data: bytes, private: bool = False, durable: bool = True) -> None:
     """`write_text_atomic` for bytes."""
     if private:
         make_private_dir(path.parent)
@@ -31,7 +32,8 @@ def write_bytes_atomic(path: Path, data: bytes, private: bool = False) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -39,8 +41,8 @@ def write_bytes_atomic(path: Path, data: bytes, private: bool = False) -> None:
         raise
 
 
-def write_json_atomic(path: Path, data: Any, private: bool = False) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n", private)
+def write_json_atomic(path: Path, data: Any, private: bool = False, durable: bool = True) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n", private, durable)
 
 
 def make_private_dir(path: Path) -> None:

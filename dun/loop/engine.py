@@ -39,7 +39,7 @@ from dun.fleet.live import register
 from dun.loop import circuit as breaker
 from dun.loop import confinement, operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
-from dun.loop.live import decision_entry, record_live
+from dun.loop.live import LiveWriter, decision_entry, record_live
 from dun.loop.policy import Decision, before_iteration, call_cap, nothing_actionable, stop
 from dun.loop.report import write_report
 from dun.prompt.sections import render
@@ -119,6 +119,7 @@ class Engine:
         self.state: LoopState = new_state()
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.live_record: LiveRecord | None = None  # the last one written
+        self.live_writer = LiveWriter(self.store)
         self.shared = shared_limits_for(cfg)
         # the OS sandbox in effect for the agent and the checks that judge it (a sandbox that was required and
         # cannot run is a config error before the run starts); the shell driver wraps its own agent
@@ -158,7 +159,8 @@ class Engine:
     def live(self, phase: LivePhase, decision: LiveDecision | None = None, wait_until: float | None = None,
              wait_reason: str | None = None) -> None:
         """The live record (`.dun/live.json`, what `dun watch` shows), now in `phase`."""
-        self.live_record = record_live(self.store, self.state, self.cfg, phase, decision, wait_until, wait_reason)
+        self.live_record = record_live(self.live_writer, self.state, self.cfg, phase, decision, wait_until,
+                                       wait_reason, previous=self.live_record)
 
     def starting_state(self, fresh: bool = False,
                        reset_circuit: bool = False) -> tuple[LoopState, LoopState | None, bool]:

@@ -378,8 +378,10 @@ class Store:
         return cast(LiveRecord, data)
 
     def write_live(self, record: LiveRecord) -> None:
-        _redact_in_place(record)
-        write_json_atomic(self.live_path, record, private=True)
+        """Atomic but not synced: a display rewritten at every phase must not cost the loop a disk flush each time
+        (a torn file after a power loss reads as no record). It holds no free text (names, numbers, enumerated
+        reasons; the agent's output stays in its `.out` file): nothing to redact."""
+        write_json_atomic(self.live_path, record, private=True, durable=False)
 
     # -- iteration logs ------------------------------------------------------------------------------------
     def read_log(self, n: int) -> IterationLog | None:

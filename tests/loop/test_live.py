@@ -127,3 +127,13 @@ def test_loop_on_a_terminal_shows_the_agents_elapsed_time_in_place(repo: Path, t
     finally:
         loop.close(force=True)
     assert loop.exitstatus == 0
+
+
+def test_each_step_of_the_shell_driver_leaves_its_live_record_written(repo: Path, tmp_path: Path) -> None:
+    """`dun respond --decide` runs one step per process: the record is written before the process exits."""
+    make_repo(repo, boxes=("alpha", "beta"))
+    before = dun(repo, "respond", "--decide", "--before")
+    assert before.stdout.strip() == "go 1", before.stderr
+    record = live(repo)
+    assert record is not None and (record["phase"], record["in_progress"]) == ("agent", 1)
+    assert (record["boxes_done"], record["boxes_total"]) == (0, 2)
