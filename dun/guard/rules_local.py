@@ -135,7 +135,8 @@ EXEC_RULES: tuple[Rule, ...] = (
                 where=(*_OUT, "repo", "contents", "gitdir", "gitexec", "protected", "device")),)),
     Rule("sys.power", "shuts down or reboots the machine",
          (Match(programs=("shutdown", "reboot", "halt", "poweroff")),
-          Match(programs=("systemctl",), subcommands=("poweroff", "reboot", "halt", "kexec")),
+          Match(programs=("systemctl", "loginctl"), subcommands=("poweroff", "reboot", "halt", "kexec", "suspend",
+                                                                "hibernate", "hybrid-sleep", "suspend-then-hibernate")),
           Match(programs=("init", "telinit"), subcommands=("0", "6")))),
 )
 
