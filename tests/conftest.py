@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from dun.config.sections import Agent, Settings
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "dun-test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
     "GIT_COMMITTER_NAME": "dun-test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
@@ -79,3 +81,21 @@ def plain_dir(tmp_path: Path) -> Path:
     root = tmp_path / "plain"
     root.mkdir()
     return root
+
+
+def agent_settings(**keys: object) -> Agent:
+    """The default `agent:` section with `keys` changed (lists given as lists, as a config file has them)."""
+    from dataclasses import replace
+
+    from dun.config.loader import defaults_only
+
+    return replace(defaults_only().settings.agent, **{k: tuple(v) if isinstance(v, list) else v
+                                                      for k, v in keys.items()})
+
+
+def settings_with(**keys: object) -> Settings:
+    """The default settings with `SECTION__KEY=value` changed (lists given as lists, as a config file has them)."""
+    from dun.config.loader import defaults_only
+
+    return defaults_only().settings.with_flags({k.replace("__", "."): tuple(v) if isinstance(v, list) else v
+                                                for k, v in keys.items()})

@@ -40,11 +40,11 @@ def build(req: AgentRequest) -> Invocation:
             "--no-gitignore", "--map-tokens", "0", "--no-check-update", "--no-analytics", "--no-show-release-notes",
             "--chat-history-file", str(history / "chat.history.md"),
             "--input-history-file", str(history / "input.history")]
-    if cfg.get("model"):
-        argv += ["--model", str(cfg["model"])]
+    if cfg.model:
+        argv += ["--model", cfg.model]
     if req.read_only:
         argv += ["--dry-run", "--no-auto-commits"]
-    argv += list(cfg.get("extra_args") or [])
+    argv += list(cfg.extra_args)
     if not req.read_only and (req.root / MISSION).is_file():
         argv.append(MISSION)
     return Invocation(argv=argv, env=project_env(req), redact=[req.prompt])

@@ -8,11 +8,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dun.agents.limits import AgentError, classify
 from dun.agents.prices import priced
 from dun.answer.transcript import ParseResult, parse_stream
+
+if TYPE_CHECKING:
+    from dun.config.sections import Agent
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class AgentRequest:
 
     prompt: str
     prompt_file: Path  # the same prompt, written to .dun/logs/iteration-N.prompt.md
-    config: dict[str, Any]  # the `agent:` config section, with CLI overrides applied
+    config: Agent  # the `agent:` config section, with CLI overrides applied
     budget_usd: float | None  # per-iteration cap, when there is one
     root: Path
     guard_command: str | None = None  # `dun guard` as a shell command, when the guard is enabled
@@ -38,12 +41,12 @@ class Invocation:
     redact: list[str] = field(default_factory=list)  # argv values never written to logs (the prompt, secrets)
 
 
-def token_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
+def token_cost(agent: dict[str, Any], config: Agent) -> float | None:
     """Cost from token counts times the configured rates, for CLIs that report tokens, not dollars."""
     usage = agent.get("usage")
     if not isinstance(usage, dict):
         return None
-    rate_in, rate_out = float(config.get("input_usd_per_mtok") or 0), float(config.get("output_usd_per_mtok") or 0)
+    rate_in, rate_out = config.input_usd_per_mtok, config.output_usd_per_mtok
     if not rate_in and not rate_out:
         return None
     tokens_in = sum(v for k, v in usage.items() if "input" in k and isinstance(v, int) and not isinstance(v, bool))
@@ -51,10 +54,10 @@ def token_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
     return (tokens_in * rate_in + tokens_out * rate_out) / 1_000_000
 
 
-def reported_cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
+def reported_cost(agent: dict[str, Any], config: Agent) -> float | None:
     """The agent's own dollar figure when it gives one, else tokens times rates."""
     if isinstance(agent.get("tokens"), dict):  # normalized by an adapter's parse
-        return priced(agent, config, config.get("model"))
+        return priced(agent, config, config.model)
     cost = agent.get("cost_usd")
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         return float(cost)
@@ -75,9 +78,9 @@ def guard_command() -> str:
     return f"{shlex.quote(sys.executable)} -m dun guard"
 
 
-def binary(config: dict[str, Any], default: str) -> list[str]:
+def binary(config: Agent, default: str) -> list[str]:
     """`agent.command` replaces the adapter's default binary (a wrapper, a pinned install)."""
-    command = config.get("command") or []
+    command = config.command
     return list(command) if command else [default]
 
 
@@ -105,11 +108,11 @@ class AgentAdapter:
     name: str
     description: str
     build: Callable[[AgentRequest], Invocation]
-    cost: Callable[[dict[str, Any], dict[str, Any]], float | None] = reported_cost
+    cost: Callable[[dict[str, Any], Agent], float | None] = reported_cost
     parse: Callable[[BinaryIO], ParseResult] = parse_stream
     classify: Callable[[dict[str, Any], int | None, str, str], AgentError | None] = classify_failure
     # None when dun can price this CLI's usage under this `agent:` config, else a one-line reason (checked before
     # a run with a budget starts)
-    pricing: Callable[[dict[str, Any]], str | None] = lambda config: None
+    pricing: Callable[[Agent], str | None] = lambda config: None
     # where the CLI keeps its own state, relative to $HOME: made if missing and left writable in the OS sandbox
     state_dirs: tuple[str, ...] = ()

@@ -34,19 +34,19 @@ def guard_settings(req: AgentRequest) -> Path | None:
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
     argv = [*binary(cfg, "claude"), "-p", req.prompt]
-    argv += ["--output-format", "stream-json", "--verbose"] if cfg.get("live") else ["--output-format", "json"]
-    if cfg.get("model"):
-        argv += ["--model", str(cfg["model"])]
-    if cfg.get("allowed_tools"):
-        argv += ["--allowedTools", *cfg["allowed_tools"]]
+    argv += ["--output-format", "stream-json", "--verbose"] if cfg.live else ["--output-format", "json"]
+    if cfg.model:
+        argv += ["--model", cfg.model]
+    if cfg.allowed_tools:
+        argv += ["--allowedTools", *cfg.allowed_tools]
     if req.budget_usd:
         argv += ["--max-budget-usd", f"{req.budget_usd:g}"]
     settings = guard_settings(req)
     if settings is not None:
         argv += ["--settings", str(settings)]
-    if cfg.get("skip_permissions") and not req.read_only:
+    if cfg.skip_permissions and not req.read_only:
         argv.append("--dangerously-skip-permissions")
-    argv += list(cfg.get("extra_args") or [])
+    argv += list(cfg.extra_args)
     return Invocation(argv=argv, env=project_env(req), redact=[req.prompt])
 
 

@@ -13,7 +13,7 @@ import os
 import subprocess
 import tomllib
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, project_env
 from dun.agents.events import add_tokens, count
@@ -21,6 +21,9 @@ from dun.agents.prices import DEFAULT_MODEL, priced, table_refusal
 from dun.answer.transcript import ParseResult, parse_stream
 from dun.core.gitsafe import neutral_env
 from dun.engine.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from dun.config.sections import Agent
 
 
 def git_dirs(root: Path) -> list[str]:
@@ -44,17 +47,17 @@ def git_dirs(root: Path) -> list[str]:
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
     argv = [*binary(cfg, "codex"), "exec", "--json", "--skip-git-repo-check"]
-    if cfg.get("model"):
-        argv += ["--model", str(cfg["model"])]
+    if cfg.model:
+        argv += ["--model", cfg.model]
     if req.read_only:
         argv += ["--sandbox", "read-only"]
-    elif cfg.get("skip_permissions") or req.os_sandboxed:
+    elif cfg.skip_permissions or req.os_sandboxed:
         # inside dun's sandbox, codex's own (bubblewrap too) cannot nest; dun's already confines writes to the repo
         argv.append("--dangerously-bypass-approvals-and-sandbox")
     else:
         roots = json.dumps(git_dirs(req.root))
         argv += ["--sandbox", "workspace-write", "-c", f"sandbox_workspace_write.writable_roots={roots}"]
-    argv += [*(cfg.get("extra_args") or []), req.prompt]
+    argv += [*cfg.extra_args, req.prompt]
     return Invocation(argv=argv, env=project_env(req), redact=[req.prompt])  # stdin stays closed: codex reads it
 
 
@@ -68,10 +71,10 @@ def parse(stream: BinaryIO) -> ParseResult:
     return result
 
 
-def configured_model(config: dict[str, Any]) -> str:
+def configured_model(config: Agent) -> str:
     """agent.model, else `model` in Codex's config.toml, else its default."""
-    if config.get("model"):
-        return str(config["model"])
+    if config.model:
+        return config.model
     home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
     try:
         model = tomllib.loads((home / "config.toml").read_text("utf-8")).get("model")
@@ -80,11 +83,11 @@ def configured_model(config: dict[str, Any]) -> str:
     return model if isinstance(model, str) and model else DEFAULT_MODEL["codex"]
 
 
-def cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
+def cost(agent: dict[str, Any], config: Agent) -> float | None:
     return priced(agent, config, configured_model(config))
 
 
-def pricing(config: dict[str, Any]) -> str | None:
+def pricing(config: Agent) -> str | None:
     return table_refusal("codex", configured_model(config), config)
 
 

@@ -9,12 +9,12 @@ from dun.engine.hookspecs import hookimpl
 
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
-    command = list(cfg.get("command") or [])
+    command = list(cfg.command)
     if not command:
         raise ConfigError("agent.command: the `command` agent needs a command line, e.g. [my-agent, --json]")
-    via = cfg.get("prompt_via", "stdin")
+    via = cfg.prompt_via
     argv = [a.replace("{prompt_file}", str(req.prompt_file)).replace("{prompt}", req.prompt) for a in command]
-    argv += list(cfg.get("extra_args") or [])
+    argv += list(cfg.extra_args)
     if via == "arg" and not any("{prompt}" in a for a in command):
         argv.append(req.prompt)
     if via == "file" and not any("{prompt_file}" in a for a in command):

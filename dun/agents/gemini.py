@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, classify_failure, project_env
 from dun.agents.events import add_tokens, count
@@ -21,6 +21,9 @@ from dun.agents.prices import DEFAULT_MODEL, priced, table_refusal
 from dun.answer.transcript import ParseResult, parse_stream
 from dun.core.gitsafe import neutral_env
 from dun.engine.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from dun.config.sections import Agent
 
 UNTRUSTED, NO_AUTH = 55, 41  # its exit codes for an untrusted folder and for settings that select no auth method
 _IDENTITY = (("GIT_AUTHOR_NAME", "user.name"), ("GIT_AUTHOR_EMAIL", "user.email"),
@@ -46,12 +49,12 @@ def git_identity(root: Path) -> dict[str, str]:
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
     argv = [*binary(cfg, "gemini"), "-p", req.prompt, "--output-format", "json"]
-    if cfg.get("model"):
-        argv += ["--model", str(cfg["model"])]
+    if cfg.model:
+        argv += ["--model", cfg.model]
     # yolo: headless, any other mode has no shell tool (no tests, no commits); auto_edit still edits files
     if not req.read_only:
-        argv += ["--approval-mode", "yolo" if cfg.get("skip_permissions") else "auto_edit"]
-    argv += list(cfg.get("extra_args") or [])
+        argv += ["--approval-mode", "yolo" if cfg.skip_permissions else "auto_edit"]
+    argv += list(cfg.extra_args)
     env = {**project_env(req), "GEMINI_CLI_TRUST_WORKSPACE": "true", **git_identity(req.root)}
     return Invocation(argv=argv, env=env, redact=[req.prompt])
 
@@ -104,12 +107,12 @@ def classify(agent: dict[str, Any], exit_code: int | None, stdout_tail: str, std
     return classify_failure(agent, exit_code, stdout_tail, stderr_tail)
 
 
-def cost(agent: dict[str, Any], config: dict[str, Any]) -> float | None:
-    return priced(agent, config, config.get("model") or DEFAULT_MODEL["gemini"])
+def cost(agent: dict[str, Any], config: Agent) -> float | None:
+    return priced(agent, config, config.model or DEFAULT_MODEL["gemini"])
 
 
-def pricing(config: dict[str, Any]) -> str | None:
-    return table_refusal("gemini", config.get("model"), config)
+def pricing(config: Agent) -> str | None:
+    return table_refusal("gemini", config.model, config)
 
 
 @hookimpl

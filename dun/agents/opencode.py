@@ -22,11 +22,11 @@ READ_ONLY = {"edit": "deny", "bash": "deny", "webfetch": "deny", "external_direc
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
     argv = [*binary(cfg, "opencode"), "run", "--format", "json", "--title", f"dun: {req.prompt_file.stem}"]
-    if cfg.get("model"):
-        argv += ["--model", str(cfg["model"])]
-    if cfg.get("skip_permissions") and not req.read_only:
+    if cfg.model:
+        argv += ["--model", cfg.model]
+    if cfg.skip_permissions and not req.read_only:
         argv.append("--auto")
-    argv += [*(cfg.get("extra_args") or []), req.prompt]
+    argv += [*cfg.extra_args, req.prompt]
     env = {**project_env(req), "OPENCODE_DISABLE_AUTOUPDATE": "1"}  # dun is tested against a pinned version
     if req.read_only:  # merged over its config's permissions: a reviewer reads, never edits or runs commands
         env["OPENCODE_PERMISSION"] = json.dumps(READ_ONLY)

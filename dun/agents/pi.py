@@ -21,11 +21,11 @@ READ_ONLY_TOOLS = "read,grep,find,ls"
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
     argv = [*binary(cfg, "pi"), "-p", "--mode", "json", "--no-session"]
-    if cfg.get("model"):
-        argv += ["--model", str(cfg["model"])]
+    if cfg.model:
+        argv += ["--model", cfg.model]
     if req.read_only:
         argv += ["--tools", READ_ONLY_TOOLS]
-    argv += [*(cfg.get("extra_args") or []), req.prompt]
+    argv += [*cfg.extra_args, req.prompt]
     return Invocation(argv=argv, env=project_env(req), redact=[req.prompt])
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dun.config.sections import Agent
 
 PRICES_AS_OF = "2026-11-23"
 
@@ -44,16 +47,16 @@ def normalize(model: str) -> str:
     return model.strip().lower().rsplit("/", 1)[-1]
 
 
-def configured_rate(config: dict[str, Any]) -> Rate | None:
+def configured_rate(config: Agent) -> Rate | None:
     """The user's rates: cache reads are billed at the input rate, since no cache rate is configured."""
-    rate_in = float(config.get("input_usd_per_mtok") or 0)
-    rate_out = float(config.get("output_usd_per_mtok") or 0)
+    rate_in = config.input_usd_per_mtok
+    rate_out = config.output_usd_per_mtok
     if not rate_in and not rate_out:
         return None
     return Rate(rate_in, rate_out, rate_in)
 
 
-def rate_for(model: str | None, config: dict[str, Any], today: datetime.date | None = None) -> Rate | None:
+def rate_for(model: str | None, config: Agent, today: datetime.date | None = None) -> Rate | None:
     """The configured rates win; else the table's price for the model; else None."""
     configured = configured_rate(config)
     if configured is not None:
@@ -77,7 +80,7 @@ def has_tokens(agent: dict[str, Any]) -> bool:
     return isinstance(tokens, dict) and any(isinstance(v, int) and v > 0 for v in tokens.values())
 
 
-def priced(agent: dict[str, Any], config: dict[str, Any], model: str | None) -> float | None:
+def priced(agent: dict[str, Any], config: Agent, model: str | None) -> float | None:
     """The cost of one call from its facts (see dun.agents.events.add_tokens/add_cost). A reported $0 with
     tokens spent is a CLI that knows no price for the model: unknown, not free. `model` is the model the call
     used when the facts do not name one per model."""
@@ -98,7 +101,7 @@ def priced(agent: dict[str, Any], config: dict[str, Any], model: str | None) -> 
     return round(total, 10)
 
 
-def table_refusal(cli: str, model: str | None, config: dict[str, Any]) -> str | None:
+def table_refusal(cli: str, model: str | None, config: Agent) -> str | None:
     """Why dun cannot price a CLI that reports tokens only, or None when it can."""
     if configured_rate(config) is not None:
         return None

@@ -15,6 +15,7 @@ from dun.core.globs import Listing
 from dun.engine.model import Outcome
 
 if TYPE_CHECKING:
+    from dun.config.loader import Config
     from dun.core.cache.session import Caches
     from dun.core.snapshot import Snapshot
 
@@ -77,11 +78,11 @@ class CheckType:
 class CheckContext:
     """Shared, read-only view of the repository for one `dun check` run. Safe to use from many threads."""
 
-    def __init__(self, root: Path, is_git: bool, config: Any = None,
+    def __init__(self, root: Path, is_git: bool, config: Config | None = None,
                  confine: Callable[[list[str]], list[str]] | None = None) -> None:
         self.root = root
         self.is_git = is_git
-        self.config = config
+        self.config = config  # the command's config: `config.settings` typed, a plugin's own sections in `values`
         # in a loop with a sandbox: wraps every command a check starts, so the project's own code (conftest.py,
         # a Makefile, .venv/bin/python) that the agent could have changed runs confined like the agent
         self.confine = confine

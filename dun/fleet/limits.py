@@ -16,12 +16,15 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.core.atomic import write_json_atomic
 from dun.core.ratewindow import prune, wait_needed
 from dun.core.resources import user_state_dir
 from dun.store.store import read_json
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 DAY_S = 86400.0
 SCHEMA_VERSION = 1
@@ -131,8 +134,8 @@ def known_agents(directory: Path | None = None) -> list[str]:
     return found
 
 
-def shared_limits_for(cfg: dict[str, Any]) -> SharedLimits | None:
+def shared_limits_for(settings: Settings) -> SharedLimits | None:
     """The store for the run's agent, or None when `fleet.shared_limits` is off."""
-    if not cfg.get("fleet", {}).get("shared_limits", True):
+    if not settings.fleet.shared_limits:
         return None
-    return SharedLimits(cfg["agent"]["name"])
+    return SharedLimits(settings.agent.name)

@@ -121,7 +121,7 @@ def prepare(path: str | Path | None, name: str, branch: str | None = None) -> Wo
     if not repo.is_git:
         raise UsageError(f"{repo.root} is not a git repository; --worktree needs one")
     main = main_root(repo.root)
-    configured = load_config(main).get("fleet.worktrees_dir")
+    configured = load_config(main).settings.fleet.worktrees_dir
     worktree, _created = ensure_worktree(main, name, branch, worktrees_dir(main, configured))
     return worktree
 

@@ -181,9 +181,8 @@ def config_patterns(root: Path, err: IO[str]) -> tuple[list[str], list[str]]:
     try:
         from dun.config.loader import load_config
 
-        values = load_config(root).values.get("guard") or {}
-        allow, deny_ = values.get("allow") or [], values.get("deny") or []
-        return [str(p) for p in allow], [str(p) for p in deny_]
+        guard = load_config(root).settings.guard
+        return list(guard.allow), list(guard.deny)
     except Exception as exc:
         print(f"dun guard: config not read, using the built-in rules only: {exc}".splitlines()[0], file=err)
         return [], []

@@ -8,12 +8,13 @@ ID` (not a problem; shown nowhere). The person's decisions and the time each ite
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.core.atomic import write_json_atomic
 from dun.core.errors import UsageError
@@ -21,6 +22,9 @@ from dun.core.timefmt import now_iso as now
 from dun.history.deficiency import Finding, detect
 from dun.history.store import History
 from dun.store.store import Store, read_json
+
+if TYPE_CHECKING:
+    from dun.config.sections import Review
 
 STATUSES = ("open", "acked", "dismissed")
 PROMPT_ITEMS = 5
@@ -51,14 +55,14 @@ def read_decisions(root: Path) -> dict[str, dict[str, Any]]:
     return dict((read_json(decisions_path(root)) or {}).get("items") or {})
 
 
-def thresholds(cfg: dict[str, Any] | None) -> dict[str, Any]:
-    return dict((cfg or {}).get("review") or {})
+def thresholds(settings: Review | None) -> dict[str, Any]:
+    return dataclasses.asdict(settings) if settings is not None else {}
 
 
-def update(history: History, cfg: dict[str, Any] | None = None) -> list[Finding]:
+def update(history: History, settings: Review | None = None) -> list[Finding]:
     """Run the detector and store its findings as review items; returns the findings never notified yet (open,
     in the order found), for the caller to notify."""
-    found = detect(history, thresholds(cfg))
+    found = detect(history, thresholds(settings))
     decided = read_decisions(history.root)
     with history.transaction() as conn:
         conn.execute("DELETE FROM review_items")
@@ -113,10 +117,10 @@ def evidence_text(evidence: list[dict[str, Any]], limit: int = 6) -> str:
     return ", ".join(refs[:limit]) + (f" (+{len(refs) - limit} more)" if len(refs) > limit else "")
 
 
-def prompt_section(root: Path, cfg: dict[str, Any] | None) -> str:
+def prompt_section(root: Path, settings: Review | None) -> str:
     """Open and acknowledged items as a short prompt section ("" when there are none, `review.in_prompt` is off,
     or the history cannot be read: the prompt never fails because of it)."""
-    if cfg is not None and not (cfg.get("review") or {}).get("in_prompt", True):
+    if settings is not None and not settings.in_prompt:
         return ""
     if not Store(root).history_db.exists():  # no run yet: nothing to show, and a read creates nothing
         return ""

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dun.core.kinds import CircuitReason, CircuitState
 from dun.store.records import Circuit, new_circuit
+
+if TYPE_CHECKING:
+    from dun.config import sections
 
 CLOSED, HALF_OPEN, OPEN = CircuitState.CLOSED, CircuitState.HALF_OPEN, CircuitState.OPEN
 __all__ = ["CLOSED", "HALF_OPEN", "OPEN", "new_circuit", "on_start", "record", "record_trust", "trip"]
 
 
-def record(circuit: Circuit, cfg: dict[str, Any], progress: bool, error: str | None, denials: int,
+def record(circuit: Circuit, limits: sections.Circuit, progress: bool, error: str | None, denials: int,
            limited: bool, now: float | None = None) -> Circuit:
     """Fold one iteration into the breaker. A rate or usage limit is waiting, not failing: it changes nothing.
 
@@ -35,19 +38,19 @@ def record(circuit: Circuit, cfg: dict[str, Any], progress: bool, error: str | N
         c["last_error"] = error
     c["permission_denials"] = c["permission_denials"] + 1 if denials else 0
     reason = None
-    if c["no_progress"] >= cfg["no_progress_limit"]:
+    if c["no_progress"] >= limits.no_progress_limit:
         reason = CircuitReason.NO_PROGRESS
-    elif c["same_error"] >= cfg["same_error_limit"]:
+    elif c["same_error"] >= limits.same_error_limit:
         reason = CircuitReason.SAME_ERROR
-    elif c["permission_denials"] >= cfg["permission_denial_limit"]:
+    elif c["permission_denials"] >= limits.permission_denial_limit:
         reason = CircuitReason.PERMISSION_DENIED
     if reason:
         return trip(c, reason, now)
-    c["state"] = HALF_OPEN if c["no_progress"] >= cfg["half_open_after"] else CLOSED
+    c["state"] = HALF_OPEN if c["no_progress"] >= limits.half_open_after else CLOSED
     return c
 
 
-def record_trust(circuit: Circuit, cfg: dict[str, Any], discrepancies: int, oscillation: bool,
+def record_trust(circuit: Circuit, limits: sections.Circuit, discrepancies: int, oscillation: bool,
                  now: float | None = None) -> Circuit:
     """Discrepancies in a row, and oscillations in total, open the breaker too."""
     c: Circuit = {**new_circuit(), **circuit}
@@ -55,9 +58,9 @@ def record_trust(circuit: Circuit, cfg: dict[str, Any], discrepancies: int, osci
     c["oscillations"] += 1 if oscillation else 0
     if c["state"] == OPEN:
         return c
-    if c["discrepancies"] >= cfg["discrepancy_limit"]:
+    if c["discrepancies"] >= limits.discrepancy_limit:
         return trip(c, CircuitReason.UNTRUSTWORTHY, now)
-    if c["oscillations"] >= cfg["oscillation_limit"]:
+    if c["oscillations"] >= limits.oscillation_limit:
         return trip(c, CircuitReason.OSCILLATION, now)
     return c
 

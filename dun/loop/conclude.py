@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dun.agents.base import AgentAdapter
 from dun.agents.limits import AgentError
@@ -22,6 +22,9 @@ from dun.hints.index import MAX_LOG_PATHS
 from dun.loop.policy import Decision, IterationOutcome, after_iteration, call_cap, reserve
 from dun.loop.review import review
 from dun.store.records import IterationLog, LoopState, Start
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 MAX_ITEMS = 500  # the items of one check remembered at an iteration's start (progress on it)
 
@@ -55,14 +58,14 @@ class AgentFacts:
     duration_s: float | None = None
 
 
-def agent_error(adapter: AgentAdapter, cfg: dict[str, Any], parsed: ParseResult, facts: AgentFacts,
+def agent_error(adapter: AgentAdapter, settings: Settings, parsed: ParseResult, facts: AgentFacts,
                 stdout_tail: str, stderr_tail: str) -> AgentError | None:
     if facts.interrupted:
         return None
     if facts.start_error:
         return AgentError(ErrorKind.OTHER, facts.start_error, None)
     if facts.timed_out:
-        return AgentError(ErrorKind.OTHER, f"timed out after {cfg['loop']['iteration_timeout_s']:g}s", None)
+        return AgentError(ErrorKind.OTHER, f"timed out after {settings.loop.iteration_timeout_s:g}s", None)
     return adapter.classify(parsed.agent, facts.exit_code, stdout_tail, stderr_tail)
 
 
@@ -73,21 +76,21 @@ def known_cost(value: float | None) -> float | None:
     return float(value) if math.isfinite(value) and value >= 0 else None
 
 
-def check_pricing(adapter: AgentAdapter, agent_cfg: dict[str, Any], cfg: dict[str, Any]) -> None:
+def check_pricing(adapter: AgentAdapter, settings: Settings) -> None:
     """With a budget, an agent whose usage dun cannot price is a config error before the run, not a silent $0."""
-    if cfg["loop"]["max_budget_usd"] > 0:
-        why = adapter.pricing(agent_cfg)
+    if settings.loop.max_budget_usd > 0:
+        why = adapter.pricing(settings.agent)
         if why:
             raise ConfigError(why)
 
 
-def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: AgentAdapter, n: int,
+def judge(session: Session, settings: Settings, state: LoopState, adapter: AgentAdapter, n: int,
           parsed: ParseResult, start: Start, log: IterationLog, facts: AgentFacts, stdout_tail: str,
           stderr_tail: str) -> tuple[Decision, Report, tuple[str | None, str | None]]:
     """Fold the iteration into `state` and `log` (in place). Returns the decision, and the checks, HEAD and the
     work-tree hash afterwards (the next iteration may reuse them)."""
     root = session.root
-    error = agent_error(adapter, cfg, parsed, facts, stdout_tail, stderr_tail)
+    error = agent_error(adapter, settings, parsed, facts, stdout_tail, stderr_tail)
     head_after, tree_after = session.look()
     after = session.report()
     after_ids = [r.id for r in after.actionable()]
@@ -104,7 +107,7 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     committed = len(changed_paths(root, str(start["head"]), str(head_after))) if moved else 0
     from dun.trust.verify import remember_tree, verify_iteration
 
-    verification = verify_iteration(session, cfg, state, parsed.block, after, files_changed, committed,
+    verification = verify_iteration(session, settings, state, parsed.block, after, files_changed, committed,
                                     start["tree"], tree_after, newly_passing,
                                     progressed_checks(start, after, newly_passing), start.get("checker"))
     repaired = bool(verification["restored"] or verification["reverted"])
@@ -113,11 +116,11 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
         after = session.report()
         after_ids = [r.id for r in after.actionable()]
         newly_passing = sorted(set(start["actionable"]) - set(after_ids))
-    remember_tree(state, cfg["trust"]["oscillation_window"], tree_after, by_dun=repaired)
+    remember_tree(state, settings.trust.oscillation_window, tree_after, by_dun=repaired)
     progress = bool(start["head"] != head_after or files_changed or newly_passing)
-    cost = known_cost(adapter.cost(parsed.agent, cfg["agent"]))
+    cost = known_cost(adapter.cost(parsed.agent, settings.agent))
     estimated = False
-    budget = cfg["loop"]["budget_per_iteration_usd"] and call_cap(state, cfg)  # what the call was allowed
+    budget = settings.loop.budget_per_iteration_usd and call_cap(state, settings)  # what the call was allowed
     spent = facts.timed_out or parsed.agent.get("cost_usd") is not None or has_tokens(parsed.agent)
     if cost is None and budget and spent:
         # a killed call reports nothing, a garbled one lies, tokens without a price are not free: charge a typical
@@ -126,7 +129,7 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
         cost, estimated = (min(typical, budget) if typical else budget), True
     denials = len(parsed.agent.get("permission_denials") or [])
     gate = None if facts.interrupted or error is not None else review(
-        session, cfg, n, parsed.block, start, after, newly_passing, tree_after)
+        session, settings, n, parsed.block, start, after, newly_passing, tree_after)
     if gate is not None:  # a rejection is one more discrepancy; the reviewers' cost is spent too
         verification["discrepancies"].extend(gate.discrepancies)
         cost = (cost or 0.0) + gate.cost_usd
@@ -140,7 +143,7 @@ def judge(session: Session, cfg: dict[str, Any], state: LoopState, adapter: Agen
     outcome = IterationOutcome(judged, error, cost or 0.0, progress, after_ids, confirmation, denials,
                                facts.interrupted, found, None if facts.interrupted else verification["stop"],
                                cost_estimated=estimated)
-    decision = after_iteration(state, cfg, outcome)
+    decision = after_iteration(state, settings, outcome)
     handoff = build_handoff(session.store, parsed, n, {"base_head": start["head"], "head": head_after,
                                                        "commits": commits[:20], "files_changed": files_changed})
     handoff["discrepancies"] = [d["detail"] for d in found]

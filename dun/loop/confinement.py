@@ -20,6 +20,7 @@ from dun.core.errors import ConfigError
 from dun.engine.session import Session
 
 if TYPE_CHECKING:
+    from dun.config.sections import Settings
     from dun.sandbox import SandboxSpec
 
 PREFLIGHT_TIMEOUT_S = 60.0
@@ -32,13 +33,13 @@ class Protection:
     weaker: str | None  # why the protection is weaker than the config asked for (or than the default), else None
 
 
-def resolve(cfg: dict[str, Any]) -> Protection:
+def resolve(settings: Settings) -> Protection:
     """The sandbox in effect for this run; a sandbox that was required and cannot run is a ConfigError (exit 2)."""
     from dun.sandbox import SandboxError, resolve_mode
 
-    asked = cfg["loop"]["sandbox"]
+    asked = settings.loop.sandbox
     try:
-        mode, warning = resolve_mode(asked, network=cfg["sandbox"]["network"])
+        mode, warning = resolve_mode(asked, network=settings.sandbox.network)
     except SandboxError as exc:
         raise ConfigError(str(exc)) from None
     if mode == "bubblewrap":
@@ -50,16 +51,16 @@ def resolve(cfg: dict[str, Any]) -> Protection:
     return Protection(mode, f"sandbox: off ({weaker})", weaker)
 
 
-def spec_for(session: Session, cfg: dict[str, Any], **changes: Any) -> SandboxSpec:
+def spec_for(session: Session, settings: Settings, **changes: Any) -> SandboxSpec:
     """The sandbox the config describes for this repository, with `changes` (SandboxSpec's fields)."""
     from dun.sandbox import SandboxSpec
 
-    spec = SandboxSpec(repo=session.root, writable=tuple(Path(p) for p in cfg["sandbox"]["writable"]),
-                       network=cfg["sandbox"]["network"])
+    spec = SandboxSpec(repo=session.root, writable=tuple(Path(p) for p in settings.sandbox.writable),
+                       network=settings.sandbox.network)
     return replace(spec, **changes)
 
 
-def confine_checks(session: Session, cfg: dict[str, Any], cache_dir: Path) -> None:
+def confine_checks(session: Session, settings: Settings, cache_dir: Path) -> None:
     """From now on, every command a check or a `verify:` line starts runs in the agent's sandbox (its reports
     directory, `.dun/cache/`, writable)."""
     from dun.sandbox import confiner
@@ -68,11 +69,11 @@ def confine_checks(session: Session, cfg: dict[str, Any], cache_dir: Path) -> No
     cache_dir.mkdir(parents=True, exist_ok=True)
     if os.environ.get("HOME"):
         make_package_caches(Path(os.environ["HOME"]), os.environ)
-    session.confine = confiner(spec_for(session, cfg, judge_writable=(cache_dir,)))
+    session.confine = confiner(spec_for(session, settings, judge_writable=(cache_dir,)))
     session.context().confine = session.confine
 
 
-def confine_agent(session: Session, cfg: dict[str, Any], inv: Invocation, state_dirs: tuple[str, ...],
+def confine_agent(session: Session, settings: Settings, inv: Invocation, state_dirs: tuple[str, ...],
                   own_dir: Path) -> Invocation:
     """The agent's invocation inside the sandbox: its state homes (default or named by its environment) and its
     own directory under `.dun/cache/` writable."""
@@ -85,7 +86,7 @@ def confine_agent(session: Session, cfg: dict[str, Any], inv: Invocation, state_
             home_path(name, Path(home), env).mkdir(parents=True, exist_ok=True)
         make_package_caches(Path(home), env)
     own_dir.mkdir(parents=True, exist_ok=True)
-    spec = spec_for(session, cfg, home=Path(home) if home else None, agent_env=env, judge_writable=(own_dir,))
+    spec = spec_for(session, settings, home=Path(home) if home else None, agent_env=env, judge_writable=(own_dir,))
     return Invocation(wrap(inv.argv, spec), inv.stdin_file, inv.env, inv.redact)
 
 

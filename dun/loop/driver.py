@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dun.agents.runner import run_agent
 from dun.core.errors import UsageError, is_disk_full
@@ -31,6 +31,9 @@ from dun.loop.review import preflight
 from dun.prompt.sections import render
 from dun.store.lock import LoopLock
 from dun.store.records import IterationLog
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal or SSH session closed
 
@@ -51,7 +54,7 @@ class LoopOptions:
     worktree: str | None = None  # run in the git worktree .dun/worktrees/NAME (created when missing)
     branch: str | None = None  # the worktree's branch (default dun/NAME)
 
-    def overrides(self) -> dict[str, Any]:
+    def overrides(self) -> dict[str, object]:
         return {"loop.max_iterations": self.max_iterations, "loop.max_budget_usd": self.max_budget_usd,
                 "loop.iteration_timeout_s": self.iteration_timeout, "loop.max_calls_per_hour": self.max_calls_per_hour,
                 "agent.name": self.agent, "agent.model": self.model, "agent.live": True if self.live else None}
@@ -75,8 +78,8 @@ class Loop:
         self.session = session
         self.root = session.root
         self.opts = opts
-        self.cfg = effective_config(session, opts.overrides())
-        self.engine = Engine(session, self.cfg, adapter_for(session, self.cfg), say=self.say,
+        settings = effective_config(session, opts.overrides())
+        self.engine = Engine(session, settings, adapter_for(session, settings), say=self.say,
                              overrides=opts.overrides())
         self.store = self.engine.store
         # a bad `agent:` section or a missing CLI must fail now, before a run starts, not in iteration 1
@@ -86,14 +89,19 @@ class Loop:
             program if os.path.isabs(program) else self.root / program, os.X_OK)  # the agent runs from the root
         if not opts.dry_run and not runnable:
             raise UsageError(f"agent command not found: {program} (install it, or set agent.command / --agent)")
-        check_pricing(self.engine.adapter, self.cfg["agent"], self.cfg)
-        preflight(session, self.cfg, check_binaries=not opts.dry_run)  # the review gate's reviewers, likewise
+        check_pricing(self.engine.adapter, settings)
+        preflight(session, settings, check_binaries=not opts.dry_run)  # the review gate's reviewers, likewise
         self.signalled: int | None = None
         self.wakeup = threading.Event()
         # a loop in a linked work tree (`--worktree NAME`) names it on every line: several loops share a terminal
         self.prefix = f"dun loop [{self.root.name}]: " if (self.root / ".git").is_file() else "dun loop: "
         self.tty = sys.stderr.isatty()
         self.ticking = False  # a progress line is on the terminal, to be cleared before the next line
+
+    @property
+    def settings(self) -> Settings:
+        """The engine's: a reload after a revert replaces them."""
+        return self.engine.settings
 
     def say(self, text: str) -> None:
         self._clear_tick()
@@ -110,7 +118,7 @@ class Loop:
         live = self.engine.live_record
         parts = [f"boxes {live['boxes_done']}/{live['boxes_total']}"] if live and live["boxes_total"] is not None \
             else []
-        cap = self.cfg["loop"]["max_budget_usd"]
+        cap = self.settings.loop.max_budget_usd
         spent = self.engine.state["cost_usd_total"]
         parts.append(f"${spent:.4f} of ${cap:g}" if cap > 0 else f"${spent:.4f} spent")
         return ", ".join(parts)
@@ -182,13 +190,13 @@ class Loop:
                 return decision
             if decision.action == Action.WAIT:
                 self.wait(decision)
-            elif self.cfg["loop"]["cooldown_s"] > 0:
-                self.wakeup.wait(self.cfg["loop"]["cooldown_s"])
+            elif self.settings.loop.cooldown_s > 0:
+                self.wakeup.wait(self.settings.loop.cooldown_s)
 
     def wait(self, decision: Decision) -> None:
         """Sleep until the wait is over, a signal arrives, or STOP appears; a countdown on a terminal."""
         # never past the run's time limit: the next step then stops with max_duration
-        deadline = self.engine.state["started_epoch"] + self.cfg["loop"]["max_duration_h"] * 3600
+        deadline = self.engine.state["started_epoch"] + self.settings.loop.max_duration_h * 3600
         until = min(time.time() + decision.wait_s, deadline)
         self.engine.waiting(decision, until)
         self.say(f"waiting {decision.wait_s / 60:.1f} min ({decision.reason}) until "
@@ -211,7 +219,7 @@ class Loop:
         engine, store, n = self.engine, self.store, opened.n
         inv = opened.invocation
         assert inv is not None
-        loop = self.cfg["loop"]
+        loop = self.settings.loop
         self.say(f"iteration {n}: the agent starts ({self.progress()})")
         started = time.time()
 
@@ -220,9 +228,9 @@ class Loop:
             return self.signalled is not None or store.stop_now()
 
         result = run_agent(inv, self.root, store.iteration_file(n, ".out"), store.iteration_file(n, ".err"),
-                           loop["iteration_timeout_s"], loop["kill_grace_s"], on_start=engine.agent_started,
+                           loop.iteration_timeout_s, loop.kill_grace_s, on_start=engine.agent_started,
                            should_stop=should_stop,
-                           max_output=int(loop["max_output_mb"] * (1 << 20)), on_tree=engine.agent_tree,
+                           max_output=int(loop.max_output_mb * (1 << 20)), on_tree=engine.agent_tree,
                            token=engine.state["agent_token"])
         self._clear_tick()
         if result.disk_full is not None:
@@ -267,10 +275,10 @@ def dry_run(loop: Loop) -> int:
     """Render the next prompt and the decision, without calling an agent or changing any state."""
     engine = loop.engine
     state, _, _ = engine.starting_state(loop.opts.fresh, loop.opts.reset_circuit)
-    decision = before_iteration(state, loop.cfg, loop.store.stop_requested())
+    decision = before_iteration(state, loop.settings, loop.store.stop_requested())
     report = loop.session.report()
     if decision is None and not report.actionable():
-        decision = nothing_actionable(state, loop.cfg)
+        decision = nothing_actionable(state, loop.settings)
     if decision is not None:
         loop.say(f"dry run: would {decision.action} ({decision.reason})")
         return ExitCode.OK

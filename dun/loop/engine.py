@@ -16,10 +16,10 @@ from __future__ import annotations
 import copy
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, guard_command
 from dun.agents.registry import agent_adapters
@@ -53,17 +53,15 @@ from dun.store.records import (
     new_state,
 )
 
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
+
 SHELL_AGENT = "shell"
 
 
-def effective_config(session: Session, overrides: dict[str, Any]) -> dict[str, Any]:
-    """The config values with command-line overrides (`loop.max_iterations`, `agent.name`, ...) on top."""
-    cfg = copy.deepcopy(session.config.values)
-    for dotted, value in overrides.items():
-        if value is not None:
-            section, key = dotted.split(".")
-            cfg[section][key] = value
-    return cfg
+def effective_config(session: Session, overrides: Mapping[str, object]) -> Settings:
+    """The typed config with command-line overrides (`loop.max_iterations`, `agent.name`, ...) on top."""
+    return session.settings.with_flags(overrides)
 
 
 def redact(argv: list[str], secrets: list[str]) -> list[str]:
@@ -97,19 +95,19 @@ def exit_code_for(reason: str, signalled_term: bool = False) -> int:
     return ExitCode.WORK_REMAINS
 
 
-def adapter_for(session: Session, cfg: dict[str, Any]) -> AgentAdapter:
+def adapter_for(session: Session, settings: Settings) -> AgentAdapter:
     adapters = agent_adapters(session.pm)
-    name = cfg["agent"]["name"]
+    name = settings.agent.name
     if name not in adapters:
         raise UsageError(f"unknown agent '{name}'; choose from {', '.join(sorted(adapters))}")
     return adapters[name]
 
 
 class Engine:
-    def __init__(self, session: Session, cfg: dict[str, Any], adapter: AgentAdapter, external: bool = False,
-                 say: Callable[[str], None] | None = None, overrides: dict[str, Any] | None = None) -> None:
+    def __init__(self, session: Session, settings: Settings, adapter: AgentAdapter, external: bool = False,
+                 say: Callable[[str], None] | None = None, overrides: Mapping[str, object] | None = None) -> None:
         self.session = session
-        self.cfg = cfg
+        self.settings = settings
         self.overrides = overrides or {}  # the command line's, on top of the config (a reload keeps them)
         self.outside: list[str] = []  # what decides "done" changed while no agent ran, for the next log
         self.adapter = adapter
@@ -120,13 +118,13 @@ class Engine:
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.live_record: LiveRecord | None = None  # the last one written
         self.live_writer = LiveWriter(self.store)
-        self.shared = shared_limits_for(cfg)
+        self.shared = shared_limits_for(settings)
         # the OS sandbox in effect for the agent and the checks that judge it (a sandbox that was required and
         # cannot run is a config error before the run starts); the shell driver wraps its own agent
         # (`dun sandbox --loop -- CMD`), its checks are confined here alike
-        self.protection = confinement.resolve(self.cfg)
+        self.protection = confinement.resolve(self.settings)
         if self.protection.mode == "bubblewrap":
-            confinement.confine_checks(self.session, self.cfg, self.store.cache_dir)
+            confinement.confine_checks(self.session, self.settings, self.store.cache_dir)
 
     @property
     def sandbox(self) -> str:
@@ -137,7 +135,7 @@ class Engine:
         """The invocation run inside the sandbox, when there is one."""
         if self.sandbox != "bubblewrap":
             return inv
-        return confinement.confine_agent(self.session, self.cfg, inv, self.adapter.state_dirs,
+        return confinement.confine_agent(self.session, self.settings, inv, self.adapter.state_dirs,
                                          self.store.cache_dir / self.adapter.name)
 
     def preflight(self) -> None:
@@ -146,20 +144,20 @@ class Engine:
             return
         probe = self.store.cache_dir / "preflight.prompt.md"
         inv = self.confine(self.adapter.build(self.request("", probe, wire_guard=False)))
-        confinement.preflight(inv, version_flag=not self.cfg["agent"].get("command"))
+        confinement.preflight(inv, version_flag=not self.settings.agent.command)
 
     # -- state ---------------------------------------------------------------------------------------------
     def save(self) -> None:
-        loop, state = self.cfg["loop"], self.state
-        state["calls_left_hour"] = calls_left(state["calls"], loop["max_calls_per_hour"], time.time())
-        cap = loop["max_budget_usd"]
+        loop, state = self.settings.loop, self.state
+        state["calls_left_hour"] = calls_left(state["calls"], loop.max_calls_per_hour, time.time())
+        cap = loop.max_budget_usd
         state["budget_left_usd"] = round(cap - state["cost_usd_total"], 4) if cap > 0 else None
         self.store.write_state(state)
 
     def live(self, phase: LivePhase, decision: LiveDecision | None = None, wait_until: float | None = None,
              wait_reason: str | None = None) -> None:
         """The live record (`.dun/live.json`, what `dun watch` shows), now in `phase`."""
-        self.live_record = record_live(self.live_writer, self.state, self.cfg, phase, decision, wait_until,
+        self.live_record = record_live(self.live_writer, self.state, self.settings, phase, decision, wait_until,
                                        wait_reason, previous=self.live_record)
 
     def starting_state(self, fresh: bool = False,
@@ -179,7 +177,7 @@ class Engine:
             state = copy.deepcopy(previous)
         if reset_circuit:
             state["circuit"] = breaker.new_circuit()
-        state["circuit"] = breaker.on_start(state["circuit"], self.cfg["circuit"]["cooldown_min"], time.time())
+        state["circuit"] = breaker.on_start(state["circuit"], self.settings.circuit.cooldown_min, time.time())
         return state, previous, new_run
 
     def _read_previous(self, fresh: bool) -> LoopState | None:
@@ -213,7 +211,7 @@ class Engine:
             self._close_interrupted()
         from dun.trust.verify import rebaseline
 
-        changes = rebaseline(self.session, self.cfg, head(self.session.root), new_run=new_run)[1]
+        changes = rebaseline(self.session, self.settings, head(self.session.root), new_run=new_run)[1]
         self.outside = changes  # logged with the next iteration (the shell driver starts before every iteration)
         if new_run:
             self._mission_note()
@@ -227,7 +225,7 @@ class Engine:
         self.save()
         self.live(LivePhase.STARTING)
         register(self.session.root)  # `dun watch` started anywhere on the machine finds this loop
-        operator.on_run_start(self.session.root, dict(state), self.cfg)
+        operator.on_run_start(self.session.root, dict(state), self.settings)
         return state
 
     def _mission_note(self) -> None:
@@ -266,7 +264,7 @@ class Engine:
 
                     tasks.hold(self.session.root)
 
-                    found, reverted = checker_changes(self.session, self.cfg, checker)
+                    found, reverted = checker_changes(self.session, self.settings, checker)
                     if found:
                         log["verification"] = {"discrepancies": found, "notes": [], "restored": [],
                                                "reverted": reverted}
@@ -290,9 +288,7 @@ class Engine:
         from dun.engine.session import open_session
 
         self.session = open_session(self.session.root)
-        fresh = effective_config(self.session, self.overrides)
-        self.cfg.clear()
-        self.cfg.update(fresh)  # in place: the driver holds the same dict
+        self.settings = effective_config(self.session, self.overrides)  # the driver reads it from here
 
     def attach(self, n: int) -> LoopState:
         """The shell driver's answer step: the run must have iteration `n` open."""
@@ -307,7 +303,7 @@ class Engine:
     # -- the steps -----------------------------------------------------------------------------------------
     def next(self, stop_requested: bool) -> Decision | Opened:
         """A stop or wait that is due, or the next iteration opened with its prompt written."""
-        decision = before_iteration(self.state, self.cfg, stop_requested)
+        decision = before_iteration(self.state, self.settings, stop_requested)
         if decision is not None:
             return decision
         self.live(LivePhase.CHECKS)
@@ -315,7 +311,7 @@ class Engine:
         report = self._reuse(look) or self.session.report()
         confirmation = False
         if not report.actionable():
-            done = nothing_actionable(self.state, self.cfg)
+            done = nothing_actionable(self.state, self.settings)
             if done is not None:
                 return done
             confirmation = True
@@ -329,11 +325,11 @@ class Engine:
         daily budget, one usage-limit pause. None when the call is granted (and recorded)."""
         if self.shared is None:
             return None
-        cap = self.cfg["fleet"]["budget_usd_per_day"]
+        cap = self.settings.fleet.budget_usd_per_day
         if cap > 0 and self.shared.spent_usd() >= cap:
             return stop(StopReason.SHARED_BUDGET)
         paused = self.shared.paused_until()
-        wait = self.shared.reserve_call(self.cfg["loop"]["max_calls_per_hour"])
+        wait = self.shared.reserve_call(self.settings.loop.max_calls_per_hour)
         if wait > 0:
             reason = WaitReason.USAGE_LIMIT if paused else WaitReason.SHARED_CALL_LIMIT
             return Decision(Action.WAIT, reason, wait)
@@ -348,10 +344,10 @@ class Engine:
 
     def request(self, prompt: str, prompt_file: Path, wire_guard: bool = True) -> AgentRequest:
         guard = None
-        if wire_guard and self.cfg["guard"]["enabled"]:
+        if wire_guard and self.settings.guard.enabled:
             guard = guard_command()
-        budget = call_cap(self.state, self.cfg)
-        return AgentRequest(prompt, prompt_file, self.cfg["agent"], budget, self.session.root, guard,
+        budget = call_cap(self.state, self.settings)
+        return AgentRequest(prompt, prompt_file, self.settings.agent, budget, self.session.root, guard,
                             self.store.cache_dir, os_sandboxed=self.sandbox == "bubblewrap")
 
     def _open(self, report: Report, confirmation: bool, look: tuple[str | None, str | None]) -> Opened:
@@ -363,7 +359,7 @@ class Engine:
         from dun.trust.verify import rebaseline
 
         # right before the agent starts: what changed since the last iteration ended is the operator's
-        start["checker"], changes = rebaseline(self.session, self.cfg, look[0])
+        start["checker"], changes = rebaseline(self.session, self.settings, look[0])
         if changes:
             self.say(f"changed between iterations (not by the agent), taken as the new baseline: "
                      f"{', '.join(changes[:8])}")
@@ -415,15 +411,15 @@ class Engine:
         log = store.read_log(n) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"]}
         stdout_tail = output_tail(store.iteration_file(n, ".out"))
         stderr_tail = output_tail(store.iteration_file(n, ".err"))
-        decision, after, look_after = judge(self.session, self.cfg, state, self.adapter, n, parsed, start, log, facts,
-                                            stdout_tail, stderr_tail)
+        decision, after, look_after = judge(self.session, self.settings, state, self.adapter, n, parsed, start, log,
+                                            facts, stdout_tail, stderr_tail)
         store.write_log(log)
         state.update({"iteration": max(state["iteration"], n), "in_progress": None, "start": None, "agent_pgid": None,
                       "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None})
         self.save()
         self.live(LivePhase.DECIDED, decision_entry(n, str(decision.action), str(decision.reason)))
         self.last = (after, *look_after)
-        operator.on_iteration(self.session.root, dict(log), dict(state), self.cfg)
+        operator.on_iteration(self.session.root, dict(log), dict(state), self.settings)
         if self.shared is not None:
             self.shared.record_cost(log.get("cost_usd") or 0.0)
             if decision.action == Action.WAIT and decision.reason in LIMIT_KINDS and state["resume_at"]:
@@ -441,8 +437,8 @@ class Engine:
             self.store.consume_stop()
         self.save()
         self.live(LivePhase.STOPPED, decision_entry(None, str(decision.action), reason))
-        report = write_report(self.store, self.state, self.cfg)
-        operator.on_stop(self.session.root, dict(self.state), self.cfg)
+        report = write_report(self.store, self.state, self.settings)
+        operator.on_stop(self.session.root, dict(self.state), self.settings)
         return report
 
     def waiting(self, decision: Decision, until: float | None = None) -> None:
@@ -451,4 +447,4 @@ class Engine:
         until = time.time() + decision.wait_s if until is None else until
         self.live(LivePhase.WAITING, decision_entry(None, str(decision.action), str(decision.reason)),
                   wait_until=until, wait_reason=str(decision.reason))
-        operator.on_wait(self.session.root, dict(self.state), self.cfg, str(decision.reason), decision.wait_s)
+        operator.on_wait(self.session.root, dict(self.state), self.settings, str(decision.reason), decision.wait_s)

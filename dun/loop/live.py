@@ -12,12 +12,15 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dun.core.errors import DunError
 from dun.core.kinds import LivePhase
 from dun.store.records import LIVE_SCHEMA_VERSION, LiveDecision, LiveRecord, LoopState
 from dun.store.store import Store
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 MAX_DECISIONS = 5
 
@@ -88,7 +91,7 @@ class LiveWriter:
             thread.join()
 
 
-def record_live(writer: LiveWriter, state: LoopState, cfg: dict[str, Any], phase: LivePhase,
+def record_live(writer: LiveWriter, state: LoopState, settings: Settings, phase: LivePhase,
                 decision: LiveDecision | None = None, wait_until: float | None = None,
                 wait_reason: str | None = None, previous: LiveRecord | None = None) -> LiveRecord:
     """The live record of the run in `state`, now in `phase`, handed to `writer`; `decision` joins the last few of
@@ -104,11 +107,11 @@ def record_live(writer: LiveWriter, state: LoopState, cfg: dict[str, Any], phase
     n = state["in_progress"]
     shown = n or state["iteration"]  # between iterations, the last one's output stays in view
     boxes = mission_boxes(store.root)
-    cap = cfg["loop"]["max_budget_usd"]
+    cap = settings.loop.max_budget_usd
     record: LiveRecord = {
         "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": os.getpid(),
-        "agent": str(cfg["agent"]["name"]), "phase": str(phase), "iteration": state["iteration"],
-        "max_iterations": int(cfg["loop"]["max_iterations"]), "in_progress": n,
+        "agent": settings.agent.name, "phase": str(phase), "iteration": state["iteration"],
+        "max_iterations": settings.loop.max_iterations, "in_progress": n,
         "call_started": state["call_started"] if n else None,
         "out_file": store.iteration_file(shown, ".out").name if shown else None,
         "boxes_done": boxes[0] if boxes else None, "boxes_total": boxes[1] if boxes else None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.agents.limits import AgentError, normalize_error
 from dun.answer.transcript import ParseResult
@@ -16,6 +16,9 @@ from dun.core.kinds import LIMIT_KINDS, Action, ContinueReason, DiscrepancyKind,
 from dun.core.ratewindow import prune, wait_needed
 from dun.loop import circuit as breaker
 from dun.store.records import LoopState
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 
 @dataclass
@@ -64,11 +67,10 @@ def budget_stop(state: LoopState, cap: float) -> Decision | None:
     return None
 
 
-def call_cap(state: LoopState, cfg: dict[str, Any]) -> float | None:
+def call_cap(state: LoopState, settings: Settings) -> float | None:
     """The most one agent call may spend: `loop.budget_per_iteration_usd`, never more than the budget left."""
-    loop = cfg["loop"]
-    per: float | None = loop["budget_per_iteration_usd"] or None
-    cap: float = loop["max_budget_usd"]
+    per = settings.loop.budget_per_iteration_usd or None
+    cap = settings.loop.max_budget_usd
     if cap <= 0:
         return per
     left = max(round(cap - state["cost_usd_total"], 6), 0.0)
@@ -93,49 +95,49 @@ class IterationOutcome:
     cost_estimated: bool = False  # the cost is the cap charged for a call that reported none
 
 
-def before_iteration(state: LoopState, cfg: dict[str, Any], stop_requested: bool,
+def before_iteration(state: LoopState, settings: Settings, stop_requested: bool,
                      now: float | None = None) -> Decision | None:
     """A stop or wait due before the next agent call, or None to go ahead."""
     now = time.time() if now is None else now
-    loop = cfg["loop"]
+    loop = settings.loop
     if stop_requested:
         return stop(StopReason.STOP_REQUESTED)
     if state["circuit"]["state"] == breaker.OPEN:
         return stop(StopReason.CIRCUIT_OPEN)
-    if state["iteration"] >= loop["max_iterations"]:
+    if state["iteration"] >= loop.max_iterations:
         return stop(StopReason.MAX_ITERATIONS)
-    if now - state["started_epoch"] >= loop["max_duration_h"] * 3600:
+    if now - state["started_epoch"] >= loop.max_duration_h * 3600:
         return stop(StopReason.MAX_DURATION)
-    over = budget_stop(state, loop["max_budget_usd"])
+    over = budget_stop(state, loop.max_budget_usd)
     if over is not None:
         return over
-    if state["errors_total"] >= loop["error_threshold"]:
+    if state["errors_total"] >= loop.error_threshold:
         return stop(StopReason.ERROR_THRESHOLD)
     resume_at = state.get("resume_at")
     if resume_at and resume_at > now:
         return Decision(Action.WAIT, WaitReason.USAGE_LIMIT, resume_at - now)
-    wait = wait_needed(state["calls"], loop["max_calls_per_hour"], now)
+    wait = wait_needed(state["calls"], loop.max_calls_per_hour, now)
     if wait > 0:
         return Decision(Action.WAIT, WaitReason.HOURLY_CALL_LIMIT, wait)
     return None
 
 
-def nothing_actionable(state: LoopState, cfg: dict[str, Any]) -> Decision | None:
+def nothing_actionable(state: LoopState, settings: Settings) -> Decision | None:
     """Checks all pass before an iteration: complete, or None to run a confirmation iteration.
 
     Complete at once when no agent has run in this run yet (a resumed run is not new: an interrupted iteration
     counts), when the last agent signalled EXIT_SIGNAL, or after enough confirmations."""
     first = state["iteration"] == 0
-    if first or state.get("last_exit_signal") or state["confirmations"] >= cfg["loop"]["confirm_iterations"]:
+    if first or state.get("last_exit_signal") or state["confirmations"] >= settings.loop.confirm_iterations:
         return stop(StopReason.COMPLETE)
     return None
 
 
-def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome,
+def after_iteration(state: LoopState, settings: Settings, out: IterationOutcome,
                     now: float | None = None) -> Decision:
     """Fold an iteration into `state` (in place) and decide what comes next."""
     now = time.time() if now is None else now
-    loop = cfg["loop"]
+    loop = settings.loop
     state["cost_usd_total"] = round(state["cost_usd_total"] + out.cost_usd, 6)
     if out.cost_usd > 0 and not out.cost_estimated:
         state["costs"] = [*(state.get("costs") or []), round(out.cost_usd, 6)][-MAX_COSTS:]
@@ -146,15 +148,15 @@ def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome
     if out.error is not None and not limited:
         state["errors_total"] += 1
     if out.error is not None and limited:
-        wait_s = loop["usage_limit_wait_min"] * 60
+        wait_s = loop.usage_limit_wait_min * 60
         state["resume_at"] = out.error.reset_at if out.error.reset_at and out.error.reset_at > now else now + wait_s
     error_text = normalize_error(out.error.message) if out.error and not limited else None
     # a confirmation that answered did what it was asked (look, change nothing): not a step without progress
     answered_confirmation = out.confirmation and out.error is None and out.parsed.block is not None
-    state["circuit"] = breaker.record(state["circuit"], cfg["circuit"], out.progress or answered_confirmation,
+    state["circuit"] = breaker.record(state["circuit"], settings.circuit, out.progress or answered_confirmation,
                                       error_text, out.denials, limited, now)
     oscillation = any(d.get("kind") == DiscrepancyKind.OSCILLATION for d in out.discrepancies)
-    state["circuit"] = breaker.record_trust(state["circuit"], cfg["circuit"], len(out.discrepancies), oscillation,
+    state["circuit"] = breaker.record_trust(state["circuit"], settings.circuit, len(out.discrepancies), oscillation,
                                             now)
     # only an answer counts: a failed call's text (a crash, a timeout, an API error) agrees to nothing
     block = out.parsed.block if out.error is None else None
@@ -183,9 +185,9 @@ def after_iteration(state: LoopState, cfg: dict[str, Any], out: IterationOutcome
         state["blocked"] = None
     if not out.actionable_after and block is not None and block.exit_signal:
         return stop(StopReason.COMPLETE)
-    if out.confirmation and not out.actionable_after and state["confirmations"] >= loop["confirm_iterations"]:
+    if out.confirmation and not out.actionable_after and state["confirmations"] >= loop.confirm_iterations:
         return stop(StopReason.COMPLETE)
-    if out.confirmation and not out.actionable_after and state["unconfirmed"] >= max(loop["confirm_iterations"], 1):
+    if out.confirmation and not out.actionable_after and state["unconfirmed"] >= max(loop.confirm_iterations, 1):
         return stop(StopReason.UNCONFIRMED, f"every check passes, but {state['unconfirmed']} confirmation call(s) "
                                             "in a row gave no answer (a failed call, or no status block)")
     if state["circuit"]["state"] == breaker.OPEN:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.core.kinds import StopReason
 from dun.store.records import IterationLog, LoopState
 from dun.store.store import Store
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 MAX_ROWS = 200  # the report stays readable after a long night: older rows are summarised
 
@@ -81,10 +84,10 @@ def protection_line(logs: list[IterationLog]) -> str:
     return "- protection: -"
 
 
-def write_report(store: Store, state: LoopState, cfg: dict[str, Any]) -> Path:
+def write_report(store: Store, state: LoopState, settings: Settings) -> Path:
     logs = store.iteration_logs()
     run_logs = [log for log in logs if log.get("run_id") in (None, state.get("run_id"))]
-    cap = cfg["loop"]["max_budget_usd"]
+    cap = settings.loop.max_budget_usd
     first, last = (run_logs[0], run_logs[-1]) if run_logs else ({}, {})
     before = (first.get("checks_before") or {}).get("ids")
     after = (last.get("checks_after") or {}).get("ids")

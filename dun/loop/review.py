@@ -14,12 +14,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.agents.base import AgentAdapter, AgentRequest
 from dun.agents.registry import agent_adapters
 from dun.agents.runner import run_agent
 from dun.answer.block import StatusBlock
+from dun.config.sections import Agent
 from dun.core.atomic import write_text_atomic
 from dun.core.errors import ConfigError, UsageError
 from dun.core.git import git
@@ -28,6 +29,9 @@ from dun.engine.model import Report
 from dun.engine.session import Session
 from dun.store.records import Start
 from dun.store.store import Store
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 TICKED = re.compile(r"^\+\s*[-*+] \[[xX]\]", re.MULTILINE)
 VERDICTS = ("APPROVE", "REJECT")
@@ -54,7 +58,7 @@ REASONS: why, in one line
 class Reviewer:
     label: str  # `name` or `name:model`, as configured
     adapter: AgentAdapter
-    config: dict[str, Any]  # the `agent:`-shaped config its adapter builds from
+    config: Agent  # the `agent:` section its adapter builds from
 
 
 @dataclass
@@ -92,33 +96,32 @@ class Review:
                 "verdicts": [v.to_dict() for v in self.verdicts]}
 
 
-def reviewers(session: Session, cfg: dict[str, Any]) -> list[Reviewer]:
-    gate = cfg["gate"]
+def reviewers(session: Session, settings: Settings) -> list[Reviewer]:
+    gate = settings.gate
     adapters = agent_adapters(session.pm)
-    commands = gate["commands"] if isinstance(gate["commands"], dict) else {}
     out = []
-    for label in gate["reviewers"]:
+    for label in gate.reviewers:
         name, _, model = label.partition(":")
         if name not in adapters:
             raise ConfigError(f"gate.reviewers: unknown agent '{name}'; choose from {', '.join(sorted(adapters))}")
-        command = commands.get(name) or []
+        command = gate.commands.get(name) or []
         if name == "command" and not command:
             raise ConfigError("gate.commands.command: the `command` reviewer needs a command line")
         command = [command] if isinstance(command, str) else command
         if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
             raise ConfigError(f"gate.commands.{name}: expected a command line (a list of strings)")
-        config = {"name": name, "model": model or None, "command": command, "prompt_via": "stdin",
-                  "allowed_tools": [], "skip_permissions": False, "extra_args": [], "live": False,
-                  "input_usd_per_mtok": gate["input_usd_per_mtok"], "output_usd_per_mtok": gate["output_usd_per_mtok"]}
+        config = Agent(name=name, command=tuple(command), prompt_via="stdin", model=model or None, allowed_tools=(),
+                       skip_permissions=False, extra_args=(), live=False,
+                       input_usd_per_mtok=gate.input_usd_per_mtok, output_usd_per_mtok=gate.output_usd_per_mtok)
         out.append(Reviewer(label, adapters[name], config))
-    if gate["approvals"] > len(out):
-        raise ConfigError(f"gate.approvals: {gate['approvals']} approvals needed but only {len(out)} reviewer(s)")
+    if gate.approvals > len(out):
+        raise ConfigError(f"gate.approvals: {gate.approvals} approvals needed but only {len(out)} reviewer(s)")
     return out
 
 
-def preflight(session: Session, cfg: dict[str, Any], check_binaries: bool = True) -> list[Reviewer]:
+def preflight(session: Session, settings: Settings, check_binaries: bool = True) -> list[Reviewer]:
     """Before a run: every reviewer exists, its CLI is installed, and with a budget its usage can be priced."""
-    found = reviewers(session, cfg)
+    found = reviewers(session, settings)
     for reviewer in found:
         probe = reviewer.adapter.build(AgentRequest("", session.root / "review.md", reviewer.config, None,
                                                     session.root, read_only=True))
@@ -126,7 +129,7 @@ def preflight(session: Session, cfg: dict[str, Any], check_binaries: bool = True
         runnable = shutil.which(program) if os.sep not in program else os.access(program, os.X_OK)
         if check_binaries and not runnable:
             raise UsageError(f"reviewer command not found: {program} (install it, or set gate.commands)")
-        if cfg["loop"]["max_budget_usd"] > 0:
+        if settings.loop.max_budget_usd > 0:
             why = reviewer.adapter.pricing(reviewer.config)
             if why:
                 raise ConfigError(f"gate.reviewers: {reviewer.label}: {why}")
@@ -146,9 +149,9 @@ def diff_text(root: Path, start: Start, tree_after: str | None, limit: int) -> s
     return text if len(text) <= limit else text[:limit] + f"\n[... diff cut at {limit} of {len(text)} characters]\n"
 
 
-def due(cfg: dict[str, Any], block: StatusBlock | None, diff: str) -> bool:
+def due(settings: Settings, block: StatusBlock | None, diff: str) -> bool:
     """`every` iteration, or only `completions`: EXIT_SIGNAL true, or a box ticked in the diff."""
-    if cfg["gate"]["when"] == "every":
+    if settings.gate.when == "every":
         return True
     return bool(block is not None and block.exit_signal) or bool(TICKED.search(diff))
 
@@ -167,7 +170,7 @@ def render(block: StatusBlock | None, before: list[str], after: Report, newly_pa
             f"## The diff\n\n```diff\n{diff or '(no change)'}\n```\n")
 
 
-def run_reviewer(store: Store, cfg: dict[str, Any], n: int, k: int, reviewer: Reviewer, prompt: str) -> Verdict:
+def run_reviewer(store: Store, settings: Settings, n: int, k: int, reviewer: Reviewer, prompt: str) -> Verdict:
     prompt_file = store.iteration_file(n, f".review-{k}.prompt.md")
     write_text_atomic(prompt_file, prompt)
     with tempfile.TemporaryDirectory(prefix="dun-review-") as scratch:
@@ -175,7 +178,7 @@ def run_reviewer(store: Store, cfg: dict[str, Any], n: int, k: int, reviewer: Re
                            read_only=True)
         inv = reviewer.adapter.build(req)
         out, err = store.iteration_file(n, f".review-{k}.out"), store.iteration_file(n, f".review-{k}.err")
-        run = run_agent(inv, Path(scratch), out, err, cfg["gate"]["timeout_s"], cfg["loop"]["kill_grace_s"],
+        run = run_agent(inv, Path(scratch), out, err, settings.gate.timeout_s, settings.loop.kill_grace_s,
                         should_stop=store.stop_now)
     with out.open("rb") as fh:
         parsed = reviewer.adapter.parse(fh)
@@ -189,21 +192,21 @@ def run_reviewer(store: Store, cfg: dict[str, Any], n: int, k: int, reviewer: Re
     return Verdict(reviewer.label, word if word in VERDICTS else None, reasons, cost, run.exit_code, argv)
 
 
-def review(session: Session, cfg: dict[str, Any], n: int, block: StatusBlock | None, start: Start, after: Report,
+def review(session: Session, settings: Settings, n: int, block: StatusBlock | None, start: Start, after: Report,
            newly_passing: list[str], tree_after: str | None) -> Review | None:
     """Run the gate on iteration `n`, or None when it is off or not due."""
-    gate = cfg["gate"]
-    if not gate["reviewers"]:
+    gate = settings.gate
+    if not gate.reviewers:
         return None
-    diff = diff_text(session.root, start, tree_after, gate["max_diff_chars"])
-    if not due(cfg, block, diff):
+    diff = diff_text(session.root, start, tree_after, gate.max_diff_chars)
+    if not due(settings, block, diff):
         return None
     store = session.store
     prompt = render(block, start["actionable"], after, newly_passing, diff)
-    found = reviewers(session, cfg)
-    result = Review([run_reviewer(store, cfg, n, k, r, prompt) for k, r in enumerate(found, start=1)],
-                    gate["approvals"] or len(found))
-    budget = cfg["loop"]["budget_per_iteration_usd"]
+    found = reviewers(session, settings)
+    result = Review([run_reviewer(store, settings, n, k, r, prompt) for k, r in enumerate(found, start=1)],
+                    gate.approvals or len(found))
+    budget = settings.loop.budget_per_iteration_usd
     # an unpriced reviewer call is assumed to cost the per-iteration cap, as an unpriced agent call is
     result.cost_usd = sum(v.cost_usd if v.cost_usd is not None else budget if v.exit_code is not None else 0.0
                           for v in result.verdicts)

@@ -44,16 +44,16 @@ def _answer(engine: Engine, decision: Decision) -> int:
         engine.waiting(decision)
         # rounded up to a tenth: a wait never ends early, and a short one never becomes 0
         return _emit(f"wait {math.ceil(decision.wait_s * 10) / 10:.1f} {decision.reason}", ExitCode.STEP_WAIT)
-    return _emit(f"continue {engine.cfg['loop']['cooldown_s']:g}", ExitCode.OK)
+    return _emit(f"continue {engine.settings.loop.cooldown_s:g}", ExitCode.OK)
 
 
 def _engine(path: str | None) -> Engine:
     session = open_session(path)
-    cfg = effective_config(session, {})
-    adapter = adapter_for(session, cfg)
-    check_pricing(adapter, cfg["agent"], cfg)  # the answers are parsed and priced by the configured agent's adapter
-    preflight(session, cfg)  # the review gate runs from the answer step
-    return Engine(session, cfg, adapter, external=True, say=_say)
+    settings = effective_config(session, {})
+    adapter = adapter_for(session, settings)
+    check_pricing(adapter, settings)  # the answers are parsed and priced by the configured agent's adapter
+    preflight(session, settings)  # the review gate runs from the answer step
+    return Engine(session, settings, adapter, external=True, say=_say)
 
 
 def _say(text: str) -> None:

@@ -157,7 +157,7 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
     sections = {
         "mission": mission_section(session),
         "handoff": handoff_section(session.store.read_handoff(), report),
-        "review": review.prompt_section(session.root, session.config.values),
+        "review": review.prompt_section(session.root, session.settings.review),
         "git": git_text,
         "loop": loop_section(session.store),
         "hints": hints_section(session, report),

@@ -42,7 +42,7 @@ def _review_list(items: list[dict[str, Any]]) -> str:
     return f"<table><tr><th>id</th><th>finding</th><th>detail</th><th>evidence</th></tr>{rows}</table>"
 
 
-def render(history: History, cfg: dict[str, Any], last_runs: int) -> str:
+def render(history: History, last_runs: int) -> str:
     plotly()  # fail before any work when the extra is missing
     s = collect(history, last_runs)
     items = review.items(history, ("open",))
@@ -60,8 +60,8 @@ def render(history: History, cfg: dict[str, Any], last_runs: int) -> str:
             f"<script>{plotly_js()}</script></head><body>{''.join(body)}</body></html>\n")
 
 
-def write_html(history: History, cfg: dict[str, Any], target: Path, last_runs: int = 1) -> int:
+def write_html(history: History, target: Path, last_runs: int = 1) -> int:
     """Write the report (atomically); returns its size in bytes."""
-    text = render(history, cfg, last_runs)
+    text = render(history, last_runs)
     write_text_atomic(target, text)
     return len(text.encode("utf-8"))

@@ -81,20 +81,20 @@ def _as_the_loop(repo: Path, mode: str | None, command: list[str],
     from dun.agents.base import AgentRequest, guard_command
     from dun.agents.claude import guard_settings
     from dun.engine.session import open_session
-    from dun.store.store import Store
 
     session = open_session(repo)
-    store = Store(repo)
+    store, settings = session.store, session.settings
     name = Path(command[0]).name
-    if name == "claude" and session.config.get("guard.enabled") and "--settings" not in command:
-        req = AgentRequest("", store.cache_dir / "shell.prompt.md", {}, None, repo, guard_command(), store.cache_dir)
-        settings = guard_settings(req)
-        if settings is not None:
-            command = [*command, "--settings", str(settings)]
+    if name == "claude" and settings.guard.enabled and "--settings" not in command:
+        req = AgentRequest("", store.cache_dir / "shell.prompt.md", settings.agent, None, repo, guard_command(),
+                           store.cache_dir)
+        hook = guard_settings(req)
+        if hook is not None:
+            command = [*command, "--settings", str(hook)]
     own = store.cache_dir / name
     own.mkdir(parents=True, exist_ok=True)
-    return (mode or session.config.get("loop.sandbox"), bool(session.config.get("sandbox.network")),
-            [*writable, *(Path(p) for p in session.config.get("sandbox.writable"))], command, (own,))
+    return (mode or settings.loop.sandbox, settings.sandbox.network,
+            [*writable, *(Path(p) for p in settings.sandbox.writable)], command, (own,))
 
 
 def main(argv: list[str] | None = None, err: IO[str] | None = None) -> int:

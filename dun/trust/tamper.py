@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,8 @@ def _walk(root: Path, rel: str) -> list[str]:
     return out
 
 
-def checker_paths(root: Path, ctx: CheckContext, catalog: Any, protected: list[str],
-                  plugin_dirs: list[str]) -> list[str]:
+def checker_paths(root: Path, ctx: CheckContext, catalog: Any, protected: Sequence[str],
+                  plugin_dirs: Sequence[str]) -> list[str]:
     gates = [g for c in catalog.checks if c.type == "gates" for g in c.options.get("files", [])]
     found = set(ctx.match([*gates, *protected])) if gates or protected else set()
     for rel in (*WALKED, *plugin_dirs):
@@ -87,8 +88,8 @@ def _tool_dun(root: Path) -> str | None:
     return hashlib.sha256(json.dumps(table, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def take(root: Path, ctx: CheckContext, catalog: Any, protected: list[str],
-         plugin_dirs: list[str]) -> dict[str, dict[str, str]]:
+def take(root: Path, ctx: CheckContext, catalog: Any, protected: Sequence[str],
+         plugin_dirs: Sequence[str]) -> dict[str, dict[str, str]]:
     """{"files": what decides "done", path -> digest, "blobs": path -> git blob id to restore it from}."""
     paths = checker_paths(root, ctx, catalog, protected, plugin_dirs)
     regular, files = [], {}
@@ -146,7 +147,7 @@ def changed(before: dict[str, str], after: dict[str, str], new_ok: set[str] | No
     return out
 
 
-def compare(root: Path, ctx: CheckContext, before: dict[str, Any], after: dict[str, Any], protected: list[str],
+def compare(root: Path, ctx: CheckContext, before: dict[str, Any], after: dict[str, Any], protected: Sequence[str],
             head: str | None) -> list[dict[str, Any]]:
     """The agent's changes to what decides "done" between `before` (as it started) and `after` (as it ended)."""
     new_ok = set(ctx.match(protected)) if protected else set()

@@ -4,7 +4,7 @@ configured policies applied. The result goes into the iteration log as `verifica
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.answer.block import StatusBlock
 from dun.core.git import git
@@ -13,6 +13,9 @@ from dun.engine.session import Session
 from dun.store.records import LoopState
 from dun.trust import tamper, tasks
 from dun.trust.claims import discrepancy, verify_claims
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 
 def mission_files(session: Session) -> list[str]:
@@ -24,20 +27,20 @@ def mission_files(session: Session) -> list[str]:
     return mission_paths(ctx, list(dict.fromkeys(patterns)))
 
 
-def snapshot(session: Session, cfg: dict[str, Any]) -> dict[str, dict[str, str]]:
+def snapshot(session: Session, settings: Settings) -> dict[str, dict[str, str]]:
     """What decides "done", as it is now (tamper.take)."""
-    return tamper.take(session.root, session.context(), session.catalog(), cfg["trust"]["protected"],
-                       [str(d) for d in cfg["plugins"]["dirs"]])
+    return tamper.take(session.root, session.context(), session.catalog(), settings.trust.protected,
+                       [str(d) for d in settings.plugins.dirs])
 
 
-def rebaseline(session: Session, cfg: dict[str, Any], head: str | None,
+def rebaseline(session: Session, settings: Settings, head: str | None,
                new_run: bool = False) -> tuple[dict[str, Any], list[str]]:
     """At a run's start and right before each agent starts: what changed since dun last looked (between runs, or
     between iterations) is the operator's, taken as the new baseline. Returns the snapshot the agent will be
     held to (with `head`) and the paths the operator changed. A new run records its ledger of boxes afresh."""
     root = session.root
     old = tamper.read_baseline(root)
-    snap = snapshot(session, cfg)
+    snap = snapshot(session, settings)
     known = old is not None and old.get("schema_version") == tamper.SCHEMA  # an older dun's digests differ
     changes = [p for p in tamper.changed(old["files"], snap["files"]) if p != tamper.THRESHOLDS] if known and old \
         else []
@@ -69,7 +72,7 @@ def _commit(root: Path, paths: list[str], skip: set[str], message: str) -> list[
     return mine if proc.returncode == 0 else []
 
 
-def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, block: StatusBlock | None,
+def verify_iteration(session: Session, settings: Settings, state: LoopState, block: StatusBlock | None,
                      after: Report, files_changed: int, commits: int, tree_before: str | None,
                      tree_after: str | None, newly_passing: list[str],
                      progressed: frozenset[str] = frozenset(), checker: dict[str, Any] | None = None,
@@ -79,7 +82,7 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, bl
     root = session.root
     if checker is None:  # an iteration opened by an older dun: its run's baseline stands in
         checker = tamper.read_baseline(root) or {}
-    trust = cfg["trust"]
+    trust = settings.trust
     found, notes = verify_claims(block, after, files_changed, commits, progressed)
     out: dict[str, Any] = {"discrepancies": found, "notes": notes, "restored": [], "reverted": [], "stop": None}
     ledger = tasks.load(root)
@@ -89,42 +92,42 @@ def verify_iteration(session: Session, cfg: dict[str, Any], state: LoopState, bl
         out["tasks"] = facts
         found += task_found
         tampered = [d for d in task_found if d["kind"] in ("task_tampered", "unverified_completion")]
-        if tampered and trust["on_task_tamper"] == "restore":
+        if tampered and trust.on_task_tamper == "restore":
             files_hit = sorted({d["task"]["file"] for d in tampered})
             dirty = _dirty(root, files_hit)
             out["restored"] = tasks.restore(root, tampered, recorded, checker.get("head"))
             out["committed"] = _commit(root, out["restored"], dirty, "dun: restore mission boxes the agent "
                                        "removed, reworded or ticked without evidence")
             accepted = tasks.scan(root, files)
-        elif tampered and trust["on_task_tamper"] == "stop":
+        elif tampered and trust.on_task_tamper == "stop":
             out["stop"] = "task_tampered"
         elif tampered:  # flag: recorded once; the ledger moves on so one offence is not reported every iteration
             accepted = tasks.scan(root, files)
         tasks.save(root, files, accepted)
-    changed = _checker(session, cfg, checker, out) if checker.get("files") else []
+    changed = _checker(session, settings, checker, out) if checker.get("files") else []
     found += changed
     found += tamper.tests_removed(root, tree_before, tree_after, newly_passing)
-    if oscillated(state, trust["oscillation_window"], tree_before, tree_after, bool(after.actionable())):
+    if oscillated(state, trust.oscillation_window, tree_before, tree_after, bool(after.actionable())):
         found.append(discrepancy("oscillation", "the work tree went back to a state of an earlier iteration while "
                                  "checks still fail", tree=tree_after))
     return out
 
 
-def _checker(session: Session, cfg: dict[str, Any], before: dict[str, Any], out: dict[str, Any],
+def _checker(session: Session, settings: Settings, before: dict[str, Any], out: dict[str, Any],
              ) -> list[dict[str, Any]]:
     """The agent's changes to what decides "done" (and to dun's record of it), with the policy applied; the
     baseline then becomes what the tree holds (reverted, or flagged and moved on)."""
-    root, trust = session.root, cfg["trust"]
-    after = snapshot(session, cfg)
-    found = tamper.compare(root, session.context(), before, after, trust["protected"], before.get("head"))
+    root, trust = session.root, settings.trust
+    after = snapshot(session, settings)
+    found = tamper.compare(root, session.context(), before, after, trust.protected, before.get("head"))
     found += tamper.baseline_missing(root, before)
-    if found and trust["on_checker_tamper"] == "revert":
+    if found and trust.on_checker_tamper == "revert":
         out["reverted"] = tamper.revert(root, found[0]) if found[0]["paths"] != [tamper.FINGERPRINT_FILE] else []
         if out["reverted"]:
             # a reverted file holds dun's version only, so committing it takes nothing of the agent's
             _commit(root, out["reverted"], set(), "dun: revert changes to what decides 'done'")
-            after = snapshot(session, cfg)
-    elif found and trust["on_checker_tamper"] == "stop":
+            after = snapshot(session, settings)
+    elif found and trust.on_checker_tamper == "stop":
         out["stop"] = out["stop"] or "checker_tampered"
         after = before  # the run stops held to what the agent found: the next start names the change
     tamper.write_baseline(root, {"files": after["files"], "blobs": after["blobs"]}, before.get("head"),
@@ -132,12 +135,12 @@ def _checker(session: Session, cfg: dict[str, Any], before: dict[str, Any], out:
     return found
 
 
-def checker_changes(session: Session, cfg: dict[str, Any], before: dict[str, Any],
+def checker_changes(session: Session, settings: Settings, before: dict[str, Any],
                     ) -> tuple[list[dict[str, Any]], list[str]]:
     """An iteration that was killed before its conclusion: its changes to what decides "done" (reverted by the
     policy) and the files reverted. Never a new baseline: killing dun must not launder the agent's changes."""
     out: dict[str, Any] = {"reverted": [], "stop": None}
-    return _checker(session, cfg, before, out), out["reverted"]
+    return _checker(session, settings, before, out), out["reverted"]
 
 
 def oscillated(state: LoopState, window: int, tree_before: str | None, tree_after: str | None,

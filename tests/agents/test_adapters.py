@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import agent_settings, git
 
 from dun.agents.base import AgentRequest, Invocation
 from dun.agents.registry import agent_adapters
@@ -20,8 +20,8 @@ ADAPTERS = agent_adapters(make_manager(entry_points=False))
 
 def build(name: str, root: Path, read_only: bool = False, **config: Any) -> Invocation:
     prompt_file = root / ".dun" / "logs" / "iteration-1.prompt.md"
-    return ADAPTERS[name].build(AgentRequest("do it", prompt_file, config, None, root, None, root / ".dun" / "cache",
-                                             read_only=read_only))
+    return ADAPTERS[name].build(AgentRequest("do it", prompt_file, agent_settings(**config), None, root, None,
+                                             root / ".dun" / "cache", read_only=read_only))
 
 
 @pytest.mark.parametrize("name", ["claude", "codex", "gemini", "opencode", "pi", "aider", "command"])
@@ -134,7 +134,8 @@ def test_codex_outside_a_repository_names_the_usual_git_directory(tmp_path: Path
 def test_codex_inside_duns_os_sandbox_does_not_nest_its_own(repo: Path) -> None:
     """Codex's sandbox is bubblewrap too and cannot run inside dun's; dun's already confines writes to the repo."""
     prompt_file = repo / ".dun" / "logs" / "iteration-1.prompt.md"
-    argv = ADAPTERS["codex"].build(AgentRequest("do it", prompt_file, {}, None, repo, os_sandboxed=True)).argv
+    argv = ADAPTERS["codex"].build(AgentRequest("do it", prompt_file, agent_settings(), None, repo,
+                                                        os_sandboxed=True)).argv
     assert "--dangerously-bypass-approvals-and-sandbox" in argv and "--sandbox" not in argv
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import agent_settings
 
 from dun.agents.base import AgentAdapter
 from dun.agents.registry import agent_adapters
@@ -54,7 +55,7 @@ def test_success_is_parsed_and_priced(cli: str) -> None:
     assert (parsed.outcome, parsed.shape, error) == ("parsed", shape, None)
     assert parsed.block.status == "COMPLETE" and parsed.block.exit_signal is True
     assert parsed.agent.get("tokens") == tokens
-    assert adapter.cost(parsed.agent, {}) == pytest.approx(dollars, abs=1e-9)
+    assert adapter.cost(parsed.agent, agent_settings()) == pytest.approx(dollars, abs=1e-9)
 
 
 @pytest.mark.parametrize(("cli", "status", "kind"), [
@@ -90,8 +91,8 @@ def test_a_cli_that_reports_no_price_is_not_free() -> None:
     are configured."""
     adapter, parsed, _ = run("pi", "ok")
     agent = {**parsed.agent, "cost_usd": 0.0}
-    assert adapter.cost(agent, {}) is None
-    assert adapter.cost(agent, {"input_usd_per_mtok": 1.0, "output_usd_per_mtok": 4.0}) == pytest.approx(
+    assert adapter.cost(agent, agent_settings()) is None
+    assert adapter.cost(agent, agent_settings(input_usd_per_mtok=1.0, output_usd_per_mtok=4.0)) == pytest.approx(
         (2200 * 1.0 + 150 * 4.0) / 1e6)
 
 

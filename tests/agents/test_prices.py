@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import agent_settings
 
 from dun.agents import prices
 from dun.agents.events import add_tokens, read_jsonl
@@ -24,31 +25,33 @@ def facts(cost: float | None = None, model: str | None = None, **tokens: int) ->
 
 
 def test_reported_dollars_win() -> None:
-    assert priced(facts(0.5, input=10), {"input_usd_per_mtok": 100.0}, "gpt-6.1-sol") == 0.5
+    assert priced(facts(0.5, input=10), agent_settings(input_usd_per_mtok=100.0), "gpt-6.1-sol") == 0.5
 
 
 def test_configured_rates_beat_the_table_and_bill_cache_reads_as_input() -> None:
-    cfg = {"input_usd_per_mtok": 1.0, "output_usd_per_mtok": 2.0}
+    cfg = agent_settings(input_usd_per_mtok=1.0, output_usd_per_mtok=2.0)
     assert priced(facts(input=1_000_000, cached=1_000_000, output=1_000_000), cfg, "gpt-6.1-sol") == 4.0
 
 
 def test_the_table_prices_cache_reads_at_their_own_rate() -> None:
-    cost = priced(facts(input=1_000_000, cached=1_000_000, output=1_000_000), {}, "openai/GPT-6.1-sol")
+    cost = priced(facts(input=1_000_000, cached=1_000_000, output=1_000_000), agent_settings(), "openai/GPT-6.1-sol")
     assert cost == pytest.approx(2.0 + 0.10 + 10.0)
 
 
 def test_each_model_at_its_own_rate_and_an_unknown_one_is_unknown() -> None:
     agent = facts(model="gemini-3.5-flash-lite", input=1_000_000)
     add_tokens(agent, 1_000_000, model="gemini-3.8-flash")
-    assert priced(agent, {}, None) == pytest.approx(0.30 + rate_for("gemini-3.8-flash", {}).input)  # type: ignore
+    rate = rate_for("gemini-3.8-flash", agent_settings())
+    assert rate is not None and priced(agent, agent_settings(), None) == pytest.approx(0.30 + rate.input)
     add_tokens(agent, 5, model="gemini-9-ultra")
-    assert priced(agent, {}, None) is None
+    assert priced(agent, agent_settings(), None) is None
 
 
 def test_no_tokens_and_no_dollars_is_unknown_and_zero_without_tokens_is_free() -> None:
-    assert priced({}, {}, "gpt-6.1-sol") is None
-    assert priced(facts(0.0), {}, "gpt-6.1-sol") == 0.0
-    assert priced(facts(0.0, input=5), {}, "no-such-model") is None  # a $0 with tokens spent: no price known
+    assert priced({}, agent_settings(), "gpt-6.1-sol") is None
+    assert priced(facts(0.0), agent_settings(), "gpt-6.1-sol") == 0.0
+    # a $0 with tokens spent: no price known
+    assert priced(facts(0.0, input=5), agent_settings(), "no-such-model") is None
 
 
 def test_a_promotional_rate_ends_on_its_date() -> None:
@@ -58,10 +61,10 @@ def test_a_promotional_rate_ends_on_its_date() -> None:
 
 
 def test_refusal_names_the_fix() -> None:
-    assert table_refusal("codex", None, {}) is None  # its default model is in the table
-    assert table_refusal("codex", "gpt-6.1-sol", {}) is None
-    assert table_refusal("codex", "o9", {"output_usd_per_mtok": 3.0}) is None
-    why = table_refusal("codex", "o9", {})
+    assert table_refusal("codex", None, agent_settings()) is None  # its default model is in the table
+    assert table_refusal("codex", "gpt-6.1-sol", agent_settings()) is None
+    assert table_refusal("codex", "o9", agent_settings(output_usd_per_mtok=3.0)) is None
+    why = table_refusal("codex", "o9", agent_settings())
     assert why is not None and "'o9'" in why and PRICES_AS_OF in why
     assert "agent.input_usd_per_mtok" in why and "loop.max_budget_usd: 0" in why
 

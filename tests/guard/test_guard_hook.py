@@ -131,8 +131,8 @@ def test_main_reads_guard_config_from_the_events_repository(repo: Path, monkeypa
 
     def fake_load_config(root: Path) -> SimpleNamespace:
         seen.append(root)
-        guard = {"allow": ["git push --force origin scratch"], "deny": ["make deploy"]}
-        return SimpleNamespace(values={"guard": guard})
+        guard = SimpleNamespace(allow=("git push --force origin scratch",), deny=("make deploy",))
+        return SimpleNamespace(settings=SimpleNamespace(guard=guard))
 
     monkeypatch.setattr(dun.config.loader, "load_config", fake_load_config)
     out = io.StringIO()

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, settings_with
 from history_support import dun, make_log, new_repo, write_run
 
 from dun.loop import operator as loop_hooks
 
-CFG = {"loop": {"max_budget_usd": 0}, "notify": {}, "review": {}}
+CFG = settings_with(loop__max_budget_usd=0)
 
 
 def test_a_corrupt_database_does_not_stop_the_loop(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

@@ -7,12 +7,13 @@ import json
 import time
 from pathlib import Path
 
+from conftest import settings_with
 from history_support import T0, dun, make_log, new_repo, write_run
 
 from dun.history.reports import MAX_LINES, report_files, unacknowledged_count
 from dun.loop import operator as loop_hooks
 
-CFG = {"loop": {"max_budget_usd": 10.0}, "notify": {}, "review": {}}
+CFG = settings_with(loop__max_budget_usd=10.0)
 
 
 def busy_history(repo: Path, runs: int = 14) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from history_support import dun, make_log, new_repo, write_run
 
+from dun.config.loader import defaults_only
 from dun.history.review import prompt_section
 
 
@@ -63,12 +65,13 @@ def test_decisions_outlive_a_rebuild_and_a_lost_database(tmp_path: Path) -> None
 
 def test_the_prompt_section_shows_open_and_acked_items_only(tmp_path: Path) -> None:
     repo = streak_repo(tmp_path)
-    assert prompt_section(repo, {"review": {"in_prompt": True}}) == ""  # nothing detected until the history syncs
+    shown = defaults_only().settings.review
+    assert prompt_section(repo, shown) == ""  # nothing detected until the history syncs
     _, items = listing(repo)
-    section = prompt_section(repo, {"review": {"in_prompt": True}})
+    section = prompt_section(repo, shown)
     assert section.startswith("dun found these patterns")
     assert "check lint still fails" in section and "'beta'" in section
-    assert prompt_section(repo, {"review": {"in_prompt": False}}) == ""
+    assert prompt_section(repo, replace(shown, in_prompt=False)) == ""
     dun(repo, "review", "ack", str(items[0]["id"]))
     dun(repo, "review", "dismiss", str(items[1]["id"]))
     section = prompt_section(repo, None)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import settings_with, write
 from history_support import NO_CIRCUIT, dump, dun, guard_line, make_log, new_repo, write_run
 from loop_support import idle, work
 
@@ -97,7 +97,7 @@ def test_the_engine_calls_record_the_same_rows_as_a_rebuild(tmp_path: Path, monk
             make_log("r1", 3, after=(), decision=("stop", "complete"))]
     state = json.loads(write_run(repo, "r1", logs).joinpath("state.json").read_text())
     (repo / ".dun" / "history.db").unlink(missing_ok=True)
-    cfg = {"loop": {"max_budget_usd": 0}, "notify": {}}
+    cfg = settings_with(loop__max_budget_usd=0)
     loop_hooks.on_run_start(repo, state, cfg)
     for log in logs:
         loop_hooks.on_iteration(repo, log, state, cfg)

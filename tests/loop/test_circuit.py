@@ -4,18 +4,20 @@ denials; rate and usage limits change nothing; an OPEN circuit cools down to HAL
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from dun.config.sections import Circuit
 from dun.loop.circuit import CLOSED, HALF_OPEN, OPEN, new_circuit, on_start, record, trip
 
-CFG = {"half_open_after": 2, "no_progress_limit": 3, "same_error_limit": 5, "permission_denial_limit": 2,
-       "cooldown_min": 30.0}
+CFG = Circuit(half_open_after=2, no_progress_limit=3, same_error_limit=5, permission_denial_limit=2, cooldown_min=30.0,
+              discrepancy_limit=3, oscillation_limit=2)
 NOW = 1_800_000_000.0
 
 
-def run(circuit: dict[str, Any], *steps: tuple[bool, str | None, int], cfg: dict[str, Any] | None = None,
+def run(circuit: dict[str, Any], *steps: tuple[bool, str | None, int], cfg: Circuit | None = None,
         limited: bool = False) -> list[dict[str, Any]]:
     """Record (progress, error, denials) steps in order; every intermediate circuit."""
     seen = []
@@ -56,7 +58,7 @@ def test_a_failed_call_is_no_progress_whatever_it_changed() -> None:
 
 
 def test_the_same_error_in_a_row_opens_it() -> None:
-    cfg = {**CFG, "no_progress_limit": 100, "half_open_after": 100, "same_error_limit": 3}
+    cfg = replace(CFG, no_progress_limit=100, half_open_after=100, same_error_limit=3)
     seen = run(new_circuit(), *[(False, "network error <n>", 0)] * 3, cfg=cfg)
     assert [c["same_error"] for c in seen] == [1, 2, 3]
     assert seen[-1]["last_error"] == "network error <n>"
@@ -64,7 +66,7 @@ def test_the_same_error_in_a_row_opens_it() -> None:
 
 
 def test_a_different_error_or_a_success_resets_the_same_error_count() -> None:
-    cfg = {**CFG, "no_progress_limit": 100, "half_open_after": 100, "same_error_limit": 3}
+    cfg = replace(CFG, no_progress_limit=100, half_open_after=100, same_error_limit=3)
     seen = run(new_circuit(), (False, "a", 0), (False, "a", 0), (False, "b", 0), (False, "b", 0), cfg=cfg)
     assert [c["same_error"] for c in seen] == [1, 2, 1, 2]
     assert seen[-1]["state"] == CLOSED

@@ -3,7 +3,6 @@ state, and the dual gate (checks pass AND the agent agrees)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ from dun.agents.limits import AgentError
 from dun.answer.block import StatusBlock
 from dun.answer.transcript import ParseResult
 from dun.config.loader import defaults_only
+from dun.config.sections import Settings
 from dun.loop.circuit import CLOSED, HALF_OPEN, OPEN, trip
 from dun.loop.policy import Decision, after_iteration, before_iteration, nothing_actionable
 from dun.loop.policy import IterationOutcome as Outcome
@@ -20,15 +20,13 @@ from dun.store.records import new_state
 NOW = 1_800_000_000.0
 
 
-def cfg(**loop: Any) -> dict[str, Any]:
-    values = copy.deepcopy(defaults_only().values)
+def cfg(**loop: Any) -> Settings:
+    """The default settings with `loop.KEY` (or `SECTION__KEY`) changed."""
+    flags = {}
     for key, value in loop.items():
         section, _, name = key.partition("__")
-        if name:
-            values[section][name] = value
-        else:
-            values["loop"][key] = value
-    return values
+        flags[f"{section}.{name}" if name else f"loop.{key}"] = value
+    return defaults_only().settings.with_flags(flags)
 
 
 def state(**changes: Any) -> dict[str, Any]:

@@ -9,13 +9,17 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import settings_with
 from history_support import make_log, new_repo, write_run
 
+from dun.config.loader import defaults_only
+from dun.config.sections import Settings
 from dun.history.store import History
 from dun.loop import operator as loop_hooks
 
@@ -61,12 +65,9 @@ def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Endpoint]:
 
 
 def cfg(urls: list[str], command: list[str] | None = None, events: list[str] | None = None,
-        cap: float = 1.0) -> dict[str, Any]:
-    notify: dict[str, Any] = {"urls": urls, "command": command or [], "timeout_s": 20.0, "budget_fraction": 0.8,
-                              "interval_min": 30.0}
-    if events is not None:
-        notify["events"] = events
-    return {"loop": {"max_budget_usd": cap}, "notify": notify, "review": {}}
+        cap: float = 1.0) -> Settings:
+    return settings_with(loop__max_budget_usd=cap, notify__urls=urls, notify__command=command or [],
+                         notify__timeout_s=20.0, notify__events=events)
 
 
 def run_state(repo: Path, logs: list[dict[str, Any]], **state: Any) -> dict[str, Any]:
@@ -172,7 +173,8 @@ def test_one_notification_per_kind_per_interval_the_rest_as_a_digest(tmp_path: P
     sink = tmp_path / "sink.jsonl"
     script = tmp_path / "notify.py"
     script.write_text("import os, sys\nopen(sys.argv[1], 'a').write(os.environ['DUN_NOTIFY_JSON'] + '\\n')\n")
-    conf = {**cfg([], [sys.executable, str(script), str(sink)]), "review": {"claim_streak": 9}}
+    conf = replace(cfg([], [sys.executable, str(script), str(sink)]),
+                   review=replace(defaults_only().settings.review, claim_streak=9))
     logs = [make_log("r1", n, status="COMPLETE", task="lint", before=("lint",), after=("lint",)) for n in (1, 2, 3)]
     for n, log in enumerate(logs, 1):
         log["verification"]["discrepancies"] = [{"kind": "unverified_completion", "detail": f"claim {n}"}]

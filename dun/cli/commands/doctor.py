@@ -12,9 +12,9 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.agents.auth import Auth, auth_status
 from dun.agents.registry import agent_adapters
@@ -23,6 +23,9 @@ from dun.core.gitsafe import neutral_env
 from dun.core.kinds import ExitCode
 from dun.engine.runner import trigger_miss
 from dun.engine.session import Session, open_session
+
+if TYPE_CHECKING:
+    from dun.config.sections import Settings
 
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -89,17 +92,17 @@ def install_hint(pin: Pin) -> str:
     return f"not found: npm install -g {pin.package}@{pin.version} (or set agent.command)"
 
 
-def agent_rows(session: Session, cfg: dict[str, Any]) -> list[AgentRow]:
-    agent, gate = cfg["agent"], cfg["gate"]
-    commands = gate["commands"] if isinstance(gate["commands"], dict) else {}
-    reviewers = {label.partition(":")[0] for label in gate["reviewers"]}
+def agent_rows(session: Session, settings: Settings) -> list[AgentRow]:
+    agent, gate = settings.agent, settings.gate
+    reviewers = {label.partition(":")[0] for label in gate.reviewers}
     adapters = agent_adapters(session.pm)
-    names = [*TESTED, *sorted(({agent["name"]} | reviewers) - set(TESTED))]
+    names = [*TESTED, *sorted(({agent.name} | reviewers) - set(TESTED))]
     rows = []
     for name in names:
-        role = "agent" if name == agent["name"] else "reviewer" if name in reviewers else ""
-        given = list(agent["command"] or []) if role == "agent" else commands.get(name) or []
-        given = [given] if isinstance(given, str) else list(given)
+        role = "agent" if name == agent.name else "reviewer" if name in reviewers else ""
+        named = agent.command if role == "agent" else gate.commands.get(name) or []
+        given = [named] if isinstance(named, str) else [str(a) for a in named] if isinstance(named, list | tuple) \
+            else []
         source = "agent.command" if role == "agent" and given else "gate.commands" if given else "PATH"
         pin = TESTED.get(name)
         program = given[0] if given else pin.binary if pin else ""
@@ -110,7 +113,9 @@ def agent_rows(session: Session, cfg: dict[str, Any]) -> list[AgentRow]:
         if pin is not None:
             row.auth = auth_status(name)
         if name in adapters and role:
-            config = {**agent, "model": agent["model"]} if role == "agent" else {"model": None}
+            # a reviewer is priced as the table prices its CLI's default model
+            config = agent if role == "agent" else replace(agent, name=name, model=None, input_usd_per_mtok=0.0,
+                                                            output_usd_per_mtok=0.0)
             row.pricing = adapters[name].pricing(config)
         rows.append(row)
     probed = [row for row in rows if row.path and row.tested]  # `command` runs arbitrary programs: not probed
@@ -188,22 +193,21 @@ def check_programs(session: Session) -> list[dict[str, Any]]:
 
 def diagnose(path: str | None) -> Doctor:
     session = open_session(path)
-    cfg = session.config.values
-    return Doctor(session.root, agent_rows(session, cfg), tools(session.root), check_programs(session),
-                  sandbox_row(session, cfg))
+    return Doctor(session.root, agent_rows(session, session.settings), tools(session.root), check_programs(session),
+                  sandbox_row(session, session.settings))
 
 
-def sandbox_row(session: Session, cfg: dict[str, Any]) -> dict[str, Any]:
+def sandbox_row(session: Session, settings: Settings) -> dict[str, Any]:
     """The sandbox `dun loop` would use here, and whether the configured agent can start inside it (the loop's
     own preflight)."""
     from dun.core.errors import DunError
     from dun.loop.engine import Engine, adapter_for
 
     try:
-        engine = Engine(session, cfg, adapter_for(session, cfg))
+        engine = Engine(session, settings, adapter_for(session, settings))
         engine.preflight()
     except DunError as exc:
-        return {"mode": cfg["loop"]["sandbox"], "note": None, "problem": str(exc)}
+        return {"mode": settings.loop.sandbox, "note": None, "problem": str(exc)}
     return {"mode": engine.sandbox, "note": engine.protection.note, "problem": None}
 
 

@@ -35,7 +35,7 @@ def run_fleet_status(path: str | None, as_json: bool) -> int:
     if not repo.is_git:
         raise UsageError(f"{repo.root} is not a git repository")
     main = main_root(repo.root)
-    info = fleet_status(main, load_config(main).get("fleet.worktrees_dir"))
+    info = fleet_status(main, load_config(main).settings.fleet.worktrees_dir)
     if as_json:
         sys.stdout.write(json.dumps(info, indent=2) + "\n")
         return ExitCode.OK

@@ -23,7 +23,7 @@ def run_history(path: str | None, as_json: bool) -> int:
     from dun.loop.operator import refresh
 
     session = open_session(path)
-    with refresh(session.root, session.config.values) as history:
+    with refresh(session.root, session.settings.review) as history:
         runs = history.runs()
         its = history.iterations()
         open_items = review.items(history, ("open",))
@@ -54,7 +54,7 @@ def run_rebuild(path: str | None) -> int:
     session = open_session(path)
     history, aside = rebuild(session.root)
     with history:
-        review.update(history, session.config.values)
+        review.update(history, session.settings.review)
         counts = {t: history.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
                   for t in ("runs", "iterations", "guard_decisions", "review_items")}
     kept = f"; the unreadable database was kept as {aside.name}" if aside else ""

@@ -24,8 +24,8 @@ def _html(path: str | None, output: str | None, runs: int) -> int:
 
     session = open_session(path)
     target = Path(output).resolve() if output else session.store.report_html_path
-    with refresh(session.root, session.config.values) as history:
-        size = write_html(history, session.config.values, target, runs)
+    with refresh(session.root, session.settings.review) as history:
+        size = write_html(history, target, runs)
     sys.stdout.write(f"wrote {target} ({size / 1e6:.1f} MB, opens without a network)\n")
     return ExitCode.OK
 
@@ -35,7 +35,7 @@ def _status(path: str | None, show: bool) -> int:
     from dun.loop.operator import refresh
 
     session = open_session(path)
-    with refresh(session.root, session.config.values) as history:
+    with refresh(session.root, session.settings.review) as history:
         report = reports.write(history)
     seen = reports.acknowledge(session.root)
     if show:

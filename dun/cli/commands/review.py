@@ -15,7 +15,7 @@ def run_review(path: str | None, as_json: bool, show_all: bool) -> int:
     from dun.loop.operator import refresh
 
     session = open_session(path)
-    with refresh(session.root, session.config.values) as history:
+    with refresh(session.root, session.settings.review) as history:
         found = review.items(history, review.STATUSES if show_all else ("open", "acked"))
     is_open = any(r["status"] == "open" for r in found)
     if as_json:
@@ -35,7 +35,7 @@ def run_decide(path: str | None, item: str, status: str) -> int:
     from dun.loop.operator import refresh
 
     session = open_session(path)
-    with refresh(session.root, session.config.values) as history:
+    with refresh(session.root, session.settings.review) as history:
         item_id = review.decide(history, item, status)
     sys.stdout.write(f"{item_id} {status}\n")
     return ExitCode.OK
