@@ -110,7 +110,7 @@ def judge(session: Session, settings: Settings, state: LoopState, adapter: Agent
     verification = verify_iteration(session, settings, state, parsed.block, after, files_changed, committed,
                                     start["tree"], tree_after, newly_passing,
                                     progressed_checks(start, after, newly_passing), start.get("checker"))
-    repaired = bool(verification["restored"] or verification["reverted"])
+    repaired = bool(verification.restored or verification.reverted)
     if repaired:  # dun repaired the tree: judge the repaired state
         head_after, tree_after = session.look()
         after = session.report()
@@ -131,24 +131,24 @@ def judge(session: Session, settings: Settings, state: LoopState, adapter: Agent
     gate = None if facts.interrupted or error is not None else review(
         session, settings, n, parsed.block, start, after, newly_passing, tree_after)
     if gate is not None:  # a rejection is one more discrepancy; the reviewers' cost is spent too
-        verification["discrepancies"].extend(gate.discrepancies)
+        verification.discrepancies.extend(gate.discrepancies)
         cost = (cost or 0.0) + gate.cost_usd
-        verification["review"] = gate.to_dict()  # logged as verification.review
-    found = verification["discrepancies"]
+        verification.review = gate.to_dict()  # logged as verification.review
+    found = verification.discrepancies
     judged, confirmation = parsed, start["confirmation"]
     if gate is not None and gate.outcome == "rejected" and parsed.block is not None:
         # a rejected completion completes nothing: its EXIT_SIGNAL is set aside, and it is no confirmation
         judged = replace(parsed, block=replace(parsed.block, exit_signal=False))
         confirmation = False
     outcome = IterationOutcome(judged, error, cost or 0.0, progress, after_ids, confirmation, denials,
-                               facts.interrupted, found, None if facts.interrupted else verification["stop"],
+                               facts.interrupted, found, None if facts.interrupted else verification.stop,
                                cost_estimated=estimated)
     decision = after_iteration(state, settings, outcome)
     handoff = build_handoff(session.store, parsed, n, {"base_head": start["head"], "head": head_after,
                                                        "commits": commits[:20], "files_changed": files_changed})
     handoff["discrepancies"] = [d["detail"] for d in found]
     session.store.write_handoff(handoff)
-    log["verification"] = {k: v for k, v in verification.items() if k != "stop"}
+    log["verification"] = verification.to_log()
     if facts.interrupted:
         log["interrupted"] = True
     if facts.duration_s is not None:

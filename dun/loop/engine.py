@@ -260,14 +260,13 @@ class Engine:
                 checker = start.get("checker") if start is not None else None
                 if checker:  # a killed iteration's changes to the judge are still the agent's, not a baseline
                     from dun.trust import tasks
-                    from dun.trust.verify import checker_changes
+                    from dun.trust.verify import Verification, checker_changes
 
                     tasks.hold(self.session.root)
 
                     found, reverted = checker_changes(self.session, self.settings, checker)
                     if found:
-                        log["verification"] = {"discrepancies": found, "notes": [], "restored": [],
-                                               "reverted": reverted}
+                        log["verification"] = Verification(found, [], reverted=reverted).to_log()
                         self.say(f"iteration {n}, interrupted, changed what decides 'done': "
                                  f"{', '.join(found[0]['paths'][:5])}" + (" (reverted)" if reverted else ""))
                     if reverted:

@@ -3,6 +3,7 @@ configured policies applied. The result goes into the iteration log as `verifica
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,27 @@ from dun.trust.claims import discrepancy, verify_claims
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
+
+
+@dataclass
+class Verification:
+    """What trust verification found in one iteration and what dun did about it; logged as the iteration's
+    `verification` (`to_log`), the policy's `stop` aside."""
+
+    discrepancies: list[dict[str, Any]]
+    notes: list[str]
+    restored: list[str] = field(default_factory=list)  # mission boxes put back
+    reverted: list[str] = field(default_factory=list)  # files of what decides "done" put back
+    stop: str | None = None  # a trust policy of `stop` that fired
+    tasks: dict[str, list[str]] | None = None  # the mission's boxes: ticked, unticked, added, ...
+    committed: list[str] | None = None  # of `restored`, what dun committed as itself
+    review: dict[str, Any] | None = None  # the review gate's verdicts
+
+    def to_log(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"discrepancies": self.discrepancies, "notes": self.notes, "restored": self.restored,
+                               "reverted": self.reverted}
+        extra = {"tasks": self.tasks, "committed": self.committed, "review": self.review}
+        return {**out, **{k: v for k, v in extra.items() if v is not None}}
 
 
 def mission_files(session: Session) -> list[str]:
@@ -76,7 +98,7 @@ def verify_iteration(session: Session, settings: Settings, state: LoopState, blo
                      after: Report, files_changed: int, commits: int, tree_before: str | None,
                      tree_after: str | None, newly_passing: list[str],
                      progressed: frozenset[str] = frozenset(), checker: dict[str, Any] | None = None,
-                     ) -> dict[str, Any]:
+                     ) -> Verification:
     """`checker`: the snapshot of what decides "done" taken right before the agent started (the start of the
     iteration); only what changed since is the agent's."""
     root = session.root
@@ -84,23 +106,23 @@ def verify_iteration(session: Session, settings: Settings, state: LoopState, blo
         checker = tamper.read_baseline(root) or {}
     trust = settings.trust
     found, notes = verify_claims(block, after, files_changed, commits, progressed)
-    out: dict[str, Any] = {"discrepancies": found, "notes": notes, "restored": [], "reverted": [], "stop": None}
+    out = Verification(found, notes)
     ledger = tasks.load(root)
     if ledger is not None:
         files, recorded = ledger
         task_found, facts, accepted = tasks.compare(root, recorded, files, after, session.confine)
-        out["tasks"] = facts
+        out.tasks = facts
         found += task_found
         tampered = [d for d in task_found if d["kind"] in ("task_tampered", "unverified_completion")]
         if tampered and trust.on_task_tamper == "restore":
             files_hit = sorted({d["task"]["file"] for d in tampered})
             dirty = _dirty(root, files_hit)
-            out["restored"] = tasks.restore(root, tampered, recorded, checker.get("head"))
-            out["committed"] = _commit(root, out["restored"], dirty, "dun: restore mission boxes the agent "
+            out.restored = tasks.restore(root, tampered, recorded, checker.get("head"))
+            out.committed = _commit(root, out.restored, dirty, "dun: restore mission boxes the agent "
                                        "removed, reworded or ticked without evidence")
             accepted = tasks.scan(root, files)
         elif tampered and trust.on_task_tamper == "stop":
-            out["stop"] = "task_tampered"
+            out.stop = "task_tampered"
         elif tampered:  # flag: recorded once; the ledger moves on so one offence is not reported every iteration
             accepted = tasks.scan(root, files)
         tasks.save(root, files, accepted)
@@ -113,7 +135,7 @@ def verify_iteration(session: Session, settings: Settings, state: LoopState, blo
     return out
 
 
-def _checker(session: Session, settings: Settings, before: dict[str, Any], out: dict[str, Any],
+def _checker(session: Session, settings: Settings, before: dict[str, Any], out: Verification,
              ) -> list[dict[str, Any]]:
     """The agent's changes to what decides "done" (and to dun's record of it), with the policy applied; the
     baseline then becomes what the tree holds (reverted, or flagged and moved on)."""
@@ -122,13 +144,13 @@ def _checker(session: Session, settings: Settings, before: dict[str, Any], out: 
     found = tamper.compare(root, session.context(), before, after, trust.protected, before.get("head"))
     found += tamper.baseline_missing(root, before)
     if found and trust.on_checker_tamper == "revert":
-        out["reverted"] = tamper.revert(root, found[0]) if found[0]["paths"] != [tamper.FINGERPRINT_FILE] else []
-        if out["reverted"]:
+        out.reverted = tamper.revert(root, found[0]) if found[0]["paths"] != [tamper.FINGERPRINT_FILE] else []
+        if out.reverted:
             # a reverted file holds dun's version only, so committing it takes nothing of the agent's
-            _commit(root, out["reverted"], set(), "dun: revert changes to what decides 'done'")
+            _commit(root, out.reverted, set(), "dun: revert changes to what decides 'done'")
             after = snapshot(session, settings)
     elif found and trust.on_checker_tamper == "stop":
-        out["stop"] = out["stop"] or "checker_tampered"
+        out.stop = out.stop or "checker_tampered"
         after = before  # the run stops held to what the agent found: the next start names the change
     tamper.write_baseline(root, {"files": after["files"], "blobs": after["blobs"]}, before.get("head"),
                           None if found else tamper.read_baseline(root))
@@ -139,8 +161,8 @@ def checker_changes(session: Session, settings: Settings, before: dict[str, Any]
                     ) -> tuple[list[dict[str, Any]], list[str]]:
     """An iteration that was killed before its conclusion: its changes to what decides "done" (reverted by the
     policy) and the files reverted. Never a new baseline: killing dun must not launder the agent's changes."""
-    out: dict[str, Any] = {"reverted": [], "stop": None}
-    return _checker(session, settings, before, out), out["reverted"]
+    out = Verification([], [])
+    return _checker(session, settings, before, out), out.reverted
 
 
 def oscillated(state: LoopState, window: int, tree_before: str | None, tree_after: str | None,
