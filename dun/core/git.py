@@ -53,8 +53,9 @@ def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None =
     return proc
 
 
-def find_repo(start: Path | str | None = None) -> Repo:
-    """The git top level above `start`; outside git, the nearest parent holding `.dun/`, else `start`."""
+def find_root(start: Path | str | None, marker: str) -> Repo:
+    """The git top level above `start`; outside git, the nearest parent holding the directory `marker`, else
+    `start` (`dun.store.layout.find_repo` names dun's)."""
     here = Path(start or os.getcwd()).resolve()
     if not here.exists():
         raise UsageError(f"{here}: no such directory")
@@ -67,7 +68,7 @@ def find_repo(start: Path | str | None = None) -> Repo:
     if proc is not None and proc.returncode == 0:
         return Repo(Path(proc.stdout.decode().strip()).resolve(), True)
     for parent in (here, *here.parents):
-        if (parent / ".dun").is_dir():
+        if (parent / marker).is_dir():
             return Repo(parent, False)
     return Repo(here, False)
 

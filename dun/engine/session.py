@@ -13,12 +13,13 @@ import pluggy
 
 from dun.config.loader import Config
 from dun.core.cache.session import Caches
-from dun.core.git import Repo, find_repo
+from dun.core.git import Repo
 from dun.core.snapshot import peek_early
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext
 from dun.engine.manager import make_manager, merged_mapping
 from dun.engine.model import Report
+from dun.store.layout import find_repo
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dun.core.errors import UsageError
-from dun.core.git import find_repo, git
-from dun.store.layout import WORKTREES
+from dun.core.git import git
+from dun.store.layout import WORKTREES, find_repo
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

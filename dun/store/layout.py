@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dun.core.git import Repo, find_root
+
 DIR = ".dun"
 # Paths under the repository root, as git and glob patterns spell them (POSIX, relative)
 CONFIG = f"{DIR}/config.yaml"
@@ -14,6 +16,12 @@ CACHE = f"{DIR}/cache"  # reports and profiles the checks' commands write, agent
 WORKTREES = f"{DIR}/worktrees"  # the default of fleet.worktrees_dir
 GITIGNORE = f"{DIR}/.gitignore"  # written by dun itself: never the user's work to commit
 PAPERS = f"{DIR}/papers.jsonl"  # the paper watch's papers (`dun papers`); the papers-unread check reads it
+
+
+def find_repo(start: Path | str | None = None) -> Repo:
+    """The repository of `start` (default: the current directory): its git top level; outside git, the nearest
+    parent holding `.dun/`, else `start`."""
+    return find_root(start, DIR)
 
 
 def config_path(root: Path) -> Path:

@@ -18,13 +18,13 @@ import textwrap
 from pathlib import Path
 
 from dun.config.yamlio import load_yaml_text
-from dun.core.git import find_repo
 from dun.engine.catalog import Catalog
 from dun.engine.checkapi import CheckContext, CheckType
 from dun.engine.manager import check_types, make_manager
 from dun.engine.manifest import Manifest, validate_manifest
 from dun.engine.model import CheckResult
 from dun.engine.runner import run_one
+from dun.store.layout import find_repo
 
 SOURCE = "test.yaml"
 DEFAULT_TIMEOUT = 300.0

@@ -15,9 +15,7 @@ DUN = Path(__file__).resolve().parents[2] / "dun"
 # A string that is a path: `.dun` as a whole component, no space. Prose that names a path for a person (help texts,
 # messages, docstrings: "edit .dun/config.yaml") is documentation and stays readable.
 _PATH = re.compile(r"(?:^|/)\.dun(?:/|$)")
-# Modules of this wave's sandbox issue (21), not reshaped while it changes them; each may keep at most the
-# spellings it has, none new. Move them to the store once it lands, then empty this.
-PENDING = {"core/git.py": 1}  # dun.core sits below dun.store: find_repo looks for the directory by name
+PENDING: dict[str, int] = {}  # modules allowed to keep some spellings for now: none
 
 
 def spellings(source: str) -> list[int]:

@@ -9,10 +9,10 @@ from typing import Any
 
 from dun.config.loader import load_config
 from dun.core.errors import UsageError
-from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
 from dun.fleet.status import fleet_status
 from dun.fleet.worktrees import main_root
+from dun.store.layout import find_repo
 
 
 def _when(epoch: float | None) -> str:

@@ -12,11 +12,10 @@ from dun import DISTRIBUTION, __version__
 from dun.agents.versions import TESTED
 from dun.core.atomic import write_text_atomic
 from dun.core.errors import UsageError
-from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
 from dun.core.resources import data_dir
 from dun.missions import place
-from dun.store.layout import CONFIG, GITIGNORE, PLUGINS
+from dun.store.layout import CONFIG, GITIGNORE, PLUGINS, find_repo
 from dun.store.store import refresh_gitignore
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from typing import BinaryIO
 from dun.answer.handoff import build_handoff
 from dun.answer.transcript import ParseResult, parse_stream
 from dun.core.errors import UsageError
-from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
+from dun.store.layout import find_repo
 from dun.store.records import LOG_SCHEMA_VERSION
 from dun.store.store import Store
 

@@ -10,10 +10,11 @@ import time
 from typing import Any
 
 from dun.core.errors import UsageError
-from dun.core.git import Repo, find_repo
+from dun.core.git import Repo
 from dun.core.kinds import ExitCode
 from dun.core.timefmt import clock
 from dun.loop.report import cost_text, resume_hint, verdict
+from dun.store.layout import find_repo
 from dun.store.lock import lock_holder
 from dun.store.records import IterationLog
 from dun.store.store import Store

@@ -11,7 +11,6 @@ import click
 
 from dun.config.loader import load_config
 from dun.core.errors import UsageError
-from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
 from dun.service import manage
 from dun.service.spec import (
@@ -23,6 +22,7 @@ from dun.service.spec import (
     resolve_path,
     service_name,
 )
+from dun.store.layout import find_repo
 
 
 @dataclass
