@@ -9,6 +9,7 @@ import sys
 TYPE_CHECKING = False  # not typing's: importing typing costs more than all of `dun --version`
 
 if TYPE_CHECKING:
+    from dun.core.snapshot import Early
     from dun.core.spawn import Spawned
 
 
@@ -21,7 +22,8 @@ def main() -> int:
         sys.stdout.write(f"dun, version {__version__}\n")
         return 0
     here = _runs_checks_here(sys.argv[1:])
-    status = _start_git() if here else None  # first of all: git walks the tree while the rest of dun loads
+    status = _start_git() if here else None
+    early = None  # first of all: git walks the tree while the rest of dun loads
     if here:
         import gc
 
@@ -40,13 +42,13 @@ def main() -> int:
     if here:
         from dun.core.snapshot import start_early
 
-        start_early(status)  # the run's checks share the status and the listing started now
-        code = _without_click(here, sys.argv[2:])
+        early = start_early(status)  # the run's checks share the status and the listing started now
+        code = _without_click(here, sys.argv[2:], early)
         if code is not None:
             return _leave(code)
     from dun.cli.main import main as cli_main
 
-    return cli_main()
+    return cli_main(early=early)
 
 
 def _leave(code: int) -> int:
@@ -66,7 +68,7 @@ def _leave(code: int) -> int:
     os._exit(code)
 
 
-def _without_click(command: str, args: list[str]) -> int | None:
+def _without_click(command: str, args: list[str], early: Early | None) -> int | None:
     """`dun check ARGS` or `dun iterate ARGS` read from its option table (dun/cli/flags.py) without importing
     click, which costs a fifth of a fresh check of a large repository; None when click must read ARGS (help,
     errors, unusual forms)."""
@@ -80,11 +82,11 @@ def _without_click(command: str, args: list[str]) -> int | None:
     if command == "check":
         from dun.cli.commands.check import CheckOptions, run_check
 
-        return guarded(lambda: run_check(CheckOptions(**values)))
+        return guarded(lambda: run_check(CheckOptions(**values), early))
     from dun.cli.commands.iterate import IterateOptions, run_iterate
 
     values.update({k: tuple(v) for k, v in values.items() if isinstance(v, list)})
-    return guarded(lambda: run_iterate(IterateOptions(**values)))
+    return guarded(lambda: run_iterate(IterateOptions(**values), early))
 
 
 # The options of `dun check` and `dun iterate` that take a value: what follows them is not the PATH argument

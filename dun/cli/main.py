@@ -8,11 +8,14 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from dun import __version__
+
+if TYPE_CHECKING:
+    from dun.core.snapshot import Early
 
 
 class FiniteFloat(click.FloatRange):
@@ -109,7 +112,7 @@ def check_cmd(path: str | None, **options: Any) -> None:
     from dun.cli.commands.check import CheckOptions, run_check
 
     options.update(only=list(options["only"]), skip=list(options["skip"]))
-    _exit(run_check(CheckOptions(path=path, **options)))
+    _exit(run_check(CheckOptions(path=path, **options), _early()))
 
 
 @cli.command("iterate")
@@ -119,7 +122,7 @@ def iterate_cmd(path: str | None, **options: Any) -> None:
     """Print the prompt for one agent iteration: every actionable item, prioritized, with the status block."""
     from dun.cli.commands.iterate import IterateOptions, run_iterate
 
-    _exit(run_iterate(IterateOptions(path=path, **options)))
+    _exit(run_iterate(IterateOptions(path=path, **options), _early()))
 
 
 @cli.command("respond")
@@ -529,11 +532,18 @@ def _exit(code: int) -> None:
     sys.exit(code)
 
 
-def main(argv: list[str] | None = None, entry: click.Command = cli) -> int:
-    """Console-script entry point: click reads the command line, `dun.cli.errors.guarded` maps what it raises."""
+def main(argv: list[str] | None = None, entry: click.Command = cli, early: Early | None = None) -> int:
+    """Console-script entry point: click reads the command line, `dun.cli.errors.guarded` maps what it raises.
+    `early`: git's look started by dun/entry.py for `dun check` or `dun iterate` here (the commands' context
+    object)."""
     from dun.cli.errors import guarded
 
-    return guarded(lambda: entry.main(args=argv, prog_name="dun", standalone_mode=False))
+    return guarded(lambda: entry.main(args=argv, prog_name="dun", standalone_mode=False, obj=early))
+
+
+def _early() -> Early | None:
+    """What `main` was given as `early`, for the command being run."""
+    return cast("Early | None", click.get_current_context().obj)
 
 
 if __name__ == "__main__":

@@ -191,48 +191,50 @@ def _sorted(text: str) -> bool:
     return all(a < b for a, b in itertools.pairwise(text.split("\0")[:-1]))
 
 
-_early: tuple[_Background, _Background, _Background | None] | None = None  # status, top level, listing; cwd's
+class Early:
+    """`git status`, `git rev-parse --show-toplevel` and `git ls-files` of the current directory, started before the
+    rest of dun is imported (`start_early`): handed to the session (`open_session(early=...)`), which names the
+    repository from it and gives its look to the run's checks (`claim`) when the repository is this one."""
+
+    def __init__(self, status: _Background, top: _Background, listing: _Background | None) -> None:
+        self._started: tuple[_Background, _Background, _Background | None] | None = (status, top, listing)
+
+    def peek(self) -> tuple[Path, Snapshot] | None:
+        """The repository of the early start and a look sharing its `git status` and listing, leaving both to
+        `claim`."""
+        if self._started is None:
+            return None
+        status, top, listing = self._started
+        try:
+            root = Path(top.output().decode("utf-8", "surrogateescape").strip()).resolve()
+        except (subprocess.CalledProcessError, OSError):
+            return None
+        shared = listing if Path.cwd().resolve() == root else None  # from a subdirectory it lists only that
+        return root, Snapshot(root, status, shared)
+
+    def claim(self, root: Path) -> Snapshot | None:
+        """The early look, once, when it is of `root`."""
+        early = self.peek()
+        self._started = None
+        if early is None or early[0] != root:
+            return None
+        return early[1]
 
 
-def start_early(started: Spawned | None = None) -> None:
-    """Start `git status`, `git rev-parse --show-toplevel` and `git ls-files` in the current directory before the
-    rest of dun is imported (`dun check`; dun/entry.py starts the status itself, before even this module loads, and
-    hands it over): git walks the tree and reads the index while Python loads. `claim_early` hands them to the
-    run when the repository turns out to be this one."""
-    global _early
+def start_early(started: Spawned | None = None) -> Early | None:
+    """Start git's look at the current directory before the rest of dun is imported (`dun check`; dun/entry.py
+    starts the status itself, before even this module loads, and hands it over): git walks the tree and reads the
+    index while Python loads. None without git: the run finds out itself."""
     try:
         status = started or start_git(STATUS_ARGS)
         top = start_git(TOPLEVEL_ARGS)
     except OSError:
-        _early = None  # no git: the run finds out itself
-        return
+        return None
     try:
         listing: _Background | None = _Background(".", LISTING_ARGS)
     except OSError:
         listing = None
-    _early = (_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top), listing)
-
-
-def peek_early() -> tuple[Path, Snapshot] | None:
-    """The repository of the early start and a look sharing its `git status` and listing, leaving both to
-    `claim_early`."""
-    if _early is None:
-        return None
-    try:
-        root = Path(_early[1].output().decode("utf-8", "surrogateescape").strip()).resolve()
-    except (subprocess.CalledProcessError, OSError):
-        return None
-    listing = _early[2] if Path.cwd().resolve() == root else None  # from a subdirectory it lists only that
-    return root, Snapshot(root, _early[0], listing)
-
-
-def claim_early(root: Path) -> Snapshot | None:
-    global _early
-    early = peek_early()
-    _early = None
-    if early is None or early[0] != root:
-        return None
-    return early[1]
+    return Early(_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top), listing)
 
 
 def _walk(root: Path) -> list[str]:

@@ -17,7 +17,7 @@ from dun.engine.model import Outcome
 if TYPE_CHECKING:
     from dun.config.loader import Config
     from dun.core.cache.session import Caches
-    from dun.core.snapshot import Snapshot
+    from dun.core.snapshot import Early, Snapshot
 
 
 @dataclass
@@ -79,7 +79,7 @@ class CheckContext:
     """Shared, read-only view of the repository for one `dun check` run. Safe to use from many threads."""
 
     def __init__(self, root: Path, is_git: bool, config: Config | None = None,
-                 confine: Callable[[list[str]], list[str]] | None = None) -> None:
+                 confine: Callable[[list[str]], list[str]] | None = None, early: Early | None = None) -> None:
         self.root = root
         self.is_git = is_git
         self.config = config  # the command's config: `config.settings` typed, a plugin's own sections in `values`
@@ -88,6 +88,7 @@ class CheckContext:
         self.confine = confine
         self._files: Listing | list[str] | None = None
         self._snapshot: Snapshot | None = None
+        self._early = early  # git's look started as dun started (dun/entry.py), taken by the first snapshot
         self._matches: dict[tuple[str, ...], list[str]] = {}
         self.used = False  # set once a report was built from this context
         self.caches: Caches | None = None  # the session's (dun/core/cache/session.py); per-file caches use it
@@ -99,9 +100,10 @@ class CheckContext:
             return None
         with self._lock:
             if self._snapshot is None:
-                from dun.core.snapshot import Snapshot, claim_early
+                from dun.core.snapshot import Snapshot
 
-                self._snapshot = claim_early(self.root) or Snapshot(self.root)
+                early, self._early = self._early, None
+                self._snapshot = (early.claim(self.root) if early is not None else None) or Snapshot(self.root)
             return self._snapshot
 
     def files(self) -> list[str]:

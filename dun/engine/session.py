@@ -14,7 +14,6 @@ import pluggy
 from dun.config.loader import Config
 from dun.core.cache.session import Caches
 from dun.core.git import Repo
-from dun.core.snapshot import peek_early
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext
 from dun.engine.manager import make_manager, merged_mapping
@@ -23,6 +22,7 @@ from dun.store.layout import find_repo
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
+    from dun.core.snapshot import Early
     from dun.engine.reuse import ResultCache
     from dun.store.store import Store
 
@@ -39,6 +39,7 @@ class Session:
     _context: CheckContext | None = field(default=None, repr=False)
     # the loop's sandbox for the commands checks run (dun.sandbox.confiner); None: they run as dun does
     confine: Callable[[list[str]], list[str]] | None = field(default=None, repr=False)
+    early: Early | None = field(default=None, repr=False)  # git's look started with dun, for the first context
 
     @property
     def root(self) -> Path:
@@ -59,7 +60,8 @@ class Session:
     def context(self) -> CheckContext:
         """The one CheckContext of this invocation, shared by every check."""
         if self._context is None:
-            self._context = CheckContext(self.root, self.repo.is_git, self.config, self.confine)
+            self._context = CheckContext(self.root, self.repo.is_git, self.config, self.confine, self.early)
+            self.early = None
             self._context.caches = self.caches
         return self._context
 
@@ -120,15 +122,17 @@ class Session:
         return Snapshot(self.root).fingerprint
 
 
-def open_session(path: Path | str | None = None, agents: bool = True, fresh: bool = False) -> Session:
+def open_session(path: Path | str | None = None, agents: bool = True, fresh: bool = False,
+                 early: Early | None = None) -> Session:
     """The repository at `path`, a plugin manager (with the agent adapters unless `agents` is False: `dun check`
     needs none) and the config, cached while its files are unchanged (dun/engine/configcache.py). With `fresh`
-    (`--no-cache`; also `DUN_NO_CACHE=1`), no cache is read and what the run finds is stored."""
+    (`--no-cache`; also `DUN_NO_CACHE=1`), no cache is read and what the run finds is stored. `early`: git's look
+    at the current directory started as dun started (dun/entry.py), used when `path` is None."""
     from dun.engine.configcache import cached_config
 
     caches = Caches(fresh)
-    early = peek_early() if path is None else None  # `dun check` asked git for the top level as it started
-    repo = Repo(early[0], True) if early is not None else find_repo(path)
+    found = early.peek() if early is not None and path is None else None  # `dun check` asked git as it started
+    repo = Repo(found[0], True) if found is not None else find_repo(path)
     pm = make_manager(agents=agents, caches=caches)
     config = cached_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"), caches)
-    return Session(repo=repo, pm=pm, config=config, caches=caches)
+    return Session(repo=repo, pm=pm, config=config, caches=caches, early=early if found is not None else None)

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import git, write
 
-from dun.core import snapshot as snapmod
-from dun.core.snapshot import Snapshot, claim_early, start_early
+from dun.core.snapshot import Snapshot, start_early
 
 
 def listing(root: Path) -> list[str]:
@@ -67,16 +66,17 @@ def test_the_early_status_is_claimed_only_by_its_own_repository(repo: Path, tmp_
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     write(repo, "sub/x.txt", "x")
     monkeypatch.chdir(repo / "sub")  # git status from a subdirectory still sees the whole repository
-    start_early()
-    snapshot = claim_early(repo)
+    early = start_early()
+    assert early is not None
+    snapshot = early.claim(repo)
     assert snapshot is not None and "sub/x.txt" in snapshot.files().paths()
-    assert claim_early(repo) is None  # claimed once
+    assert early.claim(repo) is None  # claimed once
     other = tmp_path / "other"
     other.mkdir()
     git(other, "init", "-q")
-    start_early()
-    assert claim_early(other) is None
-    assert snapmod._early is None
+    early = start_early()
+    assert early is not None and early.claim(other) is None
+    assert early.claim(repo) is None  # given up, not kept for another repository
 
 
 def test_deleted_names_tracked_files_missing_from_the_work_tree(repo: Path) -> None:
@@ -163,8 +163,8 @@ def test_the_early_listing_from_a_subdirectory_is_the_whole_repository(repo: Pat
     write(repo, "top.txt", "x")
     git(repo, "add", "-A")
     monkeypatch.chdir(repo / "sub")
-    start_early()
-    snapshot = claim_early(repo.resolve())
+    early = start_early()
+    snapshot = early.claim(repo.resolve()) if early is not None else None
     assert snapshot is not None and {"top.txt", "sub/x.txt", "README.md"} <= set(snapshot.files().paths())
 
 

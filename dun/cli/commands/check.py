@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dun.core.errors import UsageError
 from dun.engine.manager import merged_mapping
 from dun.engine.model import Report
 from dun.engine.session import Session, open_session
 from dun.output.base import FormatOptions, Formatter, exit_code
+
+if TYPE_CHECKING:
+    from dun.core.snapshot import Early
 
 
 @dataclass
@@ -45,8 +49,8 @@ def formatter_for(session: Session, name: str) -> Formatter:
     return formats[name]
 
 
-def run_check(opts: CheckOptions) -> int:
-    session = open_session(opts.path, agents=False, fresh=opts.no_cache)
+def run_check(opts: CheckOptions, early: Early | None = None) -> int:
+    session = open_session(opts.path, agents=False, fresh=opts.no_cache, early=early)
     # With results to reuse, only `git status` starts now; the index is listed once some check has to run.
     session.context().prefetch(listing=not session.caches.read)
     fmt_name = opts.format or str(session.config.get("check.format"))

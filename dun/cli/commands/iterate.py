@@ -17,6 +17,7 @@ from dun.prompt.build import ALL_PASS
 from dun.prompt.sections import build_prompt, git_section, render
 
 if TYPE_CHECKING:
+    from dun.core.snapshot import Early
     from dun.engine.model import Report
 
 
@@ -32,12 +33,13 @@ class IterateOptions:
     confirm: bool = False
 
 
-def run_iterate(opts: IterateOptions) -> int:
+def run_iterate(opts: IterateOptions, early: Early | None = None) -> int:
     if opts.format not in ("text", "json"):
         raise UsageError(f"unknown format '{opts.format}' for iterate; choose text or json")
     if opts.max_prompt_chars is not None and opts.max_prompt_chars < 1000:
         raise UsageError("--max-prompt-chars must be at least 1000")
-    session = open_session(opts.path, agents=False)  # the prompt needs no adapter (importing them costs 25 ms)
+    # the prompt needs no adapter (importing them costs 25 ms)
+    session = open_session(opts.path, agents=False, early=early)
     session.context().prefetch()
     store = session.store
     previous = store.read_iterate()
