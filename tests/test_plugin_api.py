@@ -41,3 +41,11 @@ def test_the_guide_example_is_a_working_check_type(tmp_path: Path) -> None:
     outcome = ctype.run(spec, Ctx())
     assert outcome.status == dun.plugin.Status.FAIL
     assert [item.file for item in outcome.items] == ["big.bin"]
+
+
+def test_the_check_context_offers_plugins_no_speed_internals() -> None:
+    """How dun looks at git for the checks (one status, the index's listing, the per-file caches' view) is dun's
+    business: a plugin sees the files, not the machinery."""
+    public = {name for name in dir(dun.plugin.CheckContext) if not name.startswith("_")}
+    assert not public & {"snapshot", "listing", "git_view"}
+    assert {"files", "match"} <= public

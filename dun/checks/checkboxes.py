@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from dun.checks.readers import DEFAULT_OPTIONAL_HEADINGS
@@ -9,7 +10,7 @@ from dun.config.schema import Field
 from dun.core.cache.files import FileCache
 from dun.core.globs import glob_errors, is_literal
 from dun.core.textfiles import read_text
-from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType, git_view
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, cap_items, more_item
 
@@ -48,7 +49,7 @@ def _tally(boxes: Any) -> tuple[int, int, list[tuple[int, str]]]:
 
 
 def box_cache(ctx: CheckContext, optional_headings: list[str]) -> FileCache:
-    return FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), ctx.git_view, ctx.caches)
+    return FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), partial(git_view, ctx), ctx.caches)
 
 
 def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str],

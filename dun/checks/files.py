@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from dun.config.schema import Field
 from dun.core.cache.files import FileCache
 from dun.core.globs import glob_errors
 from dun.core.textfiles import read_text
-from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
+from dun.engine.checkapi import CheckContext, CheckSpec, CheckType, git_view
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, cap_items
 
@@ -74,7 +75,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
                        items=cap_items(items, limit))
     if rule == "pattern-count":
         # the cache loads while git still looks at the tree; the match waits for it
-        cache = FileCache(ctx.root, "pattern-count", o["pattern"], ctx.git_view, ctx.caches)
+        cache = FileCache(ctx.root, "pattern-count", o["pattern"], partial(git_view, ctx), ctx.caches)
         return _pattern_count(ctx, o, cache, ctx.match(o["glob"], existing=False))
     if rule in ("unique-ids", "cross-reference"):
         from dun.checks import idrefs

@@ -10,6 +10,7 @@ from dun.config.schema import Field
 from dun.core.git import git
 from dun.core.globs import Listing, glob_errors, match_files
 from dun.core.snapshot import fold_untracked
+from dun.engine import checkapi
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, cap_items
@@ -119,14 +120,14 @@ def _status(ctx: CheckContext, o: dict[str, Any]) -> dict[str, Any]:
     """The run's shared `git status` (every untracked file listed), parsed; without ignore globs the untracked files
     are named as `--untracked-files=normal` names them (a directory holding no tracked file as `dir/`), worked out
     from the index listing the run has anyway rather than by a second `git status`, which costs as much as the first."""
-    snapshot = ctx.snapshot()
+    snapshot = checkapi.snapshot(ctx)
     if snapshot is None:
         mode = ("all" if o["ignore"] else "normal") if o["untracked"] else "no"
         return parse_porcelain_v2(git(ctx.root, "status", "--porcelain=v2", "--branch", "-z",
                                       f"--untracked-files={mode}").stdout)
     st = parse_porcelain_v2(snapshot.status())
     if o["untracked"] and not o["ignore"] and st["untracked"]:
-        listing = ctx.listing()
+        listing = checkapi.listing(ctx)
         if isinstance(listing, Listing):
             st["untracked"] = fold_untracked(st["untracked"], listing.text)
     return st

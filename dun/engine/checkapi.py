@@ -76,7 +76,11 @@ class CheckType:
 
 
 class CheckContext:
-    """Shared, read-only view of the repository for one `dun check` run. Safe to use from many threads."""
+    """Shared, read-only view of the repository for one `dun check` run. Safe to use from many threads.
+
+    What a plugin uses: `root`, `is_git`, `config`, `files()` and `match()`. How dun itself looks at git for them
+    (one `git status`, the index's listing, the view per-file caches trust) is `snapshot`, `listing` and
+    `git_view` in this module: internals that may change in any release."""
 
     def __init__(self, root: Path, is_git: bool, config: Config | None = None,
                  confine: Callable[[list[str]], list[str]] | None = None, early: Early | None = None) -> None:
@@ -94,36 +98,10 @@ class CheckContext:
         self.caches: Caches | None = None  # the session's (dun/core/cache/session.py); per-file caches use it
         self._lock = threading.Lock()
 
-    def snapshot(self) -> Snapshot | None:
-        """The run's one look at the git work tree (`git ls-files` and `git status`), started on first use."""
-        if not self.is_git:
-            return None
-        with self._lock:
-            if self._snapshot is None:
-                from dun.core.snapshot import Snapshot
-
-                early, self._early = self._early, None
-                self._snapshot = (early.claim(self.root) if early is not None else None) or Snapshot(self.root)
-            return self._snapshot
-
     def files(self) -> list[str]:
         """Tracked plus untracked-but-not-ignored files, repo-relative with '/' separators (listed once)."""
-        listing = self.listing()
-        return listing.paths() if isinstance(listing, Listing) else listing
-
-    def listing(self) -> Listing | list[str]:
-        """The files as git listed them (`dun.core.globs.Listing`: matched without splitting all of them), or the
-        walked list outside git."""
-        snapshot = self.snapshot()
-        with self._lock:
-            if self._files is None:
-                if snapshot is not None:
-                    self._files = snapshot.files()
-                else:
-                    from dun.core.snapshot import list_files
-
-                    self._files = list_files(self.root, self.is_git)
-            return self._files
+        found = listing(self)
+        return found.paths() if isinstance(found, Listing) else found
 
     def refresh(self) -> None:
         """Forget the file listing: the next look sees the tree as it is now (a loop's later iterations)."""
@@ -133,18 +111,12 @@ class CheckContext:
             self._matches = {}
         self.used = False
 
-    def git_view(self) -> tuple[str, set[str], int] | None:
-        """HEAD, the paths `git status` names and when it looked (`Snapshot.view`): per-file caches trust an entry
-        read at HEAD from a file git still sees clean without a stat. None outside git or before a commit."""
-        snapshot = self.snapshot()
-        return snapshot.view() if snapshot is not None else None
-
     def prefetch(self, listing: bool = True) -> None:
         """Start git in the background: it walks the tree while plugins and manifests load. Without `listing`,
         only `git status` (enough when every result may be reused); the index is listed once a check needs it."""
-        snapshot = self.snapshot()
-        if snapshot is not None and listing:
-            snapshot.start_listing()
+        look = snapshot(self)
+        if look is not None and listing:
+            look.start_listing()
 
     def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
         """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).
@@ -155,16 +127,16 @@ class CheckContext:
         from dun.core.globs import match_files
 
         if not existing:
-            return match_files(self.listing(), patterns)
+            return match_files(listing(self), patterns)
         key = tuple(patterns)
         with self._lock:
             cached = self._matches.get(key)
         if cached is None:
-            matched = match_files(self.listing(), patterns)
-            snapshot = self.snapshot()
-            if snapshot is not None:  # the listing may name tracked files deleted from the work tree: git knows them
+            matched = match_files(listing(self), patterns)
+            look = snapshot(self)
+            if look is not None:  # the listing may name tracked files deleted from the work tree: git knows them
                 try:
-                    deleted = snapshot.deleted()
+                    deleted = look.deleted()
                 except subprocess.CalledProcessError:
                     base = str(self.root)
                     matched = [p for p in matched if os.path.lexists(os.path.join(base, p))]
@@ -173,3 +145,38 @@ class CheckContext:
             with self._lock:
                 cached = self._matches.setdefault(key, matched)
         return cached
+
+
+def snapshot(ctx: CheckContext) -> Snapshot | None:
+    """The run's one look at the git work tree (`git ls-files` and `git status`), started on first use."""
+    if not ctx.is_git:
+        return None
+    with ctx._lock:
+        if ctx._snapshot is None:
+            from dun.core.snapshot import Snapshot
+
+            early, ctx._early = ctx._early, None
+            ctx._snapshot = (early.claim(ctx.root) if early is not None else None) or Snapshot(ctx.root)
+        return ctx._snapshot
+
+
+def listing(ctx: CheckContext) -> Listing | list[str]:
+    """The files as git listed them (`dun.core.globs.Listing`: matched without splitting all of them), or the
+    walked list outside git."""
+    look = snapshot(ctx)
+    with ctx._lock:
+        if ctx._files is None:
+            if look is not None:
+                ctx._files = look.files()
+            else:
+                from dun.core.snapshot import list_files
+
+                ctx._files = list_files(ctx.root, ctx.is_git)
+        return ctx._files
+
+
+def git_view(ctx: CheckContext) -> tuple[str, set[str], int] | None:
+    """HEAD, the paths `git status` names and when it looked (`Snapshot.view`): per-file caches trust an entry read
+    at HEAD from a file git still sees clean without a stat. None outside git or before a commit."""
+    look = snapshot(ctx)
+    return look.view() if look is not None else None

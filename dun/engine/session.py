@@ -14,6 +14,7 @@ import pluggy
 from dun.config.loader import Config
 from dun.core.cache.session import Caches
 from dun.core.git import Repo
+from dun.engine import checkapi
 from dun.engine.catalog import Catalog, load_catalog
 from dun.engine.checkapi import CheckContext
 from dun.engine.manager import make_manager, merged_mapping
@@ -75,7 +76,7 @@ class Session:
         that the next report shares: the loop's progress test and its checks see the same tree."""
         ctx = self.context()
         ctx.refresh()  # the tree may have changed since the last look (an agent ran)
-        snapshot = ctx.snapshot()
+        snapshot = checkapi.snapshot(ctx)
         if snapshot is None:
             return None, None
         return snapshot.head(), snapshot.tree()
@@ -108,7 +109,7 @@ class Session:
     def _result_cache(self, ctx: CheckContext) -> ResultCache | None:
         from dun.engine.reuse import ResultCache
 
-        snapshot = ctx.snapshot()
+        snapshot = checkapi.snapshot(ctx)
         hashed_ns = time.time_ns()
         tree = snapshot.fingerprint() if snapshot is not None else None
         view = snapshot.view() if snapshot is not None and tree else None

@@ -10,6 +10,7 @@ from dun.config.sections import Iterate
 from dun.core.errors import DunError, UsageError
 from dun.core.git import diff_stat, recent_commits
 from dun.core.textfiles import read_text
+from dun.engine import checkapi
 from dun.engine.model import CheckResult, Report, folded_count
 from dun.engine.session import Session
 from dun.hints.graph import CHECK_PREFIX
@@ -89,7 +90,7 @@ def git_section(session: Session, previous: dict[str, Any] | None) -> str:
 
 def _changes_since(session: Session, base: str) -> tuple[str, int]:
     """`diff_stat` from `base`, read from the run's look at the tree when that look shows nothing changed."""
-    snapshot = session.context().snapshot()
+    snapshot = checkapi.snapshot(session.context())
     untracked = None
     if snapshot is not None:
         try:

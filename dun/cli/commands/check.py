@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dun.core.errors import UsageError
+from dun.engine import checkapi
 from dun.engine.manager import merged_mapping
 from dun.engine.model import Report
 from dun.engine.session import Session, open_session
@@ -73,7 +74,7 @@ def _keep_for_replay(session: Session, opts: CheckOptions, report: Report, text:
     """A run whose every result was reused is stored whole: the next identical one prints it again at once."""
     if not session.caches.read or not report.results or not all(r.cached for r in report.results):
         return
-    snapshot = session.context().snapshot()
+    snapshot = checkapi.snapshot(session.context())
     tree = snapshot.fingerprint() if snapshot is not None else None
     if tree is not None:
         from dun.engine.replay import save

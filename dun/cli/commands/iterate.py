@@ -12,6 +12,7 @@ from dun.answer.handoff import record_iterate
 from dun.config.sections import Automation
 from dun.core.errors import UsageError
 from dun.core.kinds import ExitCode
+from dun.engine import checkapi
 from dun.engine.session import open_session
 from dun.prompt.build import ALL_PASS
 from dun.prompt.sections import build_prompt, git_section, render
@@ -49,7 +50,7 @@ def run_iterate(opts: IterateOptions, early: Early | None = None) -> int:
     git_thread.start()
     report = session.report(opts.only, opts.skip)
     _say_reused(report)
-    snapshot = session.context().snapshot()  # HEAD (and the tree) from the checks' own `git status`
+    snapshot = checkapi.snapshot(session.context())  # HEAD (and the tree) from the checks' own `git status`
     look = (snapshot.head(), snapshot.tree() if opts.iteration is not None else None) if snapshot else None
     record_iterate(store, report.actionable(), with_tree=opts.iteration is not None, look=look)
     if opts.confirm:
