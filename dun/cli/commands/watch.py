@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dun.agents.stream import readable
-from dun.core.git import find_repo
 from dun.core.kinds import ExitCode
 from dun.core.timefmt import clock
 from dun.fleet.live import LocalLoops, LoopSnapshot, LoopSource
+from dun.store.layout import find_repo
 from dun.store.lock import lock_holder
 from dun.store.records import LiveRecord
 from dun.store.store import Store
