@@ -20,6 +20,7 @@ from typing import Any
 from dun.agents.stream import output_tail
 from dun.core.atomic import write_json_atomic
 from dun.core.resources import user_state_dir
+from dun.store.layout import WORKTREES, dun_dir
 from dun.store.lock import lock_holder
 from dun.store.records import LiveDecision
 from dun.store.store import Store, read_json
@@ -81,7 +82,7 @@ def registered_roots() -> list[Path]:
     for entry in sorted(registry_dir().glob("*.json")) if registry_dir().is_dir() else []:
         data = read_json(entry)
         root = Path(str(data.get("root"))) if data and data.get("root") else None
-        if root is None or not (root / ".dun").is_dir():
+        if root is None or not dun_dir(root).is_dir():
             with contextlib.suppress(OSError):
                 entry.unlink()
             continue
@@ -93,7 +94,7 @@ def registered_roots() -> list[Path]:
 def label_for(root: Path) -> str:
     """`repo/NAME` for a worktree under a repository's `.dun/worktrees/`, else the directory's name."""
     parts = root.parts
-    if len(parts) >= 4 and parts[-3:-1] == (".dun", "worktrees"):
+    if len(parts) >= 4 and parts[-3:-1] == tuple(WORKTREES.split("/")):
         return f"{parts[-4]}/{parts[-1]}"
     return root.name or str(root)
 

@@ -24,6 +24,11 @@ def find_repo(start: Path | str | None = None) -> Repo:
     return find_root(start, DIR)
 
 
+def dun_dir(root: Path) -> Path:
+    """`.dun/` of the repository at `root`."""
+    return root / DIR
+
+
 def config_path(root: Path) -> Path:
     """`.dun/config.yaml` of the repository at `root`."""
     return root / CONFIG

@@ -19,7 +19,7 @@ from dun.agents.stream import readable
 from dun.core.kinds import ExitCode
 from dun.core.timefmt import clock
 from dun.fleet.live import LocalLoops, LoopSnapshot, LoopSource
-from dun.store.layout import find_repo
+from dun.store.layout import dun_dir, find_repo
 from dun.store.lock import lock_holder
 from dun.store.records import LiveRecord
 from dun.store.store import Store
@@ -30,7 +30,7 @@ POLL_S = 0.25
 def _start(path: str | None) -> Path | None:
     """The repository whose work trees the watch shows besides the registered loops (None: outside any)."""
     repo = find_repo(path)  # a -C that is not a directory is an error; outside any repository, only the machine's
-    return repo.root if path is not None or repo.is_git or (repo.root / ".dun").is_dir() else None
+    return repo.root if path is not None or repo.is_git or dun_dir(repo.root).is_dir() else None
 
 
 @contextlib.contextmanager
