@@ -55,7 +55,7 @@ def mentioned(text: str, limit: int = 20) -> list[str]:
     Linear in the text (words split once, each tested whole)."""
     found: list[str] = []
     for word in _SPLIT.split(text[:10_000]):
-        word = word.split(":", 1)[0].strip(".")
+        word = word.split(":", 1)[0].rstrip(".").removeprefix("./")
         if _NAME.fullmatch(word) and ("/" in word or _EXTENSION.search(word[-9:])) and not word.startswith("/"):
             found.append(word)
             if len(found) >= limit:
@@ -92,8 +92,18 @@ def prompt_section(root: Path, settings: Hints, seeds: Sequence[str], store: Sto
         index = update(root, settings, store)
     except (OSError, DunError, ValueError, subprocess.SubprocessError):
         return ""
-    lines = section_lines(index, seeds, settings.per_file, settings.max_chars)
+    lines = section_lines(index, [_relative(root, seed) for seed in seeds], settings.per_file, settings.max_chars)
     return "\n".join([HEADER, "", *lines]) if lines else ""
+
+
+def _relative(root: Path, seed: str) -> str:
+    """An item's absolute path (some runners report them) as the index names it: relative to the root."""
+    if seed.startswith("/"):
+        try:
+            return Path(seed).relative_to(root).as_posix()
+        except ValueError:
+            return seed
+    return seed.removeprefix("./")
 
 
 def as_dict(index: Index, found: dict[str, list[Hint]]) -> dict[str, Any]:
