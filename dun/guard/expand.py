@@ -255,7 +255,8 @@ def _parameter(expr: str, ctx: Ctx, env: Env) -> str | None:
     if "[" in name:  # ${a[0]}: one item of an array
         base, index = name[:-1].split("[", 1)
         items = ctx.arrays.get(base)
-        value = items[int(index)] if items is not None and index.isdigit() and int(index) < len(items) else None
+        value = items[int(index)] if items is not None and index.isdigit() and int(index) < len(items) else \
+            ctx.vars.get(name)  # ${m[key]} of an associative array
     else:
         value = lookup(name, ctx, env)
     op, word = m.group(2), m.group(3)

@@ -71,7 +71,10 @@ DATA_RULES: tuple[Rule, ...] = (
           Match(programs=("liquibase",), subcommands=("dropAll", "drop-all")),
           Match(queries=(r"\bdrop(?:All)?Users?\s*\(", r"\bdropRole\s*\(")),
           Match(programs=("typeorm",), subcommands=("schema:drop",)),
-          Match(programs=("knex",), subcommands=("migrate:rollback",), flags_any=("--all",)),
+          Match(programs=("knex",), subcommands=("migrate:rollback", "migrate:down"), flags_any=("--all",)),
+          Match(programs=("python*",), subcommands=("manage.py", "*/manage.py"), actions=("migrate",),
+                args_any=("zero",)),  # manage.py migrate app zero: every migration of the app undone
+          Match(programs=("manage.py", "django-admin"), subcommands=("migrate",), args_any=("zero",)),
           Match(programs=("alembic",), subcommands=("downgrade",), args_any=("base",)),
           Match(programs=("flask",), subcommands=("db",), args_any=("base",)),
           *_DB_TOOL_MATCHES)),

@@ -70,6 +70,7 @@ GIT_RULES: tuple[Rule, ...] = (
              "-f", "--force", "--force-with-lease", "--force-with-lease=*", "--force-if-includes", "--mirror"),
                 flags_none=_DRY_RUN),
           Match(programs=_GIT, subcommands=("push", "send-pack"), args_any=("+*",), flags_none=_DRY_RUN),
+          Match(programs=_GIT, subcommands=("subtree",), actions=("push",), flags_any=("-f", "--force")),
           Match(programs=_GIT, subcommands=("push",), values_any=(f"-c=remote.*.mirror={_TRUE}",
                                                                    "-c=remote.*.push=+*")))),
     Rule("git.push-delete", "deletes branches or tags on the remote",

@@ -34,6 +34,11 @@ class ShellState:
         append = word.raw[:word.raw.index("=")].endswith("+")  # a+=(x), s+=x
         if raw.startswith("(") and raw.endswith(")"):  # a=(x y z): an array
             items = self.array_items(raw[1:-1], ctx, seen)
+            keyed = [m for i in items or [] if (m := re.fullmatch(r"\[([^\]]+)\]=(.*)", i, re.S))]
+            if items and len(keyed) == len(items):  # declare -A m=([a]=push [b]=-f): ${m[a]}
+                for m in keyed:
+                    ctx.vars[f"{name}[{m.group(1)}]"] = m.group(2)
+                return
             if append:
                 scalar = ctx.vars.get(name)
                 before = ctx.arrays.get(name, [scalar] if scalar is not None else [] if name not in ctx.vars else None)

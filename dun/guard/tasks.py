@@ -97,6 +97,8 @@ def _js(*stems: str) -> tuple[str, tuple[str, ...]]:
 def package_bin(prog: str, args: list[Val]) -> list[str] | None:
     """`pnpm prisma migrate reset`, `yarn eslint .`, `bun vite build`: a word that is not one of the package
     manager's commands runs a script of that name or the package's program of that name; the program, as argv."""
+    if prog in ("pnpm", "yarn", "bun") and args and args[0].text == "run":  # bun run --bun rimraf x
+        args = parse(args[1:], Spec(stop=True)).operands
     if prog not in ("pnpm", "yarn", "bun") or not args or args[0].text.startswith("-") \
             or args[0].text in _NODE_BUILTINS:
         return None

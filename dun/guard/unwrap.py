@@ -46,6 +46,8 @@ _RUNNERS = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pi
             "direnv": "exec", "aws-vault": "exec", "nix": "develop", "lerna": "exec",
             "nx": "exec"}  # `uv run cmd`; a bare `npx cmd` runs cmd
 _ENV = Spec("uCS", _long("--unset", "--chdir", "--split-string"), stop=True)
+_COMPOSE_RUN = Spec("evwupl", _long("--env", "--volume", "--workdir", "--user", "--publish", "--label", "--name",
+                                      "--entrypoint", "--env-file"), stop=True)
 _TIMEOUT = Spec("sk", _long("--signal", "--kill-after"), stop=True)
 _XARGS = Spec("aEdILnPs", _long("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args",
                                 "--max-procs", "--max-chars", "--process-slot-var"), attached="iel", stop=True)
@@ -250,6 +252,16 @@ def _container(prog: str, rest: list[Val], u: Unwrapped) -> list[Val] | None:
         if "--" in words:
             return rest[words.index("--") + 1:]
         return parse(rest[1:], _KUBECTL).operands[1:]
+    elif prog in ("kubectl", "oc") and words[:1] == ["run"] and "--" in words:  # kubectl run x --image=y -- CMD
+        u.remote = True
+        return rest[words.index("--") + 1:]
+    elif (prog == "docker-compose" and words[:1] == ["run"]) or (prog in ("docker", "podman")
+                                                                  and words[:2] == ["compose", "run"]):
+        u.remote = True  # docker compose run SERVICE CMD: in the service's container
+        return parse(rest[words.index("run") + 1:], _COMPOSE_RUN).operands[1:]
+    elif prog == "deno" and words[:1] == ["run"]:  # deno run -A npm:rimraf x: the package's program
+        ops = parse(rest[1:], Spec(stop=True)).operands
+        return [Val(ops[0].text[4:].split("@")[0]), *ops[1:]] if ops and ops[0].text.startswith("npm:") else None
     else:
         return None
     u.remote = True
