@@ -158,18 +158,19 @@ class ResultCache:
                                    "confined": getattr(self.ctx, "confine", None) is not None}
 
     def save(self, start_look: Callable[[], Callable[[], str | None]] | None = None,
-             early: Callable[[], str | None] | None = None) -> None:
+             early: Callable[[], str | None] | None = None, after_all: bool = False) -> None:
         """Merge this run's entries into the file as it is now (a concurrent run may have added its own). The tree
         and each entry's inputs are looked at again first: what moved while the checks ran is not kept. `early` is
         the look started once every check that reads the tree other than through stamps had finished (None when
         none ran); it stands for all when no file read through a stamp was written since git looked (the
-        fingerprint's hash, for files git named as changed), else a look is started now, after every check."""
+        fingerprint's hash, for files git named as changed), else a look is started now, after every check, unless
+        `early` itself was started after every check had finished (`after_all`)."""
         with self._lock:
             new, self._new = self._new, {}
         if not new:
             return
         if start_look is not None:
-            later = early if self._reads_settled() else start_look()
+            later = early if after_all or self._reads_settled() else start_look()
             if later is not None and later() != self.tree:
                 return
         new = {cid: e for cid, e in new.items() if all(look(p, s) == s for p, s in e["inputs"])}

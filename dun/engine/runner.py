@@ -139,6 +139,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
     early: list[Callable[[], str | None]] = []
 
     needed: list[bool] = []
+    last: list[bool] = []  # the early look started once every check had finished: it is the look after them all
 
     def done(cid: str) -> None:
         if cid in unstamped:
@@ -147,6 +148,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 needed.append(True)
             if not unstamped and needed and reuse is not None and start_look is not None:
                 early.append(start_look())
+                last.append(all(c in results for c in todo))
 
     _schedule(catalog, ctx, todo, results, max(1, jobs), gates, done)
     if reuse is not None:
@@ -155,7 +157,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 if check.id in looks and check.id in results:
                     reuse.put(check, manifest.triggers, looks[check.id], results[check.id],
                               inapplicable=gates.missed(check.id))
-        reuse.save(start_look, early[0] if early else None)
+        reuse.save(start_look, early[0] if early else None, after_all=bool(last and last[0]))
     order = {c.id: c.sort_key for c in catalog.checks}
     return sorted(results.values(), key=lambda r: order[r.id])
 

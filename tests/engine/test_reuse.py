@@ -272,3 +272,19 @@ def test_a_second_look_at_the_tree_only_when_a_read_could_have_moved(repo: Path,
     git(repo, "commit", "-qam", "command")
     open_session(repo).report(only=["c"])
     assert looks == [1, 1]
+
+
+def test_one_look_after_the_checks_when_the_last_of_them_starts_it(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a repository without a commit git's look has no time to compare reads with, so the stamped shortcut does
+    not hold; the look started when the last check finished is still the look after them all: git runs once."""
+    looks: list[int] = []
+    real = Session._start_look
+    monkeypatch.setattr(Session, "_start_look", lambda self: looks.append(1) or real(self))
+    root = tmp_path / "fresh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
+    write(root, ".dun/plugins/p.yaml", "id: p\nchecks:\n  - {id: c, type: command, command: 'true', inputs: {}}\n")
+    first = open_session(root).report(only=["c"]).results[0]
+    assert (first.status, looks) == ("pass", [1])
