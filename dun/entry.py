@@ -9,6 +9,8 @@ import sys
 TYPE_CHECKING = False  # not typing's: importing typing costs more than all of `dun --version`
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from dun.core.snapshot import Early
     from dun.core.spawn import Spawned
 
@@ -34,7 +36,7 @@ def main() -> int:
         from dun.engine.replay import replay
 
         try:
-            code = replay(sys.argv[1:], status)
+            code = replay(sys.argv[1:], status, _warm)
         except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
             code = 0
         if code is not None:
@@ -49,6 +51,31 @@ def main() -> int:
     from dun.cli.main import main as cli_main
 
     return cli_main(early=early)
+
+
+# What a `dun check` that is not replayed imports next, dependencies first (from `-X importtime` of such a run):
+# loaded while a replay waits for `git status`, one module at a time until git has answered, so a changed tree
+# does not pay for the wait and the imports one after the other. Each name is one a real run imports anyway
+# (tests/test_entry.py); dun.engine.runner is left out on purpose: the replay tests tell a replay by its absence.
+WARM = ("collections", "functools", "enum", "re", "signal", "threading", "contextlib", "selectors", "subprocess",
+        "fnmatch", "urllib.parse", "pathlib", "copy", "ast", "dis", "inspect", "dataclasses", "typing",
+        "dun.core.kinds", "dun.core.errors", "dun.core.git", "dun.core.globs", "dun.core.snapshot", "dun.cli.flags",
+        "dun.cli.errors", "pluggy", "dun.core.cache.session", "dun.engine.hookspecs", "dun.core.textfiles",
+        "dun.config.schema", "dun.engine.model", "dun.engine.checkapi", "dun.engine.manager", "dun.store.layout",
+        "dun.config.loader", "dun.engine.manifest", "dun.engine.catalog", "dun.engine.session", "dun.output.base",
+        "dun.cli.commands.check", "json", "dun.engine.configcache", "shlex", "dun.core.cache.files",
+        "dun.engine.sanitize", "dun.engine.catalogcache", "dun.engine.inputs", "dun.engine.reuse")
+
+
+def _warm(done: Callable[[], bool]) -> None:
+    for name in WARM:
+        if done():
+            return
+        if name not in sys.modules:
+            try:
+                __import__(name)
+            except Exception:  # the run imports it again itself and meets the error there
+                continue
 
 
 def _leave(code: int) -> int:

@@ -12,7 +12,7 @@ import pytest
 from conftest import write
 
 from dun.cli.flags import parse
-from dun.entry import VALUED, _runs_checks_here
+from dun.entry import VALUED, WARM, _runs_checks_here
 
 
 @pytest.mark.parametrize(("args", "early"), [
@@ -149,3 +149,13 @@ def test_an_atexit_callback_still_runs(project: Path) -> None:
     for _ in range(2):  # run, then replayed
         done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=60)
         assert done.returncode == 1 and done.stdout.endswith("}\nbye\n"), done.stderr
+
+
+def test_a_replay_waiting_for_git_loads_only_what_a_run_imports_anyway(project: Path) -> None:
+    """The modules loaded while a replay waits for `git status` (`WARM`) are ones a run that is not replayed imports
+    anyway, so a changed tree gets them sooner and an unchanged one loses nothing it would have to undo."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dun", "check", "--format", "json"], cwd=project,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| +(\S+)$", proc.stderr, re.M))
+    assert proc.returncode == 1 and set(WARM) <= imported, sorted(set(WARM) - imported)
+    assert "dun.engine.runner" not in WARM  # tests/engine/test_replay.py tells a replay by its absence

@@ -37,6 +37,7 @@ class Spawned:
         self.started_ns = time.time_ns()  # what git reports was seen at or after this
         self._result: tuple[int, bytes, bytes] | None = None
         self._popen: subprocess.Popen[bytes] | None = None
+        self._status: int | None = None  # the wait status, once `done` has reaped the program
         if not hasattr(os, "posix_spawnp"):
             import subprocess
 
@@ -65,6 +66,19 @@ class Spawned:
                 os.close(out_w)
                 os.close(err_w)
 
+    def done(self) -> bool:
+        """Whether the program has exited (then `collect` does not wait). Without in-memory output files it cannot
+        be told without reading the pipes: True, so a caller does not start more work while waiting."""
+        if self._result is not None or self._status is not None:
+            return True
+        if self._popen is not None or not self._in_memory:
+            return True
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid == 0:
+            return False
+        self._status = status
+        return True
+
     def collect(self) -> tuple[int, bytes, bytes]:
         """Wait for the program; its exit code and output (the same answer when asked again)."""
         if self._result is None:
@@ -76,7 +90,7 @@ class Spawned:
             out, err = self._popen.communicate()
             return self._popen.returncode, out, err
         if self._in_memory:
-            _, status = os.waitpid(self.pid, 0)
+            status = self._status if self._status is not None else os.waitpid(self.pid, 0)[1]
             out, err = (_read_all(fd) for fd in self._read)
             return os.waitstatus_to_exitcode(status), out, err
         received = {fd: bytearray() for fd in self._read}

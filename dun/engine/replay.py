@@ -27,9 +27,11 @@ from dun.core.spawn import Spawned
 
 TYPE_CHECKING = False  # not typing's: this module loads before everything else, importing typing costs
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 FILE = "replay.marshal"  # marshal, not JSON: the json module alone would cost a fifth of a replayed run
+RESULTS = "results.marshal"  # dun/engine/reuse.py's, beside it
 
 
 def _setup(argv: list[str]) -> str:
@@ -79,9 +81,12 @@ def guess_root() -> str | None:
         here = parent
 
 
-def replay(argv: list[str], status: Spawned) -> int | None:
+def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], bool]], None] | None = None
+           ) -> int | None:
     """Print the stored output of an identical earlier run and return its exit code; None when anything differs
-    (the run then goes on as usual, with the `git status` already started)."""
+    (the run then goes on as usual, with the `git status` already started). `meanwhile` is given the time git still
+    walks the tree, and a test of whether it has finished, when the last run was not replayed either: work a miss
+    would need next (dun/entry.py loads the modules of a full run), never anything a replay would have to undo."""
     if env_disabled() or "--no-cache" in argv:
         return None
     root = guess_root()
@@ -93,11 +98,25 @@ def replay(argv: list[str], status: Spawned) -> int | None:
     setup, tree, looks, text, exit_code = stored
     if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
         return None
+    if meanwhile is not None and _missed_last(root):
+        meanwhile(status.done)
     code, out, _ = status.collect()
     if code != 0 or fingerprint(root, out) != tree:
         return None
     sys.stdout.write(text)
     return exit_code
+
+
+def _missed_last(root: str) -> bool:
+    """Whether the last run was not replayed: it stored results (written after this file). Then this one likely
+    differs too, and loading what a full run needs while git walks the tree pays; after a replay it would only take
+    CPU from git."""
+    directory = cache_dir_path(root)
+    try:
+        stored = os.stat(os.path.join(directory, RESULTS)).st_mtime_ns
+        return stored > os.stat(os.path.join(directory, FILE)).st_mtime_ns
+    except OSError:
+        return False
 
 
 def _accept(payload: tuple[object, ...]) -> tuple[str, str, list[tuple[str, object]], str, int]:

@@ -41,6 +41,7 @@ from dun.core.digest import sha256
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.inputs import declared_looks
 from dun.engine.model import CheckResult, Item, Status
+from dun.engine.replay import RESULTS
 
 Looks = list[tuple[str, Any]]
 
@@ -66,7 +67,7 @@ class ResultCache:
         self.looked = looked  # when git began to look at the tree, when its fingerprint began to be hashed
         self.ctx = ctx
         self.caches = caches or Caches()
-        self.file = CacheFile(Path(cache_dir_path(str(root))) / "results.marshal", "results")
+        self.file = CacheFile(Path(cache_dir_path(str(root))) / RESULTS, "results")
         self.path = Path(self.file.path)
         self._setup = _digest([getattr(ctx.config, "values", None), stable_env(), os.path.realpath(sys.executable)])
         self._entries: dict[str, Any] = (self.file.load(_accept) or {}) if self.caches.read else {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,16 @@ def test_without_in_memory_files_pipes_carry_the_same(monkeypatch: pytest.Monkey
     monkeypatch.delattr(os, "memfd_create")
     code, out, err = Spawned([sys.executable, "-c", WRITER], dict(os.environ)).collect()
     assert (code, len(out), out[-4:], err) == (3, 3_000_004, b"\0end", b"complaint\n")
+
+
+def test_done_tells_whether_it_exited_without_waiting(tmp_path: os.PathLike[str]) -> None:
+    """What a replay loads modules by while git walks the tree: `done` is False while the program runs, True once it
+    exited, and the output collected afterwards is whole."""
+    gate = os.path.join(str(tmp_path), "go")
+    waiter = f"import os, sys, time\nwhile not os.path.exists({gate!r}): time.sleep(0.01)\nprint('out')\nsys.exit(4)"
+    started = Spawned([sys.executable, "-c", waiter], dict(os.environ))
+    assert not started.done()
+    Path(gate).touch()  # the signal
+    while not started.done():
+        os.sched_yield()
+    assert started.done() and started.collect() == (4, b"out\n", b"")

@@ -48,7 +48,8 @@ def project(repo: Path, tmp_path: Path) -> Path:
 
 
 def check(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`dun check --format json`, as a user runs it; `-X importtime` shows whether the engine was loaded at all."""
+    """`dun check --format json`, as a user runs it; `-X importtime` shows whether the checks' runner was loaded at all
+    (a replay may load some of the engine while it waits for git: dun/entry.py's WARM, which leaves the runner out)."""
     return subprocess.run([sys.executable, "-X", "importtime", "-m", "dun", "check", "--format", "json", *args],
                           cwd=repo, capture_output=True, text=True, env={**os.environ, **(env or {})}, check=False)
 
@@ -59,7 +60,7 @@ def runs(repo: Path) -> int:
 
 
 def replayed(proc: subprocess.CompletedProcess[str]) -> bool:
-    return " dun.engine.session" not in proc.stderr
+    return " dun.engine.runner" not in proc.stderr
 
 
 def test_an_identical_run_is_replayed_and_any_change_runs_again(project: Path) -> None:
@@ -125,3 +126,23 @@ def test_a_run_from_a_subdirectory_is_replayed_and_git_dir_in_the_environment_is
     check(sub, env=env)
     check(sub, env=env)
     assert not replayed(check(sub, env=env))
+
+
+def test_a_replay_loads_the_runs_modules_while_git_looks_only_after_a_run_that_was_not_replayed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results stored after the last replayable output: that run had to check, and so will this one, likely; a
+    replayed run stores nothing, so after it the wait for git is left to git."""
+    from dun.engine import replay as replay_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = str(tmp_path)
+    directory = Path(replay_module.cache_dir_path(root))
+    directory.mkdir(parents=True)
+    assert not replay_module._missed_last(root)  # nothing stored yet
+    (directory / replay_module.FILE).write_bytes(b"")
+    (directory / replay_module.RESULTS).write_bytes(b"")
+    os.utime(directory / replay_module.FILE, ns=(10**18, 10**18))
+    os.utime(directory / replay_module.RESULTS, ns=(2 * 10**18, 2 * 10**18))
+    assert replay_module._missed_last(root)
+    os.utime(directory / replay_module.FILE, ns=(3 * 10**18, 3 * 10**18))
+    assert not replay_module._missed_last(root)
