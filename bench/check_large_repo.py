@@ -34,7 +34,7 @@ from _common import Run, broken, dun_command, git, git_env, parser, report, time
 
 TARGET = 2.0
 NO_CHANGE_TARGET = 1.2
-VERSION = "v2"  # bump whenever the generated repository changes, so stale caches are not reused
+VERSION = "v3"  # bump whenever the generated repository changes (v3: .dun/.gitignore as dun-gitignore 2 writes it)
 TOTAL_FILES = 50_000
 SOURCE_FILES = 5_000  # src/**/*.py, all in coverage.xml
 TEST_FILES = 2_500  # tests/**/*.py

@@ -48,7 +48,7 @@ if not reuse:
 results = []
 for manifest in catalog.manifests:
     for check in manifest.checks:
-        hit = cache.get(check, manifest.triggers) if cache else None
+        hit = cache.get(check, catalog.types.get(check.type), manifest.triggers) if cache else None
         if hit is None:
             miss = trigger_miss(manifest.triggers, ctx)
             mark(f"trigger of {manifest.id}")
