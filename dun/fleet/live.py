@@ -22,7 +22,7 @@ from dun.core.atomic import write_json_atomic
 from dun.core.resources import user_state_dir
 from dun.store.layout import WORKTREES, dun_dir
 from dun.store.lock import lock_holder
-from dun.store.records import LiveDecision
+from dun.store.records import LiveDecision, LiveRecord
 from dun.store.store import Store, read_json
 
 RECENT_S = 3600.0  # a loop that stopped within the last hour is still shown
@@ -106,16 +106,16 @@ def snapshot(root: Path, label: str | None = None, output_lines: int = OUTPUT_LI
     live = store.read_live()
     if state is None and live is None:
         return None
-    pid = lock_holder(store)
     raw: dict[str, Any] = dict(state) if state is not None else {}
+    same_run = live is not None and (state is None or live["run_id"] == state["run_id"])
+    lv = live if same_run and live is not None else None
+    pid = lock_holder(store) or (_shell_driver(lv) if raw.get("status") == "running" else None)
     if pid:
         status = "running"
     elif raw.get("status") == "running":
         status = "not running"
     else:
         status = str(raw.get("status") or "stopped")
-    same_run = live is not None and (state is None or live["run_id"] == state["run_id"])
-    lv = live if same_run and live is not None else None
     n = raw.get("in_progress") if pid else None
     output: tuple[str, ...] = ()
     if lv is not None and lv.get("out_file") and output_lines > 0:
@@ -133,6 +133,16 @@ def snapshot(root: Path, label: str | None = None, output_lines: int = OUTPUT_LI
         wait_until=lv["wait_until"] if lv and pid and lv["phase"] == "waiting" else None,
         wait_reason=lv["wait_reason"] if lv and pid and lv["phase"] == "waiting" else None,
         stop_reason=raw.get("stop_reason"), output=output, updated=lv["updated"] if lv else None)
+
+
+def _shell_driver(live: LiveRecord | None) -> int | None:
+    """The script driving a loop one `dun respond --decide` step at a time, while it runs: no process holds the
+    lock between its steps (while its agent works), so its own process says whether the loop lives."""
+    from dun.core.reaper import process_start_time
+
+    if live is None or live.get("driver") != "shell" or not live.get("pid_started"):
+        return None
+    return live["pid"] if process_start_time(live["pid"]) == live["pid_started"] else None
 
 
 def _recent(snap: LoopSnapshot, now: float) -> bool:

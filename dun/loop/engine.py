@@ -158,7 +158,7 @@ class Engine:
              wait_reason: str | None = None) -> None:
         """The live record (`.dun/live.json`, what `dun watch` shows), now in `phase`."""
         self.live_record = record_live(self.live_writer, self.state, self.settings, phase, decision, wait_until,
-                                       wait_reason, previous=self.live_record)
+                                       wait_reason, previous=self.live_record, shell=self.external)
 
     def starting_state(self, fresh: bool = False,
                        reset_circuit: bool = False) -> tuple[LoopState, LoopState | None, bool]:

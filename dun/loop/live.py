@@ -93,9 +93,13 @@ class LiveWriter:
 
 def record_live(writer: LiveWriter, state: LoopState, settings: Settings, phase: LivePhase,
                 decision: LiveDecision | None = None, wait_until: float | None = None,
-                wait_reason: str | None = None, previous: LiveRecord | None = None) -> LiveRecord:
+                wait_reason: str | None = None, previous: LiveRecord | None = None,
+                shell: bool = False) -> LiveRecord:
     """The live record of the run in `state`, now in `phase`, handed to `writer`; `decision` joins the last few of
-    `previous` (the record this process wrote last; read from the file when it wrote none)."""
+    `previous` (the record this process wrote last; read from the file when it wrote none). `shell`: the loop is
+    the script that runs this `dun respond --decide` step (its parent), which outlives the step."""
+    from dun.core.reaper import process_start_time
+
     store = writer.store
     previous = previous or store.read_live()
     decisions = list(previous["decisions"]) if previous and previous.get("run_id") == state["run_id"] else []
@@ -104,12 +108,14 @@ def record_live(writer: LiveWriter, state: LoopState, settings: Settings, phase:
         (last["action"], last["reason"]) == (decision["action"], decision["reason"])  # the stop its iteration decided
     if decision is not None and not repeated:
         decisions = [*decisions, decision][-MAX_DECISIONS:]
+    driver = os.getppid() if shell else os.getpid()
     n = state["in_progress"]
     shown = n or state["iteration"]  # between iterations, the last one's output stays in view
     boxes = mission_boxes(store.root)
     cap = settings.loop.max_budget_usd
     record: LiveRecord = {
-        "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": os.getpid(),
+        "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": driver,
+        "pid_started": process_start_time(driver), "driver": "shell" if shell else "loop",
         "agent": settings.agent.name, "phase": str(phase), "iteration": state["iteration"],
         "max_iterations": settings.loop.max_iterations, "in_progress": n,
         "call_started": state["call_started"] if n else None,

@@ -239,7 +239,9 @@ class LiveRecord(TypedDict):
 
     schema_version: int
     run_id: str
-    pid: int  # the process of `dun loop` (or of the `dun respond --decide` step that wrote it)
+    pid: int  # the process driving the loop: `dun loop`, or the script calling `dun respond --decide`
+    pid_started: float | None  # its start time (clock ticks since boot): a reused pid is not the loop
+    driver: str  # loop (`dun loop`) | shell (scripts/dun-loop.sh, one `dun respond --decide` step per process)
     agent: str
     phase: str  # LivePhase
     iteration: int  # iterations opened in this run

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from conftest import git
+from loop_support import make_repo, until
 
 from dun.fleet.live import LocalLoops, label_for, register, registry_dir, snapshot
 from dun.store.lock import LoopLock
@@ -25,6 +28,7 @@ def ran(root: Path, status: str = "running", updated: float | None = None, itera
     store.write_state(state)
     record: LiveRecord = {
         "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": os.getpid(), "agent": "codex",
+        "pid_started": None, "driver": "loop",
         "phase": "decided", "iteration": iteration, "max_iterations": 10, "in_progress": None, "call_started": None,
         "out_file": None, "boxes_done": 1, "boxes_total": 3, "cost_usd": 0.75, "budget_usd": 5.0,
         "decisions": [{"iteration": 2, "action": "continue", "reason": "work_remains", "at": 1.0}],
@@ -69,3 +73,21 @@ def test_every_work_tree_of_the_repository_is_shown_however_old(repo: Path, tmp_
     assert set(loops) == {"repo", "repo/w1"}
     assert loops["repo"].status == "complete" and loops["repo/w1"].status == "not running"
     assert label_for(Path("/srv/app/.dun/worktrees/feature-a")) == "app/feature-a"
+
+
+def test_a_loop_the_shell_driver_runs_is_running_while_its_script_lives(repo: Path, tmp_path: Path) -> None:
+    """No process holds the lock while scripts/dun-loop.sh's agent works: the script itself is the loop."""
+    make_repo(repo, boxes=("alpha",))
+    gate = tmp_path / "gate"
+    step = f"{sys.executable} -m dun respond --decide --before"
+    script = subprocess.Popen(["sh", "-c", f"{step} > {tmp_path / 'said'}; while [ ! -e {gate} ]; do sleep 0.05; done"],
+                              cwd=repo, stdin=subprocess.DEVNULL)
+    try:
+        until(lambda: (tmp_path / "said").is_file() and (tmp_path / "said").read_text().strip() == "go 1", "go 1")
+        snap = snapshot(repo)
+        assert snap is not None and (snap.status, snap.pid, snap.in_progress) == ("running", script.pid, 1)
+    finally:
+        gate.touch()
+        script.wait(timeout=10)
+    snap = snapshot(repo)
+    assert snap is not None and (snap.status, snap.pid) == ("not running", None)
