@@ -109,7 +109,7 @@ def snapshot(root: Path, label: str | None = None, output_lines: int = OUTPUT_LI
     raw: dict[str, Any] = dict(state) if state is not None else {}
     same_run = live is not None and (state is None or live["run_id"] == state["run_id"])
     lv = live if same_run and live is not None else None
-    pid = lock_holder(store) or (_shell_driver(lv) if raw.get("status") == "running" else None)
+    pid = loop_pid(store, raw.get("status") == "running", lv)
     if pid:
         status = "running"
     elif raw.get("status") == "running":
@@ -133,6 +133,12 @@ def snapshot(root: Path, label: str | None = None, output_lines: int = OUTPUT_LI
         wait_until=lv["wait_until"] if lv and pid and lv["phase"] == "waiting" else None,
         wait_reason=lv["wait_reason"] if lv and pid and lv["phase"] == "waiting" else None,
         stop_reason=raw.get("stop_reason"), output=output, updated=lv["updated"] if lv else None)
+
+
+def loop_pid(store: Store, run_open: bool, live: LiveRecord | None) -> int | None:
+    """The process of the loop running in `store`'s repository, or None: the holder of the lock, else (the run
+    still open) the script of the shell driver, which holds the lock only during its steps."""
+    return lock_holder(store) or (_shell_driver(live) if run_open else None)
 
 
 def _shell_driver(live: LiveRecord | None) -> int | None:

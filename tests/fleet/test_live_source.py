@@ -86,6 +86,10 @@ def test_a_loop_the_shell_driver_runs_is_running_while_its_script_lives(repo: Pa
         until(lambda: (tmp_path / "said").is_file() and (tmp_path / "said").read_text().strip() == "go 1", "go 1")
         snap = snapshot(repo)
         assert snap is not None and (snap.status, snap.pid, snap.in_progress) == ("running", script.pid, 1)
+        status = subprocess.run([sys.executable, "-m", "dun", "status"], cwd=repo, capture_output=True, text=True)
+        assert f"running (pid {script.pid})" in status.stdout, status.stdout
+        logs = subprocess.run([sys.executable, "-m", "dun", "logs"], cwd=repo, capture_output=True, text=True)
+        assert "running: the agent has been working" in logs.stdout, logs.stdout
     finally:
         gate.touch()
         script.wait(timeout=10)

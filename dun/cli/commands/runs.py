@@ -16,7 +16,7 @@ from dun.core.timefmt import clock
 from dun.loop.report import cost_text, resume_hint, verdict
 from dun.store.layout import find_repo
 from dun.store.lock import lock_holder
-from dun.store.records import IterationLog
+from dun.store.records import IterationLog, LoopState
 from dun.store.store import Store
 
 
@@ -46,7 +46,7 @@ def run_status(path: str | None, as_json: bool) -> int:
     repo = find_repo(path)
     store = Store(repo.root)
     state = store.read_state()
-    holder = lock_holder(store)
+    holder = _loop_pid(store, state)
     others = _other_loops(repo)
     if as_json:
         sys.stdout.write(json.dumps({"state": state, "loop_pid": holder, "other_loops": others}, indent=2) + "\n")
@@ -104,12 +104,21 @@ def _log_line(log: IterationLog, running: int | None = None, since: float | None
             f"{(block.get('task_completed') or '-')[:30]:30}  {verdict(log)}")
 
 
+def _loop_pid(store: Store, state: LoopState | None) -> int | None:
+    """The process of the loop running here: `dun loop` holding the lock, or the script of the shell driver."""
+    from dun.fleet.live import loop_pid
+
+    live = store.read_live()
+    same = live is not None and state is not None and live["run_id"] == state["run_id"]
+    return loop_pid(store, state is not None and state["status"] == "running", live if same else None)
+
+
 def _running(store: Store) -> tuple[int | None, float | None]:
     """The iteration a live loop has open, and when its agent call started."""
     state = store.peek_state()
     if state is None or state["status"] != "running" or not state["in_progress"]:
         return None, None
-    if not lock_holder(store):
+    if not _loop_pid(store, state):
         return None, None
     return state["in_progress"], state["call_started"]
 
