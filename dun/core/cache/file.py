@@ -59,7 +59,8 @@ class CacheFile:
 
             from dun.core.atomic import write_bytes_atomic
 
-            write_bytes_atomic(pathlib.Path(self.path), data)
+            # not durable: a cache a power loss leaves empty or short is a miss, and the fsync cost 10-15 ms a run
+            write_bytes_atomic(pathlib.Path(self.path), data, durable=False)
         except OSError:
             return False
         return True
