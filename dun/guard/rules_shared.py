@@ -277,12 +277,15 @@ EXFIL_RULES: tuple[Rule, ...] = (
     Rule("net.exfiltrate", "sends a secret off the machine (keys, credentials, tokens in a URL or body, .env files, "
          "the environment) or copies one into the repository; secrets stay where they are",
          (Match(signals=("exfiltrate",)),)),
-    Rule("hosted.expose", "makes a private repository public (gh repo edit --visibility public)",
+    Rule("hosted.expose", "makes a private repository or package public, or gives others the right to publish it "
+         "(gh repo edit --visibility public, npm owner add, npm access grant)",
          (Match(programs=("gh",), subcommands=("repo",), actions=("edit",), values_any=("--visibility=public",)),
           Match(programs=("gh",), subcommands=("repo",), actions=("edit",), args_any=("public",)),
           Match(programs=("gh",), subcommands=("api",), values_any=("-[fF]=private=false", "--*field=private=false",
                                                                     "-[fF]=visibility=public",
-                                                                    "--*field=visibility=public")))),
+                                                                    "--*field=visibility=public")),
+          Match(programs=_NODE, subcommands=("owner", "author"), actions=("add", "rm", "remove")),
+          Match(programs=_NODE, subcommands=("access",), actions=("grant", "public", "set")))),
 )
 
 SHARED_RULES: tuple[Rule, ...] = (DATA_RULES + CONTAINER_RULES + CLOUD_RULES + SYSTEM_RULES + PUBLISH_RULES +

@@ -110,6 +110,8 @@ def text_secret(text: str, ctx: Ctx, env: Env) -> str | None:
         return "the environment"
     if "auth token" in text or "credential fill" in text or "find-generic-password" in text:
         return _STORED_TOKEN
+    if words[:1] == ["printenv"] and len(words) == 2 and SECRET_VAR.match("$" + words[1]):
+        return f"${words[1]}"  # $(printenv GITHUB_TOKEN)
     for m in _PATHISH.finditer(text):
         raw = re.sub(r"^(~|\$\{?HOME\}?)", env.home, m.group(0)).replace("*", "{}")
         path = normalize(raw, ctx.cwd)

@@ -11,6 +11,7 @@ from dun.guard.effects import program_name
 from dun.guard.expand import Val
 from dun.guard.options import Spec, parse
 from dun.guard.programs import COMMAND_VARS, hidden_commands
+from dun.guard.remote import cloud_remote
 
 
 def _long(*names: str) -> frozenset[str]:
@@ -22,6 +23,7 @@ _WRAPPERS: dict[str, Spec] = {
                                       "--other-user", "--close-from", "--command-timeout"), stop=True),
     "doas": Spec("uC", stop=True),
     "shx": Spec(stop=True),  # npx shx rm -rf x: shelljs's commands
+    "sshpass": Spec("pfde", stop=True),  # sshpass -p PW ssh host CMD
     "nohup": Spec(stop=True), "setsid": Spec(stop=True), "unbuffer": Spec(stop=True), "builtin": Spec(stop=True),
     "busybox": Spec(stop=True), "chronic": Spec(stop=True), "torsocks": Spec(stop=True), "exec": Spec("a", stop=True),
     "caffeinate": Spec("tw", stop=True), "stdbuf": Spec("ioe", stop=True), "nice": Spec("n", stop=True),
@@ -160,6 +162,10 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
     if (remote := cloud_remote(prog, rest)) is not None:  # heroku run, fly ssh console -C, gcloud compute ssh, ...
         u.nested += [(code, True) for code in remote]
         return []
+    if prog == "autossh":  # autossh -M PORT [ssh options] host CMD: ssh, watched
+        words = [v.text for v in rest]
+        cut = words.index("-M") if "-M" in words else -1
+        rest, prog = (rest[:cut] + rest[cut + 2:] if cut >= 0 else rest), "ssh"
     if prog == "ssh":
         u.nested += [(command, u.remote) for command in hidden_commands(prog, rest)]  # -o ProxyCommand=... runs here
         o = parse(rest, _SSH)
@@ -167,37 +173,6 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
             u.nested.append((" ".join(v.text for v in o.operands[1:]), True))
         return []
     return _container(prog, rest, u)
-
-
-_CLOUD_OPTIONS = {"heroku": ("-a", "--app", "-r", "--remote", "-s", "--size", "-e", "--env"),
-                  "fly": ("-a", "--app", "-s", "--select"), "flyctl": ("-a", "--app", "-s", "--select")}
-
-
-def cloud_remote(prog: str, rest: list[Val]) -> list[str] | None:
-    """Commands that run on a machine of a hosting or cloud service: `heroku run CMD`, `fly ssh console -C CMD`,
-    `gcloud compute ssh HOST --command CMD`, `az vm run-command invoke --scripts CMD`, `aws ssm send-command
-    --parameters commands=CMD`; None for other calls."""
-    words = [v.text for v in rest]
-    if prog == "heroku" and words[:1] == ["run"]:
-        skip = _CLOUD_OPTIONS["heroku"]
-        kept = [w for i, w in enumerate(words[1:], 1) if w not in skip and words[i - 1] not in skip
-                and not w.startswith(tuple(f"{s}=" for s in skip if s.startswith("--")))]
-        return [" ".join(kept)] if kept else []
-    if prog in ("fly", "flyctl") and words[:2] == ["ssh", "console"]:
-        return _option_values(words, ("-C", "--command"))
-    if prog == "gcloud" and words[:2] == ["compute", "ssh"]:
-        return _option_values(words, ("--command",)) + ([" ".join(words[words.index("--") + 1:])] if "--" in words
-                                                       else [])
-    if prog == "az" and words[:3] == ["vm", "run-command", "invoke"]:
-        return _option_values(words, ("--scripts",))
-    if prog == "aws" and words[:2] == ["ssm", "send-command"]:
-        return [re.sub(r"^commands=\[?|\]$", "", v).strip("'\"") for v in _option_values(words, ("--parameters",))]
-    return None
-
-
-def _option_values(words: list[str], names: tuple[str, ...]) -> list[str]:
-    return [words[i + 1] for i, w in enumerate(words[:-1]) if w in names] + [
-        w.split("=", 1)[1] for w in words if w.startswith(tuple(f"{n}=" for n in names if n.startswith("--")))]
 
 
 def _code_wrappers(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | None) -> list[Val] | None:
