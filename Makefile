@@ -27,7 +27,7 @@ agent-clis:
 	bash tests/e2e/install_agents.sh
 
 # Debian packages some tests drive for real: bubblewrap (the sandbox), chromium (the HTML report),
-# systemd (systemd-analyze verify), golang-go (the Go fixture projects). CI runs this as root; elsewhere the tests that need them skip with a message.
+# systemd (systemd-analyze verify), golang-go (the Go fixture projects), redis-server (the fleet store). CI runs this as root; elsewhere the tests that need them skip with a message.
 debian-deps:
 	bash scripts/debian-deps.sh
 

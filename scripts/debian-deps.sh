@@ -7,6 +7,7 @@ command -v bwrap >/dev/null 2>&1 || need="$need bubblewrap"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
 command -v systemd-analyze >/dev/null 2>&1 || need="$need systemd"
 command -v go >/dev/null 2>&1 || need="$need golang-go"
+command -v redis-server >/dev/null 2>&1 || need="$need redis-server"
 [ -n "$need" ] || { echo "debian-deps: all present"; exit 0; }
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "debian-deps: missing$need (not root or no apt-get); their tests will skip"

@@ -36,7 +36,7 @@ def gone(pid: int, timeout: float = 5.0) -> bool:
 
 def make_repo(repo: Path, boxes: tuple[str, ...] = ("alpha", "beta", "gamma"), ticked: tuple[str, ...] = (),
               loop: dict[str, Any] | None = None, circuit: dict[str, Any] | None = None,
-              agent: dict[str, Any] | None = None) -> Path:
+              agent: dict[str, Any] | None = None, fleet: dict[str, Any] | None = None) -> Path:
     """`.dun/config.yaml` driving the fake agent, the runtime .gitignore and a MISSION.md, all committed."""
     config: dict[str, Any] = {
         "plugins": {"disabled": ["python"]},
@@ -46,6 +46,8 @@ def make_repo(repo: Path, boxes: tuple[str, ...] = ("alpha", "beta", "gamma"), t
     }
     if circuit:
         config["circuit"] = circuit
+    if fleet:
+        config["fleet"] = fleet
     write(repo, ".dun/config.yaml", json.dumps(config, indent=1) + "\n")  # JSON is YAML
     write(repo, ".dun/.gitignore", (ROOT / "templates" / "dun.gitignore").read_text(encoding="utf-8"))
     write(repo, "MISSION.md", "# Mission\n\n" + "".join(f"- [{'x' if b in ticked else ' '}] {b}\n" for b in boxes))

@@ -35,6 +35,7 @@ from dun.core.reaper import (
     tagged_env,
     with_start_times,
 )
+from dun.core.redact import WITHHELD_ENV
 from dun.core.tailfile import TailFile
 
 TAIL_BYTES = 4096
@@ -56,7 +57,8 @@ class AgentRun:
 
 
 def agent_env(extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}  # a nested Claude would act as a subagent
+    # a nested Claude would act as a subagent; the fleet store's address and credentials are dun's, not the agent's
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE" and k not in WITHHELD_ENV}
     env["TERM"] = "dumb"
     env.update(extra)
     return env

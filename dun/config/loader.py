@@ -177,14 +177,30 @@ CONFIG_FIELDS: dict[str, Field] = {
                                  "and never copied into the unit (default: ~/.config/dun/service.env).",
                           default=None),
     }),
-    "fleet": Field("map", "Several loops on one machine: worktrees and the limits they share.", fields={
+    "fleet": Field("map", "Several loops, on one machine or many: worktrees, the limits they share and the "
+                          "registry of loops (docs/scale-out.md).", fields={
         "worktrees_dir": Field("str", "Where `dun loop --worktree NAME` creates worktrees, relative to the root.",
                                default=layout.WORKTREES),
-        "shared_limits": Field("bool", "Loops of one agent on this machine share one hourly call window, pause "
-                                       "together on a usage limit and share fleet.budget_usd_per_day.",
+        "shared_limits": Field("bool", "Loops of one agent share one hourly call window, pause together on a usage "
+                                       "limit and share fleet.budget_usd_per_day (through fleet.store).",
                                default=True),
-        "budget_usd_per_day": Field("float", "Spend cap per agent across all loops on this machine in any 24 "
+        "budget_usd_per_day": Field("float", "Spend cap per agent across all loops of the fleet store in any 24 "
                                              "hours; 0 means no cap.", default=0.0, minimum=0),
+        "store": Field("str", "Where the shared limits and the registry of loops live: local (a file per agent in "
+                              "this machine's state directory) or redis://HOST:PORT/DB for loops on several "
+                              "machines (needs `pip install 'dun-loop[fleet]'`). No password here: the agent reads "
+                              "this file; give it in $DUN_FLEET_PASSWORD (or the whole URL in $DUN_FLEET_STORE, "
+                              "which wins over this key).", default="local"),
+        "on_store_lost": Field("str", "When the fleet store cannot be reached: wait for it (asking again every "
+                                      "fleet.store_retry_s), or go on under this machine's local limits; either way "
+                                      "the loop catches the store up when it is back.", default="wait",
+                               choices=("wait", "local")),
+        "store_retry_s": Field("float", "Seconds between attempts to reach a lost fleet store.", default=30.0,
+                               minimum=0.1),
+        "heartbeat_s": Field("float", "How often a loop, waiting or not, writes its record into the registry.",
+                             default=30.0, minimum=0.1),
+        "stale_after_s": Field("float", "`dun fleet status` marks a running loop stale when its last heartbeat is "
+                                        "older than this.", default=300.0, minimum=1),
     }),
     "review": Field("map", "The deficiency detector over the run history, and its review items (docs/history.md).",
                     fields={

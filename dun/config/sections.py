@@ -169,11 +169,16 @@ class Service:
 
 @dataclass(frozen=True)
 class Fleet:
-    """`fleet:`, several loops on one machine."""
+    """`fleet:`, several loops on one machine or many (the fleet store)."""
 
     worktrees_dir: str
     shared_limits: bool
     budget_usd_per_day: float
+    store: str
+    on_store_lost: Literal["wait", "local"]
+    store_retry_s: float
+    heartbeat_s: float
+    stale_after_s: float
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ class StopReason(enum.StrEnum):
     AGENT_BLOCKED = "agent_blocked"  # STATUS: BLOCKED twice on the same task
     TASK_TAMPERED = "task_tampered"  # trust.on_task_tamper: stop
     CHECKER_TAMPERED = "checker_tampered"  # trust.on_checker_tamper: stop
-    SHARED_BUDGET = "shared_budget"  # fleet.budget_usd_per_day spent by this agent's loops on this machine
+    SHARED_BUDGET = "shared_budget"  # fleet.budget_usd_per_day spent by this agent's loops of the fleet store
     DISK_FULL = "disk_full"  # no space left to write the agent's output or dun's records
     UNCONFIRMED = "unconfirmed"  # the checks pass, but the confirmation calls gave no answer (exit 5)
 
@@ -59,7 +59,8 @@ class WaitReason(enum.StrEnum):
     USAGE_LIMIT = "usage_limit"
     RATE_LIMIT = "rate_limit"
     HOURLY_CALL_LIMIT = "hourly_call_limit"
-    SHARED_CALL_LIMIT = "shared_call_limit"  # the hourly window this agent's loops on this machine share
+    SHARED_CALL_LIMIT = "shared_call_limit"  # the hourly window this agent's loops of the fleet store share
+    FLEET_STORE = "fleet_store"  # the fleet store cannot be reached (fleet.on_store_lost: wait)
 
 
 class LivePhase(enum.StrEnum):

@@ -28,17 +28,27 @@ KNOWN: tuple[tuple[str, str], ...] = (
 )
 _known: list[tuple[str, re.Pattern[str]]] = []  # KNOWN compiled on first use: `dun check` mostly never redacts
 _extra: list[tuple[str, re.Pattern[str]]] = []
+_literals: list[tuple[str, re.Pattern[str]]] = []  # secrets known only at run time (the fleet store's password)
+# Variables dun reads for itself that no agent may see: the fleet store's address with its credentials. Removed from
+# the agent's environment (dun/agents/runner.py) and unset inside the sandbox (dun/sandbox/spec.py).
+WITHHELD_ENV: tuple[str, ...] = ("DUN_FLEET_STORE", "DUN_FLEET_PASSWORD")
 
 
 def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     if not _known:
         _known[:] = [(kind, re.compile(pattern)) for kind, pattern in KNOWN]
-    return (*_known, *_extra)
+    return (*_known, *_extra, *_literals)
 
 
 def configure(patterns: Iterable[str]) -> None:
     """The repository's `secrets.patterns` (validated by the config loader), for the rest of this process."""
     _extra[:] = [("secret", re.compile(p)) for p in patterns if p]
+
+
+def add_secret(value: str) -> None:
+    """A secret known only at run time, redacted wherever it appears for the rest of this process."""
+    if len(value) >= 4 and all(p.pattern != re.escape(value) for _, p in _literals):
+        _literals.append(("secret", re.compile(re.escape(value))))
 
 
 def _replace(kind: str) -> Any:

@@ -208,6 +208,7 @@ class Loop:
                 break
             if tty:
                 sys.stderr.write(f"\r  resuming in {int(left) // 60:02d}:{int(left) % 60:02d} ")
+            self.engine.tick()
             self.wakeup.wait(min(1.0, left))
         if tty:
             sys.stderr.write("\n")

@@ -27,20 +27,20 @@ from dun.agents.runner import output_tail, process_start_time, stop_recorded_age
 from dun.answer.handoff import record_iterate
 from dun.core.errors import UsageError
 from dun.core.git import head
-from dun.core.kinds import LIMIT_KINDS, Action, ExitCode, LivePhase, StopReason, WaitReason
+from dun.core.kinds import Action, ExitCode, LivePhase, StopReason
 from dun.core.ratewindow import calls_left
 from dun.core.reaper import new_token
 from dun.core.redact import redact_argv
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.fleet.limits import shared_limits_for
 from dun.fleet.live import register
 from dun.loop import circuit as breaker
 from dun.loop import confinement, operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
+from dun.loop.fleetside import FleetSide
 from dun.loop.live import LiveWriter, decision_entry, record_live
-from dun.loop.policy import Decision, before_iteration, call_cap, nothing_actionable, stop
+from dun.loop.policy import Decision, before_iteration, call_cap, nothing_actionable
 from dun.loop.report import write_report
 from dun.prompt.sections import render
 from dun.store.records import (
@@ -118,7 +118,8 @@ class Engine:
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.live_record: LiveRecord | None = None  # the last one written
         self.live_writer = LiveWriter(self.store)
-        self.shared = shared_limits_for(settings)
+        # the shared limits and the registry of loops
+        self.fleet = FleetSide(session.root, settings.fleet, settings.agent.name, self.say)
         # the OS sandbox in effect for the agent and the checks that judge it (a sandbox that was required and
         # cannot run is a config error before the run starts); the shell driver wraps its own agent
         # (`dun sandbox --loop -- CMD`), its checks are confined here alike
@@ -153,6 +154,7 @@ class Engine:
         cap = loop.max_budget_usd
         state["budget_left_usd"] = round(cap - state["cost_usd_total"], 4) if cap > 0 else None
         self.store.write_state(state)
+        self.fleet.beat(state)
 
     def live(self, phase: LivePhase, decision: LiveDecision | None = None, wait_until: float | None = None,
              wait_reason: str | None = None) -> None:
@@ -314,25 +316,12 @@ class Engine:
             if done is not None:
                 return done
             confirmation = True
-        shared = self._reserve_shared_call()  # last: a call is reserved only when one will be made
+        # last: a call is reserved only when one will be made. The limits this agent's loops share through the
+        # fleet store (`fleet.shared_limits`): one hourly window, one daily budget, one usage-limit pause
+        shared = self.fleet.reserve(self.settings.loop.max_calls_per_hour)
         if shared is not None:
             return shared
         return self._open(report, confirmation, look)
-
-    def _reserve_shared_call(self) -> Decision | None:
-        """The limits this agent's loops on this machine share (`fleet.shared_limits`): one hourly window, one
-        daily budget, one usage-limit pause. None when the call is granted (and recorded)."""
-        if self.shared is None:
-            return None
-        cap = self.settings.fleet.budget_usd_per_day
-        if cap > 0 and self.shared.spent_usd() >= cap:
-            return stop(StopReason.SHARED_BUDGET)
-        paused = self.shared.paused_until()
-        wait = self.shared.reserve_call(self.settings.loop.max_calls_per_hour)
-        if wait > 0:
-            reason = WaitReason.USAGE_LIMIT if paused else WaitReason.SHARED_CALL_LIMIT
-            return Decision(Action.WAIT, reason, wait)
-        return None
 
     def _reuse(self, look: tuple[str | None, str | None]) -> Report | None:
         """The checks of the previous iteration's end, when neither HEAD nor the work tree changed since."""
@@ -419,10 +408,7 @@ class Engine:
         self.live(LivePhase.DECIDED, decision_entry(n, str(decision.action), str(decision.reason)))
         self.last = (after, *look_after)
         operator.on_iteration(self.session.root, dict(log), dict(state), self.settings)
-        if self.shared is not None:
-            self.shared.record_cost(log.get("cost_usd") or 0.0)
-            if decision.action == Action.WAIT and decision.reason in LIMIT_KINDS and state["resume_at"]:
-                self.shared.pause_until(state["resume_at"], str(decision.reason))  # the others of this agent wait
+        self.fleet.concluded(log.get("cost_usd") or 0.0, decision, state["resume_at"])  # the others of this agent
         return decision
 
     def finish(self, decision: Decision) -> Path:
@@ -442,8 +428,13 @@ class Engine:
 
     def waiting(self, decision: Decision, until: float | None = None) -> None:
         """A driver is about to wait (until `until`, default `wait_s` from now): recorded in the history and the
-        live record, notified when it is a usage or rate limit."""
+        live record and the fleet's registry, notified when it is a usage or rate limit."""
         until = time.time() + decision.wait_s if until is None else until
         self.live(LivePhase.WAITING, decision_entry(None, str(decision.action), str(decision.reason)),
                   wait_until=until, wait_reason=str(decision.reason))
+        self.fleet.waiting(self.state, str(decision.reason), until - time.time())
         operator.on_wait(self.session.root, dict(self.state), self.settings, str(decision.reason), decision.wait_s)
+
+    def tick(self) -> None:
+        """While a driver waits: the loop's heartbeat in the fleet's registry (every `fleet.heartbeat_s`)."""
+        self.fleet.beat(self.state)

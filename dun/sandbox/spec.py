@@ -25,6 +25,7 @@ from pathlib import Path
 
 from dun.core.cachedir import cache_base_path
 from dun.core.gitsafe import neutral_env
+from dun.core.redact import WITHHELD_ENV
 from dun.core.resources import user_config_dir, user_state_dir
 from dun.store import layout
 
@@ -260,4 +261,6 @@ def prefix(spec: SandboxSpec, argv: list[str]) -> list[str]:
             out += ["--bind", str(path), str(path)]
     for name, value in {"TMPDIR": PRIVATE_TMP, **spec.env}.items():
         out += ["--setenv", name, value]
+    for name in WITHHELD_ENV:  # the fleet store's credentials, whoever started the sandbox (the shell driver too)
+        out += ["--unsetenv", name]
     return out

@@ -215,6 +215,12 @@ class Store:
         return self.dir / "cochange.idx"
 
     @property
+    def fleet_path(self) -> Path:
+        """This loop's id in the fleet store and its own calls and costs of the last hours, to catch a store up
+        (dun/fleet/link.py)."""
+        return self.dir / "fleet.json"
+
+    @property
     def events_log(self) -> Path:
         return self.logs_dir / "events.jsonl"
 

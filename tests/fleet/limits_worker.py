@@ -3,6 +3,10 @@
     limits_worker.py STORE CLOCK reserve ATTEMPTS LIMIT   -> prints the times of the granted calls (JSON)
     limits_worker.py STORE CLOCK pause UNTIL              -> pauses the agent
     limits_worker.py STORE CLOCK query LIMIT              -> prints paused_until and one reserve_call answer
+    limits_worker.py STORE CLOCK spend ATTEMPTS BUDGET COST -> a call, then its cost, until the budget stops it;
+                                                             prints the costs recorded (JSON)
+
+STORE is a directory (this machine's file) or a redis:// URL (the fleet store of several machines).
 
 Each waits for a line on stdin first, so the test can release all of them at once. The clock is shared through
 the CLOCK file: each reading advances it by one minute, so simulated time passes only as calls are attempted.
@@ -17,6 +21,8 @@ import sys
 from pathlib import Path
 
 from dun.fleet.limits import SharedLimits
+from dun.fleet.redisstore import RedisStore
+from dun.fleet.store import Limits
 
 BASE, STEP = 1_000_000.0, 60.0
 
@@ -42,12 +48,25 @@ class SharedClock:
 def main() -> None:
     store, clock_file, mode, *rest = sys.argv[1:]
     clock = SharedClock(Path(clock_file))
-    limits = SharedLimits("claude", Path(store), clock)
+    limits: Limits
+    if store.startswith("redis://"):
+        limits = RedisStore(store, clock=clock).limits("claude")
+    else:
+        limits = SharedLimits("claude", Path(store), clock)
     sys.stdin.readline()  # the starting gun
     if mode == "reserve":
         attempts, limit = int(rest[0]), int(rest[1])
         granted = [clock.last for _ in range(attempts) if limits.reserve_call(limit) == 0.0]
         print(json.dumps(granted))
+    elif mode == "spend":
+        attempts, budget, cost = int(rest[0]), float(rest[1]), float(rest[2])
+        spent = []
+        for i in range(attempts):
+            if limits.reserve(10_000, budget, f"{os.getpid()}:{i}").why == "budget":
+                break
+            limits.record_cost(cost, f"{os.getpid()}:{i}")
+            spent.append(cost)
+        print(json.dumps(spent))
     elif mode == "pause":
         print(json.dumps(limits.pause_until(float(rest[0]), "usage_limit")))
     else:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import settings_with
 
-from dun.fleet.limits import DAY_S, SharedLimits, known_agents, shared_limits_for
+from dun.fleet.limits import DAY_S, LocalStore, SharedLimits, known_agents
 
 WORKER = Path(__file__).with_name("limits_worker.py")
 HOUR = 3600.0
@@ -108,7 +107,6 @@ def test_a_damaged_store_is_replaced_not_fatal(tmp_path: Path) -> None:
     assert json.loads(limits.path.read_text())["calls"] == [10.0]
 
 
-def test_store_lives_in_the_user_state_dir_and_config_can_turn_it_off(isolated_home: Path) -> None:
-    limits = shared_limits_for(settings_with(agent__name="claude", fleet__shared_limits=True))
-    assert limits is not None and limits.path == isolated_home / ".local/state/dun/fleet/claude.json"
-    assert shared_limits_for(settings_with(agent__name="claude", fleet__shared_limits=False)) is None
+def test_store_lives_in_the_user_state_dir(isolated_home: Path) -> None:
+    limits = LocalStore().limits("claude")
+    assert limits.path == isolated_home / ".local/state/dun/fleet/claude.json"

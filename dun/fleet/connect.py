@@ -1,0 +1,48 @@
+"""Opening the fleet store `fleet.store` (or $DUN_FLEET_STORE) names: the file of this machine or Redis."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from dun.core.errors import ConfigError
+from dun.fleet.store import LOCAL, PASSWORD_ENV, STORE_ENV, FleetStore, check_configured, public_url
+
+
+def store_url(configured: str | None) -> str:
+    """The store's URL: DUN_FLEET_STORE, else `fleet.store`, with DUN_FLEET_PASSWORD added to a URL that has none."""
+    url = (os.environ.get(STORE_ENV) or configured or LOCAL).strip()
+    password = os.environ.get(PASSWORD_ENV)
+    if url == LOCAL or not password:
+        return url
+    parts = urlsplit(url)
+    if parts.password is not None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}"))
+
+
+def open_store(configured: str | None, timeout_s: float = 2.0) -> FleetStore:
+    """The store `fleet.store` (or DUN_FLEET_STORE) names; ConfigError (exit 2) when it is malformed or the redis
+    client library is missing. Opening never connects: an unreachable store shows at its first use."""
+    from_env = bool(os.environ.get(STORE_ENV))
+    url = store_url(configured)
+    problem = check_configured(public_url(url) if from_env else (configured or LOCAL))
+    if problem:
+        raise ConfigError(f"{'$' + STORE_ENV if from_env else 'fleet.store'} {problem}")
+    if url == LOCAL:
+        from dun.fleet.limits import LocalStore
+
+        return LocalStore()
+    password = urlsplit(url).password
+    if password:
+        from dun.core.redact import add_secret
+
+        add_secret(password)  # never written into a log or a report
+    try:
+        from dun.fleet.redisstore import RedisStore
+    except ImportError:
+        raise ConfigError("fleet.store is a Redis URL but the redis client library is missing: "
+                          "pip install 'dun-loop[fleet]'") from None
+    return RedisStore(url, timeout_s)
