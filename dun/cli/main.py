@@ -311,9 +311,25 @@ def config_get(key: str, path: str | None) -> None:
               "survey, deepdive, tests, docs, or your own) and its checks in .dun/plugins/mission-NAME.yaml.")
 @click.option("--mission-dir", type=click.Path(file_okay=False), help="With --mission: your own templates "
               "directory, searched first (default: missions.dir, then ~/.config/dun/missions/).")
+@click.option("--k8s", is_flag=True, help="Write Kubernetes manifests instead: this repository's loop as a Job (a "
+              "CronJob with --schedule), its state on a volume, in k8s/.")
+@click.option("--image", metavar="IMAGE", help="With --k8s: the container image (default: dun:VERSION, built from "
+              "dun's Containerfile).")
 def init_cmd(path: str | None, force: bool, ci: str | None, schedule: str | None, budget: float,
-             parallel: int, spec: str | None, agents_md: bool, mission: str | None, mission_dir: str | None) -> None:
-    """Scaffold .dun/config.yaml, an example plugin and MISSION.md (or, with --ci, a CI workflow)."""
+             parallel: int, spec: str | None, agents_md: bool, mission: str | None, mission_dir: str | None,
+             k8s: bool, image: str | None) -> None:
+    """Scaffold .dun/config.yaml, an example plugin and MISSION.md (or, with --ci, a CI workflow; with --k8s,
+    Kubernetes manifests)."""
+    from dun.core.errors import UsageError
+
+    if k8s:
+        from dun.cli.commands.init_k8s import run_init_k8s
+
+        if ci is not None or mission is not None:
+            raise UsageError("--k8s writes the manifests only: without --ci or --mission")
+        _exit(run_init_k8s(path, force, schedule, budget, image))
+    if image is not None:
+        raise UsageError("--image goes with --k8s")
     from dun.cli.commands.init import run_init
 
     _exit(run_init(path, force, ci, schedule, budget, parallel, agents_md, mission, mission_dir, spec))
@@ -374,17 +390,20 @@ def service_status(path: str | None, platform: str | None, as_json: bool) -> Non
 
 @cli.group("fleet")
 def fleet_group() -> None:
-    """Several loops of one repository, one per git worktree."""
+    """Several loops: one per git worktree of a repository, and every loop of the fleet store."""
 
 
 @fleet_group.command("status")
 @PATH_ARG
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def fleet_status_cmd(path: str | None, as_json: bool) -> None:
-    """Every loop of the repository (each worktree's state and lock) and the limits its agents share."""
+@click.option("--store", "store_url", metavar="URL",
+              help="The fleet store to ask (default: $DUN_FLEET_STORE, else fleet.store); works outside a repository.")
+def fleet_status_cmd(path: str | None, as_json: bool, store_url: str | None) -> None:
+    """Every loop of the repository (each worktree's state and lock), every loop of the fleet store (stale
+    heartbeats marked) and the limits their agents share. Exit 1 when the fleet store cannot be reached."""
     from dun.cli.commands.fleet import run_fleet_status
 
-    _exit(run_fleet_status(path, as_json))
+    _exit(run_fleet_status(path, as_json, store_url))
 
 
 REPO_OPTION = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")

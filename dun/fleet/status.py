@@ -1,16 +1,18 @@
-"""The data behind `dun fleet status`: every loop of the repository (one per worktree) and the limits its agents
-share on this machine."""
+"""The data behind `dun fleet status`: every loop of the repository (one per worktree), and every loop of the fleet
+store (on this machine or, with Redis, on all of them) with the limits its agents share."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
-from dun.fleet.limits import SharedLimits, known_agents
+from dun.fleet.store import FleetStore
 from dun.fleet.worktrees import Worktree, list_worktrees, main_root, worktrees_dir
 from dun.store.lock import lock_holder
 from dun.store.store import Store
 
+LIVE = ("running", "waiting")  # a loop in these states beats; a stopped one does not
 STATE_KEYS = ("run_id", "stop_reason", "iteration", "cost_usd_total", "errors_total", "resume_at", "started_at",
               "updated_at")
 
@@ -48,5 +50,18 @@ def fleet_status(root: Path, configured_dir: str | None = None) -> dict[str, Any
         else:
             name = str(path)
         loops.append(loop_info(wt, name))
-    shared = [SharedLimits(agent).snapshot() for agent in known_agents()]
-    return {"repository": str(main), "worktrees_dir": str(base), "loops": loops, "shared_limits": shared}
+    return {"repository": str(main), "worktrees_dir": str(base), "loops": loops}
+
+
+def store_status(store: FleetStore, stale_after_s: float, now: float | None = None) -> dict[str, Any]:
+    """Every loop in the store's registry (a running or waiting one whose heartbeat is older than `stale_after_s`
+    marked stale) and every agent's shared limits. Raises StoreUnavailable."""
+    now = time.time() if now is None else now
+    loops = []
+    for record in sorted(store.loops(), key=lambda r: (str(r.get("repository")), str(r.get("host")),
+                                                        str(r.get("worktree")))):
+        age = now - float(record.get("heartbeat") or 0)
+        loops.append({**record, "heartbeat_age_s": round(age, 1),
+                      "stale": record.get("status") in LIVE and age > stale_after_s})
+    shared = [store.limits(agent).snapshot(now) for agent in store.agents()]
+    return {"fleet": {"store": store.where, "loops": loops}, "shared_limits": shared}
