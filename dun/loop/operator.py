@@ -12,12 +12,14 @@ everything (`dun history rebuild`).
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dun.fleet import identity
 from dun.history import review
 from dun.history.rows import LIMIT_KINDS, discrepancies
 from dun.history.store import History
@@ -37,8 +39,22 @@ def _guarded(what: str, fn: Callable[[], None]) -> None:
 
 def _payload(root: Path, state: dict[str, Any], settings: Settings) -> dict[str, Any]:
     cap = settings.loop.max_budget_usd
-    return {"run_id": state.get("run_id"), "repo": root.name, "iterations": state.get("iteration"),
-            "cost_usd": state.get("cost_usd_total"), "budget_usd": cap or None}
+    return {"run_id": state.get("run_id"), "repo": _who(root), "host": identity.host(),
+            "iterations": state.get("iteration"), "cost_usd": state.get("cost_usd_total"), "budget_usd": cap or None}
+
+
+@functools.lru_cache(maxsize=8)
+def _who(root: Path) -> str:
+    """The repository a notification names: `owner/name` from its origin (every pod's clone is /work/repo), and the
+    worktree when the loop runs in one."""
+    from dun.fleet.worktrees import main_root
+
+    name = identity.repository(root)
+    try:
+        linked = main_root(root).resolve() != root.resolve()
+    except Exception:  # not a git repository, or git missing: no worktree to name
+        linked = False
+    return f"{name} ({root.name})" if linked else name
 
 
 def _deficiencies(history: History, root: Path, state: dict[str, Any], settings: Settings) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import settings_with
+from conftest import git, settings_with
 from history_support import make_log, new_repo, write_run
 
 from dun.config.loader import defaults_only
@@ -129,6 +129,22 @@ def test_the_command_gets_the_event_in_its_environment(tmp_path: Path) -> None:
     assert "budget" in payload["message"] and payload["host"] == socket.gethostname()
     assert "To go on: `dun loop --max-budget-usd X` with a higher cap resumes the run." in payload["message"]
     assert [(r["channel"], r["ok"]) for r in recorded(repo)] == [(f"command:{Path(sys.executable).name}", 1)]
+
+
+def test_a_notification_names_the_repository_by_its_origin_and_the_host(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty pods all clone into /work/repo: the origin's owner/name and the pod's name tell them apart."""
+    repo = new_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", "git@git.example:acme/widgets.git")
+    monkeypatch.setenv("DUN_HOST", "dun-widgets-0-x7k2p")
+    sink = tmp_path / "sink.jsonl"
+    script = tmp_path / "notify.py"
+    script.write_text("import os, sys\nopen(sys.argv[1], 'a').write(os.environ['DUN_NOTIFY_JSON'] + '\\n')\n")
+    state = run_state(repo, [make_log("r1", 1)], stop_reason="budget")
+    loop_hooks.on_stop(repo, state, cfg([], [sys.executable, str(script), str(sink)]))
+    [payload] = [json.loads(line) for line in sink.read_text().splitlines()]
+    assert payload["title"] == "dun acme/widgets@dun-widgets-0-x7k2p: run r1 stopped (budget)"
+    assert payload["host"] == "dun-widgets-0-x7k2p" and payload["repo"] == "acme/widgets"
 
 
 @needs_apprise
