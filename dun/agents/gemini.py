@@ -1,4 +1,6 @@
-"""`gemini`: Gemini CLI `gemini -p PROMPT --output-format json` (one JSON document on stdout: `response`, `stats`).
+"""`gemini`: Gemini CLI `gemini -p PROMPT --output-format json` (one JSON document on stdout: `response`, `stats`),
+or with `agent.live` `--output-format stream-json` (one event per line: `init`, `message`, `tool_use`,
+`tool_result`, `result` with the stats or the error), which `dun watch` shows as it streams.
 
 The workspace is trusted through GEMINI_CLI_TRUST_WORKSPACE (else exit 55). Its stderr always carries warnings, and
 in json mode API errors go there only: a stack trace, then `{"session_id", "error": {type, message, code}}`, with
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, classify_failure, project_env
-from dun.agents.events import add_tokens, count
+from dun.agents.events import CHUNK, add_tokens, count, from_final, mapping, read_jsonl, rewound
 from dun.agents.limits import AgentError
 from dun.agents.prices import DEFAULT_MODEL, priced, table_refusal
 from dun.answer.transcript import ParseResult, parse_stream
@@ -48,7 +50,7 @@ def git_identity(root: Path) -> dict[str, str]:
 
 def build(req: AgentRequest) -> Invocation:
     cfg = req.config
-    argv = [*binary(cfg, "gemini"), "-p", req.prompt, "--output-format", "json"]
+    argv = [*binary(cfg, "gemini"), "-p", req.prompt, "--output-format", "stream-json" if cfg.live else "json"]
     if cfg.model:
         argv += ["--model", cfg.model]
     # yolo: headless, any other mode has no shell tool (no tests, no commits); auto_edit still edits files
@@ -59,8 +61,53 @@ def build(req: AgentRequest) -> Invocation:
     return Invocation(argv=argv, env=env, redact=[req.prompt])
 
 
+class StreamReader:
+    """The events of `--output-format stream-json`: the final answer is the assistant's last message (its deltas
+    joined; a tool call ends a message), tokens per model from the `result` event, an error from it too."""
+
+    def __init__(self) -> None:
+        self.agent: dict[str, Any] = {}
+        self.texts: list[str] = []
+        self.current: list[str] = []
+
+    def close_message(self) -> None:
+        if self.current:
+            self.texts.append("".join(self.current))
+            self.current = []
+
+    def event(self, obj: dict[str, Any]) -> None:
+        kind, a = obj.get("type"), self.agent
+        if kind == "init":
+            a.setdefault("session_id", obj.get("session_id"))
+        elif kind == "message" and obj.get("role") == "assistant" and isinstance(obj.get("content"), str):
+            self.current.append(obj["content"])
+        elif kind in ("tool_use", "tool_result"):
+            self.close_message()
+            if kind == "tool_use":
+                a["tool_calls"] = a.get("tool_calls", 0) + 1
+        elif kind == "result":
+            self.close_message()
+            stats = mapping(obj.get("stats"))
+            for name, model in mapping(stats.get("models")).items():
+                model = mapping(model)  # input_tokens includes the cache reads
+                cached = count(model.get("cached"))
+                add_tokens(a, max(0, count(model.get("input_tokens")) - cached), cached,
+                           count(model.get("output_tokens")), model=str(name))
+            if obj.get("status") == "error":
+                error = mapping(obj.get("error"))
+                a["is_error"] = True
+                a["error"] = str(error.get("message") or "the Gemini CLI reported an error")[:1000]
+
+
 def parse(stream: BinaryIO) -> ParseResult:
-    result = parse_stream(stream)
+    head = stream.read(CHUNK)
+    if head.lstrip().startswith(b'{"type":'):  # stream-json: one event per line
+        reader = StreamReader()
+        total = read_jsonl(rewound(head, stream), reader.event)
+        reader.close_message()
+        final = reader.texts[-1] if reader.texts else None
+        return from_final(final, reader.texts[:-1], reader.agent, "gemini-stream-json", total)
+    result = parse_stream(rewound(head, stream))
     stats = result.agent.get("stats")
     models = stats.get("models") if isinstance(stats, dict) else None
     for name, model in (models.items() if isinstance(models, dict) else []):
@@ -117,5 +164,6 @@ def pricing(config: Agent) -> str | None:
 
 @hookimpl
 def dun_agents() -> list[AgentAdapter]:
-    return [AgentAdapter("gemini", "Gemini CLI: gemini -p --output-format json", build, parse=parse,
+    return [AgentAdapter("gemini", "Gemini CLI: gemini -p --output-format json (stream-json with agent.live)", build,
+                         parse=parse,
                          classify=classify, cost=cost, pricing=pricing, state_dirs=(".gemini",))]

@@ -1,5 +1,5 @@
 """The agent's output as a person follows it (`dun watch`, `dun logs -f`): the event streams of the CLIs that
-stream (Claude Code stream-json, Codex and OpenCode JSON events, pi) turned into one short
+stream (Claude Code and Gemini stream-json, Codex and OpenCode JSON events, pi) turned into one short
 line per event worth seeing, and any other line (a text agent's) shown as it is.
 
 Read from the tail of `.dun/logs/iteration-N.out`, which the runner writes as the agent prints: the loop itself does
@@ -115,9 +115,27 @@ def _opencode(obj: dict[str, Any]) -> list[str] | None:
     return None
 
 
+def _gemini(obj: dict[str, Any]) -> list[str] | None:
+    """`gemini --output-format stream-json` (`agent.live`): init, message, tool_use, tool_result, result."""
+    kind = obj.get("type")
+    if kind == "message" and "role" in obj:
+        return _text_lines(str(obj.get("content") or "")) if obj["role"] == "assistant" else []
+    if kind == "tool_use" and "tool_name" in obj:
+        return ["> " + _tool(str(obj["tool_name"]), mapping(obj.get("parameters")))]
+    if kind == "tool_result" and "tool_id" in obj:
+        return ["  (the tool failed)"] if obj.get("status") == "error" else []
+    if kind == "init" and "session_id" in obj:
+        return [_clean(f"(session started: {obj.get('model') or 'model?'})")]
+    if kind == "result" and "stats" in obj:
+        message = mapping(obj.get("error")).get("message")
+        first = str(message).splitlines()[0] if message else ""
+        return [_clean(f"(error: {first})")] if obj.get("status") == "error" else ["(done: success)"]
+    return None
+
+
 def describe(obj: dict[str, Any]) -> list[str]:
     """The lines one event of any known stream shows; an unknown event shows nothing (a watcher is not a dump)."""
-    for reader in (_claude, _codex, _opencode):
+    for reader in (_gemini, _claude, _codex, _opencode):
         try:
             lines = reader(obj)
         except (AttributeError, TypeError, ValueError):

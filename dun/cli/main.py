@@ -151,7 +151,8 @@ def respond_cmd(source: str | None, file: str | None, iteration: int | None, pat
 @click.option("--max-budget-usd", type=FiniteFloat(min=0), help="0 means no cap (default: loop.max_budget_usd).")
 @click.option("--iteration-timeout", type=FiniteFloat(min=1), help="Seconds (default: loop.iteration_timeout_s).")
 @click.option("--max-calls-per-hour", type=click.IntRange(min=1), help="Default: loop.max_calls_per_hour (100).")
-@click.option("--live", is_flag=True, help="Stream the agent's events (Claude stream-json) into the .out file.")
+@click.option("--live", is_flag=True,
+              help="Stream the agent's events (Claude and Gemini stream-json) into the .out file.")
 @click.option("--fresh", is_flag=True, help="Archive the previous run's logs and state, start a new run.")
 @click.option("--reset-circuit", is_flag=True, help="Close the circuit breaker before starting.")
 @click.option("--dry-run", is_flag=True, help="Print the next prompt and the decision; call no agent.")

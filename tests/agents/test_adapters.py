@@ -143,3 +143,31 @@ def test_codex_inside_duns_os_sandbox_does_not_nest_its_own(repo: Path) -> None:
                                         ("pi", ".pi")])
 def test_each_cli_names_the_state_directory_the_sandbox_leaves_writable(name: str, state: str) -> None:
     assert state in ADAPTERS[name].state_dirs
+
+
+E2E_CORPUS = Path(__file__).resolve().parents[1] / "e2e" / "corpus"
+
+
+def test_gemini_streams_with_agent_live_and_reads_the_same_answer_and_tokens(repo: Path) -> None:
+    """`agent.live`: stream-json (what `dun watch` shows as it comes), read like the JSON document (captured from
+    the real CLI 0.61.0, both modes answering the same scripted turn)."""
+    argv = build("gemini", repo, live=True).argv
+    assert argv[argv.index("--output-format") + 1] == "stream-json"
+    assert build("gemini", repo).argv[build("gemini", repo).argv.index("--output-format") + 1] == "json"
+    gemini = ADAPTERS["gemini"]
+    streamed = gemini.parse(io.BytesIO((E2E_CORPUS / "gemini_0.61.0_stream_ok_stdout.jsonl").read_bytes()))
+    whole = gemini.parse(io.BytesIO((E2E_CORPUS / "gemini_0.61.0_ok_stdout.json").read_bytes()))
+    assert streamed.outcome == whole.outcome == "parsed"
+    assert streamed.block is not None and whole.block is not None
+    assert streamed.block.to_dict() == whole.block.to_dict()
+    assert streamed.agent["tokens"] == whole.agent["tokens"] == {"input": 2201, "cached": 0, "output": 151}
+    assert streamed.agent["tokens_by_model"] == whole.agent["tokens_by_model"]
+
+
+def test_gemini_streamed_rate_limit_is_a_rate_limit() -> None:
+    gemini = ADAPTERS["gemini"]
+    parsed = gemini.parse(io.BytesIO((E2E_CORPUS / "gemini_0.61.0_stream_429_stdout.jsonl").read_bytes()))
+    assert parsed.outcome == "no_status_block" and parsed.agent["is_error"] is True
+    error = gemini.classify(parsed.agent, 1, "", (E2E_CORPUS / "gemini_0.61.0_stream_429_stderr.txt").read_text())
+    assert error is not None and error.kind == "rate_limit"
+    assert error.message.startswith("[API Error: Rate limit reached for requests.")

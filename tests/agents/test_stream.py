@@ -38,6 +38,12 @@ def test_claude_stream_json_shows_the_text_the_tools_and_the_result() -> None:
                                               "Ticked box x in MISSION.md and committed it."]),
     ("e2e/corpus/pi_0.73.1_429_stdout.jsonl", ["(error: 429 Rate limit reached for requests. Please try again in "
                                                "20s.)"]),
+    ("e2e/corpus/gemini_0.61.0_stream_ok_stdout.jsonl", ["> run_shell_command: sed -i 's/^- \\[ \\] x$/- [x] x/' "
+                                                         "MISSION.md && git add MISSION.md && git commit -q -m 'Tick "
+                                                         "box x'", "Ticked box x in MISSION.md and committed it.",
+                                                         "(done: success)"]),
+    ("e2e/corpus/gemini_0.61.0_stream_429_stdout.jsonl", ["(error: [API Error: Rate limit reached for requests. "
+                                                          "Please try again in 20s.])"]),
     ("corpus/gemini_complete.json", ["I rewrote the CHANGELOG entry for 0.4.0 and fixed the two broken anchors."]),
     ("corpus/gemini_error.json", ["(error: [API Error: You have exhausted your capacity on this model. Your quota "
                                   "will reset after 2h13m.])"]),

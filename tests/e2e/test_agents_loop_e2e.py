@@ -131,7 +131,8 @@ def rate_cost(input_tokens: int, output_tokens: int, rate_in: float, rate_out: f
 
 
 def loop_with(name: str, tmp_path: Path, user_files: Callable[[Path, Setup], None] | None = None,
-              drop_env: tuple[str, ...] = (), sandbox: str = "auto", **agent: Any) -> tuple[dict[str, Any], Path]:
+              drop_env: tuple[str, ...] = (), sandbox: str = "auto", shape: str | None = None,
+              **agent: Any) -> tuple[dict[str, Any], Path]:
     """`dun loop` with the pinned CLI `name` against its server; the CLI's HOME files written as phase 1 found them
     (agent_clis.py), plus `user_files(home, setup)`; `drop_env` leaves variables out of the user's environment.
     Returns the first iteration's log, checked, and the repository."""
@@ -147,7 +148,7 @@ def loop_with(name: str, tmp_path: Path, user_files: Callable[[Path, Setup], Non
         proc = run_loop(name, repo, user_env(env, home), tmp_path)
     finally:
         server.stop()
-    return assert_one_iteration(proc, repo, SHAPES[name]), repo
+    return assert_one_iteration(proc, repo, shape or SHAPES[name]), repo
 
 
 SHAPES = {"codex": "codex-jsonl", "gemini": "gemini-json", "opencode": "opencode-jsonl", "pi": "pi-jsonl",
@@ -186,6 +187,19 @@ def test_gemini_trusted_with_the_users_git_identity(tmp_path: Path) -> None:
     that the CLI's shell would not see. Tokens per model, priced at dun's table (the router's side call included)."""
     log, _ = loop_with("gemini", tmp_path, drop_env=("GEMINI_CLI_TRUST_WORKSPACE",), skip_permissions=True)
     assert log["cost_usd"] > rate_cost(SPENT_IN, SPENT_OUT, 0.75, 3.75) * 0.99
+
+
+def test_gemini_live_streams_its_events_and_is_judged_the_same(tmp_path: Path) -> None:
+    """`agent.live`: stream-json, one event per line as the CLI works (what `dun watch` shows), read to the same
+    block and cost as the JSON document."""
+    from dun.agents.stream import readable
+
+    log, repo = loop_with("gemini", tmp_path, shape="gemini-stream-json", skip_permissions=True, live=True)
+    assert log["argv"][log["argv"].index("--output-format") + 1] == "stream-json"
+    assert log["cost_usd"] > rate_cost(SPENT_IN, SPENT_OUT, 0.75, 3.75) * 0.99
+    shown = readable((repo / ".dun" / "logs" / "iteration-1.out").read_bytes())
+    assert any(line.startswith("> run_shell_command: ") for line in shown), shown
+    assert "(done: success)" in shown
 
 
 def test_opencode_from_another_directory(tmp_path: Path) -> None:
