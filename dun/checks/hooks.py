@@ -101,7 +101,11 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 
 
 def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
-    """The hook managers' configs and the installed hooks: outside the work tree's fingerprint."""
+    """The hook managers' configs and the installed hooks: outside the work tree's fingerprint. With no config at
+    all the answer reads nothing else, and git is not asked where the hooks live."""
+    configs = [*PRE_COMMIT_CONFIGS, *LEFTHOOK_CONFIGS]
+    if not any((ctx.root / name).is_file() for name in configs):
+        return configs
     directory = hooks_dir(ctx.root) if ctx.is_git else None
     hooks = [str(directory), *(str(directory / h) for h in sorted(GIT_HOOKS))] if directory else []
     return [*PRE_COMMIT_CONFIGS, *LEFTHOOK_CONFIGS, *hooks]

@@ -72,13 +72,18 @@ class ResultCache:
         self._setup = _digest([getattr(ctx.config, "values", None), stable_env(), os.path.realpath(sys.executable)])
         self._entries: dict[str, Any] = (self.file.load(_accept) or {}) if self.caches.read else {}
         self._new: dict[str, Any] = {}
+        self._keys: dict[str, tuple[CheckSpec, list[dict[str, str]], str]] = {}
         self._lock = threading.Lock()
 
     def key(self, check: CheckSpec, triggers: list[dict[str, str]]) -> str:
-        definition = [__version__, check.id, check.plugin, check.type, check.priority, check.plugin_priority,
-                      check.timeout, check.description, check.next, check.options, check.inputs, check.ttl,
-                      check.flaky, triggers, self._setup]
-        return _digest(definition)
+        made = self._keys.get(check.id)
+        if made is None or made[0] is not check or made[1] != triggers:  # asked by `get` and again by `put`
+            definition = [__version__, check.id, check.plugin, check.type, check.priority, check.plugin_priority,
+                          check.timeout, check.description, check.next, check.options, check.inputs, check.ttl,
+                          check.flaky, triggers, self._setup]
+            made = (check, triggers, _digest(definition))
+            self._keys[check.id] = made
+        return made[2]
 
     def inputs(self, check: CheckSpec, ctype: CheckType | None, triggers: list[dict[str, str]]) -> Looks | None:
         """The looks of everything beyond the work tree the result depends on (the type's source too); None when

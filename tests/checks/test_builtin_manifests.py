@@ -68,6 +68,23 @@ def test_hooks_manifest_applies_only_with_a_hook_manager(repo: Path) -> None:
     assert hooks["status"] == "warn" and hooks["level"] == "LOW"  # advisory: CI clones never have hooks
 
 
+def test_a_hook_config_git_ignores_still_runs_the_cached_hooks_check_again(repo: Path) -> None:
+    """Without a config the check declares the configs alone (git is not asked where hooks live); one appearing,
+    even ignored by git, is a change of those inputs: never the cached skip."""
+    old = 1_600_000_000
+    write(repo, ".gitignore", ".pre-commit-config.yaml\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "ignore")
+    os.utime(repo, (old, old))
+    first = by_id(dun_check(repo, "--only", "git-hooks"))["git-hooks"]
+    again = by_id(dun_check(repo, "--only", "git-hooks"))["git-hooks"]
+    assert (first["status"], first["cached"], again["status"], again["cached"]) == ("skip", False, "skip", True)
+    os.utime(write(repo, ".pre-commit-config.yaml", "repos: []\n"), (old, old))
+    os.utime(repo, (old, old))
+    hooks = by_id(dun_check(repo, "--only", "git-hooks"))["git-hooks"]
+    assert (hooks["status"], hooks["cached"]) == ("warn", False)
+
+
 # --- beads ----------------------------------------------------------------------------------------------------------
 
 READY = [{"id": "bd-12", "title": "Parse the config", "status": "open", "priority": 1},
