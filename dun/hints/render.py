@@ -17,8 +17,8 @@ from dun.store.store import Store
 MAX_SEEDS = 8  # work-list files asked about; the size bound usually stops earlier
 MAX_LINE = 400
 HEADER = ("Files that usually change together with the ones the work list names, learned from git history and "
-          "earlier iterations; strength 1.0 means always together, recent changes count more. Advice only: read "
-          "them before you change a file, ignore what does not apply.")
+          "earlier iterations; strength 1.0: every change of the file changed that one too and nothing else; recent "
+          "changes count more. Advice only: read them before you change a file, ignore what does not apply.")
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
