@@ -1,15 +1,13 @@
 """What `dun watch` shows, as data: one snapshot per loop, from a source that is only a function returning them.
 
-The local source finds the loops of this machine: every repository or worktree whose loop registered itself (a
-file per root under the user's state directory, written when a run starts) and every work tree of the repository
-the watch was started in. A fleet source (another machine's loops, from a shared store) is another function of the
-same type.
+The local source finds the loops of this machine: those of the fleet store's registry that run on this host (every
+loop writes its record there, dun/fleet/store.py) and every work tree of the repository the watch was started in.
+A fleet source (another machine's loops, from the same registry) is another function of the same type.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -18,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from dun.agents.stream import output_tail
-from dun.core.atomic import write_json_atomic
-from dun.core.resources import user_state_dir
+from dun.fleet.store import FleetStore, StoreUnavailable
 from dun.store.layout import WORKTREES, dun_dir
 from dun.store.lock import lock_holder
 from dun.store.records import LiveDecision, LiveRecord
-from dun.store.store import Store, read_json
+from dun.store.store import Store
 
 RECENT_S = 3600.0  # a loop that stopped within the last hour is still shown
 OUTPUT_LINES = 8
@@ -59,34 +56,22 @@ class LoopSnapshot:
 LoopSource = Callable[[], list[LoopSnapshot]]
 
 
-# -- the registry of this machine's loops ---------------------------------------------------------------------
-def registry_dir() -> Path:
-    return user_state_dir() / "loops"
+# -- where this machine's loops run ----------------------------------------------------------------------------
+def registered_roots(store: FleetStore) -> list[Path]:
+    """The work trees of this machine's loops, from the fleet store's registry (every loop writes its record there
+    as it runs; a record names its host and work tree), those whose `.dun/` still exists."""
+    from dun.fleet.identity import host
 
-
-def _entry(root: Path) -> Path:
-    return registry_dir() / f"{hashlib.sha256(str(root).encode()).hexdigest()[:16]}.json"
-
-
-def register(root: Path) -> None:
-    """Note that a loop runs in `root` (`dun watch` started anywhere finds it); best effort: a watcher's aid never
-    stops a run."""
-    with contextlib.suppress(OSError):
-        write_json_atomic(_entry(root.resolve()), {"schema_version": 1, "root": str(root.resolve()),
-                                                   "registered": time.time()})
-
-
-def registered_roots() -> list[Path]:
-    """The roots of registered loops whose `.dun/` still exists (the others' entries are removed)."""
-    roots: list[Path] = []
-    for entry in sorted(registry_dir().glob("*.json")) if registry_dir().is_dir() else []:
-        data = read_json(entry)
-        root = Path(str(data.get("root"))) if data and data.get("root") else None
-        if root is None or not dun_dir(root).is_dir():
-            with contextlib.suppress(OSError):
-                entry.unlink()
-            continue
-        roots.append(root)
+    here = host()
+    try:
+        records = store.loops()
+    except StoreUnavailable:
+        return []  # the watch still shows the repository's own work trees
+    roots = []
+    for record in records:
+        root = Path(str(record.get("worktree") or ""))
+        if record.get("host") == here and root.is_absolute() and dun_dir(root).is_dir():
+            roots.append(root)
     return roots
 
 
@@ -156,11 +141,14 @@ def _recent(snap: LoopSnapshot, now: float) -> bool:
 
 
 class LocalLoops:
-    """The loops of this machine: registered ones and the work trees of the repository at `start` (None: only the
-    registered ones). The roots are looked up again every `rediscover_s`; the snapshots are read at every call."""
+    """The loops of this machine: those in the registry of `store` and the work trees of the repository at `start`
+    (None: only the registry's). The roots are looked up again every `rediscover_s`; the snapshots are read at every
+    call."""
 
-    def __init__(self, start: Path | None, output_lines: int = OUTPUT_LINES, rediscover_s: float = 3.0) -> None:
+    def __init__(self, start: Path | None, store: FleetStore, output_lines: int = OUTPUT_LINES,
+                 rediscover_s: float = 3.0) -> None:
         self.start = start
+        self.store = store
         self.output_lines = output_lines
         self.rediscover_s = rediscover_s
         self._roots: list[Path] = []
@@ -180,7 +168,7 @@ class LocalLoops:
                     mine = [wt.path for wt in list_worktrees(self.start)]
                 mine = mine or [self.start]
             seen: dict[str, Path] = {}
-            for root in [*mine, *registered_roots()]:
+            for root in [*mine, *registered_roots(self.store)]:
                 seen.setdefault(os.path.realpath(root), root)
             self._roots = list(seen.values())
             self._mine = {Path(os.path.realpath(p)) for p in mine}

@@ -34,7 +34,6 @@ from dun.core.redact import redact_argv
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.fleet.live import register
 from dun.loop import circuit as breaker
 from dun.loop import confinement, operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
@@ -226,7 +225,6 @@ class Engine:
                       "pid": os.getpid()})
         self.save()
         self.live(LivePhase.STARTING)
-        register(self.session.root)  # `dun watch` started anywhere on the machine finds this loop
         operator.on_run_start(self.session.root, dict(state), self.settings)
         return state
 

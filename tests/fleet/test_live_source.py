@@ -13,7 +13,9 @@ from pathlib import Path
 from conftest import git
 from loop_support import make_repo, until
 
-from dun.fleet.live import LocalLoops, label_for, register, registry_dir, snapshot
+from dun.fleet.identity import host
+from dun.fleet.limits import LocalStore
+from dun.fleet.live import LocalLoops, label_for, snapshot
 from dun.store.lock import LoopLock
 from dun.store.records import LIVE_SCHEMA_VERSION, LiveRecord, new_state
 from dun.store.store import Store
@@ -52,16 +54,20 @@ def test_a_loop_holding_its_lock_is_running_one_that_died_says_so(tmp_path: Path
     assert snapshot(tmp_path / "never") is None
 
 
-def test_the_machines_loops_are_found_from_anywhere_and_gone_ones_forgotten(tmp_path: Path) -> None:
+def test_the_machines_loops_are_found_from_the_fleet_registry(tmp_path: Path) -> None:
+    """Every loop writes its record into the fleet store's registry: the watch shows this host's, wherever it was
+    started, except one stopped long ago, one whose repository is gone and another host's."""
     fresh = ran(tmp_path / "fresh", status="complete")
     old = ran(tmp_path / "old", status="complete", updated=time.time() - 7200)
     gone = ran(tmp_path / "gone")
-    for store in (fresh, old, gone):
-        register(store.root)
+    elsewhere = ran(tmp_path / "elsewhere")
+    registry = LocalStore()
+    for store in (fresh, old, gone, elsewhere):
+        registry.beat({"loop_id": store.root.name, "host": "pod-7" if store is elsewhere else host(),
+                       "worktree": str(store.root), "heartbeat": time.time()})
     shutil.rmtree(gone.root)
-    loops = LocalLoops(None)()
-    assert [snap.label for snap in loops] == ["fresh"], "a run stopped two hours ago, or a deleted one, is shown"
-    assert len(list(registry_dir().glob("*.json"))) == 2, "the deleted repository's entry was kept"
+    loops = LocalLoops(None, registry)()
+    assert [snap.label for snap in loops] == ["fresh"]
 
 
 def test_every_work_tree_of_the_repository_is_shown_however_old(repo: Path, tmp_path: Path) -> None:
@@ -69,7 +75,7 @@ def test_every_work_tree_of_the_repository_is_shown_however_old(repo: Path, tmp_
     git(repo, "worktree", "add", "-q", "-b", "dun/w1", str(wt))
     ran(repo, status="complete", updated=time.time() - 7200)
     ran(wt)
-    loops = {snap.label: snap for snap in LocalLoops(wt)()}
+    loops = {snap.label: snap for snap in LocalLoops(wt, LocalStore())()}
     assert set(loops) == {"repo", "repo/w1"}
     assert loops["repo"].status == "complete" and loops["repo/w1"].status == "not running"
     assert label_for(Path("/srv/app/.dun/worktrees/feature-a")) == "app/feature-a"

@@ -33,6 +33,17 @@ def _start(path: str | None) -> Path | None:
     return repo.root if path is not None or repo.is_git or dun_dir(repo.root).is_dir() else None
 
 
+def _local(path: str | None) -> LoopSource:
+    """This machine's loops: the repository's work trees, and the loops of the fleet store's registry running on
+    this host (the store `fleet.store` of the repository names, or $DUN_FLEET_STORE; this machine's file else)."""
+    from dun.config.loader import defaults_only, load_config
+    from dun.fleet.connect import open_store
+
+    start = _start(path)
+    config = load_config(start) if start is not None else defaults_only()
+    return LocalLoops(start, open_store(config.settings.fleet.store))
+
+
 @contextlib.contextmanager
 def _keys() -> Iterator[int | None]:
     """stdin in cbreak mode (keys arrive one by one, Ctrl-C still interrupts), restored at the end whatever
@@ -71,7 +82,7 @@ def run_watch(path: str | None, once: bool, source: LoopSource | None = None) ->
 
     from dun.fleet.view import screen
 
-    source = source or LocalLoops(_start(path))
+    source = source or _local(path)
     console = Console()
     if once or not console.is_terminal:
         console.print(screen(source(), time.time(), 10_000, interactive=False))
