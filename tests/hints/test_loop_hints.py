@@ -1,20 +1,23 @@
-"""The co-change hints in a real loop: `dun loop` driving the scripted fake agent in a real git repository. The
-first prompt shows what history says; after an iteration that changed files together (without committing them),
-the next prompt shows the link it made, and `dun hints check:ID` names what an iteration changed for a check."""
+"""The co-change hints in a real loop: `dun loop` and scripts/dun-loop.sh driving the scripted fake agent in a real
+git repository. The first prompt shows what history says; after an iteration that changed files together (without
+committing them), the next prompt shows the link it made, and `dun hints check:ID` names what an iteration changed
+for a check."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import git, write
-from fake_agent import block, write_scenario
+from fake_agent import FAKE_COMMAND, block, write_scenario
 from loop_support import make_repo
 
 DUN = [sys.executable, "-m", "dun"]
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "dun-loop.sh"
 TITLE = "## Files that change together"
 
 
@@ -29,7 +32,8 @@ def hints_section(repo: Path, n: int) -> str:
     return prompt[prompt.index(TITLE):prompt.index("## Instructions")]
 
 
-def test_the_hints_are_in_the_prompt_and_learn_from_each_iteration(repo: Path, tmp_path: Path,
+@pytest.mark.parametrize("driver", ["loop", "sh"])
+def test_the_hints_are_in_the_prompt_and_learn_from_each_iteration(repo: Path, tmp_path: Path, driver: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     make_repo(repo, boxes=("fix the parser in src/parse.py", "document it"), loop={"max_iterations": 2})
     for n in range(2):
@@ -44,7 +48,12 @@ def test_the_hints_are_in_the_prompt_and_learn_from_each_iteration(repo: Path, t
         {"status": block(task="looked around", status="IN_PROGRESS", files=0), "cost_usd": 0.01},
     ]
     monkeypatch.setenv("DUN_FAKE_SCENARIO", str(write_scenario(tmp_path / "sc", steps)))
-    proc = dun(repo, "loop")
+    if driver == "loop":
+        proc = dun(repo, "loop")
+    else:  # the shell driver: dun respond --decide before and after each call of the agent
+        proc = subprocess.run([str(SCRIPT), "--", *FAKE_COMMAND], cwd=repo, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
     assert proc.returncode == 1, proc.stderr  # stopped at max_iterations, work remaining
     first = hints_section(repo, 1)
     assert "- src/parse.py: tests/test_parse.py (1.00)" in first
