@@ -150,13 +150,13 @@ class Graph:
 
     # -- recall -----------------------------------------------------------------------------------------------------
     def _strongest(self, i: int) -> list[tuple[float, int]]:
-        """A node's HOP_FANOUT strongest partners as (conf, id), kept until its links change."""
+        """A node's HOP_FANOUT strongest partners as (conf, id). Which they are is kept until its links change (its
+        count alone moving changes no order); the conf is taken with the count of now."""
         top = self._top.get(i)
         if top is None:
-            total = self.count[i] or 1.0
-            top = self._top[i] = [(w / total, b) for w, b in
-                                  heapq.nlargest(HOP_FANOUT, ((w, b) for b, w in self.edges[i].items()))]
-        return top
+            top = self._top[i] = heapq.nlargest(HOP_FANOUT, ((w, b) for b, w in self.edges[i].items()))
+        total = self.count[i] or 1.0
+        return [(w / total, b) for w, b in top]
 
     def hints(self, seeds: Iterable[str], limit: int = 5) -> list[Hint]:
         """The files that most often change with `seeds` (together), strongest first; never a seed, a deleted file

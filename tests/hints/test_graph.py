@@ -137,3 +137,12 @@ def test_a_check_links_to_the_files_changed_for_it() -> None:
     assert set(paths(g, CHECK_PREFIX + "pytest")) == {"src/a.py", "tests/test_a.py"}
     assert paths(g, "src/a.py") == ["tests/test_a.py"]  # only through the check: a second hop
     assert g.hints(["src/a.py"])[0].direct == 0
+
+
+def test_a_second_hop_reads_its_partners_counts_as_they_are_now() -> None:
+    g = Graph(half_life=10**9)
+    g.add(["a.py", "b.py"])
+    g.add(["b.py", "c.py"])
+    assert g.hints(["a.py"])[1].score == pytest.approx(HOP * 0.5 / (1 + math.log(3)))
+    g.add(["b.py"])  # b changes alone: it links nothing new, but c is now a smaller share of b's changes
+    assert g.hints(["a.py"])[1].score == pytest.approx(HOP * (1 / 3) / (1 + math.log(3)))
