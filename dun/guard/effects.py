@@ -36,7 +36,10 @@ SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
     "cockroach": (("-e", "--execute"), None, "sql"), "mongosh": (("--eval",), None, ""),
     "mongo": (("--eval",), None, ""),
     "redis-cli": ((), 0, ""), "usql": (("-c", "--command"), None, ""), "snowsql": (("-q", "--query"), None, ""),
-    "bq": ((), 1, "query"), "cqlsh": (("-e", "--execute"), None, ""),
+    "bq": ((), 0, "query"), "cqlsh": (("-e", "--execute"), None, ""),
+    **{name: (("-e", "--execute"), None, "") for name in ("pgcli", "mycli", "litecli", "iredis")},
+    "influx": (("-execute", "--execute"), None, ""), "cypher-shell": ((), 0, ""),
+    "arangosh": (("--javascript.execute-string",), None, ""),
 }
 _CHMOD_FLAGS = frozenset("cfvR")
 _NOT_FILTERS = frozenset({"-type", "-xtype", "-readable", "-writable", "-executable", "-fstype", "-prune"})

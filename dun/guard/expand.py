@@ -263,8 +263,8 @@ def _parameter(expr: str, ctx: Ctx, env: Env) -> str | None:
     plain = word is not None and "$" not in word and "`" not in word
     if op == "+":  # ${X:+word}: the word when X is set
         return (word if value else "") if value is not None and plain else None
-    if value is None and op in ("-", "=") and plain:
-        return word
+    if value is None and op in ("-", "=") and plain:  # ${CMD:-'git status'}: the word, its quotes removed
+        return re.sub(r"'([^']*)'|\"([^\"]*)\"", lambda q: q.group(1) if q.group(1) is not None else q.group(2), word)
     return value  # ${X:?}: its value, or the shell stops
 
 

@@ -188,5 +188,11 @@ SPECS["oc"] = SPECS["kubectl"]
 SPECS["mariadb"] = SPECS["mysqladmin"] = SPECS["mysql"]
 SPECS["terraform"] = SPECS["tofu"] = SPECS["terragrunt"] = Spec(words=True)  # -destroy, -auto-approve
 SPECS["mongo"] = SPECS["mongosh"]
+SPECS["influx"] = SPECS["hdfs"] = SPECS["hadoop"] = SPECS["nomad"] = Spec(
+    long=_long("-execute", "-database", "-host", "-format", "-address", "-namespace", "-region"), words=True)
+SPECS["pgcli"] = SPECS["mycli"] = SPECS["litecli"] = Spec("hpUdDeuP", _long("--execute", "--host", "--port", "--user",
+                                                                            "--dbname", "--database"))
+SPECS["cypher-shell"] = Spec("uapd", _long("--username", "--address", "--password", "--database", "--format"))
+SPECS["arangosh"] = Spec(long=_long("--javascript.execute-string", "--server.endpoint", "--server.database"))
 SPECS["gradle"] = SPECS["gradlew"] = Spec("xbcIp", attached="PD")  # -Pkey=value, -Dkey=value, -x TASK
 SPECS["mvn"] = SPECS["mvnw"] = Spec("fsPplbtT", attached="D")

@@ -45,9 +45,10 @@ def match(rule: Rule, facts: Facts) -> str | None:
 
 
 def _match_one(m: Match, f: Facts) -> str | None:
-    if m.programs and not _any(m.programs, [f.program]):
+    if (m.programs and not _any(m.programs, [f.program])) or (m.programs_none and _any(m.programs_none, [f.program])):
         return None
-    if m.subcommands and not _any(m.subcommands, [f.sub]):
+    if (m.subcommands and not _any(m.subcommands, [f.sub])) or (m.subcommands_none and _any(m.subcommands_none,
+                                                                                            [f.sub])):
         return None
     if m.actions and not _any(m.actions, f.operands[:1]):
         return None

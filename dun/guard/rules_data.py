@@ -56,7 +56,7 @@ DATA_RULES: tuple[Rule, ...] = (
     Rule("db.drop", "drops, resets or flushes a database",
          (Match(programs=("dropdb", "dropuser")), Match(programs=("mysqladmin",), subcommands=("drop",)),
           Match(programs=("pg_restore",), flags_any=("-c", "--clean"), values_any=("-d=*", "--dbname=*")),
-          Match(queries=(r"\bflush(all|db)\b", r"\bdropDatabase\s*\(", r"\.drop\s*\(")),
+          Match(queries=(r"\bflush(all|db)\b", r"\bdropDatabase\s*\(", r"\.drop\s*\(", r"\._drop(?:Database)?\s*\(")),
           Match(programs=("rails", "rake"), subcommands=("db:drop*", "db:reset", "db:purge", "db:schema:load",
                                                          "db:truncate_all", "db:seed:replant")),
           Match(programs=("python*",), subcommands=("manage.py", "*/manage.py"), args_any=("flush", "reset_db")),
@@ -87,7 +87,8 @@ DATA_RULES: tuple[Rule, ...] = (
                          r"\b(deleteMany|remove|delete_many)\s*\(\s*(\{\s*\})?\s*\)",
                          r"\b(updateMany|update_many|replaceMany)\s*\(\s*\{\s*\}\s*,",
                          r"\b[A-Z]\w*(?:\.all)?\.(?:delete_all|destroy_all)\b|\.objects(?:\.all\(\))?\.delete\(\)",
-                         r"\bquery\(\s*\w+\s*\)\.delete\(\)|\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:)")),
+                         r"\bquery\(\s*\w+\s*\)\.delete\(\)|\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:)",
+                         r"\bmatch\s*\(\s*\w*\s*(?::\s*\w+)?\s*\)\s*(?:detach\s+)?delete\b")),  # Cypher, all nodes
           Match(programs=("etcdctl",), subcommands=("del",)),
           Match(programs=("curl",), values_any=_HTTP_DELETE, subcommands=_MANY_INDICES),
           Match(programs=_HTTPIE, subcommands=("DELETE", "delete"), actions=_MANY_INDICES),

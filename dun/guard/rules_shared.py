@@ -67,6 +67,19 @@ CONTAINER_RULES: tuple[Rule, ...] = (
           Match(programs=("helm",), subcommands=("uninstall", "delete", "del", "un")))),
 )
 
+# Verbs a tool uses to destroy what it manages (clusters, VMs, apps, secrets, packages, datasets), as its command or
+# the command after a noun: `multipass delete`, `hcloud server delete`, `security delete-generic-password`
+_DESTROY_VERBS = ("delete", "destroy", "purge", "undefine", "unregistervm", "teardown", "delete-*", "destroy-*",
+                  "purge-*")
+# Programs whose own rules decide their deletes (kubectl delete pod is allowed), and tools that take words as text
+_DESTROY_OWN = ("git", "make", "gmake", "just", "task", "kubectl", "oc", "docker", "podman", "nerdctl",
+                "docker-compose", "helm", "rails", "redis-cli",
+                "curl", "http", "https", "xh", "wget", "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack",
+                "sed", "awk", "gawk", "cat", "ls", "find", "man", "less", "more", "head", "tail", "jq", "yq", "test",
+                "[", "which", "type", "touch", "mkdir", "cp", "mv", "ln", "tee", "diff", "file", "stat", "wc", "sort",
+                "uniq", "tr", "cut", "xargs", "history", "alias", "export", "set", "read", "declare", "local", "say",
+                "notify-send", "logger", "git-*", "python*", "node", "ruby", "perl", "php", "sh", "bash", "zsh")
+
 CLOUD_RULES: tuple[Rule, ...] = (
     Rule("cloud.delete", "deletes cloud resources or data (aws, gcloud, gsutil, az, doctl, heroku, fly, vercel, "
          "firebase, rclone, s3cmd, mc)",
@@ -99,8 +112,23 @@ CLOUD_RULES: tuple[Rule, ...] = (
           Match(programs=("gh",), subcommands=("api",), values_any=("-X=[Dd][Ee][Ll]*", "--method=[Dd][Ee][Ll]*")),
           Match(programs=("npm", "pnpm", "yarn"), subcommands=("unpublish",)),
           Match(programs=("cargo", "gem"), subcommands=("yank",)),
+          Match(programs=("mix",), subcommands=("hex.retire", "hex.revert")),
           Match(programs=("vault",), args_any=("delete", "destroy", "disable")),
           Match(programs=("consul",), subcommands=("kv",), actions=("delete",)))),
+    Rule("tool.destroy", "destroys what a tool manages (X delete, destroy, purge: clusters, VMs, apps, releases, "
+         "secrets, packages, datasets), which is not this repository's files; leave that to the operator",
+         (Match(subcommands=_DESTROY_VERBS, programs_none=_DESTROY_OWN, flags_none=("-h", "--help", "--dry-run")),
+          Match(actions=_DESTROY_VERBS, programs_none=_DESTROY_OWN, flags_none=("-h", "--help", "--dry-run"),
+                subcommands_none=("cache", "caches", "cache-*")),  # pip cache purge: a cache, had back
+          Match(programs=("scw", "oci", "ibmcloud", "exo", "civo", "vultr-cli", "yc", "aliyun", "tccli", "upctl",
+                          "openstack", "hcloud", "linode-cli", "doctl", "metal", "outscale"), args_any=_DESTROY_VERBS),
+          Match(programs=("bq",), subcommands=("rm",)), Match(programs=("databricks",), subcommands=("fs",),
+                                                             actions=("rm",)),
+          Match(programs=("hdfs", "hadoop"), subcommands=("dfs", "fs"), flags_any=("-rm", "-rmr", "-rmdir")),
+          Match(programs=("dvc",), subcommands=("gc",), flags_any=("-c", "--cloud")),
+          Match(programs=("sst",), subcommands=("remove",)), Match(programs=("tilt",), subcommands=("down",),
+                                                                  flags_any=("--delete-namespaces",)),
+          Match(programs=("nomad",), subcommands=("job",), actions=("stop",), flags_any=("-purge",)))),
 )
 
 SYSTEM_RULES: tuple[Rule, ...] = (
@@ -130,7 +158,8 @@ SYSTEM_RULES: tuple[Rule, ...] = (
           Match(programs=("snap", "flatpak"), subcommands=("remove", "uninstall")),
           Match(programs=("npm", "pnpm"), subcommands=("uninstall", "remove", "rm", "un", "r"),
                 flags_any=("-g", "--global", "--location=global")),
-          Match(programs=("yarn",), subcommands=("global",), actions=("remove",)),
+          Match(programs=("yarn", "composer"), subcommands=("global",), actions=("remove", "uninstall")),
+          Match(programs=("dotnet",), subcommands=("tool",), actions=("uninstall",), flags_any=("-g", "--global")),
           Match(programs=("conda", "mamba", "micromamba"), subcommands=("env",), actions=("remove",)),
           Match(programs=("conda", "mamba", "micromamba"), subcommands=("remove", "uninstall"),
                 flags_any=("--all",)),
@@ -142,10 +171,11 @@ SYSTEM_RULES: tuple[Rule, ...] = (
           Match(programs=("pip", "pip3", "uv"), subcommands=("uninstall",), args_any=_BULK),
           Match(programs=("pip", "pip3", "uv"), subcommands=("uninstall",), args_any=("<(*",)),  # -r <(pip freeze)
           Match(programs=("gem",), subcommands=("uninstall",), flags_any=("-a", "--all")))),
-    Rule("sys.keys", "deletes GPG keys or the SSH agent's identities",
+    Rule("sys.keys", "deletes GPG keys, the SSH agent's identities or stored credentials",
          (Match(programs=("gpg", "gpg2"), flags_any=("--delete-key*", "--delete-secret-key*",
                                                     "--delete-secret-and-public-key*")),
-          Match(programs=("ssh-add",), flags_any=("-D", "-d")))),
+          Match(programs=("ssh-add",), flags_any=("-D", "-d")),
+          Match(programs=("git",), subcommands=("credential",), actions=("reject", "erase")))),
     Rule("sys.services", "stops, disables or masks services, flushes the firewall, unmounts filesystems or changes "
          "kernel settings",
          (Match(programs=("systemctl",), subcommands=("stop", "disable", "mask", "kill", "isolate", "halt")),
@@ -240,6 +270,11 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           *_anywhere(("gradle", "gradlew"), _GRADLE_PUBLISH),
           *_anywhere(("sbt",), ("publish*", "+publish*")),
           Match(programs=("lein",), subcommands=("deploy",)),
+          Match(subcommands=("publish",), programs_none=(*_DESTROY_OWN, "dotnet"), flags_none=_DRY),  # opam publish
+          Match(actions=("publish",), programs_none=(*_DESTROY_OWN, "dotnet", "gh"), flags_none=_DRY),
+          Match(programs=("stack", "cabal", "conan", "hackage-cli"), subcommands=("upload",), flags_none=_DRY),
+          Match(programs=("jreleaser",), subcommands=("full-release", "release", "deploy", "publish", "announce"),
+                flags_none=(*_DRY, "--dryrun")),
           Match(programs=("dotnet",), subcommands=("nuget",), actions=("push",)),
           Match(programs=("nuget",), subcommands=("push",)),
           Match(programs=("pod",), subcommands=("trunk",), actions=("push",)),
@@ -285,6 +320,7 @@ EXFIL_RULES: tuple[Rule, ...] = (
                                                                     "-[fF]=visibility=public",
                                                                     "--*field=visibility=public")),
           Match(programs=_NODE, subcommands=("owner", "author"), actions=("add", "rm", "remove")),
+          Match(programs=("cargo",), subcommands=("owner",), flags_any=("-a", "--add", "-r", "--remove")),
           Match(programs=_NODE, subcommands=("access",), actions=("grant", "public", "set")))),
 )
 

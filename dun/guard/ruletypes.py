@@ -12,7 +12,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Match:
     programs: tuple[str, ...] = ()  # globs over the program's base name
+    programs_none: tuple[str, ...] = ()  # globs: the program is none of these
     subcommands: tuple[str, ...] = ()  # globs over the first operand (git's subcommand)
+    subcommands_none: tuple[str, ...] = ()  # globs: the first operand is none of these
     actions: tuple[str, ...] = ()  # globs over the operand after the subcommand (aws ec2 terminate-instances)
     flags_any: tuple[str, ...] = ()  # globs: one of the flags (-f, --force, --prune=now) is given
     flags_none: tuple[str, ...] = ()  # globs: none of these flags is given

@@ -55,6 +55,7 @@ _HEADER_OPTIONS = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer"
                              "--auth", "-a"})
 ENV_DUMPS = frozenset({"env", "printenv", "export", "set", "declare", "typeset", "compgen"})
 SENDERS = frozenset({"tftp", "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "socat", "telnet",
+                     "docker", "podman", "oc", "s3cmd", "mc",
                      "ssh", "scp", "sftp", "rsync", "rclone", "aws", "gsutil", "az", "gh", "mail", "mailx", "mutt",
                      "sendmail", "msmtp", "kubectl", "dig", "nslookup", "host", "ping", "traceroute", "ftp",
                      "lftp", "smbclient", "git"})
@@ -182,6 +183,12 @@ def sent_files(prog: str, args: list[Val]) -> list[Val]:
             out += operands[:-1]
     elif prog == "gh" and words[:2] == ["gist", "create"]:
         out += [a for a in args[2:] if not a.text.startswith("-")]
+    elif (prog in ("docker", "podman", "kubectl", "oc") and words[:1] == ["cp"]) or (
+            prog == "s3cmd" and words[:1] in (["put"], ["sync"])) or (prog == "mc" and words[:1] in (["cp"],
+                                                                                                 ["mirror"])):
+        operands = [a for a in args[1:] if not a.text.startswith("-")]  # docker cp KEY box:/tmp, mc cp KEY alias/b
+        if len(operands) >= 2 and (":" in operands[-1].text or prog in ("s3cmd", "mc")):
+            out += operands[:-1]
     out += [Val(w.split("=", 1)[1]) for w in words if w.startswith(("--from-file=", "--file="))]
     out += [args[i + 1] for i, w in enumerate(words[:-1]) if w in ("-f", "--file", "-a", "--attach")
             and prog in ("az", "mail", "mailx", "mutt")]
@@ -248,7 +255,7 @@ def exfiltration(prog: str, args: list[Val], raw_words: list[str], stdin: tuple[
             name = text_secret(body, ctx, env)
             if name and not (id(v) in headers and name == _STORED_TOKEN):  # -H "Authorization: $(gh auth token)"
                 return name
-    return leaked_var(raw_words) if prog not in ("ssh", "git", "kubectl") else None
+    return leaked_var(raw_words) if prog not in ("ssh", "git", "kubectl", "docker", "podman", "oc", "mc") else None
 
 
 _NET_API = re.compile(r"requests\.\w+\s*\(|urlopen|urllib|http\.client|httpx|aiohttp|\bfetch\s*\(|axios"

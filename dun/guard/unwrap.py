@@ -23,6 +23,7 @@ _WRAPPERS: dict[str, Spec] = {
                                       "--other-user", "--close-from", "--command-timeout"), stop=True),
     "doas": Spec("uC", stop=True),
     "shx": Spec(stop=True),  # npx shx rm -rf x: shelljs's commands
+    "coproc": Spec(stop=True),  # coproc CMD: CMD, in the background
     "sshpass": Spec("pfde", stop=True),  # sshpass -p PW ssh host CMD
     "nohup": Spec(stop=True), "setsid": Spec(stop=True), "unbuffer": Spec(stop=True), "builtin": Spec(stop=True),
     "busybox": Spec(stop=True), "chronic": Spec(stop=True), "torsocks": Spec(stop=True), "exec": Spec("a", stop=True),

@@ -139,3 +139,14 @@ def test_decide_never_raises_on_arbitrary_text(command: str) -> None:
     assert verdict.decision in ("allow", "deny")
     if verdict.decision == "deny":
         assert verdict.rule and verdict.reason
+
+
+def test_a_tool_destroying_what_it_manages_is_denied_and_words_used_as_text_are_not() -> None:
+    """tool.destroy: the verb as the tool's command or after a noun; not for tools that take words as text, not for
+    the programs whose own rules decide (kubectl delete pod), not for a cache."""
+    assert bash("multipass delete --all --purge").rule == "tool.destroy"
+    assert bash("hcloud server delete web-1").rule == "tool.destroy"
+    assert bash("security delete-generic-password -s github.com").rule == "tool.destroy"
+    for everyday in ("echo will delete", "grep -rn destroy src", "kubectl delete pod web-1", "pip cache purge",
+                     "make delete-tmp", "rails destroy model Post", "multipass list"):
+        assert bash(everyday).decision == "allow", everyday
