@@ -148,10 +148,24 @@ def interpreter(prog: str, args: list[Val]) -> Interp | None:
     return Interp(kind, [], None if stdin else o.operands[0], stdin, o.operands[1:])
 
 
+_SQL_START = re.compile(r"^\s*(?:drop|truncate|delete\s+from|update\s+\S+\s+set|alter\s+table|flushall|flushdb)\b",
+                        re.I)
+_QUERY_OPTIONS = ("-e", "--execute", "-q", "--query", "-Q", "--sql", "-c", "--command", "-execute")
+_TEXT_TOOLS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "git", "echo", "printf",
+                         "sh", "bash", "zsh", "dash", "python", "python3", "node", "ruby", "perl", "php", "jq", "yq",
+                         "xargs", "find", "vim", "vi", "nvim", "emacs", "less", "man", "tmux", "script", "su", "sudo",
+                         "flock", "watch", "timeout", "env", "nix-shell", "sg", "docker", "kubectl"})
+
+
 def queries(prog: str, args: list[Val]) -> list[str]:
     spec = SQL_CLIENTS.get(prog)
-    if spec is None:
-        return []
+    if spec is None:  # any other database shell: an option's value that is a destructive statement (trino --execute)
+        if prog in _TEXT_TOOLS or _PYTHON.fullmatch(prog):
+            return []
+        words = [a.text for a in args]
+        return [v for i, w in enumerate(words[:-1]) if w in _QUERY_OPTIONS and _SQL_START.match(v := words[i + 1])] + [
+            w.split("=", 1)[1] for w in words if w.startswith(tuple(o + "=" for o in _QUERY_OPTIONS if o[1] == "-"))
+            and _SQL_START.match(w.split("=", 1)[1])]
     opts = parse(args, SPECS.get(prog, Spec()))
     found = [v.text for v in opts.value(*spec[0])]
     operands = opts.operands

@@ -160,6 +160,9 @@ SYSTEM_RULES: tuple[Rule, ...] = (
                 flags_any=("-g", "--global", "--location=global")),
           Match(programs=("yarn", "composer"), subcommands=("global",), actions=("remove", "uninstall")),
           Match(programs=("dotnet",), subcommands=("tool",), actions=("uninstall",), flags_any=("-g", "--global")),
+          Match(subcommands=("uninstall", "remove", "rm", "un"), flags_any=("-g", "--global"),
+                programs_none=("git", "docker", "kubectl")),  # X uninstall -g: the machine's, not the project's
+          Match(subcommands=("self",), actions=("uninstall",)),  # rustup self uninstall, pdm self uninstall
           Match(programs=("conda", "mamba", "micromamba"), subcommands=("env",), actions=("remove",)),
           Match(programs=("conda", "mamba", "micromamba"), subcommands=("remove", "uninstall"),
                 flags_any=("--all",)),
