@@ -42,9 +42,10 @@ def main() -> int:
         if code is not None:
             return _leave(code)
     if here:
+        top, listed = _start_more() if status is not None else (None, None)
         from dun.core.snapshot import start_early
 
-        early = start_early(status)  # the run's checks share the status and the listing started now
+        early = start_early(status, top, listed)  # the run's checks share the status and the listing started now
         code = _without_click(here, sys.argv[2:], early)
         if code is not None:
             return _leave(code)
@@ -139,6 +140,21 @@ def _runs_checks_here(args: list[str]) -> str | None:
         elif not arg.startswith("-"):
             return None
     return command
+
+
+def _start_more() -> tuple[Spawned | None, Spawned | None]:
+    """`git rev-parse --show-toplevel` and `git ls-files` started before the modules that read them load (importing
+    dun.core.snapshot, subprocess and pathlib first cost them 10-20 ms)."""
+    from dun.core.spawn import LISTING_ARGS, TOPLEVEL_ARGS, start_git
+
+    try:
+        top = start_git(TOPLEVEL_ARGS)
+    except OSError:
+        return None, None
+    try:
+        return top, start_git(LISTING_ARGS, ".")
+    except OSError:
+        return top, None
 
 
 def _start_git() -> Spawned | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from dun.core.fingerprint import entries, fingerprint
 from dun.core.git import GitError, git, worktree_tree
 from dun.core.globs import Listing
-from dun.core.spawn import STATUS_ARGS, TOPLEVEL_ARGS, Spawned, start_git
+from dun.core.spawn import LISTING_ARGS, STATUS_ARGS, TOPLEVEL_ARGS, Spawned, start_git
 
 
 def list_files(root: Path, is_git: bool) -> list[str]:
@@ -22,7 +22,6 @@ def list_files(root: Path, is_git: bool) -> list[str]:
     return _walk(root)
 
 
-LISTING_ARGS = ("ls-files", "-z", "--cached")  # the index: git walks no directory for it
 _TREES: dict[str, str] = {}  # commit -> its tree, for this process
 _DIRTY: dict[str, str] = {}  # root and fingerprint of a changed tree -> its tree, the latest few
 
@@ -221,17 +220,18 @@ class Early:
         return early[1]
 
 
-def start_early(started: Spawned | None = None) -> Early | None:
+def start_early(started: Spawned | None = None, top: Spawned | None = None,
+                listed: Spawned | None = None) -> Early | None:
     """Start git's look at the current directory before the rest of dun is imported (`dun check`; dun/entry.py
-    starts the status itself, before even this module loads, and hands it over): git walks the tree and reads the
-    index while Python loads. None without git: the run finds out itself."""
+    starts the status, the top level and the listing itself, before even this module loads, and hands them over):
+    git walks the tree and reads the index while Python loads. None without git: the run finds out itself."""
     try:
         status = started or start_git(STATUS_ARGS)
-        top = start_git(TOPLEVEL_ARGS)
+        top = top or start_git(TOPLEVEL_ARGS)
     except OSError:
         return None
     try:
-        listing: _Background | None = _Background(".", LISTING_ARGS)
+        listing: _Background | None = _Background(".", LISTING_ARGS, listed)
     except OSError:
         listing = None
     return Early(_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top), listing)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # `--untracked-files=all` lists every untracked file (not `dir/`): the untracked half of the shared file listing.
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
 TOPLEVEL_ARGS = ("rev-parse", "--show-toplevel")
+LISTING_ARGS = ("ls-files", "-z", "--cached")  # the index: git walks no directory for it
 
 # git never prompts, speaks C, and takes no optional lock (dun's looks must not block the agent's own git)
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
