@@ -117,22 +117,15 @@ def _without_click(command: str, args: list[str], early: Early | None) -> int | 
     return guarded(lambda: run_iterate(IterateOptions(**values), early))
 
 
-# The options of `dun check` and `dun iterate` that take a value: what follows them is not the PATH argument
-# (tests/test_entry.py holds these to the click commands).
-VALUED = {
-    "check": frozenset({"-f", "--format", "-j", "--jobs", "--only", "--skip", "--color", "-o", "--output"}),
-    "iterate": frozenset({"-a", "--automation", "--max-prompt-chars", "-f", "--format", "--only", "--skip",
-                          "--iteration"}),
-}
-
-
 def _runs_checks_here(args: list[str]) -> str | None:
     """`check` or `iterate` when the command runs the checks of the current directory (no PATH argument): its git
     can start before the rest of dun loads. None otherwise."""
     command = args[0] if args else ""
-    valued = VALUED.get(command)
-    if valued is None:
+    if command not in ("check", "iterate"):
         return None
+    from dun.cli.flags import valued as taking_values  # the options' table: light, unlike click
+
+    valued = taking_values(command)
     rest = iter(args[1:])
     for arg in rest:
         if arg in valued:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import write
 
-from dun.cli.flags import parse
-from dun.entry import VALUED, WARM, _runs_checks_here
+from dun.cli.flags import TABLES, parse, valued
+from dun.entry import WARM, _runs_checks_here
 
 
 @pytest.mark.parametrize(("args", "early"), [
@@ -37,10 +37,29 @@ def test_the_options_taking_a_value_are_the_commands_own() -> None:
     from dun.cli.main import cli
 
     assert isinstance(cli, click.Group)
-    for name, valued in VALUED.items():
+    for name in TABLES:
         params = cli.commands[name].params
         expected = {opt for p in params if isinstance(p, click.Option) and not p.is_flag for opt in p.opts}
-        assert valued == expected, name
+        assert valued(name) == expected, name
+
+
+def test_each_option_is_declared_once_and_its_record_holds_it() -> None:
+    """The flags table is the one declaration of an option; CheckOptions and IterateOptions only type its value:
+    the same fields, the table's defaults."""
+    import dataclasses
+
+    from dun.cli.commands.check import CheckOptions
+    from dun.cli.commands.iterate import IterateOptions
+
+    for name, record in (("check", CheckOptions), ("iterate", IterateOptions)):
+        fields = {f.name: f for f in dataclasses.fields(record)}
+        assert list(fields) == ["path", *(flag.dest for flag in TABLES[name])], name
+        for flag in TABLES[name]:
+            field = fields[flag.dest]
+            default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+            expected = (False if flag.takes == "flag" else [] if flag.takes == "many" else None) \
+                if flag.default is None else flag.default
+            assert default == expected or (flag.takes == "many" and default == ()), (name, flag.dest)
 
 
 # `dun check` on an ordinary command line runs without click; click reads anything else. Both must behave alike.

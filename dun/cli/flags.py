@@ -9,24 +9,34 @@ range, an unknown option) returns None and click reads the command line instead,
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: dun/entry.py reads these tables before it starts git, before all else loads
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
-@dataclass(frozen=True)
 class Flag:
-    """One option of `dun check` or `dun iterate`: its names, the options field it sets and how it takes a value."""
+    """One option of `dun check` or `dun iterate`: its names, the options field it sets and how it takes a value.
+    The one declaration of the option: click's command, `parse` and dun/entry.py's look at the command line read it,
+    and CheckOptions / IterateOptions hold its value (tests/test_entry.py keeps them alike). A plain class, not a
+    dataclass: the dataclasses module alone would delay git's start by milliseconds."""
 
-    names: tuple[str, ...]
-    dest: str
-    help: str
-    takes: str = "flag"  # flag | value | many (repeatable)
-    choices: tuple[str, ...] = ()
-    minimum: int | None = None  # an integer at least this
-    integer: bool = False  # any integer
-    file: bool = False  # a file's path: not an existing directory
-    metavar: str | None = None
-    default: Any = None
+    __slots__ = ("choices", "default", "dest", "file", "help", "integer", "metavar", "minimum", "names", "takes")
+
+    def __init__(self, names: tuple[str, ...], dest: str, help: str, takes: str = "flag",
+                 choices: tuple[str, ...] = (), minimum: int | None = None, integer: bool = False,
+                 file: bool = False, metavar: str | None = None, default: object = None) -> None:
+        self.names = names
+        self.dest = dest
+        self.help = help
+        self.takes = takes  # flag | value | many (repeatable)
+        self.choices = choices
+        self.minimum = minimum  # an integer at least this
+        self.integer = integer  # any integer
+        self.file = file  # a file's path: not an existing directory
+        self.metavar = metavar
+        self.default = default
 
 
 CHECK_FLAGS = (
@@ -53,6 +63,11 @@ ITERATE_FLAGS = (
     Flag(("--confirm",), "confirm", "The confirmation prompt (every check passes; anything left?)."),
 )
 TABLES = {"check": CHECK_FLAGS, "iterate": ITERATE_FLAGS}
+
+
+def valued(command: str) -> frozenset[str]:
+    """The options of `dun COMMAND` that take a value: what follows them is not the PATH argument."""
+    return frozenset(name for flag in TABLES[command] if flag.takes != "flag" for name in flag.names)
 _BY_NAME = {command: {name: flag for flag in table for name in flag.names} for command, table in TABLES.items()}
 
 
