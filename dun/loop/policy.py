@@ -15,7 +15,7 @@ from dun.answer.transcript import ParseResult
 from dun.core.kinds import LIMIT_KINDS, Action, ContinueReason, DiscrepancyKind, StopReason, WaitReason
 from dun.core.ratewindow import prune, wait_needed
 from dun.loop import circuit as breaker
-from dun.store.records import LoopState
+from dun.store.records import Discrepancy, LoopState
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
@@ -89,7 +89,7 @@ class IterationOutcome:
     confirmation: bool = False  # the iteration ran with every check passing
     denials: int = 0
     interrupted: bool = False  # stopped by a signal or `dun stop --now`: neither a failure nor no progress
-    discrepancies: list[dict[str, Any]] = field(default_factory=list)  # what trust verification found
+    discrepancies: list[Discrepancy] = field(default_factory=list)  # what trust verification found
     trust_stop: str | None = None  # a trust policy of `stop` that fired (task_tampered, checker_tampered)
     flags: list[str] = field(default_factory=list)  # filled by the policy: premature_exit_claim, ...
     cost_estimated: bool = False  # the cost is the cap charged for a call that reported none

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dun.core.kinds import StopReason
-from dun.store.records import IterationLog, LoopState
+from dun.store.records import Discrepancy, IterationLog, LoopState
 from dun.store.store import Store
 
 if TYPE_CHECKING:
@@ -41,6 +41,13 @@ RESUME: dict[str, str] = {
 }
 
 
+
+def discrepancies_of(log: IterationLog | dict[str, Any]) -> list[Discrepancy]:
+    """What verification found in an iteration, as its log has it (an older or damaged log may have nothing)."""
+    verification = log.get("verification")
+    found = verification.get("discrepancies") if isinstance(verification, dict) else None
+    return list(found) if isinstance(found, list) else []
+
 def resume_hint(reason: str | None) -> str | None:
     return RESUME.get(reason) if reason else None
 
@@ -58,7 +65,7 @@ def verdict(log: IterationLog | dict[str, Any]) -> str:
     if log.get("timed_out"):
         parts.append("timed out")
     parts += list(log.get("flags") or [])
-    for d in (log.get("verification") or {}).get("discrepancies", []):
+    for d in discrepancies_of(log):
         parts.append(str(d.get("kind", "discrepancy")))
     if (log.get("progress") or {}).get("newly_passing"):
         parts.append("passing: " + ", ".join(log["progress"]["newly_passing"]))
@@ -122,7 +129,7 @@ def write_report(store: Store, state: LoopState, settings: Settings) -> Path:
                      f"{_cell(block.get('task_completed'))} | {_cell(block.get('status') or log.get('parse_outcome'))}"
                      f" | {_cell(verdict(log))} |")
     discrepancies = [(log.get("iteration"), d) for log in run_logs
-                     for d in (log.get("verification") or {}).get("discrepancies", [])]
+                     for d in discrepancies_of(log)]
     if discrepancies:
         lines += ["", "## Claims dun could not verify", ""]
         lines += [f"- iteration {n}: `{d.get('kind')}` {d.get('detail', '')}" for n, d in discrepancies]

@@ -27,7 +27,7 @@ from dun.core.git import git
 from dun.core.kinds import DiscrepancyKind
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.store.records import Start
+from dun.store.records import Discrepancy, Start
 from dun.store.store import Store
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class Review:
     verdicts: list[Verdict]
     needed: int
     cost_usd: float = 0.0
-    discrepancies: list[dict[str, Any]] = field(default_factory=list)
+    discrepancies: list[Discrepancy] = field(default_factory=list)
 
     @property
     def outcome(self) -> str:

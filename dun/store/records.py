@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, Required, TypedDict
 
 from dun.core.kinds import CircuitState
 from dun.core.timefmt import now_iso
@@ -169,6 +169,40 @@ def state_problem(data: Any) -> str | None:
     return None
 
 
+class Discrepancy(TypedDict, total=False):
+    """What trust verification or the review gate found in one iteration (`verification.discrepancies[]`): its kind
+    (DiscrepancyKind), what the agent is told, and the facts of its kind."""
+
+    kind: Required[str]
+    detail: Required[str]
+    claim: str  # unverified_completion of a claim: the claim and the check that still fails
+    check: str
+    claimed: int | str  # phantom_changes: the FILES_MODIFIED the agent gave
+    task: dict[str, Any]  # task_tampered, unverified_completion of a box: the box as the ledger had it
+    flip: bool  # a box ticked without evidence (unticked again on restore)
+    paths: list[str]  # checker_tampered: what changed, and how to put it back
+    diff: str
+    head: str | None
+    existed: list[str]
+    blobs: dict[str, str]
+    tree: str | None  # oscillation: the tree that came back
+    deleted: list[str]  # tests_removed
+    count_before: int
+    count_after: int
+
+
+class VerificationLog(TypedDict, total=False):
+    """An iteration's `verification` (dun/trust/verify.Verification.to_log)."""
+
+    discrepancies: Required[list[Discrepancy]]
+    notes: Required[list[str]]
+    restored: Required[list[str]]
+    reverted: Required[list[str]]
+    tasks: dict[str, list[str]]
+    committed: list[str]
+    review: dict[str, Any]
+
+
 class IterationLog(TypedDict, total=False):
     """`.dun/logs/iteration-N.json`: opened before the agent runs, completed when its answer was judged."""
 
@@ -208,7 +242,7 @@ class IterationLog(TypedDict, total=False):
     permission_denials: int
     flags: list[str]
     circuit: Circuit
-    verification: dict[str, Any]
+    verification: VerificationLog
     decision: dict[str, Any]  # {action, reason, wait_s}
 
 

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from dun.answer.block import StatusBlock
 from dun.engine.model import Report
+from dun.store.records import Discrepancy
 
 
-def discrepancy(kind: str, detail: str, **extra: Any) -> dict[str, Any]:
-    return {"kind": kind, "detail": detail, **extra}
+def discrepancy(kind: str, detail: str, **extra: object) -> Discrepancy:
+    """A finding of `kind` (with the facts of its kind, Discrepancy's keys)."""
+    return cast(Discrepancy, {"kind": kind, "detail": detail, **extra})
 
 
 def verify_claims(block: StatusBlock | None, after: Report, files_changed: int, commits: int,
-                  progressed: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], list[str]]:
+                  progressed: frozenset[str] = frozenset()) -> tuple[list[Discrepancy], list[str]]:
     """(discrepancies, notes) for one iteration's status block. `progressed`: the checks with real progress this
     iteration (an item of theirs gone: a box ticked, a test newly passing). Claiming such a check is honest work in
     progress, even while it still has other items; a claim naming one item (`check@file:line`) is held to it."""
     if block is None:
         return [], []
-    found: list[dict[str, Any]] = []
+    found: list[Discrepancy] = []
     notes: list[str] = []
     failing = {r.id: r for r in after.actionable()}
     claim = block.task_completed

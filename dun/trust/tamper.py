@@ -24,6 +24,7 @@ from dun.core.git import git
 from dun.core.textfiles import read_bytes
 from dun.engine.checkapi import CheckContext
 from dun.store.layout import CONFIG, DIR, PLUGINS, TEMPLATES
+from dun.store.records import Discrepancy
 from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
 
@@ -148,7 +149,7 @@ def changed(before: dict[str, str], after: dict[str, str], new_ok: set[str] | No
 
 
 def compare(root: Path, ctx: CheckContext, before: dict[str, Any], after: dict[str, Any], protected: Sequence[str],
-            head: str | None) -> list[dict[str, Any]]:
+            head: str | None) -> list[Discrepancy]:
     """The agent's changes to what decides "done" between `before` (as it started) and `after` (as it ended)."""
     new_ok = set(ctx.match(protected)) if protected else set()
     paths = changed(before.get("files") or {}, after.get("files") or {}, new_ok)
@@ -165,7 +166,7 @@ def compare(root: Path, ctx: CheckContext, before: dict[str, Any], after: dict[s
                         blobs={p: b for p, b in blobs.items() if p in keep})]
 
 
-def baseline_missing(root: Path, before: dict[str, Any]) -> list[dict[str, Any]]:
+def baseline_missing(root: Path, before: dict[str, Any]) -> list[Discrepancy]:
     """dun's record of the baseline deleted or rewritten during the iteration: a reset of the judge, never a fresh
     baseline (the comparison uses the snapshot taken before the agent started)."""
     now = read_baseline(root)
@@ -176,7 +177,7 @@ def baseline_missing(root: Path, before: dict[str, Any]) -> list[dict[str, Any]]
                         f"{what}", paths=[FINGERPRINT_FILE], blobs={})]
 
 
-def revert(root: Path, found: dict[str, Any]) -> list[str]:
+def revert(root: Path, found: Discrepancy) -> list[str]:
     """Put back what the agent found: the blob of the snapshot (else the commit it started from); a file that did
     not exist then is removed. `[tool.dun]` comes back with the whole pyproject.toml."""
     head, blobs, existed = found.get("head"), found.get("blobs") or {}, set(found.get("existed") or ())
@@ -199,7 +200,7 @@ def revert(root: Path, found: dict[str, Any]) -> list[str]:
 
 
 def tests_removed(root: Path, tree_before: str | None, tree_after: str | None, newly_passing: list[str],
-                  ) -> list[dict[str, Any]]:
+                  ) -> list[Discrepancy]:
     """Test files deleted, or fewer test functions, in an iteration where checks turned green."""
     if not newly_passing or not tree_before or not tree_after:
         return []

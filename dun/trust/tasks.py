@@ -13,6 +13,7 @@ from dun.core.atomic import inside, write_inside, write_json_atomic
 from dun.core.proc import run_streaming
 from dun.core.textfiles import read_bytes, read_text
 from dun.engine.model import Report
+from dun.store.records import Discrepancy
 from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
 
@@ -121,13 +122,13 @@ def _evidence(root: Path, task: dict[str, Any], after: Report, confine: Confine 
 
 
 def compare(root: Path, ledger: list[dict[str, Any]], files: list[str], after: Report,
-            confine: Confine | None = None) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+            confine: Confine | None = None) -> tuple[list[Discrepancy], dict[str, list[str]], list[dict[str, Any]]]:
     """(discrepancies, facts for the log, the new ledger with the accepted changes)."""
     current = scan(root, files)
     now_by_id = {t["id"]: t for t in current}
     old_ids = {t["id"] for t in ledger}
-    found: list[dict[str, Any]] = []
-    facts: dict[str, Any] = {"added": [], "unticked": [], "ticked": [], "unverified": []}
+    found: list[Discrepancy] = []
+    facts: dict[str, list[str]] = {"added": [], "unticked": [], "ticked": [], "unverified": []}
     accepted = []
     for task in ledger:
         new = now_by_id.get(task["id"])
@@ -168,7 +169,7 @@ def _positions(text: str, rel: str) -> dict[str, int]:
     return out
 
 
-def _restore_file(lines: list[str], rel: str, items: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+def _restore_file(lines: list[str], rel: str, items: list[Discrepancy], ledger: list[dict[str, Any]]) -> list[str]:
     """Untick unverified flips, then put each missing box back after the nearest surviving box that preceded it
     at the start (replacing a new box standing exactly there: a rewording)."""
     for d in items:
@@ -194,11 +195,11 @@ def _restore_file(lines: list[str], rel: str, items: list[dict[str, Any]], ledge
     return lines
 
 
-def restore(root: Path, tampered: list[dict[str, Any]], ledger: list[dict[str, Any]],
+def restore(root: Path, tampered: list[Discrepancy], ledger: list[dict[str, Any]],
             start_head: str | None = None) -> list[str]:
     """Put removed or reworded boxes back and untick unverified flips, editing only those lines; returns the
     files changed. The agent's other edits in the same files stay. A deleted file comes back whole."""
-    by_file: dict[str, list[dict[str, Any]]] = {}
+    by_file: dict[str, list[Discrepancy]] = {}
     for d in tampered:
         by_file.setdefault(d["task"]["file"], []).append(d)
     changed = []

@@ -11,7 +11,7 @@ from dun.answer.block import StatusBlock
 from dun.core.git import git
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.store.records import LoopState
+from dun.store.records import Discrepancy, LoopState, VerificationLog
 from dun.trust import tamper, tasks
 from dun.trust.claims import discrepancy, verify_claims
 
@@ -24,7 +24,7 @@ class Verification:
     """What trust verification found in one iteration and what dun did about it; logged as the iteration's
     `verification` (`to_log`), the policy's `stop` aside."""
 
-    discrepancies: list[dict[str, Any]]
+    discrepancies: list[Discrepancy]
     notes: list[str]
     restored: list[str] = field(default_factory=list)  # mission boxes put back
     reverted: list[str] = field(default_factory=list)  # files of what decides "done" put back
@@ -33,11 +33,16 @@ class Verification:
     committed: list[str] | None = None  # of `restored`, what dun committed as itself
     review: dict[str, Any] | None = None  # the review gate's verdicts
 
-    def to_log(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"discrepancies": self.discrepancies, "notes": self.notes, "restored": self.restored,
-                               "reverted": self.reverted}
-        extra = {"tasks": self.tasks, "committed": self.committed, "review": self.review}
-        return {**out, **{k: v for k, v in extra.items() if v is not None}}
+    def to_log(self) -> VerificationLog:
+        out: VerificationLog = {"discrepancies": self.discrepancies, "notes": self.notes, "restored": self.restored,
+                                "reverted": self.reverted}
+        if self.tasks is not None:
+            out["tasks"] = self.tasks
+        if self.committed is not None:
+            out["committed"] = self.committed
+        if self.review is not None:
+            out["review"] = self.review
+        return out
 
 
 def mission_files(session: Session) -> list[str]:
@@ -136,7 +141,7 @@ def verify_iteration(session: Session, settings: Settings, state: LoopState, blo
 
 
 def _checker(session: Session, settings: Settings, before: dict[str, Any], out: Verification,
-             ) -> list[dict[str, Any]]:
+             ) -> list[Discrepancy]:
     """The agent's changes to what decides "done" (and to dun's record of it), with the policy applied; the
     baseline then becomes what the tree holds (reverted, or flagged and moved on)."""
     root, trust = session.root, settings.trust
@@ -158,7 +163,7 @@ def _checker(session: Session, settings: Settings, before: dict[str, Any], out: 
 
 
 def checker_changes(session: Session, settings: Settings, before: dict[str, Any],
-                    ) -> tuple[list[dict[str, Any]], list[str]]:
+                    ) -> tuple[list[Discrepancy], list[str]]:
     """An iteration that was killed before its conclusion: its changes to what decides "done" (reverted by the
     policy) and the files reverted. Never a new baseline: killing dun must not launder the agent's changes."""
     out = Verification([], [])
