@@ -57,15 +57,15 @@ def _decode(line: bytes, handle: Callable[[dict[str, Any]], None]) -> None:
             return  # an event of an unexpected shape carries nothing we can use
 
 
-def mapping(value: Any) -> dict[str, Any]:
+def mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def number(value: Any) -> float | None:
+def number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def count(value: Any) -> int:
+def count(value: object) -> int:
     """A token count, or 0 for anything that is not one."""
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0
 
@@ -84,7 +84,7 @@ def add_tokens(agent: dict[str, Any], input_tokens: int = 0, cached: int = 0, ou
         tokens["output"] += output
 
 
-def add_cost(agent: dict[str, Any], value: Any) -> None:
+def add_cost(agent: dict[str, Any], value: object) -> None:
     cost = number(value)
     if cost is not None:
         agent["cost_usd"] = round(agent.get("cost_usd", 0.0) + cost, 10)

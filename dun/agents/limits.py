@@ -129,7 +129,7 @@ def _match(text: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def _status_kind(value: Any) -> str | None:
+def _status_kind(value: object) -> str | None:
     code = value if isinstance(value, int) and not isinstance(value, bool) else None
     if isinstance(value, str) and re.fullmatch(r"[0-9]{3}", value.strip()):
         code = int(value)
@@ -162,7 +162,7 @@ def _window(value: float | None, now: float) -> float | None:
     return value if value is not None and now - BEHIND <= value <= now + AHEAD else None
 
 
-def _epoch(value: Any) -> float | None:
+def _epoch(value: object) -> float | None:
     if isinstance(value, str) and re.fullmatch(r"[0-9]{1,15}", value.strip()):
         value = int(value)
     if not isinstance(value, int | float) or isinstance(value, bool):

@@ -8,11 +8,11 @@ from typing import Any
 from dun.answer.block import BlockScanner, RawBlock
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _message(err: Any) -> str:
+def _message(err: object) -> str:
     return str(err.get("message", err) if isinstance(err, dict) else err)[:1000]
 
 
@@ -40,7 +40,7 @@ class EventReader:
             return self.assistant
         return self.text
 
-    def event(self, obj: Any) -> None:
+    def event(self, obj: object) -> None:
         if not isinstance(obj, dict):
             return
         kind = obj.get("type")

@@ -55,7 +55,7 @@ def did_you_mean(word: str, options: list[str] | tuple[str, ...] | Any) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     if value is None:
         return "null"
     for name, types in _PY_TYPES.items():
@@ -73,7 +73,7 @@ class Validator:
         self.source = source
         self.errors: list[str] = []
 
-    def error(self, parent: Any, key: str | int | None, path: str, message: str, value: bool = False) -> None:
+    def error(self, parent: object, key: str | int | None, path: str, message: str, value: bool = False) -> None:
         if len(self.errors) >= MAX_ERRORS:  # 20,000 broken checks must not print 40,000 lines
             if len(self.errors) == MAX_ERRORS:
                 self.errors.append(f"{self.source}: more errors not shown; fix these first")
@@ -83,7 +83,7 @@ class Validator:
         where = f"{self.source}:{line}:{column}"
         self.errors.append(printable(f"{where}: {path or '<top>'}: {message}"))
 
-    def check_value(self, parent: Any, key: str | int | None, raw: Any, spec: Field, path: str) -> Any:
+    def check_value(self, parent: object, key: str | int | None, raw: object, spec: Field, path: str) -> Any:
         """Validate one value; returns it converted to plain Python (or None when invalid)."""
         value: Any = raw
         if spec.type == "any":
@@ -132,7 +132,7 @@ class Validator:
         return out
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> Any:
     """ruamel's commented containers to plain dicts and lists."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}

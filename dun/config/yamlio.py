@@ -25,7 +25,7 @@ def printable(line: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
 
 
-def _expanded_size(node: Any, memo: dict[int, int], depth: int = 0) -> int:
+def _expanded_size(node: object, memo: dict[int, int], depth: int = 0) -> int:
     """Count nodes as if every alias were expanded, memoised by identity so the walk stays linear."""
     key = id(node)
     if key in memo:
@@ -149,7 +149,7 @@ def load_yaml_file(path: Path, root: Path | None = None) -> Any:
     return load_yaml_text(text, str(path))
 
 
-def position(node: Any, key: str | int | None = None, value: bool = False) -> tuple[int, int] | None:
+def position(node: object, key: str | int | None = None, value: bool = False) -> tuple[int, int] | None:
     """1-based (line, col) of a mapping key (or its value), a sequence item, or the node itself."""
     lc = getattr(node, "lc", None)
     if lc is None:

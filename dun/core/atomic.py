@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from dun.core.errors import UnsafePathError
 
@@ -53,7 +52,7 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary name beside {path}")
 
 
-def write_json_atomic(path: Path, data: Any, private: bool = False, durable: bool = True) -> None:
+def write_json_atomic(path: Path, data: object, private: bool = False, durable: bool = True) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n", private, durable)
 
 

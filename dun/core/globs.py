@@ -245,7 +245,7 @@ class _RegexStore:
             return found
         return None
 
-    def put(self, patterns: tuple[str, ...], source: Any) -> None:
+    def put(self, patterns: tuple[str, ...], source: object) -> None:
         """Remember a new glob list's regex, written at once: new glob lists are rare (a manifest was edited)."""
         entries = self._load()
         if self._file is None or len(entries) >= 4096:  # bounded: globs written by hand are few

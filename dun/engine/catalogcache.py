@@ -26,7 +26,7 @@ from dun.engine.checkapi import CheckSpec, CheckType
 from dun.engine.manifest import Manifest
 
 
-def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], extra: Any,
+def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], extra: object,
                 caches: Caches | None = None) -> tuple[str, bool]:
     """The key, and whether every manifest is old enough to be cached."""
     caches = caches or Caches()

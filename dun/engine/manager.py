@@ -108,7 +108,7 @@ def _may_have_entry_points(caches: Caches | None = None) -> bool:
     return found
 
 
-def owner(pm: pluggy.PluginManager, impl_plugin: Any) -> str:
+def owner(pm: pluggy.PluginManager, impl_plugin: object) -> str:
     return pm.get_name(impl_plugin) or repr(impl_plugin)
 
 

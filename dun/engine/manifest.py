@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dun.config.schema import Field, Validator, did_you_mean, plain, type_name
 from dun.config.yamlio import load_yaml_file, position
@@ -74,7 +73,7 @@ class Manifest:
     overrides: list[str] = field(default_factory=list)  # sources this manifest replaced
 
 
-def validate_manifest(data: Any, source: str, types: dict[str, CheckType], default_timeout: float,
+def validate_manifest(data: object, source: str, types: dict[str, CheckType], default_timeout: float,
                       origin: str = "repo") -> tuple[Manifest | None, list[str]]:
     """Validate one manifest document; returns the manifest (None if invalid) and every error found."""
     v = Validator(source)
@@ -115,7 +114,7 @@ def validate_manifest(data: Any, source: str, types: dict[str, CheckType], defau
                     triggers=triggers, checks=checks, source=source, origin=origin), []
 
 
-def _validate_check(v: Validator, parent: Any, i: int, raw: Any, types: dict[str, CheckType], plugin: str,
+def _validate_check(v: Validator, parent: object, i: int, raw: object, types: dict[str, CheckType], plugin: str,
                     plugin_priority: int, default_timeout: float) -> CheckSpec | None:
     path = f"checks[{i}]"
     if not isinstance(raw, dict):

@@ -190,11 +190,11 @@ class ResultCache:
             CLOCK_TICK_NS)
 
 
-def _accept(payload: Any) -> dict[str, Any]:
+def _accept(payload: object) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise TypeError("not a mapping")
     return payload
 
 
-def _digest(value: Any) -> str:
+def _digest(value: object) -> str:
     return sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()

@@ -46,7 +46,7 @@ def find_root(cwd: str) -> Path:
     return Path(here)
 
 
-def project_root(event: Any) -> Path:
+def project_root(event: object) -> Path:
     """The repository the agent works in, from git: the top level of CLAUDE_PROJECT_DIR (Claude Code sets it for
     hooks to the directory the session started in, which dun makes the repository), else of the event's cwd. A
     `cd` into another repository does not make that repository "inside"."""
@@ -56,7 +56,7 @@ def project_root(event: Any) -> Path:
     return find_root(_event_cwd(event))
 
 
-def _event_cwd(event: Any) -> str:
+def _event_cwd(event: object) -> str:
     cwd = event.get("cwd") if isinstance(event, dict) else None
     if isinstance(cwd, str) and os.path.isdir(cwd):
         return cwd
@@ -118,7 +118,7 @@ def run_guard(stdin: BinaryIO, stdout: IO[str], config_allow: list[str], config_
     return 0
 
 
-def _problem(event: Any) -> str:
+def _problem(event: object) -> str:
     if not isinstance(event, dict):
         return f"the hook event is a JSON {type(event).__name__}, not an object"
     if event.get("hook_event_name", "PreToolUse") != "PreToolUse":
@@ -152,7 +152,7 @@ def _subject(event: dict[str, Any]) -> dict[str, Any]:
     return subject
 
 
-def _clip(value: Any) -> Any:
+def _clip(value: object) -> Any:
     if isinstance(value, str) and len(value) > LOG_MAX_CHARS:
         return value[:LOG_MAX_CHARS] + f"… ({len(value)} chars)"
     return value

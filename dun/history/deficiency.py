@@ -121,7 +121,7 @@ def repeated_errors(its: list[dict[str, Any]], n: int, window_h: float) -> list[
     return out
 
 
-def _norm(text: Any) -> str:
+def _norm(text: object) -> str:
     return " ".join(str(text or "").lower().split())
 
 

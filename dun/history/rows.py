@@ -11,7 +11,7 @@ from typing import Any
 LIMIT_KINDS = ("rate_limit", "usage_limit")
 
 
-def epoch(stamp: Any) -> float | None:
+def epoch(stamp: object) -> float | None:
     """ISO 8601 (with Z or an offset) or a number, as seconds since the epoch; None when unreadable."""
     if isinstance(stamp, int | float) and not isinstance(stamp, bool):
         return float(stamp)
@@ -30,22 +30,22 @@ def iso(ts: float) -> str:
     return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat(timespec="seconds")
 
 
-def dumps(value: Any) -> str | None:
+def dumps(value: object) -> str | None:
     """JSON with sorted keys (the same value always gives the same text), or NULL for nothing."""
     return None if value in (None, [], {}) else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     if isinstance(value, bool):
         return int(value)
     return value if isinstance(value, int) else None
 
 
-def _num(value: Any) -> float | None:
+def _num(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _tokens(usage: Any) -> tuple[int | None, int | None]:
+def _tokens(usage: object) -> tuple[int | None, int | None]:
     if not isinstance(usage, dict):
         return None, None
     counts = {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
@@ -53,14 +53,14 @@ def _tokens(usage: Any) -> tuple[int | None, int | None]:
             sum(v for k, v in counts.items() if "output" in k) or None)
 
 
-def claimed_check(task: Any) -> str | None:
+def claimed_check(task: object) -> str | None:
     """The check id part of TASK_COMPLETED (`CHECK` or `CHECK@FILE:LINE`)."""
     if not isinstance(task, str) or not task.strip():
         return None
     return task.partition("@")[0].strip() or None
 
 
-def signature(error: Any) -> str | None:
+def signature(error: object) -> str | None:
     if not isinstance(error, str) or not error.strip():
         return None
     from dun.agents.limits import normalize_error
@@ -81,7 +81,7 @@ def accepted_ticks(log: dict[str, Any]) -> list[str]:
     return [t for t in tasks.get("ticked") or [] if isinstance(t, str) and t not in rejected]
 
 
-def _map(value: Any) -> dict[str, Any]:
+def _map(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 

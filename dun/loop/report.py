@@ -52,7 +52,7 @@ def resume_hint(reason: str | None) -> str | None:
     return RESUME.get(reason) if reason else None
 
 
-def cost_text(value: Any, unknown: str = "-") -> str:
+def cost_text(value: object, unknown: str = "-") -> str:
     return f"${value:.4f}" if isinstance(value, int | float) and not isinstance(value, bool) else unknown
 
 
@@ -76,7 +76,7 @@ def verdict(log: IterationLog | dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     return str(value if value is not None else "-").replace("|", "\\|").replace("\n", " ")[:80]
 
 

@@ -13,13 +13,13 @@ TAMPER_KINDS = {str(DiscrepancyKind.TASK_TAMPERED), str(DiscrepancyKind.CHECKER_
                 str(DiscrepancyKind.TESTS_REMOVED)}
 
 
-def _when(epoch: Any) -> str:
+def _when(epoch: object) -> str:
     if not isinstance(epoch, int | float) or isinstance(epoch, bool):
         return "an unknown time"
     return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(epoch))
 
 
-def _money(value: Any) -> str:
+def _money(value: object) -> str:
     return f"${value:.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else "$?"
 
 

@@ -21,7 +21,7 @@ text-align: left; } th { background: #f4f4f4; } .muted { color: #777; } h1 { fon
 """
 
 
-def _e(value: Any) -> str:
+def _e(value: object) -> str:
     return html.escape("-" if value is None else str(value))
 
 

@@ -129,11 +129,11 @@ _STATE_TYPES: dict[str, tuple[type, ...]] = {
 RUN_STATUSES = ("running", "stopped", "complete")
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def state_problem(data: Any) -> str | None:
+def state_problem(data: object) -> str | None:
     """Why `data` is not a loop state this version can resume, or None."""
     if not isinstance(data, dict):
         return "not a JSON object"

@@ -73,7 +73,7 @@ def repo_path(path: str | None, ctx: ParseContext) -> str | None:
     return path if not posixpath.isabs(path) else normal  # outside the repository: keep what the tool said
 
 
-def as_int(value: Any) -> int | None:
+def as_int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

@@ -18,7 +18,7 @@ FILE_KEYS = ("file", "path", "filename", "file_path", "filePath", "location")
 LINE_KEYS = ("line", "lineno", "line_number", "lineNumber", "row", "start_line")
 
 
-def resolve(data: Any, path: str) -> Any:
+def resolve(data: object, path: str) -> Any:
     """The value at a dotted path (`a.b.0.c`; `$` or `$.a` accepted), or None."""
     path = path.strip()
     path = path[1:] if path.startswith("$") else path
@@ -42,12 +42,12 @@ class _Mapper:
         self.path = options.get("issue_path") or ""
         self.fields: dict[str, Any] = options.get("issue_fields") or {}
 
-    def items(self, document: Any, ctx: ParseContext) -> list[Item]:
+    def items(self, document: object, ctx: ParseContext) -> list[Item]:
         found = resolve(document, self.path)
         issues = found if isinstance(found, list) else [found] if found is not None else []
         return [item for issue in issues if (item := self.item(issue, ctx)) is not None]
 
-    def item(self, issue: Any, ctx: ParseContext) -> Item | None:
+    def item(self, issue: object, ctx: ParseContext) -> Item | None:
         if not isinstance(issue, dict):
             return Item(text=bounded(str(issue))) if isinstance(issue, str | int | float) and str(issue) else None
         text_paths = self.fields.get("text") or []

@@ -170,7 +170,7 @@ def _yaml(lines: list[str]) -> dict[str, Any]:
     return data if isinstance(data, dict) else {"message": text}
 
 
-def _plain(value: Any) -> str:
+def _plain(value: object) -> str:
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, dict | list):

@@ -97,7 +97,7 @@ class FileCache:
     def _clean_head(self, key: str) -> str | None:
         return self._head if key not in self._changed else None
 
-    def put(self, key: str, st: Stamp | None, value: Any, path: Path | str | None = None) -> None:
+    def put(self, key: str, st: Stamp | None, value: object, path: Path | str | None = None) -> None:
         """Store `value`, computed from the file as `st` describes it. With `path`, the file is looked at again:
         git vouches for the entry only when it was read unchanged, and last written before git's look (racy
         window included), so what was read is what git saw."""
@@ -132,7 +132,7 @@ class FileCache:
         self.file.store(entries)
 
 
-def _entries(payload: Any) -> dict[str, list[Any]]:
+def _entries(payload: object) -> dict[str, list[Any]]:
     """A stored payload accepted as a mapping; each entry's shape is checked where it is used (checking 10,000s
     here would cost every run), and one of another shape is a miss."""
     if not isinstance(payload, dict):
