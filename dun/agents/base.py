@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -41,7 +41,7 @@ class Invocation:
     redact: list[str] = field(default_factory=list)  # argv values never written to logs (the prompt, secrets)
 
 
-def token_cost(agent: dict[str, Any], config: Agent) -> float | None:
+def token_cost(agent: Mapping[str, object], config: Agent) -> float | None:
     """Cost from token counts times the configured rates, for CLIs that report tokens, not dollars."""
     usage = agent.get("usage")
     if not isinstance(usage, dict):
@@ -54,7 +54,7 @@ def token_cost(agent: dict[str, Any], config: Agent) -> float | None:
     return (tokens_in * rate_in + tokens_out * rate_out) / 1_000_000
 
 
-def reported_cost(agent: dict[str, Any], config: Agent) -> float | None:
+def reported_cost(agent: Mapping[str, object], config: Agent) -> float | None:
     """The agent's own dollar figure when it gives one, else tokens times rates."""
     if isinstance(agent.get("tokens"), dict):  # normalized by an adapter's parse
         return priced(agent, config, config.model)
@@ -88,7 +88,7 @@ _UNKNOWN_FLAG = re.compile(r"^.*(?:unexpected argument|unknown (?:option|argumen
                            r"option)|invalid option).*$", re.IGNORECASE | re.MULTILINE)
 
 
-def classify_failure(agent: dict[str, Any], exit_code: int | None, stdout_tail: str,
+def classify_failure(agent: Mapping[str, object], exit_code: int | None, stdout_tail: str,
                      stderr_tail: str) -> AgentError | None:
     """The default: the CLI's own error facts first, else the text of both streams (stderr last, where most CLIs
     print their errors). A flag the CLI does not know (another version than the tested one) is said so."""

@@ -12,8 +12,9 @@ import json
 import os
 import subprocess
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, project_env
 from dun.agents.events import add_tokens, count
@@ -83,7 +84,7 @@ def configured_model(config: Agent) -> str:
     return model if isinstance(model, str) and model else DEFAULT_MODEL["codex"]
 
 
-def cost(agent: dict[str, Any], config: Agent) -> float | None:
+def cost(agent: Mapping[str, object], config: Agent) -> float | None:
     return priced(agent, config, configured_model(config))
 
 

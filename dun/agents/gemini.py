@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -140,7 +141,8 @@ def stderr_error(stderr_tail: str) -> dict[str, Any] | None:
     return None
 
 
-def classify(agent: dict[str, Any], exit_code: int | None, stdout_tail: str, stderr_tail: str) -> AgentError | None:
+def classify(agent: Mapping[str, object], exit_code: int | None, stdout_tail: str,
+             stderr_tail: str) -> AgentError | None:
     if not agent.get("is_error"):
         error = stderr_error(stderr_tail)
         if error is not None:
@@ -154,7 +156,7 @@ def classify(agent: dict[str, Any], exit_code: int | None, stdout_tail: str, std
     return classify_failure(agent, exit_code, stdout_tail, stderr_tail)
 
 
-def cost(agent: dict[str, Any], config: Agent) -> float | None:
+def cost(agent: Mapping[str, object], config: Agent) -> float | None:
     return priced(agent, config, config.model or DEFAULT_MODEL["gemini"])
 
 

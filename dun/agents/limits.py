@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from datetime import time as clock
 from email.utils import parsedate_to_datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from dun.core.kinds import ErrorKind
@@ -74,7 +73,7 @@ _ALIASES = {"pt": "America/Los_Angeles", "pst": "America/Los_Angeles", "pdt": "A
             "et": "America/New_York", "edt": "America/New_York", "bst": "Europe/London"}
 
 
-def classify(agent: dict[str, Any], exit_code: int | None, output_tail: str, now: float | None = None,
+def classify(agent: Mapping[str, object], exit_code: int | None, output_tail: str, now: float | None = None,
              tz_default: str | None = None) -> AgentError | None:
     """None when the call did not fail. `agent` is ParseResult.agent; `output_tail` is the last ~4 KB of the raw
     output (stderr+stdout), used for CLIs that only print text."""

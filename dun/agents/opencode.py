@@ -9,6 +9,7 @@ project from $PWD, which dun sets."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, project_env
@@ -39,7 +40,7 @@ class Reader:
         self.texts: list[str] = []
         self.step_texts: list[str] = []  # the text parts of the current step
 
-    def event(self, obj: dict[str, Any]) -> None:
+    def event(self, obj: Mapping[str, object]) -> None:
         kind, part, a = obj.get("type"), obj.get("part"), self.agent
         part = mapping(part)
         if isinstance(obj.get("sessionID"), str):

@@ -8,6 +8,7 @@ run), so agent.skip_permissions changes nothing; a reviewer gets only the read-o
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, project_env
@@ -34,7 +35,7 @@ class Reader:
         self.agent: dict[str, Any] = {}
         self.texts: list[str] = []
 
-    def event(self, obj: dict[str, Any]) -> None:
+    def event(self, obj: Mapping[str, object]) -> None:
         kind, a = obj.get("type"), self.agent
         if kind == "session" and isinstance(obj.get("id"), str):
             a["session_id"] = obj["id"]

@@ -8,8 +8,9 @@ PRICES_AS_OF; a price with an end date (a promotion) names the rate that follows
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from dun.config.sections import Agent
@@ -67,7 +68,7 @@ def rate_for(model: str | None, config: Agent, today: datetime.date | None = Non
     return rate.on(today or datetime.date.today()) if rate else None
 
 
-def tokens_cost(tokens: dict[str, Any], rate: Rate) -> float:
+def tokens_cost(tokens: Mapping[str, object], rate: Rate) -> float:
     def n(key: str) -> int:
         value = tokens.get(key)
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
@@ -75,12 +76,12 @@ def tokens_cost(tokens: dict[str, Any], rate: Rate) -> float:
     return (n("input") * rate.input + n("cached") * rate.cached + n("output") * rate.output) / 1_000_000
 
 
-def has_tokens(agent: dict[str, Any]) -> bool:
+def has_tokens(agent: Mapping[str, object]) -> bool:
     tokens = agent.get("tokens")
     return isinstance(tokens, dict) and any(isinstance(v, int) and v > 0 for v in tokens.values())
 
 
-def priced(agent: dict[str, Any], config: Agent, model: str | None) -> float | None:
+def priced(agent: Mapping[str, object], config: Agent, model: str | None) -> float | None:
     """The cost of one call from its facts (see dun.agents.events.add_tokens/add_cost). A reported $0 with
     tokens spent is a CLI that knows no price for the model: unknown, not free. `model` is the model the call
     used when the facts do not name one per model."""

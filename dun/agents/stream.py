@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from dun.agents.events import mapping, number
 
@@ -28,7 +28,7 @@ def _text_lines(text: str) -> list[str]:
     return [_clean(line) for line in text.splitlines() if line.strip()]
 
 
-def _tool(name: str, args: dict[str, Any]) -> str:
+def _tool(name: str, args: Mapping[str, object]) -> str:
     """`Bash: pytest -q`, `Edit: src/app.py`: a tool call by what it acts on."""
     for key in ("command", "cmd", "file_path", "filePath", "path", "pattern", "url", "query", "description"):
         value = args.get(key)
@@ -39,7 +39,7 @@ def _tool(name: str, args: dict[str, Any]) -> str:
     return _clean(name)
 
 
-def _claude(obj: dict[str, Any]) -> list[str] | None:
+def _claude(obj: Mapping[str, object]) -> list[str] | None:
     kind = obj.get("type")
     if kind == "system":
         if obj.get("subtype") == "init":
@@ -71,7 +71,7 @@ def _claude(obj: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def _codex(obj: dict[str, Any]) -> list[str] | None:
+def _codex(obj: Mapping[str, object]) -> list[str] | None:
     kind = obj.get("type")
     if kind in ("thread.started", "turn.started"):
         return []
@@ -102,7 +102,7 @@ def _codex(obj: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def _opencode(obj: dict[str, Any]) -> list[str] | None:
+def _opencode(obj: Mapping[str, object]) -> list[str] | None:
     kind = obj.get("type")
     part = mapping(obj.get("part"))
     if kind == "text" and "part" in obj:
@@ -145,7 +145,7 @@ def describe(obj: dict[str, Any]) -> list[str]:
     return _pi(obj)
 
 
-def _pi(obj: dict[str, Any]) -> list[str]:
+def _pi(obj: Mapping[str, object]) -> list[str]:
     """pi's JSON mode: a tool as it starts, an assistant message when it ends (its text, or its error)."""
     kind = obj.get("type")
     if kind == "tool_execution_start":

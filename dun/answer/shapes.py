@@ -3,6 +3,7 @@ and Gemini (--output-format json)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dun.answer.block import BlockScanner, RawBlock
@@ -94,7 +95,7 @@ class EventReader:
         if isinstance(obj.get("response"), str):
             self.final = obj["response"]
 
-    def _codex(self, kind: str, obj: dict[str, Any]) -> None:
+    def _codex(self, kind: str, obj: Mapping[str, object]) -> None:
         self.shapes.add("codex")
         a = self.agent
         if kind == "thread.started":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +74,7 @@ def ensure_cache_dir(root: Path) -> None:
         ignore.write_text("*\n", encoding="utf-8")
 
 
-def _environment(extra: dict[str, Any]) -> dict[str, str] | None:
+def _environment(extra: Mapping[str, object]) -> dict[str, str] | None:
     if not extra:
         return None
     values = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in extra.items()}

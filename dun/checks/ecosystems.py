@@ -13,7 +13,7 @@ import fnmatch
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,12 +127,12 @@ def package_json(directory: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def npm_scripts(pkg: dict[str, Any]) -> dict[str, str]:
+def npm_scripts(pkg: Mapping[str, object]) -> dict[str, str]:
     scripts = pkg.get("scripts")
     return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
 
 
-def _dependencies(pkg: dict[str, Any]) -> set[str]:
+def _dependencies(pkg: Mapping[str, object]) -> set[str]:
     names: set[str] = set()
     for key in ("dependencies", "devDependencies", "optionalDependencies"):
         section = pkg.get(key)

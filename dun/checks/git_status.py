@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from collections.abc import Mapping
 from typing import Any
 
 from dun.config.schema import Field
@@ -116,7 +117,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     return Outcome(status, "; ".join(problems), items=cap_items(items, o["max_items"]), next="\n".join(nexts))
 
 
-def _status(ctx: CheckContext, o: dict[str, Any]) -> dict[str, Any]:
+def _status(ctx: CheckContext, o: Mapping[str, object]) -> dict[str, Any]:
     """The run's shared `git status` (every untracked file listed), parsed; without ignore globs the untracked files
     are named as `--untracked-files=normal` names them (a directory holding no tracked file as `dir/`), worked out
     from the index listing the run has anyway rather than by a second `git status`, which costs as much as the first."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from dun.guard.effects import Effect, Facts
 from dun.guard.expand import Ctx, Env, Val
@@ -54,7 +55,7 @@ def make_env(root: Path) -> Env:
     return Env(str(normalize(str(root), None)), str(normalize(home, None)), dict(os.environ), temp)
 
 
-def decide(event: dict[str, Any], root: Path, rules: RuleSet) -> Verdict:
+def decide(event: Mapping[str, object], root: Path, rules: RuleSet) -> Verdict:
     tool = event.get("tool_name")
     tool_input = event.get("tool_input")
     cwd = event.get("cwd")

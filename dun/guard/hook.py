@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -140,7 +141,7 @@ def _emit(stdout: IO[str], verdict: Verdict) -> None:
         pass
 
 
-def _subject(event: dict[str, Any]) -> dict[str, Any]:
+def _subject(event: Mapping[str, object]) -> dict[str, Any]:
     tool_input = event.get("tool_input")
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     subject: dict[str, Any] = {"tool": event.get("tool_name"), "session_id": event.get("session_id"),
@@ -162,7 +163,7 @@ def log_path(root: Path) -> Path:
     return Store(root).guard_log_path
 
 
-def _log(root: Path, subject: dict[str, Any], verdict: Verdict, err: IO[str]) -> None:
+def _log(root: Path, subject: Mapping[str, object], verdict: Verdict, err: IO[str]) -> None:
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     entry = {"time": stamp, **subject, "decision": verdict.decision, "rule": verdict.rule, "reason": verdict.reason}
     try:

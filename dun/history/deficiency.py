@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import statistics
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +49,7 @@ class Finding:
                 "detail": self.detail, "evidence": self.evidence, "first_ts": self.first_ts, "last_ts": self.last_ts}
 
 
-def _ref(it: dict[str, Any]) -> dict[str, Any]:
+def _ref(it: Mapping[str, object]) -> dict[str, Any]:
     return {"run_id": it["run_id"], "iteration": it["iteration"]}
 
 

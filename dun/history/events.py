@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def stamp() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def append(root: Path, entry: dict[str, Any]) -> dict[str, Any]:
+def append(root: Path, entry: Mapping[str, object]) -> dict[str, Any]:
     """Write the entry (given an id and a time) to the file, then to the database; neither failure raises."""
     full = {"id": uuid.uuid4().hex[:16], "time": stamp(), **entry}
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,12 +83,12 @@ class History:
 
     # -- writing ------------------------------------------------------------------------------------------------
 
-    def _upsert(self, table: str, row: dict[str, Any]) -> None:
+    def _upsert(self, table: str, row: Mapping[str, object]) -> None:
         names = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         self.conn.execute(f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({marks})", list(row.values()))
 
-    def record_run(self, state: dict[str, Any], archived: bool = False) -> None:
+    def record_run(self, state: Mapping[str, object], archived: bool = False) -> None:
         """The run as `.dun/state.json` describes it now (start, progress, or stop)."""
         row = rows.run_row(state, archived)
         if not row["run_id"]:
@@ -96,7 +96,7 @@ class History:
         with self.transaction():
             self._upsert("runs", row)
 
-    def record_stop(self, state: dict[str, Any]) -> None:
+    def record_stop(self, state: Mapping[str, object]) -> None:
         self.record_run(state)
 
     def record_iteration(self, log: dict[str, Any]) -> None:
@@ -124,7 +124,7 @@ class History:
                 for table in ("iterations", "check_results", "discrepancies"):
                     conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND iteration = ?", (run_id, n))
 
-    def record_guard(self, run_id: str, seq: int, entry: dict[str, Any]) -> None:
+    def record_guard(self, run_id: str, seq: int, entry: Mapping[str, object]) -> None:
         with self.transaction():
             self._upsert("guard_decisions", rows.guard_row(run_id, seq, entry))
             self.place_guard_decisions(run_id)
@@ -141,7 +141,7 @@ class History:
             " i.started_ts <= guard_decisions.ts AND guard_decisions.ts <= COALESCE(i.ended_ts, 1e18) + 1 "
             " ORDER BY i.iteration LIMIT 1)) WHERE run_id = ? AND iteration IS NULL", (run_id,))
 
-    def record_event(self, entry: dict[str, Any]) -> None:
+    def record_event(self, entry: Mapping[str, object]) -> None:
         """A line of `.dun/logs/events.jsonl`: a wait, or a notification sent or failed."""
         base = {"id": str(entry.get("id") or ""), "run_id": entry.get("run_id"), "time": entry.get("time"),
                 "ts": rows.epoch(entry.get("time"))}

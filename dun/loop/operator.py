@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ def _guarded(what: str, fn: Callable[[], None]) -> None:
         sys.stderr.write(f"dun: history ({what}) not updated: {type(exc).__name__}: {exc}".splitlines()[0] + "\n")
 
 
-def _payload(root: Path, state: dict[str, Any], settings: Settings) -> dict[str, Any]:
+def _payload(root: Path, state: Mapping[str, object], settings: Settings) -> dict[str, Any]:
     cap = settings.loop.max_budget_usd
     return {"run_id": state.get("run_id"), "repo": _who(root), "host": identity.host(),
             "iterations": state.get("iteration"), "cost_usd": state.get("cost_usd_total"), "budget_usd": cap or None}
@@ -57,7 +57,7 @@ def _who(root: Path) -> str:
     return f"{name} ({root.name})" if linked else name
 
 
-def _deficiencies(history: History, root: Path, state: dict[str, Any], settings: Settings) -> None:
+def _deficiencies(history: History, root: Path, state: Mapping[str, object], settings: Settings) -> None:
     """New findings become review items, each notified once."""
     from dun import notify
 
@@ -69,7 +69,7 @@ def _deficiencies(history: History, root: Path, state: dict[str, Any], settings:
         review.mark_notified(root, [f.id for f in fresh])
 
 
-def on_run_start(root: Path, state: dict[str, Any], settings: Settings) -> None:
+def on_run_start(root: Path, state: Mapping[str, object], settings: Settings) -> None:
     def run() -> None:
         with History.open(root) as history:
             history.record_run(state)
@@ -105,7 +105,7 @@ def on_iteration(root: Path, log: dict[str, Any], state: dict[str, Any], setting
     _guarded("iteration", run)
 
 
-def on_wait(root: Path, state: dict[str, Any], settings: Settings, reason: str, wait_s: float) -> None:
+def on_wait(root: Path, state: Mapping[str, object], settings: Settings, reason: str, wait_s: float) -> None:
     """Record the wait; notify when it is a rate or usage limit (the hourly call limit is dun's own pacing)."""
     from dun import notify
     from dun.history.events import append

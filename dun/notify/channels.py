@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,7 +34,7 @@ def send_apprise(url: str, title: str, body: str) -> str | None:
 
 
 def send_command(command: list[str], root: Path, timeout_s: float, title: str, body: str,
-                 payload: dict[str, Any]) -> str | None:
+                 payload: Mapping[str, object]) -> str | None:
     """Run `notify.command` with the event in its environment; None when it exited 0."""
     from dun.core.proc import run_streaming
 

@@ -10,6 +10,7 @@ import threading
 import urllib.error
 import urllib.request
 import xml.sax
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -198,7 +199,7 @@ def _doi(value: object) -> str:
     return value if isinstance(value, str) and value.startswith("10.") else ""
 
 
-def _first_str(record: dict[str, Any], *keys: str) -> str:
+def _first_str(record: Mapping[str, object], *keys: str) -> str:
     for key in keys:
         value = record.get(key)
         if isinstance(value, str) and value.strip():

@@ -9,7 +9,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -451,7 +451,7 @@ class Store:
     def read_iterate(self) -> dict[str, Any] | None:
         return read_json(self.iterate_path)
 
-    def write_iterate(self, record: dict[str, Any]) -> None:
+    def write_iterate(self, record: Mapping[str, object]) -> None:
         self.ensure()
         write_json_atomic(self.iterate_path, redact_data(record), private=True)
 

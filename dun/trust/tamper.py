@@ -15,7 +15,7 @@ import json
 import os
 import stat
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,7 @@ def read_baseline(root: Path) -> dict[str, Any] | None:
 
 
 def write_baseline(root: Path, snapshot: dict[str, dict[str, str]], head: str | None,
-                   old: dict[str, Any] | None = None) -> None:
+                   old: Mapping[str, object] | None = None) -> None:
     """Record the baseline; not rewritten when `old` (as read) already holds it (a write costs an fsync, twice
     an iteration otherwise)."""
     if old is not None and old.get("schema_version") == SCHEMA and old.get("files") == snapshot["files"] \
@@ -166,7 +166,7 @@ def compare(root: Path, ctx: CheckContext, before: dict[str, Any], after: dict[s
                         blobs={p: b for p, b in blobs.items() if p in keep})]
 
 
-def baseline_missing(root: Path, before: dict[str, Any]) -> list[Discrepancy]:
+def baseline_missing(root: Path, before: Mapping[str, object]) -> list[Discrepancy]:
     """dun's record of the baseline deleted or rewritten during the iteration: a reset of the judge, never a fresh
     baseline (the comparison uses the snapshot taken before the agent started)."""
     now = read_baseline(root)

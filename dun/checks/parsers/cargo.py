@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
@@ -30,7 +31,7 @@ _END_OF_MESSAGE = ("stack backtrace:", "note: run with `RUST_BACKTRACE", "note: 
 MAX_LINES = 200
 
 
-def compiler_item(event: dict[str, Any], ctx: ParseContext, levels: tuple[str, ...]) -> Item | None:
+def compiler_item(event: Mapping[str, object], ctx: ParseContext, levels: tuple[str, ...]) -> Item | None:
     message = event.get("message")
     if event.get("reason") != "compiler-message" or not isinstance(message, dict):
         return None

@@ -8,6 +8,7 @@ paths is joined with spaces, e.g. `[id, title]`). Without a mapping the usual na
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from dun.checks.parsers.base import DocumentParser, LineParser, ParseContext, Parsed, as_int, bounded, repo_path
@@ -33,7 +34,7 @@ def resolve(data: object, path: str) -> Any:
     return current
 
 
-def _first(issue: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def _first(issue: Mapping[str, object], keys: tuple[str, ...]) -> Any:
     return next((issue[k] for k in keys if issue.get(k) not in (None, "")), None)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from dun.checks.parsers.base import DocumentParser, Parsed, as_int, bounded, plural, repo_path
@@ -95,7 +96,7 @@ class MochaParser(DocumentParser):
                  f"{as_int(stats.get('pending')) or 0} skipped"]
         return Parsed(items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
 
-    def _failure(self, failure: dict[str, Any]) -> Item:
+    def _failure(self, failure: Mapping[str, object]) -> Item:
         title, full = str(failure.get("title") or ""), str(failure.get("fullTitle") or "")
         parents = full[: -len(title)].strip() if title and full.endswith(title) else ""
         name = f"{parents} > {title}" if parents else full or title or "test"

@@ -4,6 +4,7 @@ linters. One item per result that is not suppressed, with its rule, level, file 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -56,7 +57,7 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _is_finding(result: dict[str, Any]) -> bool:
+def _is_finding(result: Mapping[str, object]) -> bool:
     if result.get("suppressions") or result.get("baselineState") == "absent":
         return False
     return result.get("kind", "fail") not in _NOT_FINDINGS
@@ -71,7 +72,7 @@ def _rule_levels(driver: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _bases(run: dict[str, Any]) -> dict[str, str]:
+def _bases(run: Mapping[str, object]) -> dict[str, str]:
     """`originalUriBaseIds`: named roots (`%SRCROOT%`) that relative artifact URIs hang off."""
     out = {}
     for name, base in _dict(run.get("originalUriBaseIds")).items():

@@ -10,6 +10,7 @@ outside any assertion, as tape does) is an item at the thrown error's frame.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
@@ -113,7 +114,7 @@ class TapParser(LineParser):
         self.comments = []
         self.items.append(self._item(name, _yaml(block), comments))
 
-    def _item(self, name: str, diag: dict[str, Any], comments: list[str]) -> Item:
+    def _item(self, name: str, diag: Mapping[str, object], comments: list[str]) -> Item:
         message = str(diag.get("error") or diag.get("message") or "").strip()
         error = next((c.strip() for c in comments if re.match(r"^\s*\w*(Error|Exception)\b.*:", c)), None)
         if error is not None and message in ("", "test failed"):  # a file that did not load: what it printed
