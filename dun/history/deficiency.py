@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +63,7 @@ def _merge(into: dict[str, dict[tuple[str, int], dict[str, Any]]], subject: str,
     into.setdefault(subject, {}).update({(x["run_id"], x["iteration"]): x for x in its})
 
 
-def _runs(evidence: list[dict[str, Any]]) -> str:
+def _runs(evidence: Sequence[Mapping[str, object]]) -> str:
     count = len({e["run_id"] for e in evidence})
     return f"{len(evidence)} iterations in {count} run{'s' if count != 1 else ''}"
 

@@ -13,8 +13,8 @@ import datetime
 import json
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from dun.core.atomic import write_text_atomic
 from dun.history.review import evidence_text, items
@@ -113,7 +113,7 @@ def build(history: History, since: float | None, until: float) -> list[str]:
     return lines
 
 
-def _problems(history: History, its: list[dict[str, Any]], lo: float, until: float) -> list[str]:
+def _problems(history: History, its: Sequence[Mapping[str, object]], lo: float, until: float) -> list[str]:
     keys = {(it["run_id"], it["iteration"]) for it in its}
     kinds = Counter(d["kind"] for d in history.table("discrepancies") if (d["run_id"], d["iteration"]) in keys)
     errors = Counter(it["error_kind"] for it in its if it["error_kind"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ def _e(value: object) -> str:
     return html.escape("-" if value is None else str(value))
 
 
-def _runs_table(runs: list[dict[str, Any]]) -> str:
+def _runs_table(runs: Sequence[Mapping[str, object]]) -> str:
     rows = "".join(
         f"<tr><td>{_e(r['run_id'])}</td><td>{_e(r['started_at'])}</td><td>{_e(r['status'])}</td>"
         f"<td>{_e(r['stop_reason'])}</td><td>{_e(r['iterations'])}</td><td>${(r['cost_usd'] or 0):.4f}</td>"

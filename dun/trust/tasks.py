@@ -4,7 +4,7 @@ and ticking one counts only when its evidence (a `verify:` command under it, or 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ def _digests(root: Path, files: list[str]) -> dict[str, str | None]:
     return out
 
 
-def save(root: Path, files: list[str], tasks: list[dict[str, Any]]) -> None:
+def save(root: Path, files: list[str], tasks: Sequence[Mapping[str, object]]) -> None:
     """The ledger, with the mission files' digests as dun leaves them: a later difference is someone else's."""
     write_json_atomic(ledger_path(root), {"schema_version": 1, "files": files, "tasks": tasks,
                                           "digests": _digests(root, files)})

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dun.core.kinds import ExitCode
 from dun.engine.session import open_session
 
 
-def _run_line(run: dict[str, Any], its: list[dict[str, Any]]) -> str:
+def _run_line(run: dict[str, Any], its: Sequence[Mapping[str, object]]) -> str:
     budget = f"/${run['budget_usd']:.2f}" if run.get("budget_usd") else ""
     stop = f" ({run['stop_reason']})" if run.get("stop_reason") not in (None, run.get("status")) else ""
     checks = f"{its[0]['actionable_before']} -> {its[-1]['actionable_after']}" if its else "-"

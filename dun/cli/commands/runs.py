@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dun.core.errors import UsageError
@@ -37,7 +38,7 @@ def _other_loops(repo: Repo) -> list[dict[str, Any]]:
     return [loop for loop in found if loop["status"] == "running"]
 
 
-def _others_line(others: list[dict[str, Any]]) -> str:
+def _others_line(others: Sequence[Mapping[str, object]]) -> str:
     names = ", ".join(f"{loop['name']} (iteration {loop['iteration'] or 0}, pid {loop['pid']})" for loop in others)
     return f"{len(others)} loop(s) running in other work trees of this repository: {names}; `dun watch` shows them"
 
