@@ -79,7 +79,7 @@ class Lines(io.RawIOBase):
 
 class Facts:
     def __init__(self) -> None:
-        self.agent: dict[str, Any] = {}
+        self.agent: dict[str, object] = {}
 
     def line(self, text: str) -> None:
         a = self.agent

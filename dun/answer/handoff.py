@@ -50,7 +50,7 @@ def build_handoff(store: Store, parsed: ParseResult, iteration: int | None,
         status["next_recommendation"] = _one_line(status["next_recommendation"])
         status["extra"] = {k: _one_line(v) for k, v in list(status["extra"].items())[:10]}
     keys = ("is_error", "api_error_status", "cost_usd", "session_id", "error")
-    agent: dict[str, Any] = {k: parsed.agent[k] for k in keys if k in parsed.agent}
+    agent: dict[str, object] = {k: parsed.agent[k] for k in keys if k in parsed.agent}
     return {"schema_version": SCHEMA_VERSION, "written_at": now_iso(), "iteration": iteration,
             "outcome": parsed.outcome, "status": status, "error": _one_line(parsed.error), "agent": agent,
             "git": git}

@@ -55,7 +55,7 @@ def box_cache(ctx: CheckContext, optional_headings: list[str]) -> FileCache:
 def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str],
                   cache: FileCache) -> tuple[list[tuple[str, Any]], list[str]]:
     """Each readable file with its tally (`_tally`), and one problem line per file that could not be read."""
-    tallies: list[tuple[str, Any]] = []
+    tallies: list[tuple[str, object]] = []
     problems: list[str] = []
     vouched = cache.vouched_many(paths)  # git vouches for these files: no stat
     for rel in paths:

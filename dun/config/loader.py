@@ -276,7 +276,7 @@ class Config:
 
     def flat(self) -> list[tuple[str, Any, Field]]:
         """Every declared key as (dotted.key, value, field), in declaration order."""
-        out: list[tuple[str, Any, Field]] = []
+        out: list[tuple[str, object, Field]] = []
         for section, spec in self.fields.items():
             for key, sub in (spec.fields or {}).items():
                 out.append((f"{section}.{key}", self.values.get(section, {}).get(key), sub))

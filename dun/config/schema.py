@@ -114,7 +114,7 @@ class Validator:
 
     def check_map(self, data: Any, fields: Mapping[str, Field], path: str = "") -> dict[str, Any]:
         """Validate a mapping against known fields: unknown keys, missing required keys, types."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for key, value in data.items():
             sub = f"{path}.{key}" if path else str(key)
             spec = fields.get(str(key))

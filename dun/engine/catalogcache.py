@@ -30,7 +30,7 @@ def fingerprint(layers: list[tuple[str, Path]], types: dict[str, CheckType], ext
                 caches: Caches | None = None) -> tuple[str, bool]:
     """The key, and whether every manifest is old enough to be cached."""
     caches = caches or Caches()
-    parts: list[Any] = [__version__, extra]
+    parts: list[object] = [__version__, extra]
     manifests: list[tuple[str, object]] = []
     for origin, directory in layers:
         caches.record(str(directory), stamp(directory))  # a manifest added or removed changes the directory

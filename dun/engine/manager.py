@@ -128,7 +128,7 @@ def check_types(pm: pluggy.PluginManager) -> dict[str, CheckType]:
 
 def merged_mapping(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict[str, Any]:
     """Merge the dict results of a hook, refusing a key declared by two plugins."""
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     owners: dict[str, str] = {}
     for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
         declared = cast(dict[str, Any], impl.function() or {})

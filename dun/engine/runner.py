@@ -7,7 +7,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dun.core.errors import UsageError
 from dun.engine.catalog import Catalog
@@ -118,7 +118,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
     results: dict[str, CheckResult] = {}
     todo: dict[str, CheckSpec] = {}
     triggers: dict[str, tuple[str, list[dict[str, str]]]] = {}  # check id -> its manifest's id and triggers
-    looks: dict[str, list[tuple[str, Any]] | None] = {}
+    looks: dict[str, list[tuple[str, object]] | None] = {}
     for manifest in catalog.manifests:
         checks = [c for c in manifest.checks if selected(c, only, skip)]
         if reuse is not None:

@@ -144,7 +144,7 @@ def _emit(stdout: IO[str], verdict: Verdict) -> None:
 def _subject(event: Mapping[str, object]) -> dict[str, Any]:
     tool_input = event.get("tool_input")
     tool_input = tool_input if isinstance(tool_input, dict) else {}
-    subject: dict[str, Any] = {"tool": event.get("tool_name"), "session_id": event.get("session_id"),
+    subject: dict[str, object] = {"tool": event.get("tool_name"), "session_id": event.get("session_id"),
                                "cwd": event.get("cwd")}
     if event.get("tool_name") == "Bash":
         subject["command"] = _clip(tool_input.get("command"))

@@ -72,8 +72,8 @@ def claim_streaks(its: list[dict[str, Any]], n: int, unverified: set[tuple[str, 
                   ) -> list[Finding]:
     """`unverified`: the iterations whose claim dun judged unverified. A claim of a check that still fails after
     real progress on it (a box of it ticked, a test of it fixed) is honest work in progress and ends a streak."""
-    streaks: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    hits: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
+    streaks: dict[str, list[dict[str, object]]] = defaultdict(list)
+    hits: dict[str, dict[tuple[str, int], dict[str, object]]] = {}
     fired: dict[str, float | None] = {}
     for it in its:
         if it["status_block"] is None:
@@ -130,8 +130,8 @@ def box_attempts(its: list[dict[str, Any]], boxes: list[str], n: int) -> list[Fi
     known = {_norm(b) for b in boxes if _norm(b)}
     for it in its:
         known |= {_norm(b) for b in it["boxes_ticked"]}
-    attempts: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    hits: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
+    attempts: dict[str, list[dict[str, object]]] = defaultdict(list)
+    hits: dict[str, dict[tuple[str, int], dict[str, object]]] = {}
     fired: dict[str, float | None] = {}
     for it in its:
         claim = _norm(it["task_claimed"])
@@ -156,7 +156,7 @@ def box_attempts(its: list[dict[str, Any]], boxes: list[str], n: int) -> list[Fi
 
 
 def repeated_repairs(its: list[dict[str, Any]], n: int) -> list[Finding]:
-    seen: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    seen: dict[tuple[str, str], list[dict[str, object]]] = defaultdict(list)
     for it in its:
         for kind in ("restored", "reverted"):
             for path in it[kind]:
@@ -187,7 +187,7 @@ def repeated_denials(denials: list[dict[str, Any]], n: int) -> list[Finding]:
 
 def cost_outliers(its: list[dict[str, Any]], factor: float, min_samples: int) -> list[Finding]:
     prior: list[float] = []
-    by_run: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
+    by_run: dict[str, list[tuple[dict[str, object], float]]] = defaultdict(list)
     for it in its:
         cost = it["cost_usd"]
         if cost is None or it.get("cost_estimated"):

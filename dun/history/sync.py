@@ -72,7 +72,7 @@ class Sources:
 
 
 def _json_lines(lines: list[str]) -> list[dict[str, Any] | None]:
-    out: list[dict[str, Any] | None] = []
+    out: list[dict[str, object] | None] = []
     for line in lines:
         try:
             value = json.loads(line)

@@ -176,7 +176,7 @@ def _json_paper(record: dict[str, Any]) -> Paper | None:
     authors as names or {name}, externalIds {ArXiv, DOI}, paperId or id, publicationDate, published or year)."""
     title = text(record.get("title"), MAX_TITLE)
     ids = record.get("externalIds")
-    external: dict[str, Any] = ids if isinstance(ids, dict) else {}
+    external: dict[str, object] = ids if isinstance(ids, dict) else {}
     link = _first_str(record, "url", "link")
     native = _first_str(record, "paperId", "id")
     if not title or not (link or native or external):

@@ -7,7 +7,6 @@ import plistlib
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from dun.core.errors import UsageError
 from dun.service.spec import ServiceSpec
@@ -66,7 +65,7 @@ def calendar_interval(spec: str) -> dict[str, int]:
 
 def render_plist(spec: ServiceSpec) -> bytes:
     log = str(spec.log_file or default_log(spec.name))
-    doc: dict[str, Any] = {
+    doc: dict[str, object] = {
         "Label": spec.name,
         "ProgramArguments": ["/bin/sh", "-c", WRAPPER, str(spec.env_file), *spec.argv],
         "WorkingDirectory": str(spec.root),

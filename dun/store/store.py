@@ -238,7 +238,7 @@ class Store:
             return [], 0
         except OSError as exc:
             raise DunError(f"{self.papers_path}: cannot read: {exc.strerror or exc}") from None
-        papers: dict[str, dict[str, Any]] = {}
+        papers: dict[str, dict[str, object]] = {}
         bad = 0
         for line in data.decode("utf-8", "replace").splitlines():
             if not line.strip():

@@ -31,7 +31,7 @@ def _hash(text: str) -> str:
 
 def scan(root: Path, files: list[str]) -> list[dict[str, Any]]:
     """Every box of the mission files, with its raw line (needed to restore it)."""
-    tasks: list[dict[str, Any]] = []
+    tasks: list[dict[str, object]] = []
     for rel in files:
         text, _ = read_text(root / rel, strict_utf8=True, root=root)
         if text is None:

@@ -127,7 +127,7 @@ def agent_rows(session: Session, settings: Settings) -> list[AgentRow]:
 
 
 def tools(root: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {"python": {"version": sys.version.split()[0], "path": sys.executable}}
+    out: dict[str, object] = {"python": {"version": sys.version.split()[0], "path": sys.executable}}
     git = shutil.which("git")
     version, problem = probe_version(git) if git else (None, "not found")
     identity = {}

@@ -28,7 +28,7 @@ def run_history(path: str | None, as_json: bool) -> int:
         runs = history.runs()
         its = history.iterations()
         open_items = review.items(history, ("open",))
-    by_run: dict[str, list[dict[str, Any]]] = {}
+    by_run: dict[str, list[dict[str, object]]] = {}
     for it in its:
         by_run.setdefault(it["run_id"], []).append(it)
     if as_json:

@@ -6,7 +6,7 @@ import json
 import sys
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from dun.answer.handoff import record_iterate
 from dun.config.sections import Automation
@@ -58,7 +58,7 @@ def run_iterate(opts: IterateOptions, early: Early | None = None) -> int:
         sys.stdout.write(render(session, report, True, opts.iteration or 1))
         return ExitCode.OK
     if not report.actionable():
-        data: Any = {"schema_version": 1, "kind": "all_pass", "status": "ALL_PASS", "exit_signal": True}
+        data: object = {"schema_version": 1, "kind": "all_pass", "status": "ALL_PASS", "exit_signal": True}
         sys.stdout.write(json.dumps(data) + "\n" if opts.format == "json" else ALL_PASS)
         return ExitCode.OK
     git_thread.join()

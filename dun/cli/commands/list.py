@@ -17,7 +17,7 @@ def list_checks(path: str | None) -> list[dict[str, Any]]:
     session = open_session(path)
     catalog = session.catalog()
     ctx = session.context()
-    out: list[tuple[tuple[int, int, str], dict[str, Any]]] = []
+    out: list[tuple[tuple[int, int, str], dict[str, object]]] = []
     for manifest in catalog.manifests:
         miss = trigger_miss(manifest.triggers, ctx)
         for check in manifest.checks:

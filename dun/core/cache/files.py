@@ -46,7 +46,7 @@ class FileCache:
         self._head: str | None = None
         self._changed: set[str] = set()
         self._looked_ns = 0
-        self._entries: dict[str, list[Any]] = {}
+        self._entries: dict[str, list[object]] = {}
         self._dirty = False
         self._lock = threading.Lock()
         if self.enabled:
