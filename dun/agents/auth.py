@@ -8,7 +8,6 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 # Variables any of several CLIs take a provider key from (opencode, pi and aider talk to many providers).
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
@@ -21,7 +20,7 @@ class Auth:
     found: list[str] = field(default_factory=list)  # variable names and file paths, never values
     hint: str = ""  # how to configure it, when nothing is found
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"configured": self.configured, "found": self.found, "hint": self.hint}
 
 

@@ -15,7 +15,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, classify_failure, project_env
 from dun.agents.events import CHUNK, add_tokens, count, from_final, mapping, read_jsonl, rewound
@@ -120,7 +120,7 @@ def parse(stream: BinaryIO) -> ParseResult:
     return result
 
 
-def stderr_error(stderr_tail: str) -> dict[str, Any] | None:
+def stderr_error(stderr_tail: str) -> dict[str, object] | None:
     """The `error` of the JSON document json mode prints on stderr after a failure."""
     lines = stderr_tail.splitlines()
     for start in range(len(lines) - 1, -1, -1):

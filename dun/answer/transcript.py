@@ -38,7 +38,7 @@ class ParseResult:
     notes: list[str] = field(default_factory=list)
     bytes_read: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"outcome": self.outcome, "shape": self.shape,
                 "status": self.block.to_dict() if self.block else None, "error": self.error, "agent": self.agent,
                 "earlier_blocks": self.earlier_blocks, "notes": self.notes, "bytes_read": self.bytes_read}
@@ -178,7 +178,7 @@ def _lines_with(complete: bytes, find: Callable[[int], int]) -> Iterator[int]:
         at = find(end)
 
 
-def _loads(data: bytes) -> Any:
+def _loads(data: bytes) -> object:
     try:
         return json.loads(data)
     except (ValueError, RecursionError):

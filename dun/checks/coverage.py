@@ -100,12 +100,12 @@ class _Reading:
         rows = kept[:limit] if limit <= len(kept) else [self.rows[i] for i in self.summary["worst"][:limit]]
         return [FileCoverage(*row) for row in rows]
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> dict[str, object]:
         return {"source": self.source, "files": marshal.dumps(self.rows), "skipped": self.skipped,
                 "summary": self.summary}
 
 
-def _summary(report: CoverageReport, rows: list[Any]) -> dict[str, Any]:
+def _summary(report: CoverageReport, rows: list[Any]) -> dict[str, object]:
     worst = [i for i, f in enumerate(report.files) if f.missing or f.missing_branches]
     files = report.files
     worst.sort(key=lambda i: (files[i].percent, -len(files[i].missing), files[i].path))

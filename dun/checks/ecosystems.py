@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from dun.core.textfiles import read_bytes
 
@@ -119,7 +119,7 @@ def _read(path: Path, root: Path, limit: int = 1024 * 1024) -> str:
         return ""
 
 
-def package_json(directory: str) -> dict[str, Any]:
+def package_json(directory: str) -> dict[str, object]:
     try:
         data = json.loads(_read(Path(directory) / "package.json", Path(directory)) or "{}")
     except ValueError:

@@ -5,7 +5,6 @@ runs the install command."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from dun.config.schema import Field
 from dun.config.yamlio import load_yaml_file
@@ -31,7 +30,7 @@ GIT_HOOKS = frozenset({
 INSTALL = {"pre-commit": "pre-commit install --install-hooks", "lefthook": "lefthook install"}
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path) -> object:
     import json
     import tomllib
 

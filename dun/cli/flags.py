@@ -94,7 +94,7 @@ def parse(command: str, args: list[str]) -> dict[str, Any] | None:
     return values
 
 
-def _convert(flag: Flag, value: str) -> Any:
+def _convert(flag: Flag, value: str) -> object:
     """The value as click would give it, or None when click would refuse it (then click says why)."""
     if flag.minimum is not None or flag.integer:
         if not value.isascii() or not value.isdigit() or int(value) < (flag.minimum or 0):

@@ -81,7 +81,7 @@ def _flags(name: str) -> Callable[[_F], _F]:
     """The options of `dun NAME` from their table (dun/cli/flags.py), which dun/entry.py also reads."""
     from dun.cli.flags import TABLES
 
-    def add(command: Any) -> Any:
+    def add(command: Any) -> object:
         for flag in reversed(TABLES[name]):
             kwargs: dict[str, Any] = {"help": flag.help or None, "metavar": flag.metavar}
             if flag.takes == "flag":

@@ -274,7 +274,7 @@ class Config:
             node = node[part]
         return node
 
-    def flat(self) -> list[tuple[str, Any, Field]]:
+    def flat(self) -> list[tuple[str, object, Field]]:
         """Every declared key as (dotted.key, value, field), in declaration order."""
         out: list[tuple[str, object, Field]] = []
         for section, spec in self.fields.items():
@@ -287,7 +287,7 @@ def config_path(root: Path) -> Path:
     return layout.config_path(root)
 
 
-def _read_raw(root: Path) -> tuple[Any, str]:
+def _read_raw(root: Path) -> tuple[object, str]:
     yaml_path = config_path(root)
     if yaml_path.exists() or yaml_path.is_symlink():  # a device or a dangling link is an error, not "no config"
         data = load_yaml_file(yaml_path, root)
@@ -298,7 +298,7 @@ def _read_raw(root: Path) -> tuple[Any, str]:
     return {}, "defaults"
 
 
-def _read_pyproject(pyproject: Path, root: Path) -> tuple[Any, str]:
+def _read_pyproject(pyproject: Path, root: Path) -> tuple[object, str]:
     import tomllib
 
     from dun.config.tomlpos import key_lines, positioned

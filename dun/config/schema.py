@@ -83,7 +83,7 @@ class Validator:
         where = f"{self.source}:{line}:{column}"
         self.errors.append(printable(f"{where}: {path or '<top>'}: {message}"))
 
-    def check_value(self, parent: object, key: str | int | None, raw: object, spec: Field, path: str) -> Any:
+    def check_value(self, parent: object, key: str | int | None, raw: object, spec: Field, path: str) -> object:
         """Validate one value; returns it converted to plain Python (or None when invalid)."""
         value: Any = raw
         if spec.type == "any":

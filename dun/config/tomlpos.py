@@ -65,7 +65,7 @@ class PositionedList(list[Any]):
     lc: _Lines
 
 
-def positioned(value: object, lines: dict[tuple[str, ...], tuple[int, int]], path: tuple[str, ...]) -> Any:
+def positioned(value: object, lines: dict[tuple[str, ...], tuple[int, int]], path: tuple[str, ...]) -> object:
     """`value` with `.lc` on every table and array, for the validator."""
     if isinstance(value, dict):
         table = PositionedDict({k: positioned(v, lines, (*path, k)) for k, v in value.items()})

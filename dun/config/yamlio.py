@@ -100,7 +100,7 @@ def _where(source: str, event: Any) -> str:
     return f"{source}:{mark.line + 1}:{mark.column + 1}"
 
 
-def load_yaml_text(text: str, source: str) -> Any:
+def load_yaml_text(text: str, source: str) -> object:
     """Parse YAML text into ruamel's commented structures (which carry `.lc` positions)."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -136,7 +136,7 @@ def load_yaml_text(text: str, source: str) -> Any:
     return data
 
 
-def load_yaml_file(path: Path, root: Path | None = None) -> Any:
+def load_yaml_file(path: Path, root: Path | None = None) -> object:
     """A YAML file (regular, at most MAX_YAML_BYTES, inside `root` when given) with positions."""
     try:
         raw = read_bytes(path, MAX_YAML_BYTES, root)

@@ -227,7 +227,7 @@ class _RegexStore:
                 return os.path.join(cache_base_path(), f"globs-{__version__}-{look[1]}-{look[3]}.marshal")
         return None  # installed some other way (a zip): no store, pathspec decides
 
-    def _load(self) -> dict[tuple[str, ...], Any]:
+    def _load(self) -> dict[tuple[str, ...], object]:
         if self._entries is None:
             from dun.core.cache.file import CacheFile
 

@@ -72,7 +72,7 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_data(value: object) -> Any:
+def redact_data(value: object) -> object:
     """A JSON-like value with every string in it redacted (keys included)."""
     if isinstance(value, str):
         return redact(value)

@@ -149,7 +149,7 @@ class PluginInfo:
     source: str
     hooks: list[str]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "source": self.source, "hooks": self.hooks}
 
 

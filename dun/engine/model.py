@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 class Status(enum.StrEnum):
@@ -52,7 +51,7 @@ class Item:
     file: str | None = None
     line: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"file": self.file, "line": self.line, "text": self.text}
 
     def location(self) -> str:
@@ -117,7 +116,7 @@ class CheckResult:
     def level(self) -> Level | None:
         return level_for(self.priority, self.status)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         level = self.level
         return {
             "id": self.id,

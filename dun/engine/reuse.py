@@ -46,7 +46,7 @@ from dun.engine.replay import RESULTS
 Looks = list[tuple[str, Any]]
 
 
-def result_to_dict(r: CheckResult) -> dict[str, Any]:
+def result_to_dict(r: CheckResult) -> dict[str, object]:
     return {**r.to_dict(), "description": r.description}
 
 
@@ -190,7 +190,7 @@ class ResultCache:
             CLOCK_TICK_NS)
 
 
-def _accept(payload: object) -> dict[str, Any]:
+def _accept(payload: object) -> dict[str, object]:
     if not isinstance(payload, dict):
         raise TypeError("not a mapping")
     return payload

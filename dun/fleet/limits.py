@@ -31,7 +31,7 @@ def limits_dir() -> Path:
     return user_state_dir() / "fleet"
 
 
-def _empty(agent: str) -> dict[str, Any]:
+def _empty(agent: str) -> dict[str, object]:
     return {"schema_version": SCHEMA_VERSION, "agent": agent, "calls": [], "costs": [], "paused_until": None,
             "pause_reason": None, "clock_high": 0.0}
 

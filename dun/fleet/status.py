@@ -17,7 +17,7 @@ STATE_KEYS = ("run_id", "stop_reason", "iteration", "cost_usd_total", "errors_to
               "updated_at")
 
 
-def loop_info(worktree: Worktree, name: str) -> dict[str, Any]:
+def loop_info(worktree: Worktree, name: str) -> dict[str, object]:
     """One worktree's loop: `running` when a process holds its lock, `died` when the state says running but
     nobody holds it, else the state's own status (or `never run`)."""
     present = worktree.path.is_dir()

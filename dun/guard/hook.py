@@ -141,7 +141,7 @@ def _emit(stdout: IO[str], verdict: Verdict) -> None:
         pass
 
 
-def _subject(event: Mapping[str, object]) -> dict[str, Any]:
+def _subject(event: Mapping[str, object]) -> dict[str, object]:
     tool_input = event.get("tool_input")
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     subject: dict[str, object] = {"tool": event.get("tool_name"), "session_id": event.get("session_id"),
@@ -153,7 +153,7 @@ def _subject(event: Mapping[str, object]) -> dict[str, Any]:
     return subject
 
 
-def _clip(value: object) -> Any:
+def _clip(value: object) -> object:
     if isinstance(value, str) and len(value) > LOG_MAX_CHARS:
         return value[:LOG_MAX_CHARS] + f"… ({len(value)} chars)"
     return value

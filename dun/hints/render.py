@@ -6,7 +6,6 @@ import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from dun.config.sections import Hints
 from dun.core.errors import DunError
@@ -106,7 +105,7 @@ def _relative(root: Path, seed: str) -> str:
     return seed.removeprefix("./")
 
 
-def as_dict(index: Index, found: dict[str, list[Hint]]) -> dict[str, Any]:
+def as_dict(index: Index, found: dict[str, list[Hint]]) -> dict[str, object]:
     return {"schema_version": 1, "kind": "hints", "head": index.head, "changes": index.graph.seq,
             "files": {unicode(seed): [{"path": unicode(h.path), "score": round(h.score, 4),
                                        "direct": round(h.direct, 4), "via": unicode(h.via) if h.via else None}

@@ -44,12 +44,12 @@ class Finding:
     def __post_init__(self) -> None:
         self.id = hashlib.sha256(f"{self.pattern}\0{self.subject}".encode()).hexdigest()[:8]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "pattern": self.pattern, "subject": self.subject, "title": self.title,
                 "detail": self.detail, "evidence": self.evidence, "first_ts": self.first_ts, "last_ts": self.last_ts}
 
 
-def _ref(it: Mapping[str, object]) -> dict[str, Any]:
+def _ref(it: Mapping[str, object]) -> dict[str, object]:
     return {"run_id": it["run_id"], "iteration": it["iteration"]}
 
 

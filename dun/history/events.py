@@ -13,7 +13,6 @@ import sys
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from dun.core.redact import redact_data
 from dun.store.store import Store
@@ -27,7 +26,7 @@ def stamp() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def append(root: Path, entry: Mapping[str, object]) -> dict[str, Any]:
+def append(root: Path, entry: Mapping[str, object]) -> dict[str, object]:
     """Write the entry (given an id and a time) to the file, then to the database; neither failure raises."""
     full = {"id": uuid.uuid4().hex[:16], "time": stamp(), **entry}
     try:

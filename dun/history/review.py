@@ -35,7 +35,7 @@ def decisions_path(root: Path) -> Path:
 
 
 @contextlib.contextmanager
-def decisions(root: Path) -> Iterator[dict[str, dict[str, Any]]]:
+def decisions(root: Path) -> Iterator[dict[str, dict[str, object]]]:
     """The decisions, locked for a read-modify-write (the loop notifies while a person acknowledges)."""
     path = decisions_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,11 +51,11 @@ def decisions(root: Path) -> Iterator[dict[str, dict[str, Any]]]:
         os.close(fd)
 
 
-def read_decisions(root: Path) -> dict[str, dict[str, Any]]:
+def read_decisions(root: Path) -> dict[str, dict[str, object]]:
     return dict((read_json(decisions_path(root)) or {}).get("items") or {})
 
 
-def thresholds(settings: Review | None) -> dict[str, Any]:
+def thresholds(settings: Review | None) -> dict[str, object]:
     return dataclasses.asdict(settings) if settings is not None else {}
 
 

@@ -136,7 +136,7 @@ def discrepancy_rows(log: dict[str, Any]) -> list[tuple[int, str, str | None, st
     return out
 
 
-def run_row(state: Mapping[str, object], archived: bool) -> dict[str, Any]:
+def run_row(state: Mapping[str, object], archived: bool) -> dict[str, object]:
     circuit = _map(state.get("circuit"))
     budget = state.get("budget_usd")
     left = _num(state.get("budget_left_usd"))
@@ -154,7 +154,7 @@ def run_row(state: Mapping[str, object], archived: bool) -> dict[str, Any]:
     }
 
 
-def guard_row(run_id: str, seq: int, entry: Mapping[str, object]) -> dict[str, Any]:
+def guard_row(run_id: str, seq: int, entry: Mapping[str, object]) -> dict[str, object]:
     return {"run_id": run_id, "seq": seq, "time": entry.get("time"), "ts": epoch(entry.get("time")),
             "iteration": None, "session_id": entry.get("session_id"), "tool": entry.get("tool"),
             "command": entry.get("command"), "path": entry.get("path"),

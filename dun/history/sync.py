@@ -14,7 +14,6 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 from dun.core.errors import UsageError
 from dun.history.schema import DATA_TABLES
@@ -71,7 +70,7 @@ class Sources:
         return seq, data[:end].decode("utf-8", "replace").splitlines()
 
 
-def _json_lines(lines: list[str]) -> list[dict[str, Any] | None]:
+def _json_lines(lines: list[str]) -> list[dict[str, object] | None]:
     out: list[dict[str, object] | None] = []
     for line in lines:
         try:

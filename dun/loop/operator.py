@@ -37,7 +37,7 @@ def _guarded(what: str, fn: Callable[[], None]) -> None:
         sys.stderr.write(f"dun: history ({what}) not updated: {type(exc).__name__}: {exc}".splitlines()[0] + "\n")
 
 
-def _payload(root: Path, state: Mapping[str, object], settings: Settings) -> dict[str, Any]:
+def _payload(root: Path, state: Mapping[str, object], settings: Settings) -> dict[str, object]:
     cap = settings.loop.max_budget_usd
     return {"run_id": state.get("run_id"), "repo": _who(root), "host": identity.host(),
             "iterations": state.get("iteration"), "cost_usd": state.get("cost_usd_total"), "budget_usd": cap or None}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dun.agents.limits import AgentError, normalize_error
 from dun.answer.transcript import ParseResult
@@ -28,7 +28,7 @@ class Decision:
     wait_s: float = 0.0
     detail: str | None = field(default=None, compare=False)  # a stop's why, in words (state.json's stop_detail)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = {"action": str(self.action), "reason": str(self.reason), "wait_s": round(self.wait_s, 1)}
         return {**out, "detail": self.detail} if self.detail else out
 

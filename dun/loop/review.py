@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dun.agents.base import AgentAdapter, AgentRequest
 from dun.agents.registry import agent_adapters
@@ -70,7 +70,7 @@ class Verdict:
     exit_code: int | None
     argv: list[str] = field(default_factory=list)  # the prompt replaced by <prompt>
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"reviewer": self.reviewer, "verdict": self.verdict, "reasons": self.reasons,
                 "cost_usd": self.cost_usd, "exit_code": self.exit_code, "argv": self.argv}
 
@@ -91,7 +91,7 @@ class Review:
         # rejected once the approvals still missing can no longer come; else some reviewers failed: undecided
         return "rejected" if rejections > len(self.verdicts) - self.needed else "undecided"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"outcome": self.outcome, "needed": self.needed, "cost_usd": round(self.cost_usd, 6),
                 "verdicts": [v.to_dict() for v in self.verdicts]}
 

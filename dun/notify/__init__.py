@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["EVENTS", "emit", "render"]
 
 
-def emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify) -> list[dict[str, Any]]:
+def emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify) -> list[dict[str, object]]:
     """Deliver `event` on every configured channel; returns what was recorded for each delivery."""
     try:
         return _emit(root, event, payload, settings)
@@ -31,7 +31,7 @@ def emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify
         return []
 
 
-def _emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify) -> list[dict[str, Any]]:
+def _emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify) -> list[dict[str, object]]:
     from dun.history.events import append
     from dun.notify.channels import send_apprise, send_command, url_channel
     from dun.notify.throttle import admit, with_digest

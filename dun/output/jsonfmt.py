@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from dun import __version__
 from dun.engine.hookspecs import hookimpl
@@ -12,7 +11,7 @@ from dun.engine.sanitize import safe_result
 from dun.output.base import JSON_SCHEMA_VERSION, FormatOptions, Formatter, exit_code, since_iso
 
 
-def report_dict(report: Report) -> dict[str, Any]:
+def report_dict(report: Report) -> dict[str, object]:
     return {
         "schema_version": JSON_SCHEMA_VERSION,
         "dun_version": __version__,

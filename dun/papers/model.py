@@ -32,7 +32,7 @@ class Paper:
     first_seen: str = ""
     status: str = PaperStatus.NEW
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod

@@ -6,7 +6,6 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dun.core.errors import DunError
 from dun.core.redact import redact
@@ -59,13 +58,13 @@ class Prompt:
     notes: list[str] = field(default_factory=list)
     text: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"schema_version": 1, "kind": "prompt", "sections": self.sections, "chars": len(self.text),
                 "over_budget": self.over_budget, "prompt": self.text,
                 "items": [_entry_dict(e) for e in self.entries]}
 
 
-def _entry_dict(e: Entry) -> dict[str, Any]:
+def _entry_dict(e: Entry) -> dict[str, object]:
     """The items as the prompt shows them: a check's own "... and N more" item is a count, not an item."""
     real = [i for i in e.result.items if folded_count(i) is None]
     shown = real[: e.shown]

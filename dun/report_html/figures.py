@@ -26,7 +26,7 @@ def plotly() -> tuple[Any, Any]:
                          "dun-loop)") from None
 
 
-def figure(s: Series) -> Any:
+def figure(s: Series) -> object:
     go, subplots = plotly()
     check_rows = max(len(s.checks), 1)
     heights = [0.24, 0.16, min(0.08 * check_rows, 0.3), 0.16, 0.12]

@@ -47,7 +47,7 @@ def scan(root: Path, files: list[str]) -> list[dict[str, Any]]:
     return tasks
 
 
-def record(root: Path, files: list[str]) -> list[dict[str, Any]]:
+def record(root: Path, files: list[str]) -> list[dict[str, object]]:
     tasks = scan(root, files)
     save(root, files, tasks)
     return tasks
@@ -69,7 +69,7 @@ def save(root: Path, files: list[str], tasks: Sequence[Mapping[str, object]]) ->
                                           "digests": _digests(root, files)})
 
 
-def load(root: Path) -> tuple[list[str], list[dict[str, Any]]] | None:
+def load(root: Path) -> tuple[list[str], list[dict[str, object]]] | None:
     data = read_json(ledger_path(root))
     if not data or not isinstance(data.get("tasks"), list):
         return None
@@ -122,7 +122,7 @@ def _evidence(root: Path, task: dict[str, Any], after: Report, confine: Confine 
 
 
 def compare(root: Path, ledger: list[dict[str, Any]], files: list[str], after: Report,
-            confine: Confine | None = None) -> tuple[list[Discrepancy], dict[str, list[str]], list[dict[str, Any]]]:
+            confine: Confine | None = None) -> tuple[list[Discrepancy], dict[str, list[str]], list[dict[str, object]]]:
     """(discrepancies, facts for the log, the new ledger with the accepted changes)."""
     current = scan(root, files)
     now_by_id = {t["id"]: t for t in current}

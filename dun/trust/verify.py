@@ -61,7 +61,7 @@ def snapshot(session: Session, settings: Settings) -> dict[str, dict[str, str]]:
 
 
 def rebaseline(session: Session, settings: Settings, head: str | None,
-               new_run: bool = False) -> tuple[dict[str, Any], list[str]]:
+               new_run: bool = False) -> tuple[dict[str, object], list[str]]:
     """At a run's start and right before each agent starts: what changed since dun last looked (between runs, or
     between iterations) is the operator's, taken as the new baseline. Returns the snapshot the agent will be
     held to (with `head`) and the paths the operator changed. A new run records its ledger of boxes afresh."""

@@ -51,7 +51,7 @@ def compiler_item(event: Mapping[str, object], ctx: ParseContext, levels: tuple[
                 line=line if isinstance(line, int) and line > 0 else None)
 
 
-def _json(line: str) -> dict[str, Any] | None:
+def _json(line: str) -> dict[str, object] | None:
     if not line.startswith('{"reason"'):
         return None
     try:

@@ -19,7 +19,7 @@ FILE_KEYS = ("file", "path", "filename", "file_path", "filePath", "location")
 LINE_KEYS = ("line", "lineno", "line_number", "lineNumber", "row", "start_line")
 
 
-def resolve(data: object, path: str) -> Any:
+def resolve(data: object, path: str) -> object:
     """The value at a dotted path (`a.b.0.c`; `$` or `$.a` accepted), or None."""
     path = path.strip()
     path = path[1:] if path.startswith("$") else path
@@ -34,7 +34,7 @@ def resolve(data: object, path: str) -> Any:
     return current
 
 
-def _first(issue: Mapping[str, object], keys: tuple[str, ...]) -> Any:
+def _first(issue: Mapping[str, object], keys: tuple[str, ...]) -> object:
     return next((issue[k] for k in keys if issue.get(k) not in (None, "")), None)
 
 

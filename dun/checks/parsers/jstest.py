@@ -76,7 +76,7 @@ class JestParser(DocumentParser):
 _PARSE_ERROR = re.compile(r"(?P<error>\w*Error): (?P<file>[^\s:]+\.\w+): (?P<text>[^\n]*?) \((?P<line>\d+):\d+\)")
 
 
-def _mapping(value: object) -> dict[str, Any]:
+def _mapping(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 

@@ -53,7 +53,7 @@ class SarifParser(DocumentParser):
         return Item(text=bounded(f"{prefix}{label}{text}"), file=repo_path(uri, self.ctx), line=line)
 
 
-def _dict(value: object) -> dict[str, Any]:
+def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 

@@ -155,7 +155,7 @@ class TapParser(LineParser):
         return Parsed(self.items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
 
 
-def _yaml(lines: list[str]) -> dict[str, Any]:
+def _yaml(lines: list[str]) -> dict[str, object]:
     """The YAML diagnostics of one failure; a block YAML cannot read is kept whole as its message."""
     if not lines:
         return {}

@@ -44,7 +44,7 @@ class AgentRow:
     pricing: str | None = None  # why dun cannot price it (with a budget that is a config error)
     problem: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "role": self.role or None, "command": self.command, "source": self.source,
                 "path": self.path, "version": self.version, "tested_version": self.tested,
                 "version_matches": None if self.version is None or self.tested is None else self.version == self.tested,
@@ -126,7 +126,7 @@ def agent_rows(session: Session, settings: Settings) -> list[AgentRow]:
     return rows
 
 
-def tools(root: Path) -> dict[str, Any]:
+def tools(root: Path) -> dict[str, object]:
     out: dict[str, object] = {"python": {"version": sys.version.split()[0], "path": sys.executable}}
     git = shutil.which("git")
     version, problem = probe_version(git) if git else (None, "not found")
@@ -197,7 +197,7 @@ def diagnose(path: str | None) -> Doctor:
                   sandbox_row(session, session.settings))
 
 
-def sandbox_row(session: Session, settings: Settings) -> dict[str, Any]:
+def sandbox_row(session: Session, settings: Settings) -> dict[str, object]:
     """The sandbox `dun loop` would use here, and whether the configured agent can start inside it (the loop's
     own preflight)."""
     from dun.core.errors import DunError

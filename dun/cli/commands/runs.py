@@ -8,7 +8,6 @@ import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from dun.core.errors import UsageError
 from dun.core.git import Repo
@@ -21,7 +20,7 @@ from dun.store.records import IterationLog, LoopState
 from dun.store.store import Store
 
 
-def _other_loops(repo: Repo) -> list[dict[str, Any]]:
+def _other_loops(repo: Repo) -> list[dict[str, object]]:
     """The loops running in the repository's other work trees (`dun loop --worktree`), as `dun fleet status` has
     them; none outside a git repository."""
     if not repo.is_git:

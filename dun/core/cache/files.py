@@ -132,7 +132,7 @@ class FileCache:
         self.file.store(entries)
 
 
-def _entries(payload: object) -> dict[str, list[Any]]:
+def _entries(payload: object) -> dict[str, list[object]]:
     """A stored payload accepted as a mapping; each entry's shape is checked where it is used (checking 10,000s
     here would cost every run), and one of another shape is a miss."""
     if not isinstance(payload, dict):
