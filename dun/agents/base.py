@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from dun.agents.limits import AgentError, classify
 from dun.agents.prices import priced
@@ -108,9 +108,9 @@ class AgentAdapter:
     name: str
     description: str
     build: Callable[[AgentRequest], Invocation]
-    cost: Callable[[dict[str, Any], Agent], float | None] = reported_cost
+    cost: Callable[[dict[str, object], Agent], float | None] = reported_cost
     parse: Callable[[BinaryIO], ParseResult] = parse_stream
-    classify: Callable[[dict[str, Any], int | None, str, str], AgentError | None] = classify_failure
+    classify: Callable[[dict[str, object], int | None, str, str], AgentError | None] = classify_failure
     # None when dun can price this CLI's usage under this `agent:` config, else a one-line reason (checked before
     # a run with a budget starts)
     pricing: Callable[[Agent], str | None] = lambda config: None

@@ -15,7 +15,7 @@ CHUNK = 1 << 20
 MAX_LINE = 64 << 20  # an event line longer than this is skipped (pi repeats the whole message in every update)
 
 
-def read_jsonl(stream: BinaryIO, handle: Callable[[dict[str, Any]], None]) -> int:
+def read_jsonl(stream: BinaryIO, handle: Callable[[dict[str, object]], None]) -> int:
     """Feed every JSON object line of `stream` to `handle`, in bounded memory; returns the bytes read. Lines that
     are not JSON objects (a warning, a truncated tail) are skipped."""
     total = 0
@@ -42,7 +42,7 @@ def read_jsonl(stream: BinaryIO, handle: Callable[[dict[str, Any]], None]) -> in
     return total
 
 
-def _decode(line: bytes, handle: Callable[[dict[str, Any]], None]) -> None:
+def _decode(line: bytes, handle: Callable[[dict[str, object]], None]) -> None:
     line = line.strip()
     if not line.startswith(b"{"):
         return

@@ -3,8 +3,6 @@ never free text the agent can inflate."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from dun.answer.transcript import ParseResult
 from dun.core.git import diff_stat, head, recent_commits, worktree_tree
 from dun.core.timefmt import now_iso
@@ -34,7 +32,7 @@ def _one_line(text: str | None) -> str | None:
 
 
 def build_handoff(store: Store, parsed: ParseResult, iteration: int | None,
-                  git: dict[str, Any] | None = None) -> Handoff:
+                  git: dict[str, object] | None = None) -> Handoff:
     """`git` (base_head, head, commits, files_changed) when the caller has read it already (the loop has)."""
     root = store.root
     if git is None:

@@ -30,8 +30,8 @@ class Field:
     type: str
     description: str
     required: bool = False
-    default: Any = None
-    choices: tuple[Any, ...] | None = None
+    default: object = None
+    choices: tuple[object, ...] | None = None
     item: Field | None = None  # element schema of a list
     fields: Mapping[str, Field] | None = None  # known keys of a map
     scalar_ok: bool = False  # a list that also accepts one scalar

@@ -4,7 +4,6 @@ text and attached to the tables as ruamel attaches its own (`.lc`), for the vali
 from __future__ import annotations
 
 import re
-from typing import Any
 
 _HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\n]*?)[ \t]*\]\]?")
 _KEY = re.compile(r"^[ \t]*([A-Za-z0-9_.\"' -]+?)[ \t]*=")
@@ -57,11 +56,11 @@ class _Lines:
         return self.line, self.col
 
 
-class PositionedDict(dict[str, Any]):
+class PositionedDict(dict[str, object]):
     lc: _Lines
 
 
-class PositionedList(list[Any]):
+class PositionedList(list[object]):
     lc: _Lines
 
 

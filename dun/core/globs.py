@@ -208,7 +208,7 @@ class _RegexStore:
     turns it off. Read once per process."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, ...], Any] | None = None
+        self._entries: dict[tuple[str, ...], object] | None = None
         self._file: Any = None
 
     def _path(self) -> str | None:

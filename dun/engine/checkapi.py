@@ -35,8 +35,8 @@ class CheckSpec:
     after: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)  # the type's own fields
     source: str = ""  # file:line where it is defined
-    raw: dict[str, Any] = field(default_factory=dict)  # the definition as written
-    inputs: dict[str, Any] | None = None  # what it reads beyond the work tree (`inputs:`, dun/engine/inputs.py)
+    raw: dict[str, object] = field(default_factory=dict)  # the definition as written
+    inputs: dict[str, object] | None = None  # what it reads beyond the work tree (`inputs:`, dun/engine/inputs.py)
     ttl: float | None = None  # seconds a result may be reused, at most
     flaky: bool = False  # a failure is run again rather than reused
 
@@ -45,7 +45,7 @@ class CheckSpec:
         return (self.plugin_priority, self.priority, self.id)
 
 
-ValidateFn = Callable[[dict[str, Any]], list[tuple[str, str]]]
+ValidateFn = Callable[[dict[str, object]], list[tuple[str, str]]]
 InputsFn = Callable[["CheckSpec", "CheckContext"], list[str] | None]
 
 

@@ -22,7 +22,7 @@ from dun.core.cache.gitlook import git_look
 
 WALK_LIMIT = 20_000
 _GLOB = re.compile(r"[*?\[]")
-Look = tuple[str, Any]
+Look = tuple[str, object]
 
 
 def declared_looks(root: str, declared: Mapping[str, Any]) -> list[Look] | None:

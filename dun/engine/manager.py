@@ -46,7 +46,7 @@ AGENT_MODULES = (
 ENTRY_POINT_GROUP = "dun"
 
 
-def make_manager(entry_points: bool = True, extra: tuple[Any, ...] = (), agents: bool = True,
+def make_manager(entry_points: bool = True, extra: tuple[object, ...] = (), agents: bool = True,
                  caches: Caches | None = None) -> pluggy.PluginManager:
     pm = pluggy.PluginManager("dun")
     pm.add_hookspecs(hookspecs)
@@ -131,7 +131,7 @@ def merged_mapping(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict[
     found: dict[str, object] = {}
     owners: dict[str, str] = {}
     for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
-        declared = cast(dict[str, Any], impl.function() or {})
+        declared = cast(dict[str, object], impl.function() or {})
         for key, value in declared.items():
             who = owner(pm, impl.plugin)
             if key in found:

@@ -43,7 +43,7 @@ from dun.engine.inputs import declared_looks
 from dun.engine.model import CheckResult, Item, Status
 from dun.engine.replay import RESULTS
 
-Looks = list[tuple[str, Any]]
+Looks = list[tuple[str, object]]
 
 
 def result_to_dict(r: CheckResult) -> dict[str, object]:
@@ -70,7 +70,7 @@ class ResultCache:
         self.file = CacheFile(Path(cache_dir_path(str(root))) / RESULTS, "results")
         self.path = Path(self.file.path)
         self._setup = _digest([getattr(ctx.config, "values", None), stable_env(), os.path.realpath(sys.executable)])
-        self._entries: dict[str, Any] = (self.file.load(_accept) or {}) if self.caches.read else {}
+        self._entries: dict[str, object] = (self.file.load(_accept) or {}) if self.caches.read else {}
         self._new: dict[str, Any] = {}
         self._keys: dict[str, tuple[CheckSpec, list[dict[str, str]], str]] = {}
         self._lock = threading.Lock()

@@ -29,7 +29,7 @@ def loop_info(worktree: Worktree, name: str) -> dict[str, object]:
         status = "never run" if present else "missing"
     else:
         status = "died" if state["status"] == "running" else str(state["status"])
-    info: dict[str, Any] = {"name": name, "path": str(worktree.path), "branch": worktree.branch,
+    info: dict[str, object] = {"name": name, "path": str(worktree.path), "branch": worktree.branch,
                             "head": worktree.head, "status": status, "pid": pid}
     raw: dict[str, Any] = dict(state) if state is not None else {}
     info.update({key: raw.get(key) for key in STATE_KEYS})

@@ -35,7 +35,7 @@ class Finding:
     pattern: str
     subject: str
     title: str
-    evidence: list[dict[str, Any]]  # {"run_id", "iteration"} (and "time" for guard decisions)
+    evidence: list[dict[str, object]]  # {"run_id", "iteration"} (and "time" for guard decisions)
     first_ts: float | None  # when the threshold was reached: stable across re-detection
     last_ts: float | None
     detail: str = ""
@@ -57,7 +57,7 @@ def _ts(it: dict[str, Any]) -> float | None:
     return it.get("started_ts") or it.get("ended_ts")
 
 
-def _merge(into: dict[str, dict[tuple[str, int], dict[str, Any]]], subject: str,
+def _merge(into: dict[str, dict[tuple[str, int], dict[str, object]]], subject: str,
            its: list[dict[str, Any]]) -> None:
     """Add iterations to a subject's evidence, once each, in order."""
     into.setdefault(subject, {}).update({(x["run_id"], x["iteration"]): x for x in its})
@@ -106,7 +106,7 @@ def repeated_errors(its: list[dict[str, Any]], n: int, window_h: float) -> list[
     window_s = window_h * 3600
     for sig, group in by_sig.items():
         timed = sorted((x for x in group if _ts(x) is not None), key=lambda x: float(_ts(x) or 0))
-        inside: dict[tuple[str, int], dict[str, Any]] = {}
+        inside: dict[tuple[str, int], dict[str, object]] = {}
         first: float | None = None
         start = 0
         for i, it in enumerate(timed):
@@ -171,7 +171,7 @@ def repeated_repairs(its: list[dict[str, Any]], n: int) -> list[Finding]:
     return out
 
 
-def repeated_denials(denials: list[dict[str, Any]], n: int) -> list[Finding]:
+def repeated_denials(denials: list[dict[str, object]], n: int) -> list[Finding]:
     by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for d in denials:
         by_rule[str(d.get("rule") or "?")].append(d)

@@ -128,7 +128,7 @@ def check_rows(log: dict[str, Any]) -> list[tuple[str, int, int]]:
     return [(c, int(c in before), int(c in after)) for c in sorted(before | after) if isinstance(c, str)]
 
 
-def discrepancy_rows(log: dict[str, Any]) -> list[tuple[int, str, str | None, str | None, str | None]]:
+def discrepancy_rows(log: dict[str, object]) -> list[tuple[int, str, str | None, str | None, str | None]]:
     out = []
     for seq, d in enumerate(discrepancies(log)):
         task = _map(d.get("task"))

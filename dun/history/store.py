@@ -99,7 +99,7 @@ class History:
     def record_stop(self, state: Mapping[str, object]) -> None:
         self.record_run(state)
 
-    def record_iteration(self, log: dict[str, Any]) -> None:
+    def record_iteration(self, log: dict[str, object]) -> None:
         """One `.dun/logs/iteration-N.json` (again: a newer version of the same iteration replaces the older)."""
         row = rows.iteration_row(log)
         key = (row["run_id"], row["iteration"])
@@ -163,7 +163,7 @@ class History:
 
     # -- reading ------------------------------------------------------------------------------------------------
 
-    def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: tuple[object, ...] | list[Any] = ()) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute(sql, params)]
 
     def runs(self, limit: int | None = None) -> list[dict[str, Any]]:

@@ -78,7 +78,7 @@ def on_run_start(root: Path, state: Mapping[str, object], settings: Settings) ->
     _guarded("run start", run)
 
 
-def on_iteration(root: Path, log: dict[str, Any], state: dict[str, Any], settings: Settings) -> None:
+def on_iteration(root: Path, log: dict[str, object], state: dict[str, Any], settings: Settings) -> None:
     """Record the iteration (and the guard decisions made during it), run the detector, notify."""
     from dun import notify
 

@@ -42,7 +42,7 @@ RESUME: dict[str, str] = {
 
 
 
-def discrepancies_of(log: IterationLog | dict[str, Any]) -> list[Discrepancy]:
+def discrepancies_of(log: IterationLog | dict[str, object]) -> list[Discrepancy]:
     """What verification found in an iteration, as its log has it (an older or damaged log may have nothing)."""
     verification = log.get("verification")
     found = verification.get("discrepancies") if isinstance(verification, dict) else None

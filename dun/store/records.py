@@ -54,7 +54,7 @@ class Start(TypedDict):
     tree: str | None
     confirmation: bool
     items: NotRequired[dict[str, list[str]]]  # the actionable checks' items (file and text): what progress removes
-    checker: NotRequired[dict[str, Any]]  # what decides "done" as the agent found it: files, blobs, head (tamper.py)
+    checker: NotRequired[dict[str, object]]  # what decides "done" as the agent found it: files, blobs, head (tamper.py)
 
 
 class LoopState(TypedDict):
@@ -200,7 +200,7 @@ class VerificationLog(TypedDict, total=False):
     reverted: Required[list[str]]
     tasks: dict[str, list[str]]
     committed: list[str]
-    review: dict[str, Any]
+    review: dict[str, object]
 
 
 class IterationLog(TypedDict, total=False):
@@ -228,7 +228,7 @@ class IterationLog(TypedDict, total=False):
     interrupted: bool
     cost_usd: float | None
     cost_estimated: bool
-    usage: dict[str, Any] | None  # the agent's token counts, as it reported them
+    usage: dict[str, object] | None  # the agent's token counts, as it reported them
     session_id: str | None
     error_kind: str | None  # ErrorKind
     error: str | None
@@ -237,13 +237,13 @@ class IterationLog(TypedDict, total=False):
     parse_error: str | None
     parse_outcome: str
     answer_shape: str
-    agent_facts: dict[str, Any]
+    agent_facts: dict[str, object]
     progress: dict[str, Any]
     permission_denials: int
     flags: list[str]
     circuit: Circuit
     verification: VerificationLog
-    decision: dict[str, Any]  # {action, reason, wait_s}
+    decision: dict[str, object]  # {action, reason, wait_s}
 
 
 class Handoff(TypedDict, total=False):
@@ -255,7 +255,7 @@ class Handoff(TypedDict, total=False):
     outcome: str
     status: dict[str, Any] | None
     error: str | None
-    agent: dict[str, Any]
+    agent: dict[str, object]
     git: dict[str, Any]
     discrepancies: list[str]
 

@@ -229,7 +229,7 @@ class Store:
         """The paper watch's papers, one JSON object a line (`dun papers`)."""
         return self.root / PAPERS
 
-    def read_papers(self) -> tuple[list[dict[str, Any]], int]:
+    def read_papers(self) -> tuple[list[dict[str, object]], int]:
         """The papers recorded (JSON objects with a string `id`, the first of each id) and how many lines were not
         such an object (a torn or hand-edited line is skipped, never fatal)."""
         try:
@@ -425,7 +425,7 @@ class Store:
         return sorted(p for p in self.archive_dir.iterdir() if p.is_dir() and not p.is_symlink())
 
     # -- the co-change index -------------------------------------------------------------------------------
-    def read_cochange(self, accept: Callable[[Any], Any]) -> Any:
+    def read_cochange(self, accept: Callable[[object], object]) -> object:
         """The index's payload passed through `accept`, or None when the file is missing, not a regular file, too
         large, of another version, or `accept` refuses it (dun/core/cache/file.py reads it)."""
         from dun.core.cache.file import CacheFile

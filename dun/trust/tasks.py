@@ -195,7 +195,7 @@ def _restore_file(lines: list[str], rel: str, items: list[Discrepancy], ledger: 
     return lines
 
 
-def restore(root: Path, tampered: list[Discrepancy], ledger: list[dict[str, Any]],
+def restore(root: Path, tampered: list[Discrepancy], ledger: list[dict[str, object]],
             start_head: str | None = None) -> list[str]:
     """Put removed or reworded boxes back and untick unverified flips, editing only those lines; returns the
     files changed. The agent's other edits in the same files stay. A deleted file comes back whole."""

@@ -31,7 +31,7 @@ class Verification:
     stop: str | None = None  # a trust policy of `stop` that fired
     tasks: dict[str, list[str]] | None = None  # the mission's boxes: ticked, unticked, added, ...
     committed: list[str] | None = None  # of `restored`, what dun committed as itself
-    review: dict[str, Any] | None = None  # the review gate's verdicts
+    review: dict[str, object] | None = None  # the review gate's verdicts
 
     def to_log(self) -> VerificationLog:
         out: VerificationLog = {"discrepancies": self.discrepancies, "notes": self.notes, "restored": self.restored,
@@ -162,7 +162,7 @@ def _checker(session: Session, settings: Settings, before: dict[str, Any], out: 
     return found
 
 
-def checker_changes(session: Session, settings: Settings, before: dict[str, Any],
+def checker_changes(session: Session, settings: Settings, before: dict[str, object],
                     ) -> tuple[list[Discrepancy], list[str]]:
     """An iteration that was killed before its conclusion: its changes to what decides "done" (reverted by the
     policy) and the files reverted. Never a new baseline: killing dun must not launder the agent's changes."""

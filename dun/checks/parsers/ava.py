@@ -9,7 +9,6 @@ it, the details, `› file:line:column`), separated by blank lines, closed by an
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
 from dun.checks.parsers.frames import first_project_frame
@@ -28,7 +27,7 @@ MAX_BLOCK = 200
 
 
 class AvaParser(LineParser):
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+    def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.rules = 0
         self.lines: list[str] = []  # the failure section

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
 from dun.engine.model import Item
@@ -62,7 +61,7 @@ def _json(line: str) -> dict[str, object] | None:
 
 
 class CargoTestParser(LineParser):
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+    def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.compile: list[Item] = []
         self.sections: dict[str, list[str]] = {}  # failed test -> its captured output
@@ -185,7 +184,7 @@ def _doctest_line(name: str) -> int | None:
 
 
 class CargoMessagesParser(LineParser):
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+    def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.items: list[Item] = []
         self.seen: set[tuple[str, str | None, int | None]] = set()

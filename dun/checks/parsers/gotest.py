@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
 from dun.core.textfiles import read_bytes
@@ -24,7 +23,7 @@ _NOISE = re.compile(r"^(=== (RUN|PAUSE|CONT|NAME)|--- (FAIL|PASS|SKIP)|FAIL|PASS
 
 
 class GoTestParser(LineParser):
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+    def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.output: dict[tuple[str, str], list[str]] = {}  # (package, test) -> its output lines
         self.failed: list[tuple[str, str]] = []  # failed tests and packages ("" test), in order

@@ -82,7 +82,7 @@ class JsonParser(DocumentParser):
 class JsonLinesParser(LineParser):
     """One JSON value per line; lines that are not JSON (progress, warnings) are passed over."""
 
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+    def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.mapper = _Mapper(options)
         self.items: list[Item] = []

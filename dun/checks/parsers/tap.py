@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
 from dun.checks.parsers.frames import first_project_frame
@@ -27,7 +26,7 @@ MAX_BLOCK_LINES = 400
 
 
 class TapParser(LineParser):
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+    def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.open: list[tuple[int, str, list[bool]]] = []  # (indent, subtest name, [a subtest inside failed])
         self.group = ""  # tape: the `# test name` comment the assertions follow

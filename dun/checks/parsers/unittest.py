@@ -10,7 +10,6 @@ SyntaxError is one item at the broken file and line, however many test modules f
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
 from dun.engine.model import Item
@@ -26,7 +25,7 @@ MAX_BLOCK = 400
 
 
 class UnittestParser(LineParser):
-    def __init__(self, options: dict[str, Any], ctx: ParseContext) -> None:
+    def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.blocks: list[list[str]] = []
         self.current: list[str] | None = None
