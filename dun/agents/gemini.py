@@ -15,7 +15,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dun.agents.base import AgentAdapter, AgentRequest, Invocation, binary, classify_failure, project_env
 from dun.agents.events import CHUNK, add_tokens, count, from_final, mapping, read_jsonl, rewound

@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from dun.agents.events import mapping, number
 
