@@ -39,7 +39,7 @@ SQL_CLIENTS: dict[str, tuple[tuple[str, ...], int | None, str]] = {
     "bq": ((), 0, "query"), "cqlsh": (("-e", "--execute"), None, ""),
     **{name: (("-e", "--execute"), None, "") for name in ("pgcli", "mycli", "litecli", "iredis")},
     "influx": (("-execute", "--execute"), None, ""), "cypher-shell": ((), 0, ""),
-    "arangosh": (("--javascript.execute-string",), None, ""),
+    "arangosh": (("--javascript.execute-string",), None, ""), "typeorm": ((), 0, "query"),
 }
 _CHMOD_FLAGS = frozenset("cfvR")
 _NOT_FILTERS = frozenset({"-type", "-xtype", "-readable", "-writable", "-executable", "-fstype", "-prune"})

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from dun.guard import tasks
 from dun.guard.effects import child, find_parts
@@ -41,6 +42,23 @@ def positional(args: list[Val], ctx: Ctx) -> None:
         ctx.vars[str(i)] = v.text if v.known else None
     ctx.arrays["@"] = [v.text for v in params] if all(v.known for v in params) else None
     ctx.vars["#"] = str(len(params))
+
+
+@contextmanager
+def prefix_ifs(argv: list[Val], prefix: dict[str, str | None], ctx: Ctx) -> Iterator[None]:
+    """`IFS=: read -r a b`: the IFS assigned for one `read` (or mapfile) is the one it splits with."""
+    if "IFS" not in prefix or not argv or argv[0].text not in ("read", "mapfile", "readarray"):
+        yield
+        return
+    had, before = "IFS" in ctx.vars, ctx.vars.get("IFS")
+    ctx.vars["IFS"] = prefix["IFS"]
+    try:
+        yield
+    finally:
+        if had:
+            ctx.vars["IFS"] = before
+        else:
+            ctx.vars.pop("IFS", None)
 
 
 def read_line(args: list[Val], text: str | None, ctx: Ctx) -> None:

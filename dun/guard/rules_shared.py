@@ -61,6 +61,8 @@ CONTAINER_RULES: tuple[Rule, ...] = (
          (Match(programs=("kubectl", "oc"), subcommands=("delete",),
                 args_none=("po", "pod", "pods", "job", "jobs", "po/*", "pod/*", "pods/*", "job/*", "jobs/*")),
           Match(programs=("kubectl", "oc"), subcommands=("drain",)),
+          Match(programs=("flux", "istioctl", "linkerd", "cilium", "kubeadm", "velero", "k3s-uninstall.sh"),
+                subcommands=("uninstall", "reset")),  # what runs the cluster taken out of it
           Match(programs=("kubectl", "oc"), subcommands=("apply",), flags_any=("--prune",), flags_none=("--dry-run",),
                 values_none=("--dry-run=*",)),
           Match(programs=("kubectl", "oc"), subcommands=("replace",), flags_any=("--force",)),
@@ -120,6 +122,7 @@ CLOUD_RULES: tuple[Rule, ...] = (
          (Match(subcommands=_DESTROY_VERBS, programs_none=_DESTROY_OWN, flags_none=("-h", "--help", "--dry-run")),
           Match(actions=_DESTROY_VERBS, programs_none=_DESTROY_OWN, flags_none=("-h", "--help", "--dry-run"),
                 subcommands_none=("cache", "caches", "cache-*")),  # pip cache purge: a cache, had back
+          Match(programs=("railway",), subcommands=("down",)),
           Match(programs=("scw", "oci", "ibmcloud", "exo", "civo", "vultr-cli", "yc", "aliyun", "tccli", "upctl",
                           "openstack", "hcloud", "linode-cli", "doctl", "metal", "outscale"), args_any=_DESTROY_VERBS),
           Match(programs=("bq",), subcommands=("rm",)), Match(programs=("databricks",), subcommands=("fs",),
@@ -204,7 +207,7 @@ SYSTEM_RULES: tuple[Rule, ...] = (
 )
 
 _NODE = ("npm", "pnpm", "yarn", "bun")
-_DRY = ("--dry-run", "-n", "--dryrun", "--snapshot", "--skip-publish", "--skip=publish", "--help", "-h")
+_DRY = ("--dry-run", "-n", "--dryrun", "--snapshot", "--skip-publish", "--skip=publish", "--help", "-h", "--build-only")
 _GRADLE_PUBLISH = ("publish", "publish[!T]*", "publishTo[!M]*", "publishToMaven[!L]*",  # not ...ToMavenLocal
                    "*:publish", "*:publish[!T]*", "*:publishTo[!M]*", "*:publishToMaven[!L]*")
 _RELEASE_NAMES = ("publish", "release", "deploy", "upload", "ship")  # targets and scripts named for releasing
@@ -287,7 +290,7 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("aws",), subcommands=("codeartifact",), actions=("publish-package-version",)),
           Match(programs=("jfrog", "jf"), subcommands=("rt",), actions=("upload", "u")),
           Match(programs=("firebase", "wrangler", "fly", "flyctl", "eas"), subcommands=("deploy", "publish",
-                                                                                      "submit")),
+                                                                                      "submit"), flags_none=_DRY),
           Match(programs=("vercel",), flags_any=("--prod",)),
           Match(programs=("wrangler", "firebase", "flyctl", "fly"), args_any=("deploy", "publish"), flags_none=_DRY),
           Match(programs=("firebase",), subcommands=("*:deploy",)),

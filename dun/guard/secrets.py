@@ -265,7 +265,9 @@ _CODE_SECRET = re.compile(r"AWS_SECRET_ACCESS_KEY"
                           r"|\.ssh/|\.aws/|\.netrc|\.git-credentials|\.docker/config|\.kube/config|\.npmrc|\.pypirc"
                           r"|\.gnupg|gcloud/|\.config/gh|/etc/shadow|/environ\b|(?<![\w.])\.env\b|dict\(os\.environ\)"
                           r"|str\(os\.environ\)|os\.environ\.copy\(\)|json\.dumps\(\s*(?:dict\()?os\.environ"
-                          r"|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b")
+                          r"|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b"
+                          r"|(?:process\.env|environ|ENV|getenv|Deno\.env\.get)\W{1,3}[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD"
+                          r"|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIAL)")  # process.env.OPENAI_API_KEY
 
 
 _SERVERS = {"serve": "", "http-server": "", "live-server": "", "httpd": "-h"}

@@ -199,7 +199,8 @@ class Walker(ShellState, Names):
             feed = Stream(herein, None, in_dl, pids=in_pids, secret=in_secret)
         argv = [field for val in vals[n:] for field in val.words()]
         argv = programs.git_env_config(argv, [w.raw for w in cmd.words[:n]])  # GIT_CONFIG_KEY_0=... git ...
-        facts = self.command(argv, ctx, feed, seen, effects, redirs)
+        with linestate.prefix_ifs(argv, _prefix_env(cmd.words[:n], vals[:n]), ctx):  # IFS=: read -r a b
+            facts = self.command(argv, ctx, feed, seen, effects, redirs)
         if facts is not None:
             facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **_prefix_env(cmd.words[:n], vals[:n])})
         out = linestate.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
