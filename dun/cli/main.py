@@ -206,12 +206,14 @@ def logs_cmd(number: int | None, path: str | None, as_json: bool, out: bool, fol
 @click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository whose work trees to show "
               "(default: here); the loops running anywhere on this machine are shown too.")
 @click.option("--once", is_flag=True, help="Print the view once and exit (also when stdout is not a terminal).")
-def watch_cmd(path: str | None, once: bool) -> None:
+@click.option("--store", "store_url", metavar="URL", help="Also the other machines' loops of this fleet store "
+              "(default: $DUN_FLEET_STORE, else fleet.store when it is not local).")
+def watch_cmd(path: str | None, once: bool, store_url: str | None) -> None:
     """Every loop on this machine, live: iteration, agent time, its output as it streams, boxes, cost, decisions,
-    waits. q or Ctrl-C quits."""
+    waits; with a fleet store, the other machines' loops too. q or Ctrl-C quits."""
     from dun.cli.commands.watch import run_watch
 
-    _exit(run_watch(path, once))
+    _exit(run_watch(path, once, store_url=store_url))
 
 
 @cli.command("stop")

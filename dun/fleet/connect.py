@@ -9,9 +9,10 @@ from dun.core.errors import ConfigError
 from dun.fleet.store import LOCAL, PASSWORD_ENV, STORE_ENV, FleetStore, check_configured, public_url
 
 
-def store_url(configured: str | None) -> str:
-    """The store's URL: DUN_FLEET_STORE, else `fleet.store`, with DUN_FLEET_PASSWORD added to a URL that has none."""
-    url = (os.environ.get(STORE_ENV) or configured or LOCAL).strip()
+def store_url(configured: str | None, explicit: str | None = None) -> str:
+    """The store's URL: `explicit` (a command line's --store), else DUN_FLEET_STORE, else `fleet.store`, with
+    DUN_FLEET_PASSWORD added to a URL that has none."""
+    url = (explicit or os.environ.get(STORE_ENV) or configured or LOCAL).strip()
     password = os.environ.get(PASSWORD_ENV)
     if url == LOCAL or not password:
         return url
@@ -23,14 +24,15 @@ def store_url(configured: str | None) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}"))
 
 
-def open_store(configured: str | None, timeout_s: float = 2.0) -> FleetStore:
-    """The store `fleet.store` (or DUN_FLEET_STORE) names; ConfigError (exit 2) when it is malformed or the redis
-    client library is missing. Opening never connects: an unreachable store shows at its first use."""
-    from_env = bool(os.environ.get(STORE_ENV))
-    url = store_url(configured)
-    problem = check_configured(public_url(url) if from_env else (configured or LOCAL))
+def open_store(configured: str | None, timeout_s: float = 2.0, explicit: str | None = None) -> FleetStore:
+    """The store `explicit` (--store), DUN_FLEET_STORE or `fleet.store` names; ConfigError (exit 2) when it is
+    malformed or the redis client library is missing. Opening never connects: an unreachable store shows at its
+    first use. Only `fleet.store` may not hold a password (the agent reads the repository's config)."""
+    given = "--store" if explicit else f"${STORE_ENV}" if os.environ.get(STORE_ENV) else None
+    url = store_url(configured, explicit)
+    problem = check_configured(public_url(url) if given else (configured or LOCAL))
     if problem:
-        raise ConfigError(f"{'$' + STORE_ENV if from_env else 'fleet.store'} {problem}")
+        raise ConfigError(f"{given or 'fleet.store'} {problem}")
     if url == LOCAL:
         from dun.fleet.limits import LocalStore
 

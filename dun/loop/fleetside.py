@@ -66,7 +66,8 @@ class FleetSide:
         if not force and said == self.last[1] and time.time() - self.last[0] < self.heartbeat_s:
             return
         record = {"run_id": state["run_id"], "status": status, "iteration": state["iteration"],
-                  "in_progress": state.get("in_progress"), "cost_usd": state["cost_usd_total"],
+                  "in_progress": state.get("in_progress"), "call_started": state.get("call_started"),
+                  "cost_usd": state["cost_usd_total"],
                   "stop_reason": state.get("stop_reason"), "started_at": state.get("started_at"), "pid": os.getpid(),
                   "wait_reason": self.wait[0] if self.wait and status == "waiting" else None,
                   "resume_at": round(self.wait[1], 3) if self.wait and status == "waiting" else None}

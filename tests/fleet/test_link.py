@@ -90,6 +90,8 @@ def test_a_password_never_goes_in_the_repository_config(monkeypatch: pytest.Monk
     monkeypatch.delenv("DUN_FLEET_STORE")
     monkeypatch.delenv("DUN_FLEET_PASSWORD")
     assert isinstance(open_store("local"), LocalStore)
+    monkeypatch.setenv("DUN_FLEET_STORE", "redis://env.example:6379/0")  # a command line's --store wins
+    assert open_store("local", explicit="redis://cli.example:6379/3").where == "redis://cli.example:6379/3"
 
 
 def test_the_sandbox_unsets_the_store_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,7 +66,7 @@ def run_fleet_status(path: str | None, as_json: bool, store_url: str | None = No
     else:
         raise UsageError(f"{repo.root} is not a git repository (--store URL shows a fleet from anywhere)")
     fleet = config.settings.fleet
-    store = open_store(store_url or fleet.store)
+    store = open_store(fleet.store, explicit=store_url)
     code = ExitCode.OK
     try:
         info.update(store_status(store, fleet.stale_after_s))

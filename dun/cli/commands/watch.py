@@ -33,17 +33,6 @@ def _start(path: str | None) -> Path | None:
     return repo.root if path is not None or repo.is_git or dun_dir(repo.root).is_dir() else None
 
 
-def _local(path: str | None) -> LoopSource:
-    """This machine's loops: the repository's work trees, and the loops of the fleet store's registry running on
-    this host (the store `fleet.store` of the repository names, or $DUN_FLEET_STORE; this machine's file else)."""
-    from dun.config.loader import defaults_only, load_config
-    from dun.fleet.connect import open_store
-
-    start = _start(path)
-    config = load_config(start) if start is not None else defaults_only()
-    return LocalLoops(start, open_store(config.settings.fleet.store))
-
-
 @contextlib.contextmanager
 def _keys() -> Iterator[int | None]:
     """stdin in cbreak mode (keys arrive one by one, Ctrl-C still interrupts), restored at the end whatever
@@ -77,12 +66,31 @@ def _signature(snaps: list[LoopSnapshot], now: float, size: object) -> tuple[obj
     return (tuple(snaps), int(now), size)
 
 
-def run_watch(path: str | None, once: bool, source: LoopSource | None = None) -> int:
+def _source(path: str | None, store_url: str | None) -> LoopSource:
+    """This machine's loops: the repository's work trees and the loops of the fleet store's registry running on
+    this host (the store `--store` names, else $DUN_FLEET_STORE, else the repository's `fleet.store`); with a store
+    other than this machine's file, the other machines' loops in it too."""
+    from dun.config.loader import defaults_only, load_config
+    from dun.fleet.connect import open_store
+    from dun.fleet.identity import host
+    from dun.fleet.remote import FleetLoops, together
+    from dun.fleet.store import LOCAL
+
+    start = _start(path)
+    fleet = (load_config(start) if start is not None else defaults_only()).settings.fleet
+    store = open_store(fleet.store, explicit=store_url)
+    local = LocalLoops(start, store)
+    if store.where == LOCAL:
+        return local  # this machine's file holds this machine's loops only
+    return together(local, FleetLoops(store, fleet.stale_after_s, host()))
+
+
+def run_watch(path: str | None, once: bool, source: LoopSource | None = None, store_url: str | None = None) -> int:
     from rich.console import Console
 
     from dun.fleet.view import screen
 
-    source = source or _local(path)
+    source = source or _source(path, store_url)
     console = Console()
     if once or not console.is_terminal:
         console.print(screen(source(), time.time(), 10_000, interactive=False))
