@@ -7,8 +7,8 @@ the program, its subcommand (git push) and action (aws ec2 terminate-instances),
 the files it deletes/writes/chmods/mounts and where they are (`where` categories: repo, contents, gitdir, protected,
 inside, ancestor, home, system, temp, device, outside, unknown), the SQL it sends, the signals the walker raised
 (code it cannot see, every process killed, ...), and whether it runs code from the network. The rules themselves
-are data in rules_local.py (this machine's files, disks and git), rules_shared.py (state shared with others)
-and rules_data.py (databases).
+are data in rules_local.py (this machine's files, disks and git), rules_shared.py (state shared with others),
+rules_data.py (databases) and rules_cloud.py (cloud, hosted services and tools destroying what they manage).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The shape of a rule: an id, a description and one or more `Match` descriptions over a simple command's `Facts`.
 
 A rule fires on a simple command when any of its matches holds, and a match holds when every condition it sets holds.
-Only the data lives in the rules modules (rules_local.py, rules_shared.py, rules_data.py); rules.py interprets it.
+Only the data lives in the rules modules (rules_local.py, rules_shared.py, rules_data.py, rules_cloud.py); rules.py
+interprets it.
 """
 
 from __future__ import annotations

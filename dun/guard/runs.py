@@ -17,7 +17,7 @@ from typing import Protocol
 
 from dun.guard import code as interp_code
 from dun.guard import tasks
-from dun.guard.effects import SQL_CLIENTS, Effect, Facts, interpreter
+from dun.guard.effects import Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import ShellError, tokenize
 from dun.guard.marks import code_kills_all, code_kills_by_name
@@ -25,6 +25,7 @@ from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
 from dun.guard.secrets import code_exfiltration, text_secret
+from dun.guard.sqlclients import SQL_CLIENTS
 from dun.guard.textops import make_recipes, sed_commands
 
 STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})

@@ -10,7 +10,7 @@ import re
 
 from dun.guard import linestate, marks, programs, secrets, testdb
 from dun.guard.braces import brace_expand
-from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name, queries
+from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import LIT, ShellError, Word, expand_body
 from dun.guard.names import MAX_CALLS, Names
@@ -20,6 +20,7 @@ from dun.guard.runs import Stream, run_code, runner_files
 from dun.guard.shell import Group, Pipeline, Redirect, Simple
 from dun.guard.shell import parse as parse_shell
 from dun.guard.shellstate import ASSIGN, ShellState
+from dun.guard.sqlclients import queries
 from dun.guard.subcommands import command_opts
 from dun.guard.unwrap import unwrap
 

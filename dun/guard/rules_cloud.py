@@ -1,0 +1,71 @@
+"""Built-in rules about cloud, infrastructure and hosted services, and about any tool destroying what it manages
+(clusters, VMs, apps, releases, secrets, datasets): state shared with others, which no filesystem sandbox protects."""
+
+from __future__ import annotations
+
+from dun.guard.ruletypes import Match, Rule
+
+# Verbs a tool uses to destroy what it manages (clusters, VMs, apps, secrets, packages, datasets), as its command or
+# the command after a noun: `multipass delete`, `hcloud server delete`, `security delete-generic-password`
+_DESTROY_VERBS = ("delete", "destroy", "purge", "undefine", "unregistervm", "teardown", "delete-*", "destroy-*",
+                  "purge-*")
+# Programs whose own rules decide their deletes (kubectl delete pod is allowed), and tools that take words as text
+TEXT_AND_OWN = ("git", "make", "gmake", "just", "task", "kubectl", "oc", "docker", "podman", "nerdctl",
+                "docker-compose", "helm", "rails", "redis-cli",
+                "curl", "http", "https", "xh", "wget", "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack",
+                "sed", "awk", "gawk", "cat", "ls", "find", "man", "less", "more", "head", "tail", "jq", "yq", "test",
+                "[", "which", "type", "touch", "mkdir", "cp", "mv", "ln", "tee", "diff", "file", "stat", "wc", "sort",
+                "uniq", "tr", "cut", "xargs", "history", "alias", "export", "set", "read", "declare", "local", "say",
+                "notify-send", "logger", "git-*", "python*", "node", "ruby", "perl", "php", "sh", "bash", "zsh")
+
+CLOUD_RULES: tuple[Rule, ...] = (
+    Rule("cloud.delete", "deletes cloud resources or data (aws, gcloud, gsutil, az, doctl, heroku, fly, vercel, "
+         "firebase, rclone, s3cmd, mc)",
+         (Match(programs=("aws",), subcommands=("s3",), actions=("rm", "rb")),
+          Match(programs=("aws",), subcommands=("s3",), actions=("sync",), flags_any=("--delete",)),
+          Match(programs=("aws",), actions=("delete-*", "terminate-*", "batch-delete-*", "purge-*", "deregister-*",
+                                            "schedule-key-deletion", "remove-*", "disable-key")),
+          Match(programs=("gcloud",), args_any=("delete", "rm")),
+          Match(programs=("gsutil",), subcommands=("rm", "rb")),
+          Match(programs=("az",), args_any=("delete", "purge", "delete-batch")),
+          Match(programs=("doctl",), args_any=("delete", "rm")),
+          Match(programs=("heroku",), subcommands=("*:destroy", "*:delete", "pg:reset", "destroy")),
+          Match(programs=("fly", "flyctl"), subcommands=("destroy",)),
+          Match(programs=("fly", "flyctl"), subcommands=("apps", "volumes", "machines"), actions=("destroy", "rm")),
+          Match(programs=("vercel",), subcommands=("remove", "rm")),
+          Match(programs=("netlify",), subcommands=("sites:delete",)),
+          Match(programs=("firebase",), subcommands=("*:delete", "database:remove")),
+          Match(programs=("rclone",), subcommands=("purge", "delete", "deletefile", "rmdirs", "sync")),
+          Match(programs=("s3cmd",), subcommands=("del", "rm", "rb")),
+          Match(programs=("mc",), subcommands=("rm", "rb")))),
+    Rule("hosted.delete", "deletes repositories, releases, secrets or published packages (gh ... delete, "
+         "gh api -X DELETE, npm unpublish, cargo/gem yank, vault/consul deletes)",
+         (Match(programs=("gh", "glab"), args_any=("delete",)),
+          Match(programs=("gh", "glab"), subcommands=("secret", "variable", "label", "cache", "release", "ssh-key",
+                                                     "gpg-key", "codespace", "ruleset"), args_any=("remove", "rm")),
+          Match(programs=("curl", "http", "xh"), values_any=("-X=DELETE", "--request=DELETE"),
+                subcommands=("https://api.github.com/*", "https://gitlab.com/api/*", "*/api/v[0-9]/projects/*")),
+          Match(programs=("gh",), subcommands=("api",), args_any=("*/git/refs/*",),
+                values_any=("-F=force=true", "-f=force=true", "--field=force=true")),
+          Match(programs=("gh",), subcommands=("api",), values_any=("-X=[Dd][Ee][Ll]*", "--method=[Dd][Ee][Ll]*")),
+          Match(programs=("npm", "pnpm", "yarn"), subcommands=("unpublish",)),
+          Match(programs=("cargo", "gem"), subcommands=("yank",)),
+          Match(programs=("mix",), subcommands=("hex.retire", "hex.revert")),
+          Match(programs=("vault",), args_any=("delete", "destroy", "disable")),
+          Match(programs=("consul",), subcommands=("kv",), actions=("delete",)))),
+    Rule("tool.destroy", "destroys what a tool manages (X delete, destroy, purge: clusters, VMs, apps, releases, "
+         "secrets, packages, datasets), which is not this repository's files; leave that to the operator",
+         (Match(subcommands=_DESTROY_VERBS, programs_none=TEXT_AND_OWN, flags_none=("-h", "--help", "--dry-run")),
+          Match(actions=_DESTROY_VERBS, programs_none=TEXT_AND_OWN, flags_none=("-h", "--help", "--dry-run"),
+                subcommands_none=("cache", "caches", "cache-*")),  # pip cache purge: a cache, had back
+          Match(programs=("railway",), subcommands=("down",)),
+          Match(programs=("scw", "oci", "ibmcloud", "exo", "civo", "vultr-cli", "yc", "aliyun", "tccli", "upctl",
+                          "openstack", "hcloud", "linode-cli", "doctl", "metal", "outscale"), args_any=_DESTROY_VERBS),
+          Match(programs=("bq",), subcommands=("rm",)), Match(programs=("databricks",), subcommands=("fs",),
+                                                             actions=("rm",)),
+          Match(programs=("hdfs", "hadoop"), subcommands=("dfs", "fs"), flags_any=("-rm", "-rmr", "-rmdir")),
+          Match(programs=("dvc",), subcommands=("gc",), flags_any=("-c", "--cloud")),
+          Match(programs=("sst",), subcommands=("remove",)), Match(programs=("tilt",), subcommands=("down",),
+                                                                  flags_any=("--delete-namespaces",)),
+          Match(programs=("nomad",), subcommands=("job",), actions=("stop",), flags_any=("-purge",)))),
+)
