@@ -36,6 +36,7 @@ MAX_PAPERS_BYTES = 64 * 1024 * 1024  # papers.max_papers papers of a few KB each
 COCHANGE_KIND = "cochange"
 COCHANGE_CAP = 64 * 1024 * 1024  # a 5,000-commit history makes a few MB
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
+_OUT_FILE = re.compile(r"iteration-\d+\.out")
 
 
 class StateCorrupt(DunError):
@@ -381,6 +382,8 @@ class Store:
         data = read_json(self.live_path)
         if data is None or data.get("schema_version") != LIVE_SCHEMA_VERSION:
             return None
+        if not _OUT_FILE.fullmatch(str(data.get("out_file") or "iteration-0.out")):
+            data["out_file"] = None  # only ever an iteration's output in logs/: a reader never follows a path elsewhere
         return cast(LiveRecord, data)
 
     def write_live(self, record: LiveRecord) -> None:

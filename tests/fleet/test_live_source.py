@@ -101,3 +101,16 @@ def test_a_loop_the_shell_driver_runs_is_running_while_its_script_lives(repo: Pa
         script.wait(timeout=10)
     snap = snapshot(repo)
     assert snap is not None and (snap.status, snap.pid) == ("not running", None)
+
+
+def test_a_live_record_naming_a_file_outside_the_logs_shows_no_output(tmp_path: Path) -> None:
+    """The record is a display, but an agent that could write it must not make a watcher print another file."""
+    store = ran(tmp_path / "a")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN=abc\n", encoding="utf-8")
+    record = store.read_live()
+    assert record is not None
+    store.write_live({**record, "out_file": "../../../secret.txt"})
+    snap = snapshot(store.root)
+    assert snap is not None and snap.output == ()
+    assert store.read_live() is not None and store.read_live()["out_file"] is None  # type: ignore[index]
