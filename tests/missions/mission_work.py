@@ -8,6 +8,12 @@ def sources(n: int) -> str:
     return "".join(f'[{i}]: https://example.org/paper/{i} "Work {i}, 2025"\n' for i in range(1, n + 1))
 
 
+def review(*papers: tuple[str, str]) -> str:
+    """The running review of deep dives: its synthesis, then one section per (title, slug)."""
+    return "# Deep dives\n\n## Synthesis\n\nWhat they mean together.\n\n" + "".join(
+        f"## {title} [{slug}]\n\nVerdict: try - cheap\n\n" for title, slug in papers)
+
+
 def cites(n: int) -> str:
     return "".join(f"- Finding {i} rests on [{i % 8 + 1}].\n" for i in range(n))
 
@@ -24,7 +30,8 @@ WORK: dict[str, dict[str, str]] = {
     "deepdive": {"deepdive/paper.md": "# Notes\n\n" + "".join(f"## {s}\n\ntext\n\n" for s in (
         "Summary", "Contributions", "Method", "Results", "Limitations", "Reproduction", "Related work"))
                  + "".join(f"- Claim: c{i} - evidence: table {i}\n" for i in range(5)) + "\n" + sources(5)
-                 + "\nVerdict: try - small and cheap to reproduce\n"},
+                 + "\nVerdict: try - small and cheap to reproduce\n",
+                 "deepdive/REVIEW.md": review(("A paper", "paper"))},
     "tests": {"docs/test-plan.md": "".join(f"- [core] behaviour {i} - test: tests/test_{i % 5}.py::test_{i}\n"
                                            for i in range(10)),
               **{f"tests/test_{i}.py": f"def test_{i}():\n    assert True\n" for i in range(5)}},

@@ -79,6 +79,7 @@ def test_a_template_drives_a_scripted_loop_to_complete(name: str, repo: Path, tm
     ("research", "research/REPORT.md", "[8]: ", "research-sources"),
     ("survey", "survey/SURVEY.md", "| [10] |", "survey-table"),
     ("deepdive", "deepdive/paper.md", "- Claim: c4", "deepdive-claims"),
+    ("deepdive", "deepdive/REVIEW.md", "## A paper [paper]", "deepdive-review"),
 ])
 def test_a_depth_or_source_target_missed_by_one_fails_its_check(name: str, rel: str, cut: str, check: str,
                                                                 repo: Path) -> None:
