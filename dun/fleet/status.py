@@ -37,6 +37,20 @@ def loop_info(worktree: Worktree, name: str) -> dict[str, object]:
     return info
 
 
+def running_elsewhere(root: Path) -> list[dict[str, object]]:
+    """The loops running in the other work trees of the repository at `root` (`dun loop --worktree`, or the main
+    tree's seen from a worktree), as `dun fleet status` has them; none outside a git repository."""
+    from dun.core.errors import UsageError
+
+    here = root.resolve()
+    try:
+        trees = list_worktrees(root)
+    except UsageError:  # not a git repository, or git missing
+        return []
+    found = [loop_info(wt, "(main)" if wt.main else wt.path.name) for wt in trees if wt.path.resolve() != here]
+    return [loop for loop in found if loop["status"] == "running"]
+
+
 def fleet_status(root: Path, configured_dir: str | None = None) -> dict[str, Any]:
     main = main_root(root)
     base = worktrees_dir(main, configured_dir)

@@ -97,6 +97,7 @@ class Loop:
         self.prefix = f"dun loop [{self.root.name}]: " if (self.root / ".git").is_file() else "dun loop: "
         self.tty = sys.stderr.isatty()
         self.ticking = False  # a progress line is on the terminal, to be cleared before the next line
+        self.tick_alone = True  # no other loop of the repository runs (checked before each agent call)
 
     @property
     def settings(self) -> Settings:
@@ -124,8 +125,9 @@ class Loop:
         return ", ".join(parts)
 
     def _tick(self, n: int, started: float) -> None:
-        """On a terminal, the agent's elapsed time on one line, rewritten in place while it works."""
-        if self.tty:
+        """On a terminal, the agent's elapsed time on one line, rewritten in place while it works (not while other
+        loops of the repository run: their lines would be written over, and theirs over it)."""
+        if self.tty and self.tick_alone:
             sys.stderr.write(f"\r\x1b[K{self.prefix}iteration {n}: agent working {clock(time.time() - started)} "
                              f"({self.progress()})")
             sys.stderr.flush()
@@ -222,6 +224,10 @@ class Loop:
         assert inv is not None
         loop = self.settings.loop
         self.say(f"iteration {n}: the agent starts ({self.progress()})")
+        if self.tty:
+            from dun.fleet.status import running_elsewhere
+
+            self.tick_alone = not running_elsewhere(self.root)
         started = time.time()
 
         def should_stop() -> bool:  # asked every half second while the agent runs

@@ -137,3 +137,26 @@ def test_each_step_of_the_shell_driver_leaves_its_live_record_written(repo: Path
     record = live(repo)
     assert record is not None and (record["phase"], record["in_progress"]) == ("agent", 1)
     assert (record["boxes_done"], record["boxes_total"]) == (0, 2)
+
+
+def test_no_progress_line_in_place_while_another_loop_of_the_repository_runs(
+        repo: Path, tmp_path: Path, procs: list[subprocess.Popen[bytes]]) -> None:
+    """Two loops sharing a terminal would write their in-place lines over each other: with another loop running,
+    each line is whole and labelled."""
+    make_repo(repo, boxes=("alpha",))
+    start_loop(repo, write_scenario(tmp_path / "sc1", [held(tmp_path / "never-1", "alpha")]), procs,
+               "--worktree", "w1")
+    until(lambda: (r := live(repo / ".dun" / "worktrees" / "w1")) and r["phase"] == "agent", "loop w1's agent")
+    sc = write_scenario(tmp_path / "sc2", [{**held(tmp_path / "go-2", "alpha"), "status": block(task="alpha")}])
+    env = {**os.environ, "DUN_FAKE_SCENARIO": str(sc), "TERM": "xterm"}
+    loop = pexpect.spawn(DUN[0], [*DUN[1:], "loop", "--worktree", "w2", "--max-iterations", "1"], cwd=str(repo),
+                         env=env, timeout=30, encoding="utf-8")
+    try:
+        loop.expect_exact("dun loop [w2]: iteration 1: the agent starts (boxes 0/1")
+        with pytest.raises(pexpect.TIMEOUT):
+            loop.expect_exact("agent working", timeout=1.5)  # it would be rewritten every half second
+        (tmp_path / "go-2").touch()
+        loop.expect_exact("dun loop [w2]: iteration 1: command exit 0")
+        loop.expect(pexpect.EOF)
+    finally:
+        loop.close(force=True)

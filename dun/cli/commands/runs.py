@@ -21,20 +21,12 @@ from dun.store.store import Store
 
 
 def _other_loops(repo: Repo) -> list[dict[str, object]]:
-    """The loops running in the repository's other work trees (`dun loop --worktree`), as `dun fleet status` has
-    them; none outside a git repository."""
+    """The loops running in the repository's other work trees; none outside a git repository."""
     if not repo.is_git:
         return []
-    from dun.fleet.status import loop_info
-    from dun.fleet.worktrees import list_worktrees
+    from dun.fleet.status import running_elsewhere
 
-    here = repo.root.resolve()
-    try:
-        trees = list_worktrees(repo.root)
-    except UsageError:
-        return []
-    found = [loop_info(wt, "(main)" if wt.main else wt.path.name) for wt in trees if wt.path.resolve() != here]
-    return [loop for loop in found if loop["status"] == "running"]
+    return running_elsewhere(repo.root)
 
 
 def _others_line(others: Sequence[Mapping[str, object]]) -> str:
