@@ -51,8 +51,8 @@ class Flow(Protocol):
 def finds_pids(body: str, seen: Seen | None = None, cwd: str | None = None) -> bool:
     """A `$(...)` body that prints process IDs found by name or port: $(pgrep node), $(lsof -ti :3000 | ...), or
     reads a file such a command wrote earlier in the line."""
-    first = body.lstrip().split(None, 1)[:1]
-    words = literal_words(body)
+    first = [w for w in body.split() if w not in ("sudo", "doas", "command", "env", "-n", "-E")][:1]  # $(sudo lsof ...)
+    words = [w for w in literal_words(body) if w not in ("sudo", "doas", "command", "-n", "-E")]
     if seen is not None and words[:1] == ["cat"] and any(normalize(w, cwd) in seen.pid_files for w in words[1:]):
         return True
     return bool(first and first[0] in PID_FINDERS) or bool(words[:1] and words[0] in PID_FINDERS)

@@ -24,7 +24,7 @@ from dun.guard.marks import code_kills_all, code_kills_by_name
 from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
-from dun.guard.secrets import code_exfiltration, text_secret
+from dun.guard.secrets import ENV_DUMP_CODE, code_exfiltration, text_secret
 from dun.guard.sqlclients import SQL_CLIENTS
 from dun.guard.textops import make_recipes, sed_commands
 
@@ -78,7 +78,7 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
         with contextlib.suppress(ShellError):
             seen |= w.run(args[1].text, with_params(ctx.child(), args[2:]))
     elif prog == "eval" and args:
-        seen |= w.run(" ".join(v.text for v in args), ctx.child())
+        seen |= w.run(" ".join(_known_output(w, v, ctx) for v in args), ctx.child())
         facts.exec_download = facts.exec_download or any(v.dl for v in args)
     elif prog in ("source", ".") and args:
         facts.exec_download = facts.exec_download or args[0].dl
@@ -111,6 +111,15 @@ def runner_files(w: Runner, facts: Facts, runners: list[str], ctx: Ctx, seen: se
     for runner in runners:
         for source in tasks.sources(runner, [], ctx.cwd):
             _task_file(w, facts, source, ctx, seen)
+
+
+def _known_output(w: Runner, val: Val, ctx: Ctx) -> str:
+    """eval "$(echo ... | base64 -d)": a word that is one command's output, when the guard knows what it prints."""
+    if len(val.subs) == 1 and val.text.strip() == f"$({val.subs[0]})":
+        out = w.output_of(val.subs[0], ctx)
+        if out.text is not None and not out.dl:
+            return out.text
+    return val.text
 
 
 def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[str],
@@ -151,6 +160,9 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
         place = classify(path_val(path, ctx, w.env), ctx, w.env)
         facts.effects.append(Effect("write", *place))
         ctx.written[place[0]] = None
+        if place[1] == "inside" and ENV_DUMP_CODE.search(text):  # writeFileSync('env.json', JSON.stringify(...env))
+            facts.signals.add("exfiltrate")
+            facts.notes["exfiltrate"] = "secret: the environment, written into the repository by interpreter code"
     facts.queries += found.queries
     if found.unseen:
         facts.signals.add("obfuscated-code")

@@ -88,11 +88,14 @@ def test_everyday_interpreter_one_liners_are_allowed() -> None:
 
 
 def test_code_the_guard_cannot_read_is_denied() -> None:
-    for command in ("echo cm0gLXJmIH4K | base64 -d | sh", 'eval "$(echo cm0gLXJmIH4= | base64 -d)"',
-                    "source <(base64 -d <<< cm0gLXJmIH4=)", 'x=$(cat cmd.txt); $x',
+    for command in ("base64 -d payload.b64 | sh", 'eval "$(base64 -d < payload.b64)"', 'x=$(cat cmd.txt); $x',
                     "python3 -c \"exec(__import__('base64').b64decode('cHJpbnQoMSk='))\"", "cat script | bash"):
         assert rule(command) == "exec.unseen-code", command
-    assert rule("printf '\\x72\\x6d -rf ~' | sh") == "fs.delete-system"  # readable after all: decoded and read
+    # readable after all: decoded from text in the line, and read (`rm -rf ~`)
+    for command in ("printf '\\x72\\x6d -rf ~' | sh", "echo cm0gLXJmIH4K | base64 -d | sh",
+                    'eval "$(echo cm0gLXJmIH4= | base64 -d)"', "source <(base64 -d <<< cm0gLXJmIH4=)"):
+        assert rule(command) == "fs.delete-system", command
+    assert bash("echo bHMgLWxh | base64 -d | sh").decision == "allow"  # ls -la
     for command in ('eval "$(ssh-agent -s)"', "source <(kubectl completion bash)", "echo ls | sh",
                     'eval "$(direnv hook bash)"'):
         assert bash(command).decision == "allow", command
