@@ -94,7 +94,8 @@ class Loop:
         self.signalled: int | None = None
         self.wakeup = threading.Event()
         # a loop in a linked work tree (`--worktree NAME`) names it on every line: several loops share a terminal
-        self.prefix = f"dun loop [{self.root.name}]: " if (self.root / ".git").is_file() else "dun loop: "
+        self.linked = (self.root / ".git").is_file()
+        self.prefix = f"dun loop [{self.root.name}]: " if self.linked else "dun loop: "
         self.tty = sys.stderr.isatty()
         self.ticking = False  # a progress line is on the terminal, to be cleared before the next line
         self.tick_alone = True  # no other loop of the repository runs (checked before each agent call)
@@ -124,6 +125,20 @@ class Loop:
         parts.append(f"${spent:.4f} of ${cap:g}" if cap > 0 else f"${spent:.4f} spent")
         return ", ".join(parts)
 
+    def look_around(self) -> None:
+        """Before each agent call: whether other loops of the repository run. Then the main tree's loop names itself
+        `[main]` too, and no loop keeps a line in place. Git is asked only where it can matter: from a worktree on a
+        terminal, or from a main tree that has worktrees."""
+        from dun.fleet.status import running_elsewhere
+
+        git_dir = self.root / ".git"
+        if self.linked:
+            others = bool(self.tty and running_elsewhere(self.root))
+        else:
+            others = (git_dir / "worktrees").is_dir() and bool(running_elsewhere(self.root))
+            self.prefix = "dun loop [main]: " if others else "dun loop: "
+        self.tick_alone = not others
+
     def _tick(self, n: int, started: float) -> None:
         """On a terminal, the agent's elapsed time on one line, rewritten in place while it works (not while other
         loops of the repository run: their lines would be written over, and theirs over it)."""
@@ -143,6 +158,7 @@ class Loop:
             with LoopLock(self.store):
                 try:
                     self.store.reserve_space()
+                    self.look_around()  # the start's lines are labelled like the rest
                     self.engine.start(self.opts.fresh, self.opts.reset_circuit)
                     return self.finish(self.drive())
                 except OSError as exc:
@@ -223,11 +239,8 @@ class Loop:
         inv = opened.invocation
         assert inv is not None
         loop = self.settings.loop
+        self.look_around()
         self.say(f"iteration {n}: the agent starts ({self.progress()})")
-        if self.tty:
-            from dun.fleet.status import running_elsewhere
-
-            self.tick_alone = not running_elsewhere(self.root)
         started = time.time()
 
         def should_stop() -> bool:  # asked every half second while the agent runs

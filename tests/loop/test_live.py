@@ -160,3 +160,10 @@ def test_no_progress_line_in_place_while_another_loop_of_the_repository_runs(
         loop.expect(pexpect.EOF)
     finally:
         loop.close(force=True)
+    # the main tree's loop, with w1 still running, names itself too
+    start_loop(repo, write_scenario(tmp_path / "sc3", [held(tmp_path / "never-3", "alpha")]), procs,
+               stderr=tmp_path / "main.stderr")
+    said = until(lambda: "agent starts" in (text := (tmp_path / "main.stderr").read_text(encoding="utf-8")) and text,
+                 "the main tree's loop line")
+    assert "dun loop [main]: iteration 1: the agent starts (boxes 0/1" in said, said
+    assert all(line.startswith("dun loop [main]: ") for line in said.splitlines()), said
