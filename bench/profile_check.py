@@ -30,7 +30,7 @@ def mark(name):
     now = time.perf_counter(); marks.append((name, now - t0)); t0 = now
 import dun.cli.flags; mark("import the option table (dun check runs without click)")
 from dun.cli.commands.check import formatter_for; mark("import the engine (session, config, pluggy)")
-from dun.core.git import find_repo
+from dun.store.layout import find_repo
 repo = find_repo(None); mark("find the repository (git rev-parse)")
 from dun.engine.manager import make_manager, merged_mapping
 pm = make_manager(agents=False); mark("plugin manager: built-in plugins, entry points")
@@ -44,7 +44,8 @@ reuse = sys.argv[1] == "no-change"
 cache = session._result_cache(ctx) if reuse else None; mark("git status and the tree's fingerprint")
 from dun.engine.runner import run_one, trigger_miss
 if not reuse:
-    ctx.listing(); mark("git ls-files and status, the listing decoded")
+    from dun.engine.checkapi import listing
+    listing(ctx); mark("git ls-files and status, the listing decoded")
 results = []
 for manifest in catalog.manifests:
     for check in manifest.checks:
@@ -67,8 +68,9 @@ print(json.dumps(marks))
 
 def sample(root: Path, mode: str) -> list[tuple[str, float]]:
     env = {**os.environ, **({"DUN_NO_CACHE": "1"} if mode == "cold" else {})}
-    proc = subprocess.run([sys.executable, "-c", PHASES, mode], cwd=root, env=env, capture_output=True, text=True,
-                          check=True)
+    proc = subprocess.run([sys.executable, "-c", PHASES, mode], cwd=root, env=env, capture_output=True, text=True)
+    if proc.returncode:  # dun's API moved under this script: say where
+        sys.exit(f"profile_check: the {mode} sample failed:\n{proc.stderr[-2000:]}")
     return [(name, seconds) for name, seconds in json.loads(proc.stdout.splitlines()[-1])]
 
 
