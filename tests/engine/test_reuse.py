@@ -288,3 +288,22 @@ def test_one_look_after_the_checks_when_the_last_of_them_starts_it(tmp_path: Pat
     write(root, ".dun/plugins/p.yaml", "id: p\nchecks:\n  - {id: c, type: command, command: 'true', inputs: {}}\n")
     first = open_session(root).report(only=["c"]).results[0]
     assert (first.status, looks) == ("pass", [1])
+
+
+def test_a_plugin_found_not_applicable_runs_once_its_trigger_appears(repo: Path, tmp_path: Path) -> None:
+    """Its checks' inputs are not looked at while no `path-exists` trigger exists (the skip depends on the triggers
+    alone); a trigger appearing, even one git ignores, runs the check instead of replaying the skip."""
+    write(repo, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, "
+                                    "rust, test-suites]}\n")
+    write(repo, ".dun/plugins/p.yaml", PLUGIN.format(log=tmp_path / "runs.log").replace(
+        "id: p\n", "id: p\ntriggers:\n  - path-exists: ignored/marker\n"))
+    write(repo, ".gitignore", "ignored/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plugin")
+    first, again = result(repo), result(repo)
+    assert (first.status, first.cached, again.status, again.cached, runs(repo)) == ("skip", False, "skip", True, 0)
+    write(repo, "ignored/marker", "")
+    ran = result(repo)
+    assert (ran.status, ran.cached, runs(repo)) == ("fail", False, 1)
+    (repo / "ignored/marker").unlink()
+    assert result(repo).status == "skip"
