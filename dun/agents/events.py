@@ -90,7 +90,7 @@ def add_cost(agent: dict[str, Any], value: object) -> None:
         agent["cost_usd"] = round(agent.get("cost_usd", 0.0) + cost, 10)
 
 
-def from_final(final: str | None, earlier: list[str], agent: dict[str, Any], shape: str, bytes_read: int,
+def from_final(final: str | None, earlier: list[str], agent: dict[str, object], shape: str, bytes_read: int,
                notes: list[str] | None = None) -> ParseResult:
     """The parse of an answer whose final text is known: its block is the only candidate; earlier messages'
     blocks are recorded as superseded, never chosen."""

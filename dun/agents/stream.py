@@ -12,7 +12,6 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from dun.agents.events import mapping, number
 
@@ -116,7 +115,7 @@ def _opencode(obj: Mapping[str, object]) -> list[str] | None:
     return None
 
 
-def _gemini(obj: dict[str, Any]) -> list[str] | None:
+def _gemini(obj: dict[str, object]) -> list[str] | None:
     """`gemini --output-format stream-json` (`agent.live`): init, message, tool_use, tool_result, result."""
     kind = obj.get("type")
     if kind == "message" and "role" in obj:
@@ -134,7 +133,7 @@ def _gemini(obj: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def describe(obj: dict[str, Any]) -> list[str]:
+def describe(obj: dict[str, object]) -> list[str]:
     """The lines one event of any known stream shows; an unknown event shows nothing (a watcher is not a dump)."""
     for reader in (_gemini, _claude, _codex, _opencode):
         try:

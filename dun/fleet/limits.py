@@ -161,11 +161,11 @@ class LocalStore(FleetStore):
     def epoch(self) -> str:
         return "local"
 
-    def beat(self, record: dict[str, Any]) -> None:
+    def beat(self, record: dict[str, object]) -> None:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", str(record["loop_id"]))
         write_json_atomic(self.directory / "loops" / f"{safe}.json", record)
 
-    def loops(self) -> list[dict[str, Any]]:
+    def loops(self) -> list[dict[str, object]]:
         out, now = [], self.clock()
         for path in sorted((self.directory / "loops").glob("*.json")):
             record = read_json(path)

@@ -147,7 +147,7 @@ class FleetLink:
             self._lose(exc)
             return None
 
-    def beat(self, record: dict[str, Any]) -> bool:
+    def beat(self, record: dict[str, object]) -> bool:
         """Write this loop's registry record (its id, host, repository and the time added); a store that is back
         is caught up first. False when the store cannot be reached."""
         full = {**record, "loop_id": self.loop_id, "host": self.host, "repository": self.repository,

@@ -21,7 +21,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import redis
 from redis.backoff import NoBackoff
@@ -136,10 +136,10 @@ class RedisStore(FleetStore):
 
         return self.call(ask)
 
-    def beat(self, record: dict[str, Any]) -> None:
+    def beat(self, record: dict[str, object]) -> None:
         self.call(lambda: self.client.hset(PREFIX + "loops", str(record["loop_id"]), json.dumps(record)))
 
-    def loops(self) -> list[dict[str, Any]]:
+    def loops(self) -> list[dict[str, object]]:
         raw: dict[str, str] = self.call(lambda: self.client.hgetall(PREFIX + "loops"))  # type: ignore[arg-type,return-value]
         now, out, old = self.clock(), [], []
         for loop_id, text in sorted(raw.items()):

@@ -51,7 +51,7 @@ def running_elsewhere(root: Path) -> list[dict[str, object]]:
     return [loop for loop in found if loop["status"] == "running"]
 
 
-def fleet_status(root: Path, configured_dir: str | None = None) -> dict[str, Any]:
+def fleet_status(root: Path, configured_dir: str | None = None) -> dict[str, object]:
     main = main_root(root)
     base = worktrees_dir(main, configured_dir)
     loops = []
@@ -67,7 +67,7 @@ def fleet_status(root: Path, configured_dir: str | None = None) -> dict[str, Any
     return {"repository": str(main), "worktrees_dir": str(base), "loops": loops}
 
 
-def store_status(store: FleetStore, stale_after_s: float, now: float | None = None) -> dict[str, Any]:
+def store_status(store: FleetStore, stale_after_s: float, now: float | None = None) -> dict[str, object]:
     """Every loop in the store's registry (a running or waiting one whose heartbeat is older than `stale_after_s`
     marked stale) and every agent's shared limits. Raises StoreUnavailable."""
     now = time.time() if now is None else now

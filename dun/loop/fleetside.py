@@ -8,7 +8,6 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from dun.config.sections import Fleet
 from dun.core.kinds import LIMIT_KINDS, Action, StopReason, WaitReason
@@ -29,7 +28,7 @@ class FleetSide:
         self.fleet = fleet
         self.shared = fleet.shared_limits
         self.heartbeat_s = fleet.heartbeat_s
-        self.last: tuple[float, tuple[Any, ...]] = (0.0, ())  # the last heartbeat: when, and what it said
+        self.last: tuple[float, tuple[object, ...]] = (0.0, ())  # the last heartbeat: when, and what it said
         self.wait: tuple[str, float] | None = None  # the wait in progress: its reason and end
 
     def reserve(self, max_calls_per_hour: int) -> Decision | None:

@@ -20,7 +20,7 @@ class Marker:
 
 @dataclass
 class Series:
-    runs: list[dict[str, Any]]
+    runs: list[dict[str, object]]
     labels: list[str] = field(default_factory=list)
     run_of: list[str] = field(default_factory=list)  # the run of each iteration
     cost: list[float | None] = field(default_factory=list)

@@ -71,8 +71,8 @@ def _labels(name: str, repository: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": "dun", "app.kubernetes.io/instance": name, "dun/repository": value}
 
 
-def _env(opts: K8sOptions) -> list[dict[str, Any]]:
-    env: list[dict[str, Any]] = [{"name": "DUN_REPO_URL", "value": opts.repo_url},
+def _env(opts: K8sOptions) -> list[dict[str, object]]:
+    env: list[dict[str, object]] = [{"name": "DUN_REPO_URL", "value": opts.repo_url},
                                  {"name": "DUN_BRANCH", "value": opts.branch},
                                  {"name": "DUN_BUDGET_USD", "value": f"{opts.budget_usd:g}"}]
     if opts.store != "local":
@@ -82,7 +82,7 @@ def _env(opts: K8sOptions) -> list[dict[str, Any]]:
     return env
 
 
-def pod_spec(opts: K8sOptions, name: str) -> dict[str, Any]:
+def pod_spec(opts: K8sOptions, name: str) -> dict[str, object]:
     container = {
         "name": "loop", "image": opts.image, "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", SCRIPT], "workingDir": MOUNT, "env": _env(opts),
@@ -142,14 +142,14 @@ HEADER = """# Written by `dun init --k8s` (dun {version}); docs/scale-out.md say
 """
 
 
-def render(manifest: dict[str, Any]) -> str:
+def render(manifest: dict[str, object]) -> str:
     """YAML text of one manifest, with the header."""
     import io
 
     from ruamel.yaml import YAML
     from ruamel.yaml.scalarstring import LiteralScalarString
 
-    def literal(value: Any) -> Any:  # the script as a block, readable in the file
+    def literal(value: object) -> object:  # the script as a block, readable in the file
         if isinstance(value, dict):
             return {k: literal(v) for k, v in value.items()}
         if isinstance(value, list):

@@ -57,7 +57,7 @@ class Doctor:
     root: Path
     agents: list[AgentRow] = field(default_factory=list)
     tools: dict[str, Any] = field(default_factory=dict)
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, object]] = field(default_factory=list)
     sandbox: dict[str, Any] = field(default_factory=dict)  # mode, note, the agent's preflight problem
 
     @property
