@@ -21,13 +21,14 @@ import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dun.history.rows import LIMIT_KINDS
 from dun.history.store import History
 
-DEFAULTS = {"claim_streak": 3, "error_repeats": 3, "error_window_h": 48.0, "box_attempts": 3, "repair_repeats": 2,
-            "denial_repeats": 3, "cost_factor": 3.0, "cost_min_samples": 5}
+if TYPE_CHECKING:
+    from dun.config.sections import Review
+
 
 
 @dataclass
@@ -204,9 +205,14 @@ def cost_outliers(its: list[dict[str, Any]], factor: float, min_samples: int) ->
             for run_id, found in by_run.items()]
 
 
-def detect(history: History, thresholds: dict[str, Any] | None = None) -> list[Finding]:
-    """Every pattern over the whole history, in a stable order."""
-    t = {**DEFAULTS, **(thresholds or {})}
+def detect(history: History, thresholds: Review | None = None) -> list[Finding]:
+    """Every pattern over the whole history, in a stable order; `thresholds` are the `review:` section (default:
+    the schema's defaults)."""
+    if thresholds is None:
+        from dun.config.loader import defaults_only
+
+        thresholds = defaults_only().settings.review
+    t = thresholds
     its = history.iterations()
     checks: dict[tuple[str, int], dict[str, int]] = defaultdict(dict)
     for row in history.table("check_results"):
@@ -216,10 +222,10 @@ def detect(history: History, thresholds: dict[str, Any] | None = None) -> list[F
     denials = history.query("SELECT * FROM guard_decisions WHERE decision = 'deny' ORDER BY ts, run_id, seq")
     unverified = {(d["run_id"], d["iteration"]) for d in history.table("discrepancies")
                   if d["kind"] == "unverified_completion"}
-    found = [*claim_streaks(its, int(t["claim_streak"]), unverified),
-             *repeated_errors(its, int(t["error_repeats"]), float(t["error_window_h"])),
-             *box_attempts(its, history.boxes(), int(t["box_attempts"])),
-             *repeated_repairs(its, int(t["repair_repeats"])),
-             *repeated_denials(denials, int(t["denial_repeats"])),
-             *cost_outliers(its, float(t["cost_factor"]), int(t["cost_min_samples"]))]
+    found = [*claim_streaks(its, t.claim_streak, unverified),
+             *repeated_errors(its, t.error_repeats, t.error_window_h),
+             *box_attempts(its, history.boxes(), t.box_attempts),
+             *repeated_repairs(its, t.repair_repeats),
+             *repeated_denials(denials, t.denial_repeats),
+             *cost_outliers(its, t.cost_factor, t.cost_min_samples)]
     return sorted(found, key=lambda f: (f.first_ts or 0, f.pattern, f.subject))

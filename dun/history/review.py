@@ -8,7 +8,6 @@ ID` (not a problem; shown nowhere). The person's decisions and the time each ite
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import json
 import os
@@ -55,14 +54,10 @@ def read_decisions(root: Path) -> dict[str, dict[str, object]]:
     return dict((read_json(decisions_path(root)) or {}).get("items") or {})
 
 
-def thresholds(settings: Review | None) -> dict[str, object]:
-    return dataclasses.asdict(settings) if settings is not None else {}
-
-
 def update(history: History, settings: Review | None = None) -> list[Finding]:
     """Run the detector and store its findings as review items; returns the findings never notified yet (open,
     in the order found), for the caller to notify."""
-    found = detect(history, thresholds(settings))
+    found = detect(history, settings)
     decided = read_decisions(history.root)
     with history.transaction() as conn:
         conn.execute("DELETE FROM review_items")

@@ -66,10 +66,11 @@ def summary(log: IterationLog) -> str:
     cost = cost_text(log.get("cost_usd"), "cost unknown")
     err = f", {log['error_kind']}" if log.get("error_kind") else ""
     decision = log.get("decision") or {}
+    before, after = log.get("checks_before"), log.get("checks_after")
     return (f"iteration {log['iteration']}: {log.get('agent')} exit {log.get('exit_code')}{err} in "
             f"{log.get('duration_s', 0):.0f}s, {cost}, {claim}; checks "
-            f"{(log.get('checks_before') or {}).get('actionable')} -> "
-            f"{(log.get('checks_after') or {}).get('actionable')} actionable; "
+            f"{before.get('actionable') if before else None} -> "
+            f"{after.get('actionable') if after else None} actionable; "
             f"{decision.get('action')} ({decision.get('reason')})")
 
 

@@ -96,8 +96,9 @@ def write_report(store: Store, state: LoopState, settings: Settings) -> Path:
     run_logs = [log for log in logs if log.get("run_id") in (None, state.get("run_id"))]
     cap = settings.loop.max_budget_usd
     first, last = (run_logs[0], run_logs[-1]) if run_logs else ({}, {})
-    before = (first.get("checks_before") or {}).get("ids")
-    after = (last.get("checks_after") or {}).get("ids")
+    counted_before, counted_after = first.get("checks_before"), last.get("checks_after")
+    before = counted_before.get("ids") if isinstance(counted_before, dict) else None
+    after = counted_after.get("ids") if isinstance(counted_after, dict) else None
     lines = [
         "# dun loop report", "",
         f"- run: `{state.get('run_id')}`",

@@ -203,6 +203,25 @@ class VerificationLog(TypedDict, total=False):
     review: dict[str, object]
 
 
+class CheckCount(TypedDict):
+    """The actionable checks before or after an iteration (`checks_before`, `checks_after`)."""
+
+    actionable: int
+    ids: list[str]
+
+
+class Progress(TypedDict, total=False):
+    """What an iteration changed, as git tells it (`progress`)."""
+
+    head_before: str | None
+    head_after: str | None
+    commits: list[str]
+    files_changed: int
+    tree_hash: str | None
+    newly_passing: list[str]
+    paths: list[str]
+
+
 class IterationLog(TypedDict, total=False):
     """`.dun/logs/iteration-N.json`: opened before the agent runs, completed when its answer was judged."""
 
@@ -219,9 +238,9 @@ class IterationLog(TypedDict, total=False):
     prompt_file: str
     out_file: str
     err_file: str
-    checks_before: dict[str, Any]  # {actionable: N, ids: [...]}
+    checks_before: CheckCount
     baseline_changes: list[str]  # what decides "done" changed while no agent ran (since the last iteration or run)
-    checks_after: dict[str, Any]
+    checks_after: CheckCount
     duration_s: float
     exit_code: int | None
     timed_out: bool
@@ -238,7 +257,7 @@ class IterationLog(TypedDict, total=False):
     parse_outcome: str
     answer_shape: str
     agent_facts: dict[str, object]
-    progress: dict[str, Any]
+    progress: Progress
     permission_denials: int
     flags: list[str]
     circuit: Circuit

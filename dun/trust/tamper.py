@@ -22,6 +22,7 @@ from typing import Any
 from dun.core.atomic import remove_inside, write_inside, write_json_atomic
 from dun.core.git import git
 from dun.core.textfiles import read_bytes
+from dun.engine.catalog import Catalog
 from dun.engine.checkapi import CheckContext
 from dun.store.layout import CONFIG, DIR, PLUGINS, TEMPLATES
 from dun.store.records import Discrepancy
@@ -59,7 +60,7 @@ def _walk(root: Path, rel: str) -> list[str]:
     return out
 
 
-def checker_paths(root: Path, ctx: CheckContext, catalog: Any, protected: Sequence[str],
+def checker_paths(root: Path, ctx: CheckContext, catalog: Catalog, protected: Sequence[str],
                   plugin_dirs: Sequence[str]) -> list[str]:
     gates = [g for c in catalog.checks if c.type == "gates" for g in c.options.get("files", [])]
     found = set(ctx.match([*gates, *protected])) if gates or protected else set()
@@ -89,7 +90,7 @@ def _tool_dun(root: Path) -> str | None:
     return hashlib.sha256(json.dumps(table, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def take(root: Path, ctx: CheckContext, catalog: Any, protected: Sequence[str],
+def take(root: Path, ctx: CheckContext, catalog: Catalog, protected: Sequence[str],
          plugin_dirs: Sequence[str]) -> dict[str, dict[str, str]]:
     """{"files": what decides "done", path -> digest, "blobs": path -> git blob id to restore it from}."""
     paths = checker_paths(root, ctx, catalog, protected, plugin_dirs)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import settings_with
 from fake_agent import block
 from history_support import NO_CIRCUIT, T0, drive, guard_line, iso, make_log, new_repo, review_items, write_run
 from loop_support import idle, work
@@ -29,7 +30,7 @@ def found(root: Path, logs: list[dict[str, Any]], guard: str = "", boxes: tuple[
         (root / ".dun" / "tasks.json").write_text(json.dumps({"tasks": [{"text": b} for b in boxes]}))
     with History.open(root) as history:
         sync(history)
-        return detect(history, thresholds)
+        return detect(history, settings_with(**{f"review__{k}": v for k, v in thresholds.items()}).review)
 
 
 def first_firing(tmp_path: Path, logs: list[dict[str, Any]], pattern: str, **kwargs: Any) -> int | None:
