@@ -169,6 +169,19 @@ def state_problem(data: object) -> str | None:
     return None
 
 
+class Box(TypedDict, total=False):
+    """A mission box as `.dun/tasks.json` (the task ratchet's ledger) records it."""
+
+    id: str  # FILE#HASH.N: the N-th box of that text in the file
+    file: str
+    line: int
+    text: str
+    hash: str
+    checked: bool
+    verify: str | None  # the box's `verify:` command, when it has one
+    raw: str  # the line as written, to restore it
+
+
 class Discrepancy(TypedDict, total=False):
     """What trust verification or the review gate found in one iteration (`verification.discrepancies[]`): its kind
     (DiscrepancyKind), what the agent is told, and the facts of its kind."""
@@ -178,7 +191,7 @@ class Discrepancy(TypedDict, total=False):
     claim: str  # unverified_completion of a claim: the claim and the check that still fails
     check: str
     claimed: int | str  # phantom_changes: the FILES_MODIFIED the agent gave
-    task: dict[str, Any]  # task_tampered, unverified_completion of a box: the box as the ledger had it
+    task: Box  # task_tampered, unverified_completion of a box: the box as the ledger had it
     flip: bool  # a box ticked without evidence (unticked again on restore)
     paths: list[str]  # checker_tampered: what changed, and how to put it back
     diff: str

@@ -6,14 +6,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from dun.checks.readers.markdown import parse_boxes
 from dun.core.atomic import inside, write_inside, write_json_atomic
 from dun.core.proc import run_streaming
 from dun.core.textfiles import read_bytes, read_text
 from dun.engine.model import Report
-from dun.store.records import Discrepancy
+from dun.store.records import Box, Discrepancy
 from dun.store.store import Store, read_json
 from dun.trust.claims import discrepancy
 
@@ -29,9 +28,9 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def scan(root: Path, files: list[str]) -> list[dict[str, Any]]:
+def scan(root: Path, files: list[str]) -> list[Box]:
     """Every box of the mission files, with its raw line (needed to restore it)."""
-    tasks: list[dict[str, object]] = []
+    tasks: list[Box] = []
     for rel in files:
         text, _ = read_text(root / rel, strict_utf8=True, root=root)
         if text is None:
@@ -47,7 +46,7 @@ def scan(root: Path, files: list[str]) -> list[dict[str, Any]]:
     return tasks
 
 
-def record(root: Path, files: list[str]) -> list[dict[str, object]]:
+def record(root: Path, files: list[str]) -> list[Box]:
     tasks = scan(root, files)
     save(root, files, tasks)
     return tasks
@@ -69,7 +68,7 @@ def save(root: Path, files: list[str], tasks: Sequence[Mapping[str, object]]) ->
                                           "digests": _digests(root, files)})
 
 
-def load(root: Path) -> tuple[list[str], list[dict[str, object]]] | None:
+def load(root: Path) -> tuple[list[str], list[Box]] | None:
     data = read_json(ledger_path(root))
     if not data or not isinstance(data.get("tasks"), list):
         return None
@@ -102,12 +101,13 @@ def hold(root: Path) -> None:
         save(root, list(data.get("files") or []), data["tasks"])
 
 
-def _evidence(root: Path, task: dict[str, Any], after: Report, confine: Confine | None = None) -> tuple[str, str]:
+def _evidence(root: Path, task: Box, after: Report, confine: Confine | None = None) -> tuple[str, str]:
     """("pass" | "fail" | "none", detail) for a box ticked during the iteration."""
-    if task.get("verify"):
+    verify = task.get("verify")
+    if verify:
         # the command check's runner: its own process group, killed whole on timeout, output kept bounded; in the
         # loop's sandbox when it has one (the command is text the agent could have written)
-        argv = ["sh", "-c", task["verify"]]
+        argv = ["sh", "-c", verify]
         res = run_streaming(confine(argv) if confine else argv, root, VERIFY_TIMEOUT_S, tail_lines=5)
         if res.timed_out:
             return "fail", f"verify: {task['verify']} timed out"
@@ -121,8 +121,8 @@ def _evidence(root: Path, task: dict[str, Any], after: Report, confine: Confine 
     return "none", ""
 
 
-def compare(root: Path, ledger: list[dict[str, Any]], files: list[str], after: Report,
-            confine: Confine | None = None) -> tuple[list[Discrepancy], dict[str, list[str]], list[dict[str, object]]]:
+def compare(root: Path, ledger: list[Box], files: list[str], after: Report,
+            confine: Confine | None = None) -> tuple[list[Discrepancy], dict[str, list[str]], list[Box]]:
     """(discrepancies, facts for the log, the new ledger with the accepted changes)."""
     current = scan(root, files)
     now_by_id = {t["id"]: t for t in current}
@@ -169,7 +169,7 @@ def _positions(text: str, rel: str) -> dict[str, int]:
     return out
 
 
-def _restore_file(lines: list[str], rel: str, items: list[Discrepancy], ledger: list[dict[str, Any]]) -> list[str]:
+def _restore_file(lines: list[str], rel: str, items: list[Discrepancy], ledger: list[Box]) -> list[str]:
     """Untick unverified flips, then put each missing box back after the nearest surviving box that preceded it
     at the start (replacing a new box standing exactly there: a rewording)."""
     for d in items:
@@ -195,7 +195,7 @@ def _restore_file(lines: list[str], rel: str, items: list[Discrepancy], ledger: 
     return lines
 
 
-def restore(root: Path, tampered: list[Discrepancy], ledger: list[dict[str, object]],
+def restore(root: Path, tampered: list[Discrepancy], ledger: list[Box],
             start_head: str | None = None) -> list[str]:
     """Put removed or reworded boxes back and untick unverified flips, editing only those lines; returns the
     files changed. The agent's other edits in the same files stay. A deleted file comes back whole."""
