@@ -192,6 +192,7 @@ SPECS["influx"] = SPECS["hdfs"] = SPECS["hadoop"] = SPECS["nomad"] = Spec(
     long=_long("-execute", "-database", "-host", "-format", "-address", "-namespace", "-region"), words=True)
 SPECS["pgcli"] = SPECS["mycli"] = SPECS["litecli"] = Spec("hpUdDeuP", _long("--execute", "--host", "--port", "--user",
                                                                             "--dbname", "--database"))
+SPECS["migrate"] = Spec(long=_long("-path", "-database", "-source", "-database-url"), words=True)  # golang-migrate
 SPECS["cypher-shell"] = Spec("uapd", _long("--username", "--address", "--password", "--database", "--format"))
 SPECS["arangosh"] = Spec(long=_long("--javascript.execute-string", "--server.endpoint", "--server.database"))
 SPECS["gradle"] = SPECS["gradlew"] = Spec("xbcIp", attached="PD")  # -Pkey=value, -Dkey=value, -x TASK

@@ -248,7 +248,7 @@ PUBLISH_RULES: tuple[Rule, ...] = (
                 flags_none=(*_DRY, "--just-print", "--recon")),
           Match(programs=_NODE, subcommands=("run", "run-script"), actions=_RELEASE_NAMES,  # by the script's name
                 args_none=_DRY),
-          Match(programs=("yarn", "pnpm", "bun"), subcommands=_RELEASE_NAMES))),
+          Match(programs=("yarn", "pnpm", "bun"), subcommands=_RELEASE_NAMES, flags_none=_DRY, args_none=_DRY))),
 )
 
 EXFIL_RULES: tuple[Rule, ...] = (

@@ -51,6 +51,8 @@ _RUNNERS = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pi
 _ENV = Spec("uCS", _long("--unset", "--chdir", "--split-string"), stop=True)
 _COMPOSE_RUN = Spec("evwupl", _long("--env", "--volume", "--workdir", "--user", "--publish", "--label", "--name",
                                       "--entrypoint", "--env-file"), stop=True)
+_NODE_OPTIONS = Spec("Cw", _long("--filter", "--dir", "--prefix", "--workspace", "--cwd", "--reporter",
+                                 "--loglevel"), stop=True)
 _TIMEOUT = Spec("sk", _long("--signal", "--kill-after"), stop=True)
 _XARGS = Spec("aEdILnPs", _long("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args",
                                 "--max-procs", "--max-chars", "--process-slot-var"), attached="iel", stop=True)
@@ -102,6 +104,8 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
     """The argv left after removing the wrapper `prog`, or None when prog is not a wrapper."""
     if prog in ("pnpm", "yarn") and rest and rest[0].text == "dlx":
         return _package_bin(parse(rest[1:], Spec("p", _long("--package"), stop=True)).operands)
+    if prog in ("pnpm", "yarn", "npm") and rest and rest[0].text.startswith("-"):
+        rest = parse(rest, _NODE_OPTIONS).operands  # pnpm --filter api -r exec ...: pnpm's options, then its command
     if prog in _RUNNERS:
         if not rest or rest[0].text != _RUNNERS[prog]:
             return None
