@@ -59,7 +59,13 @@ SHELL_AGENT = "shell"
 
 
 def effective_config(session: Session, overrides: Mapping[str, object]) -> Settings:
-    """The typed config with command-line overrides (`loop.max_iterations`, `agent.name`, ...) on top."""
+    """The typed config with command-line overrides (`loop.max_iterations`, `agent.name`, ...) on top. `--agent
+    NAME` with an `agent.command` configured for another agent is a usage error: that command line is the other
+    agent's, and would run in NAME's place."""
+    chosen, agent = overrides.get("agent.name"), session.settings.agent
+    if chosen is not None and chosen != agent.name and agent.command and chosen in agent_adapters(session.pm):
+        raise UsageError(f"--agent {chosen}: agent.command is set for agent '{agent.name}' and would run in its "
+                         f"place; pass --agent {agent.name}, or remove agent.command from the config")
     return session.settings.with_flags(overrides)
 
 

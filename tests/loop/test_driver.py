@@ -1077,7 +1077,8 @@ def test_command_adapter_gets_the_prompt_on_stdin_and_a_clean_environment(repo: 
 
 def test_flags_override_the_agent_model_and_output_format(repo: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    make_repo(repo, boxes=("alpha",))  # the config says `command`; the flag picks claude with the same binary
+    # the config names claude with another binary (agent.command); `--agent claude` names the same agent
+    make_repo(repo, boxes=("alpha",), agent={"name": "claude"})
     step = work("alpha", 0.2, exit=True, format="auto")
     sc = scenario(tmp_path, monkeypatch, [step])
     done = dun(repo, "loop", "--agent", "claude", "--live", "--model", "opus-test")
