@@ -5,7 +5,7 @@ The folders are the parts (docs/architecture.md draws the layers and the life of
     dun/cli/        click and the command functions; the one error handler maps exceptions to exit codes
     dun/plugin.py   the public API: everything a third-party plugin imports
     dun/service/    `dun service`: the loop under a systemd user unit or a launchd agent
-    dun/report_html/ `dun report --html`: the last runs' plots in one self-contained file
+    dun/report_html/ `dun report`: the night's HTML report in one self-contained file
     dun/loop/       the iteration engine (engine.py, conclude.py), `dun loop` (driver.py), the shell driver's
                     stepper (stepper.py), the policy, the circuit breaker, the rate window, REPORT.md
     dun/fleet/      parallel loops: worktrees, the limits loops of one agent account share, `dun fleet status`

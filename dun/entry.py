@@ -118,16 +118,19 @@ def _without_click(command: str, args: list[str], early: Early | None) -> int | 
 
 
 def _runs_checks_here(args: list[str]) -> str | None:
-    """`check` or `iterate` when the command runs the checks of the current directory (no PATH argument): its git
+    """`check` or `iterate` when the command runs the checks of the current directory (no -C PATH, no PATH): its git
     can start before the rest of dun loads. None otherwise."""
     command = args[0] if args else ""
     if command not in ("check", "iterate"):
         return None
+    from dun.cli.flags import REPO_FLAGS
     from dun.cli.flags import valued as taking_values  # the options' table: light, unlike click
 
     valued = taking_values(command)
     rest = iter(args[1:])
     for arg in rest:
+        if arg in REPO_FLAGS:  # another repository: its git is not the current directory's
+            return None
         if arg in valued:
             next(rest, None)
         elif not arg.startswith("-"):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A short scripted night for `make demo` and the screenshot in docs/: two `dun loop` runs of the fake agent
-(tests/fake_agent.py) in a fresh git repository, then `dun report --html` of both.
+(tests/fake_agent.py) in a fresh git repository, then `dun report` of both.
 
     python tests/history_demo.py DIRECTORY      (prints where the report is)
 
@@ -72,7 +72,7 @@ def main(directory: str) -> int:
     for args in (["--max-iterations", "8"], ["--fresh"]):
         subprocess.run([*DUN, "loop", *args], cwd=repo, env=env, stdin=subprocess.DEVNULL, check=False)
     subprocess.run([*DUN, "review"], cwd=repo, env=env, check=False)
-    return subprocess.run([*DUN, "report", "--html", "--runs", "2"], cwd=repo, env=env, check=False).returncode
+    return subprocess.run([*DUN, "report", "--runs", "2"], cwd=repo, env=env, check=False).returncode
 
 
 if __name__ == "__main__":

@@ -65,9 +65,13 @@ ITERATE_FLAGS = (
 TABLES = {"check": CHECK_FLAGS, "iterate": ITERATE_FLAGS}
 
 
+REPO_FLAGS = frozenset({"-C", "--path"})  # every command's (dun/cli/conventions.py): click reads them
+
+
 def valued(command: str) -> frozenset[str]:
     """The options of `dun COMMAND` that take a value: what follows them is not the PATH argument."""
-    return frozenset(name for flag in TABLES[command] if flag.takes != "flag" for name in flag.names)
+    return REPO_FLAGS | {name for flag in TABLES[command] if flag.takes != "flag" for name in flag.names}
+
 _BY_NAME = {command: {name: flag for flag in table for name in flag.names} for command, table in TABLES.items()}
 
 

@@ -6,6 +6,7 @@ Heavy modules are imported inside the commands so `dun --version` stays fast.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from dun import __version__
+from dun.cli.conventions import AgentOption, SectionedGroup, repo_option
 
 if TYPE_CHECKING:
     from dun.core.snapshot import Early
@@ -29,10 +31,11 @@ class FiniteFloat(click.FloatRange):
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-PATH_ARG = click.argument("path", required=False, type=click.Path(file_okay=False))
+PATH_ARG = repo_option(positional=True)  # `-C PATH`; `dun CMD PATH`, the spelling before -C, still works
+REPO_OPTION = repo_option()
 
 
-class _WithPluginCommands(click.Group):
+class _WithPluginCommands(SectionedGroup):
     """dun's own commands, then those plugins add (`dun_commands`): the plugin manager is built only for a name that
     is not dun's own or for the listing in `--help`, so no built-in command pays for it."""
 
@@ -74,7 +77,9 @@ class _WithPluginCommands(click.Group):
                                                        "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="dun")
 def cli() -> None:
-    """dun finds the outstanding work in a repository and drives a coding agent until it is done."""
+    """dun finds the outstanding work in a repository and drives a coding agent until it is done.
+
+    Every command takes -C PATH: the repository (default: the one holding the current directory)."""
 
 
 def _flags(name: str) -> Callable[[_F], _F]:
@@ -130,14 +135,15 @@ def iterate_cmd(path: str | None, **options: Any) -> None:
 @click.option("--file", "file", type=click.Path(dir_okay=False), help="Read the answer from FILE.")
 @click.option("--iteration", type=click.IntRange(min=1),
               help="Also record it in .dun/logs/iteration-N.json; with --decide: the iteration `--before` opened.")
-@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@REPO_OPTION
 @click.option("--decide", is_flag=True, help="Run the loop's engine one step (for scripts/dun-loop.sh): exit 0 "
               "go/continue, 10 wait, 20 complete, 21 stopped.")
 @click.option("--before", is_flag=True, help="With --decide: the step before an agent call (prints go N).")
 @click.option("--exit-code", type=int, help="With --decide: the agent's exit code (124: timed out).")
 def respond_cmd(source: str | None, file: str | None, iteration: int | None, path: str | None, decide: bool,
                 before: bool, exit_code: int | None) -> None:
-    """Parse an agent's answer (text, Claude/Codex/Gemini JSON). Exit 0: block parsed; 4: no valid block."""
+    """Parse an agent's answer (text, or an agent CLI's JSON or JSONL events). Exit 0: block parsed; 4: no valid
+    block."""
     from dun.cli.commands.respond import run_respond
 
     _exit(run_respond(source, file, iteration, path, decide, before, exit_code))
@@ -145,7 +151,8 @@ def respond_cmd(source: str | None, file: str | None, iteration: int | None, pat
 
 @cli.command("loop")
 @PATH_ARG
-@click.option("--agent", help="Adapter: claude, codex, gemini, opencode, aider, command (default: agent.name).")
+@click.option("--agent", cls=AgentOption, metavar="NAME", help="The agent: {agents} (default: agent.name). Not with "
+              "an agent.command configured for another agent (exit 2).")
 @click.option("--model", help="Model passed to the agent (default: agent.model).")
 @click.option("--max-iterations", type=click.IntRange(min=1), help="Default: loop.max_iterations (100).")
 @click.option("--max-budget-usd", type=FiniteFloat(min=0), help="0 means no cap (default: loop.max_budget_usd).")
@@ -184,7 +191,7 @@ def status_cmd(path: str | None, as_json: bool) -> None:
 
 @cli.command("logs")
 @click.argument("number", required=False, type=click.IntRange(min=1), metavar="[N]")
-@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@REPO_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--out", is_flag=True, help="The agent's raw output of iteration N.")
 @click.option("-f", "--follow", is_flag=True, help="Follow the running loop: each iteration, the agent's output as "
@@ -227,11 +234,13 @@ def stop_cmd(path: str | None, now: bool) -> None:
 
 
 @cli.command("guard")
-def guard_cmd() -> None:
-    """Claude Code PreToolUse hook: deny irreversible or out-of-bounds tool calls (event JSON on stdin, exit 0)."""
+@REPO_OPTION
+def guard_cmd(path: str | None) -> None:
+    """Claude Code PreToolUse hook: deny irreversible or out-of-bounds tool calls (event JSON on stdin, exit 0).
+    The repository defaults to CLAUDE_PROJECT_DIR, else the event's cwd."""
     from dun.guard.hook import main as guard_main
 
-    _exit(guard_main())
+    _exit(guard_main(repo=path))
 
 
 @cli.group("plugins")
@@ -251,16 +260,18 @@ def plugins_list(path: str | None, as_json: bool) -> None:
 
 @plugins_group.command("validate")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def plugins_validate(files: tuple[str, ...]) -> None:
-    """Validate manifest FILES with the validator `dun check` uses. Exit 2 when any is invalid."""
+@REPO_OPTION
+def plugins_validate(files: tuple[str, ...], path: str | None) -> None:
+    """Validate manifest FILES with the validator `dun check` uses. Exit 2 when any is invalid. With -C, FILES
+    are relative to PATH."""
     from dun.cli.commands.plugins import run_validate
 
-    _exit(run_validate(list(files)))
+    _exit(run_validate([os.path.join(path, f) if path else f for f in files]))
 
 
 @cli.command("explain")
 @click.argument("check_id", metavar="CHECK")
-@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@REPO_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def explain_cmd(check_id: str, path: str | None, as_json: bool) -> None:
     """Print a check's definition and where it came from."""
@@ -287,7 +298,7 @@ def config_show(path: str | None, as_json: bool, as_toml: bool) -> None:
 
 @config_group.command("get")
 @click.argument("key")
-@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@REPO_OPTION
 def config_get(key: str, path: str | None) -> None:
     """Print one value (KEY as section.name), for scripts."""
     from dun.cli.commands.config_cmd import run_get
@@ -338,7 +349,6 @@ def init_cmd(path: str | None, force: bool, ci: str | None, schedule: str | None
     _exit(run_init(path, force, ci, schedule, budget, parallel, agents_md, mission, mission_dir, spec))
 
 
-REPO_OPT = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
 PLATFORM_OPT = click.option("--platform", type=click.Choice(["systemd", "launchd"]),
                             help="Default: launchd on macOS, systemd elsewhere.")
 
@@ -349,7 +359,7 @@ def service_group() -> None:
 
 
 @service_group.command("install", context_settings={"ignore_unknown_options": True})
-@REPO_OPT
+@REPO_OPTION
 @PLATFORM_OPT
 @click.option("--timer", metavar="CALENDAR", help="Start on a schedule (systemd OnCalendar, e.g. daily or 02:00).")
 @click.option("--env-file", type=click.Path(dir_okay=False), help="KEY=value file with API keys (default: "
@@ -369,7 +379,7 @@ def service_install(path: str | None, platform: str | None, timer: str | None, e
 
 
 @service_group.command("uninstall")
-@REPO_OPT
+@REPO_OPTION
 @PLATFORM_OPT
 @click.option("--no-enable", is_flag=True, help="Remove the files; print the systemctl/launchctl commands instead.")
 @click.option("--dry-run", is_flag=True, help="Print what would be removed; remove nothing.")
@@ -381,7 +391,7 @@ def service_uninstall(path: str | None, platform: str | None, no_enable: bool, d
 
 
 @service_group.command("status")
-@REPO_OPT
+@REPO_OPTION
 @PLATFORM_OPT
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def service_status(path: str | None, platform: str | None, as_json: bool) -> None:
@@ -407,9 +417,6 @@ def fleet_status_cmd(path: str | None, as_json: bool, store_url: str | None) -> 
     from dun.cli.commands.fleet import run_fleet_status
 
     _exit(run_fleet_status(path, as_json, store_url))
-
-
-REPO_OPTION = click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
 
 
 @cli.group("history", invoke_without_command=True)
@@ -451,24 +458,39 @@ def hints_cmd(files: tuple[str, ...], path: str | None, limit: int, as_json: boo
 
 @cli.command("report")
 @REPO_OPTION
-@click.option("--html", is_flag=True, help="Write the HTML report with the plots.")
-@click.option("--latest", is_flag=True, help="Print the status report since the last acknowledged one; acknowledge.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="With --html: where (default .dun/report.html).")
-@click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True, help="With --html: the last N runs.")
-def report_cmd(path: str | None, html: bool, latest: bool, output: str | None, runs: int) -> None:
-    """The operator's reports: --html (plots of the last runs) or --latest (at most 60 lines)."""
-    from dun.cli.commands.report import run_report
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where (default .dun/report.html).")
+@click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True, help="The last N runs.")
+@click.option("--html", is_flag=True, hidden=True)  # the spelling from when `report` also meant `summary`
+@click.option("--latest", is_flag=True, hidden=True)  # deprecated: `dun summary` then `dun ack`
+def report_cmd(path: str | None, output: str | None, runs: int, html: bool, latest: bool) -> None:
+    """Write the HTML report of the last run: what happened, why it stopped and the command that goes on, the
+    commits, the boxes ticked, every iteration (prompt, answer, log) and the plots. One file, no network."""
+    from dun.cli.commands.report import run_latest, run_report
 
-    _exit(run_report(path, html, latest, output, runs))
+    if latest:
+        _exit(run_latest(path, html or output is not None))
+    _exit(run_report(path, output, runs))
+
+
+@cli.command("summary")
+@REPO_OPTION
+def summary_cmd(path: str | None) -> None:
+    """What happened since the status reports you acknowledged: stops, problems, review items, work done, in at
+    most 60 lines. Changes nothing (`dun ack` marks it read)."""
+    from dun.cli.commands.report import run_summary
+
+    _exit(run_summary(path))
 
 
 @cli.command("ack")
+@click.argument("item", required=False, metavar="[ID]")
 @REPO_OPTION
-def ack_cmd(path: str | None) -> None:
-    """Acknowledge the status reports without printing them."""
+def ack_cmd(item: str | None, path: str | None) -> None:
+    """Acknowledge: the status reports up to now (the next `dun summary` starts after them), or review item ID
+    (seen: it no longer needs a person; the agent is still told about it)."""
     from dun.cli.commands.report import run_ack
 
-    _exit(run_ack(path))
+    _exit(run_ack(path, item))
 
 
 @cli.group("review", invoke_without_command=True)
@@ -477,7 +499,7 @@ def ack_cmd(path: str | None) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Dismissed items too.")
 @click.pass_context
 def review_group(ctx: click.Context, path: str | None, as_json: bool, show_all: bool) -> None:
-    """Review items from the deficiency detector. Exit 1 while any is open."""
+    """Review items from the deficiency detector (`dun ack ID`: seen). Exit 1 while any is open."""
     ctx.obj = path
     if ctx.invoked_subcommand is None:
         from dun.cli.commands.review import run_review
@@ -485,15 +507,16 @@ def review_group(ctx: click.Context, path: str | None, as_json: bool, show_all: 
         _exit(run_review(path, as_json, show_all))
 
 
-@review_group.command("ack")
+@review_group.command("ack", hidden=True)
 @click.argument("item", metavar="ID")
 @REPO_OPTION
 @click.pass_context
 def review_ack(ctx: click.Context, item: str, path: str | None) -> None:
-    """Seen: the item no longer needs a person (the agent is still told about it)."""
-    from dun.cli.commands.review import run_decide
+    """Deprecated spelling of `dun ack ID`."""
+    from dun.cli.commands.report import run_ack
 
-    _exit(run_decide(path or ctx.obj, item, "acked"))
+    sys.stderr.write("dun: `dun review ack ID` is now `dun ack ID` (the old spelling goes in a later version)\n")
+    _exit(run_ack(path or ctx.obj, item))
 
 
 @review_group.command("dismiss")
@@ -519,7 +542,7 @@ def list_cmd(path: str | None, fmt: str) -> None:
 
 @cli.command("task")
 @click.argument("task_id", metavar="ID")
-@click.option("-C", "--path", "path", type=click.Path(file_okay=False), help="Repository (default: here).")
+@REPO_OPTION
 @click.option("--prompt", is_flag=True, help="Print the task as a focused agent prompt.")
 def task_cmd(task_id: str, path: str | None, prompt: bool) -> None:
     """Run one check and show it, or one item (CHECK#N, CHECK@FILE:LINE). Exit 0: done; 1: still outstanding."""
@@ -530,10 +553,18 @@ def task_cmd(task_id: str, path: str | None, prompt: bool) -> None:
 
 @cli.command("sandbox", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED,
-                metavar="[--loop] [--mode M] [--no-network] [--writable P]... [--repo DIR] -- CMD")
+                metavar="[--loop] [--mode M] [--no-network] [--writable P]... [-C DIR] -- CMD")
 def sandbox_cmd(args: tuple[str, ...]) -> None:
-    """Run CMD in the agent's OS sandbox (bubblewrap): for scripts/dun-loop.sh and other drivers. --loop: as
-    `dun loop` runs its agent (the config's mode, network and writable paths; the guard wired into claude)."""
+    """Run CMD in the agent's OS sandbox (bubblewrap): for scripts/dun-loop.sh and other drivers.
+
+    \b
+      --loop          As `dun loop` runs its agent: the config's mode, network and writable paths;
+                      the guard wired into claude.
+      --mode M        auto, bubblewrap or off (default: auto; with --loop, loop.sandbox).
+      --no-network    Loopback only.
+      --writable P    Another path CMD may write (repeatable).
+      -C, --repo DIR  The repository (default: the git top level of the current directory).
+    """
     from dun.sandbox import main as sandbox_main
 
     _exit(sandbox_main(list(args)))

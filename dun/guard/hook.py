@@ -88,7 +88,7 @@ def _valid(pattern: str) -> bool:
 
 
 def run_guard(stdin: BinaryIO, stdout: IO[str], config_allow: list[str], config_deny: list[str],
-              stderr: IO[str] | None = None) -> int:
+              stderr: IO[str] | None = None, root: Path | None = None) -> int:
     """Read one event, print the decision when it is a denial, log it; always 0."""
     err = stderr if stderr is not None else sys.stderr
     raw = b""
@@ -101,7 +101,7 @@ def run_guard(stdin: BinaryIO, stdout: IO[str], config_allow: list[str], config_
     else:
         problem = _problem(event)
     cwd = _event_cwd(event)
-    root = project_root(event)
+    root = root or project_root(event)
     if problem:
         print(f"dun guard: {problem}; denying", file=err)
         verdict = deny("input.unreadable", f"{problem}; the guard denies what it cannot read")
@@ -189,8 +189,10 @@ def config_patterns(root: Path, err: IO[str]) -> tuple[list[str], list[str]]:
         return [], []
 
 
-def main(stdin: BinaryIO | None = None, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
-    """`dun guard`: read the event, load guard.allow/guard.deny from the event's repository, decide."""
+def main(stdin: BinaryIO | None = None, stdout: IO[str] | None = None, stderr: IO[str] | None = None,
+         repo: str | None = None) -> int:
+    """`dun guard [-C REPO]`: read the event, load guard.allow/guard.deny from the repository (REPO, else the
+    event's), decide."""
     err = stderr if stderr is not None else sys.stderr
     try:
         raw = (stdin if stdin is not None else sys.stdin.buffer).read()
@@ -201,5 +203,6 @@ def main(stdin: BinaryIO | None = None, stdout: IO[str] | None = None, stderr: I
         event = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         event = None
-    allow, deny_ = config_patterns(project_root(event), err) if isinstance(event, dict) else ([], [])
-    return run_guard(io.BytesIO(raw), stdout if stdout is not None else sys.stdout, allow, deny_, err)
+    root = find_root(repo) if repo is not None else None
+    allow, deny_ = config_patterns(root or project_root(event), err) if isinstance(event, dict) else ([], [])
+    return run_guard(io.BytesIO(raw), stdout if stdout is not None else sys.stdout, allow, deny_, err, root)

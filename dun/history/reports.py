@@ -2,9 +2,9 @@
 in at most 60 lines.
 
 A report is `.dun/reports/report-<UTC time it covers up to>.md`; a sibling `.ack` file says the operator saw it.
-The loop writes one at every stop (unacknowledged: `dun status` counts them); `dun report --latest` writes a fresh
-one covering everything since the last acknowledged report, prints it and acknowledges all; `dun ack` does the
-same without printing.
+The loop writes one at every stop (unacknowledged: `dun status` counts them); `dun summary` prints what a fresh one
+would say (everything since the last acknowledged report) and writes nothing; `dun ack` writes one covering up to
+now and acknowledges all.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def build(history: History, since: float | None, until: float) -> list[str]:
     review = [f"- [{r['id']}] {r['title']} ({evidence_text(r['evidence'], 3)})"[:200] for r in open_items]
     problems = _problems(history, its, lo, until)
     needs = _section(f"Needs a person: {len(open_items)} open review item(s)", review, 15)
-    needs += ["- `dun review` lists them; `dun review ack ID` / `dun review dismiss ID`"] if review else []
+    needs += ["- `dun review` lists them; `dun ack ID` (seen) / `dun review dismiss ID`"] if review else []
     # most urgent first: when the 60 lines run out, what is cut is the least urgent
     lines = [*head, *needs, *_section("Stops", stop_lines, 8), *_section("Problems", problems, 8),
              *_section(f"Runs ({len(touched)})", run_lines, 10),

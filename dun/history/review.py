@@ -1,6 +1,6 @@
 """Review items: the detector's findings, waiting for a person.
 
-An item is `open` until someone runs `dun review ack ID` (seen; still shown to the agent) or `dun review dismiss
+An item is `open` until someone runs `dun ack ID` (seen; still shown to the agent) or `dun review dismiss
 ID` (not a problem; shown nowhere). The person's decisions and the time each item was notified live in
 `.dun/review.json` (not in the database, which can be rebuilt), so a rebuild neither reopens nor re-notifies.
 """

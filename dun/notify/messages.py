@@ -68,5 +68,5 @@ def _render(event: str, payload: dict[str, Any]) -> tuple[str, str]:
     if event == "deficiency":
         return f"review item {payload.get('id', '?')}: {payload.get('title', '')}"[:150], \
             f"{payload.get('detail', '')}\nSeen in {payload.get('evidence', '')}{where}. " \
-            f"`dun review` lists it; `dun review ack {payload.get('id', 'ID')}` or `dismiss` settles it."
+            f"`dun review` lists it; `dun ack {payload.get('id', 'ID')}` or `dun review dismiss` settles it."
     return f"{event} in run {run}", str(payload)[:500]

@@ -1,8 +1,9 @@
-"""`dun sandbox [--loop] [--mode auto|bubblewrap|off] [--no-network] [--writable PATH]... [--repo DIR] -- CMD
+"""`dun sandbox [--loop] [--mode auto|bubblewrap|off] [--no-network] [--writable PATH]... [-C DIR] -- CMD
 [ARGS...]`: run CMD in the sandbox, for agents that a shell script starts (the shell driver). The repository
-defaults to the git top level of the current directory. `--loop` takes the mode, network and writable paths from the
-repository's config as `dun loop` does, and wires the guard into a `claude` command (scripts/dun-loop.sh uses it).
-Exit codes: CMD's own; 2 when the sandbox was required and cannot run; 127 when CMD cannot be started."""
+(-C, or its other name --repo) defaults to the git top level of the current directory. `--loop` takes the mode,
+network and writable paths from the repository's config as `dun loop` does, and wires the guard into a `claude`
+command (scripts/dun-loop.sh uses it). Exit codes: CMD's own; 2 when the sandbox was required and cannot run; 127
+when CMD cannot be started."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=MODES, default=None)
     p.add_argument("--no-network", action="store_true", help="give the command no network (loopback only)")
     p.add_argument("--writable", action="append", default=[], metavar="PATH", help="another writable path")
-    p.add_argument("--repo", type=Path, help="the repository (default: the git top level of the cwd)")
+    p.add_argument("-C", "--repo", dest="repo", type=Path,
+                   help="the repository (default: the git top level of the cwd)")
     p.add_argument("command", nargs=argparse.REMAINDER)
     return p
 

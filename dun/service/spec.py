@@ -48,7 +48,7 @@ def resolve_path(value: str, root: Path) -> Path:
 
 def loop_argv(root: Path, loop_args: list[str]) -> list[str]:
     # the interpreter that runs this install: the service keeps using the same dun, venv included
-    return [sys.executable, "-m", "dun", "loop", str(root), *loop_args]
+    return [sys.executable, "-m", "dun", "loop", "-C", str(root), *loop_args]
 
 
 def env_file_warning(path: Path) -> str | None:

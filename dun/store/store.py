@@ -198,7 +198,7 @@ class Store:
 
     @property
     def report_html_path(self) -> Path:
-        """`dun report --html` without -o."""
+        """`dun report` without -o."""
         return self.dir / "report.html"
 
     @property

@@ -16,8 +16,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
 def test_every_command_flag_key_event_and_pattern_is_documented() -> None:
     text = DOC.read_text(encoding="utf-8")
-    for command in ("dun history", "dun history rebuild", "dun report --html", "dun report --latest", "dun ack",
-                    "dun review", "dun review ack ID", "dun review dismiss ID"):
+    for command in ("dun history", "dun history rebuild", "dun report", "dun summary", "dun ack", "dun ack ID",
+                    "dun review", "dun review dismiss ID"):
         assert command in text, command
     for flag in ("--json", "--all", "-o FILE", "--runs N", "-C/--path"):
         assert flag in text, flag

@@ -1,5 +1,5 @@
-"""Bounded status reports: `dun report --latest`, `dun ack`, the report written at each stop, and
-`unacknowledged_count` for `dun status`."""
+"""Bounded status reports: `dun summary`, `dun ack`, the report written at each stop, `unacknowledged_count` for
+`dun status`, and `dun report --latest`, the deprecated spelling of summary-then-ack."""
 
 from __future__ import annotations
 
@@ -28,33 +28,52 @@ def busy_history(repo: Path, runs: int = 14) -> None:
                   ended_at=logs[-1]["ended_at"])
 
 
-def test_latest_prints_at_most_60_lines_writes_and_acknowledges(tmp_path: Path) -> None:
+def test_summary_prints_at_most_60_lines_and_changes_nothing(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     busy_history(repo)
-    proc = dun(repo, "report", "--latest")
+    proc = dun(repo, "summary")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == MAX_LINES and lines[0] == "# dun status report", proc.stdout
     assert "56 iteration(s) in 14 run(s)" in proc.stdout and "## Needs a person" in proc.stdout
+    assert "`dun ack ID` (seen)" in proc.stdout
     assert lines[-1].startswith("... ") and "more lines" in lines[-1]
+    assert report_files(repo) == [], "only `dun ack` writes and acknowledges"
+    assert dun(repo, "summary").stdout.splitlines()[3:] == lines[3:]  # the same period again (its end moves on)
+    assert dun(repo, "ack").returncode == 0
     [written] = report_files(repo)
-    assert written.read_text(encoding="utf-8") == proc.stdout
+    assert written.read_text(encoding="utf-8").splitlines()[3:] == lines[3:]
     assert unacknowledged_count(repo) == 0 and written.with_suffix(".ack").is_file()
+    assert "0 iteration(s) in 0 run(s)" in dun(repo, "summary").stdout
+
+
+def test_report_latest_still_prints_and_acknowledges_as_before(tmp_path: Path) -> None:
+    """The spelling before `dun summary` and `dun ack`: scripts that use it keep working, told the new name."""
+    repo = new_repo(tmp_path / "repo")
+    busy_history(repo)
+    proc = dun(repo, "report", "--latest")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ("dun: `dun report --latest` is now `dun summary` (then `dun ack` to acknowledge; the old "
+                           "spelling goes in a later version)\n")
+    assert len(proc.stdout.splitlines()) == MAX_LINES
+    [written] = report_files(repo)
+    assert written.read_text(encoding="utf-8") == proc.stdout and unacknowledged_count(repo) == 0
 
 
 def test_the_next_report_covers_only_what_came_after_the_acknowledged_one(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     write_run(repo, "old", [make_log("old", 1), make_log("old", 2)], archived=True, stop_reason="budget")
-    assert "old" in dun(repo, "report", "--latest").stdout
+    assert "old" in dun(repo, "summary").stdout
+    assert dun(repo, "ack").returncode == 0
     [first] = report_files(repo)  # as if it had been read a day after T0
     day = first.with_name(f"report-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(T0 + 86400))}.000Z.md")
     first.rename(day)
     first.with_suffix(".ack").rename(day.with_suffix(".ack"))
     write_run(repo, "new", [make_log("new", 1, start=T0 + 2 * 86400, cost=0.25)], status="complete",
               stop_reason="complete", ended_at=None)
-    text = dun(repo, "report", "--latest").stdout
+    text = dun(repo, "summary").stdout
     assert "1 iteration(s) in 1 run(s), $0.2500 spent." in text and "old" not in text
-    assert len(report_files(repo)) == 2
+    assert len(report_files(repo)) == 1
 
 
 def test_each_stop_leaves_an_unacknowledged_report_and_ack_clears_them(tmp_path: Path) -> None:
@@ -72,8 +91,8 @@ def test_each_stop_leaves_an_unacknowledged_report_and_ack_clears_them(tmp_path:
     assert len(report_files(repo)) == len(status_before) + 1
 
 
-def test_report_needs_exactly_one_of_html_and_latest(tmp_path: Path) -> None:
+def test_report_latest_goes_with_no_html_option(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
-    for args in ([], ["--html", "--latest"], ["--latest", "-o", "x.html"]):
+    for args in (["--html", "--latest"], ["--latest", "-o", "x.html"]):
         proc = dun(repo, "report", *args)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (args, proc.stderr)

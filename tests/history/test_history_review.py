@@ -1,4 +1,5 @@
-"""`dun review`, `dun review ack|dismiss`, decisions that outlive a rebuild, and the prompt section."""
+"""`dun review`, `dun ack ID` and `dun review dismiss ID`, decisions that outlive a rebuild, and the prompt
+section."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_review_lists_open_items_and_exits_1_until_each_is_settled(tmp_path: Pat
                                                                          ("box_attempts", "open")]
     streak, box = (str(i["id"]) for i in items)
     assert streak in proc.stdout and "r1#1, r1#2, r1#3" in proc.stdout
-    ack = dun(repo, "review", "ack", streak[:5])  # a unique prefix is enough
+    ack = dun(repo, "ack", streak[:5])  # a unique prefix is enough
     assert ack.returncode == 0 and ack.stdout.strip() == f"{streak} acked"
     assert dun(repo, "review", "dismiss", box).returncode == 0
     code, items = listing(repo)
@@ -48,7 +49,7 @@ def test_review_lists_open_items_and_exits_1_until_each_is_settled(tmp_path: Pat
 
 def test_an_unknown_item_is_a_usage_error(tmp_path: Path) -> None:
     repo = streak_repo(tmp_path)
-    proc = dun(repo, "review", "ack", "zzzz")
+    proc = dun(repo, "ack", "zzzz")
     assert proc.returncode == 2 and proc.stderr.strip() == "dun: no review item 'zzzz' (`dun review` lists them)"
 
 
@@ -72,7 +73,7 @@ def test_the_prompt_section_shows_open_and_acked_items_only(tmp_path: Path) -> N
     assert section.startswith("dun found these patterns")
     assert "check lint still fails" in section and "'beta'" in section
     assert prompt_section(repo, replace(shown, in_prompt=False)) == ""
-    dun(repo, "review", "ack", str(items[0]["id"]))
+    dun(repo, "ack", str(items[0]["id"]))
     dun(repo, "review", "dismiss", str(items[1]["id"]))
     section = prompt_section(repo, None)
     assert "check lint" in section and "'beta'" not in section
@@ -87,7 +88,9 @@ def test_the_repository_may_be_named_before_or_after_the_subcommand(tmp_path: Pa
     _, items = listing(repo)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    assert dun(elsewhere, "review", "-C", str(repo), "ack", str(items[0]["id"])).returncode == 0
+    proc = dun(elsewhere, "review", "-C", str(repo), "ack", str(items[0]["id"]))  # the old spelling of `dun ack ID`
+    assert proc.returncode == 0 and proc.stdout.strip() == f"{items[0]['id']} acked"
+    assert "`dun review ack ID` is now `dun ack ID`" in proc.stderr
     assert dun(elsewhere, "review", "dismiss", str(items[1]["id"]), "-C", str(repo)).returncode == 0
     assert dun(elsewhere, "history", "-C", str(repo), "rebuild").returncode == 0
     assert [i["status"] for i in listing(repo, "--all")[1]] == ["acked", "dismissed"]

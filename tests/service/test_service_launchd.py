@@ -32,7 +32,7 @@ def test_plist_parses_and_runs_the_loop_through_the_wrapper(repo: Path, isolated
     args = doc["ProgramArguments"]
     assert isinstance(args, list) and args[:3] == ["/bin/sh", "-c", WRAPPER]
     assert args[3] == str(isolated_home / ".config" / "dun" / "service.env")
-    assert args[4:] == [sys.executable, "-m", "dun", "loop", str(repo), "--max-iterations", "3"]
+    assert args[4:] == [sys.executable, "-m", "dun", "loop", "-C", str(repo), "--max-iterations", "3"]
     assert doc["StartCalendarInterval"] == {"Weekday": 1, "Hour": 2, "Minute": 30}
     assert doc["RunAtLoad"] is False and doc["KeepAlive"] == {"SuccessfulExit": False}
     log = isolated_home / "Library" / "Logs" / "dun" / f"{service_name(repo)}.log"

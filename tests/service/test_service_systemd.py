@@ -44,8 +44,8 @@ def test_installed_service_and_timer_verify_cleanly(repo: Path, isolated_home: P
     proc = verify([timer, service], tmp_path / "run")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     values = unit_lines(service)
-    assert values["ExecStart"].split()[1:] == ["-m", "dun", "loop", str(repo), "--max-budget-usd", "5", "--agent",
-                                               "claude"]
+    assert values["ExecStart"].split()[1:] == ["-m", "dun", "loop", "-C", str(repo), "--max-budget-usd", "5",
+                                               "--agent", "claude"]
     assert values["WorkingDirectory"] == str(repo)
     assert "WantedBy" not in values, "a timer-started service must not also start at login"
     assert unit_lines(timer)["OnCalendar"] == "daily"

@@ -1,8 +1,10 @@
-"""`dun report --html` (the plots), `dun report --latest` and `dun ack` (bounded status reports)."""
+"""`dun report` (the HTML report), `dun summary` (the bounded status report) and `dun ack`, the one command that
+acknowledges: the status reports, or one review item."""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from dun.core.errors import UsageError
@@ -10,15 +12,7 @@ from dun.core.kinds import ExitCode
 from dun.engine.session import open_session
 
 
-def run_report(path: str | None, html: bool, latest: bool, output: str | None, runs: int) -> int:
-    if html == latest:
-        raise UsageError("give one of --html (the plots) or --latest (the status report)")
-    if output and not html:
-        raise UsageError("-o/--output goes with --html")
-    return _html(path, output, runs) if html else _status(path, show=True)
-
-
-def _html(path: str | None, output: str | None, runs: int) -> int:
+def run_report(path: str | None, output: str | None, runs: int) -> int:
     from dun.loop.operator import refresh
     from dun.report_html.page import write_html
 
@@ -30,21 +24,51 @@ def _html(path: str | None, output: str | None, runs: int) -> int:
     return ExitCode.OK
 
 
-def _status(path: str | None, show: bool) -> int:
+def run_summary(path: str | None) -> int:
+    """Print the status report since the last acknowledged one; write and acknowledge nothing."""
+    from dun.history import reports
+    from dun.loop.operator import refresh
+
+    session = open_session(path)
+    with refresh(session.root, session.settings.review) as history:
+        lines = reports.build(history, reports.watermark(session.root), time.time())
+    sys.stdout.write("\n".join(lines) + "\n")
+    return ExitCode.OK
+
+
+def run_ack(path: str | None, item: str | None = None) -> int:
+    """Review item ITEM seen; or, without one, a report covering everything up to now written and every status
+    report acknowledged."""
+    from dun.history import reports
+    from dun.loop.operator import refresh
+
+    session = open_session(path)
+    with refresh(session.root, session.settings.review) as history:
+        if item is not None:
+            from dun.history import review
+
+            sys.stdout.write(f"{review.decide(history, item, 'acked')} acked\n")
+            return ExitCode.OK
+        report = reports.write(history)
+    seen = reports.acknowledge(session.root)
+    sys.stdout.write(f"acknowledged {len(seen)} report(s); the next report starts now "
+                     f"({report.relative_to(session.root)} holds what was acknowledged unread)\n")
+    return ExitCode.OK
+
+
+def run_latest(path: str | None, with_html: bool = False) -> int:
+    """`dun report --latest`, deprecated: what it did (print the status report, acknowledge it), as `dun summary`
+    and `dun ack` do it."""
+    if with_html:
+        raise UsageError("--latest (now `dun summary`) goes with neither --html nor -o")
+    sys.stderr.write("dun: `dun report --latest` is now `dun summary` (then `dun ack` to acknowledge; the old "
+                     "spelling goes in a later version)\n")
     from dun.history import reports
     from dun.loop.operator import refresh
 
     session = open_session(path)
     with refresh(session.root, session.settings.review) as history:
         report = reports.write(history)
-    seen = reports.acknowledge(session.root)
-    if show:
-        sys.stdout.write(report.read_text(encoding="utf-8"))
-    else:
-        sys.stdout.write(f"acknowledged {len(seen)} report(s); the next report starts now "
-                         f"({report.relative_to(session.root)} holds what was acknowledged unread)\n")
+    reports.acknowledge(session.root)
+    sys.stdout.write(report.read_text(encoding="utf-8"))
     return ExitCode.OK
-
-
-def run_ack(path: str | None) -> int:
-    return _status(path, show=False)

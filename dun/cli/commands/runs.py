@@ -72,7 +72,7 @@ def run_status(path: str | None, as_json: bool) -> int:
 
     unread = unacknowledged_count(store.root)
     if unread:
-        lines.append(f"{unread} unacknowledged status report(s): `dun report --latest`")
+        lines.append(f"{unread} unacknowledged status report(s): `dun summary`, then `dun ack`")
     if others:
         lines.append(_others_line(others))
     sys.stdout.write("\n".join(lines) + "\n")

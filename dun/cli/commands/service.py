@@ -47,7 +47,7 @@ def check_loop_args(loop_cmd: click.Command, args: tuple[str, ...]) -> None:
         ctx = loop_cmd.make_context("dun loop", list(args), resilient_parsing=False)
     except click.ClickException as exc:
         raise UsageError(f"loop arguments: {exc.format_message()}") from None
-    if ctx.params.get("path"):
+    if ctx.params.get("path") or ctx.params.get("legacy_path"):
         raise UsageError("give the repository with -C PATH, not among the loop arguments")
     if ctx.params.get("dry_run"):
         raise UsageError("a service runs the loop for real; leave out --dry-run")
