@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,15 +42,46 @@ RESUME: dict[str, str] = {
 }
 
 
-
 def discrepancies_of(log: IterationLog | dict[str, object]) -> list[Discrepancy]:
     """What verification found in an iteration, as its log has it (an older or damaged log may have nothing)."""
     verification = log.get("verification")
     found = verification.get("discrepancies") if isinstance(verification, dict) else None
     return list(found) if isinstance(found, list) else []
 
+
+# Each stop reason in words, for a person reading the morning's report (dun report).
+MEANING: dict[str, str] = {
+    StopReason.COMPLETE: "the mission is done: every check passes and the agent agreed",
+    StopReason.STOP_REQUESTED: "someone asked it to stop (`dun stop`)",
+    StopReason.INTERRUPTED: "it was interrupted by a signal (Ctrl-C, a shutdown, a job's time limit)",
+    StopReason.CIRCUIT_OPEN: "the circuit breaker opened: the agent kept failing to make progress",
+    StopReason.MAX_ITERATIONS: "it used every iteration it was allowed (loop.max_iterations)",
+    StopReason.MAX_DURATION: "it ran for as long as it was allowed (loop.max_duration_h)",
+    StopReason.BUDGET: "it spent its budget (loop.max_budget_usd)",
+    StopReason.ERROR_THRESHOLD: "too many agent calls failed (loop.error_threshold)",
+    StopReason.AGENT_BLOCKED: "the agent said it is blocked, twice on the same task",
+    StopReason.TASK_TAMPERED: "the mission's boxes were changed in a way dun does not accept (trust.on_task_tamper)",
+    StopReason.CHECKER_TAMPERED: "what decides 'done' was changed (trust.on_checker_tamper)",
+    StopReason.SHARED_BUDGET: "this agent's loops on this machine spent their daily budget (fleet.budget_usd_per_day)",
+    StopReason.DISK_FULL: "the disk filled up",
+    StopReason.UNCONFIRMED: "every check passes, but the agent never confirmed that it is done",
+}
+
+
 def resume_hint(reason: str | None) -> str | None:
     return RESUME.get(reason) if reason else None
+
+
+def stop_words(state: Mapping[str, object] | None, reason: str | None) -> str:
+    """Why the run stopped, in words: the reason's meaning, then its detail (a budget stop's spend, the circuit's
+    cause) from the run's state when there is one."""
+    if not reason:
+        return "it has not stopped" if state and state.get("status") == "running" else "no stop recorded"
+    words = MEANING.get(reason, reason)
+    circuit = (state or {}).get("circuit")
+    cause = circuit.get("reason") if isinstance(circuit, dict) and reason == StopReason.CIRCUIT_OPEN else None
+    detail = (state or {}).get("stop_detail") or cause
+    return f"{words} ({detail})" if detail else words
 
 
 def cost_text(value: object, unknown: str = "-") -> str:

@@ -12,7 +12,8 @@ from dun.report_html.series import Series
 LANES = ("stop", "discrepancy", "guard denial", "agent error", "wait")
 LANE_STYLE = {"stop": ("#000000", "x"), "discrepancy": ("#d62728", "diamond"), "guard denial": ("#ff7f0e", "square"),
               "agent error": ("#9467bd", "circle"), "wait": ("#1f77b4", "triangle-right")}
-TITLES = ("Cost per iteration and cumulative, against the budget (USD)", "Actionable checks after each iteration",
+TITLES = ("Cost per iteration and cumulative, against the budget (USD)",
+          "Mission progress: boxes done and actionable checks after each iteration",
           "Checks: failing (red) or passing (green) after each iteration", "Agent time and waits (minutes)",
           "Discrepancies, guard denials, errors, waits and stops")
 
@@ -26,7 +27,8 @@ def plotly() -> tuple[Any, Any]:
                          "dun-loop)") from None
 
 
-def figure(s: Series) -> object:
+def figure(s: Series, progress: dict[str, int] | None = None, boxes_total: int | None = None) -> object:
+    """The plots; `progress` is the mission's boxes done after each iteration (by label), of `boxes_total`."""
     go, subplots = plotly()
     check_rows = max(len(s.checks), 1)
     heights = [0.24, 0.16, min(0.08 * check_rows, 0.3), 0.16, 0.12]
@@ -45,6 +47,10 @@ def figure(s: Series) -> object:
                                      line={"color": "#d62728", "dash": "dash"}), 1, 1)
         if n:
             fig.add_vline(x=at[0] - 0.5, line={"color": "#999999", "dash": "dot", "width": 1}, row="all", col=1)
+    if progress:
+        name = f"boxes done (of {boxes_total})" if boxes_total else "boxes done"
+        fig.add_trace(go.Scatter(x=x, y=[progress.get(at) for at in x], name=name, mode="lines+markers",
+                                 line={"shape": "hv", "color": "#2ca02c", "width": 3}), 2, 1)
     fig.add_trace(go.Scatter(x=x, y=s.actionable, name="actionable checks", mode="lines+markers",
                              line={"shape": "hv", "color": "#1f77b4"}, hovertext=s.hover), 2, 1)
     if s.checks:

@@ -1,4 +1,4 @@
-"""`dun report --html`: the numbers it plots, a self-contained file, and the plots drawn in a real headless
+"""`dun report`: the numbers it plots, a self-contained file, and the plots drawn in a real headless
 Chromium (Debian's `chromium`; skipped with a message where it is missing)."""
 
 from __future__ import annotations
@@ -67,21 +67,21 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_html_report_is_one_file_that_needs_no_network(two_runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    proc = dun(two_runs, "report", "--html", "-o", str(out), "--runs", "2")
+    proc = dun(two_runs, "report", "-o", str(out), "--runs", "2")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"wrote {out} (") and "opens without a network" in proc.stdout
     text = out.read_text(encoding="utf-8")
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", text)  # nothing is fetched
     assert text.count("Plotly.newPlot(") == 1 and "budget" in text and "circuit_open" not in text
     assert 3_000_000 < len(text.encode()) < 8_000_000  # plotly.js inline is most of it
-    assert dun(two_runs, "report", "--html").returncode == 0
+    assert dun(two_runs, "report", "--html").returncode == 0  # the spelling from before: the flag is ignored
     assert (two_runs / ".dun" / "report.html").is_file()
 
 
 def test_the_plots_draw_in_headless_chromium(two_runs: Path, tmp_path: Path) -> None:
     browser = chromium()
     out = tmp_path / "report.html"
-    assert dun(two_runs, "report", "--html", "-o", str(out), "--runs", "2").returncode == 0
+    assert dun(two_runs, "report", "-o", str(out), "--runs", "2").returncode == 0
     proc = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
                            out.as_uri()], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -116,7 +116,7 @@ def test_without_plotly_the_report_says_what_to_install(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     write_run(repo, "r1", [make_log("r1", 1)])
     code = "import sys; sys.modules['plotly'] = None; from dun.cli.main import main; sys.exit(main(sys.argv[1:]))"
-    proc = subprocess.run([sys.executable, "-c", code, "report", "--html"], cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code, "report"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr == ("dun: the HTML report needs plotly, which dun-loop depends on: pip install plotly (or "
                            "reinstall dun-loop)\n")
