@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from dun.core.atomic import make_private_dir, write_json_atomic, write_text_atomic
+from dun.core.atomic import make_private_dir, write_bytes_atomic, write_json_atomic, write_text_atomic
 from dun.core.errors import DunError
 from dun.core.redact import redact, redact_data
 from dun.core.resources import data_dir
@@ -239,31 +239,25 @@ class Store:
             return [], 0
         except OSError as exc:
             raise DunError(f"{self.papers_path}: cannot read: {exc.strerror or exc}") from None
-        papers: dict[str, dict[str, object]] = {}
-        bad = 0
-        for line in data.decode("utf-8", "replace").splitlines():
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                record = None
-            if isinstance(record, dict) and isinstance(record.get("id"), str) and record["id"]:
-                papers.setdefault(record["id"], record)
-            else:
-                bad += 1
-        return list(papers.values()), bad
+        papers, unreadable = _parse_papers(data)
+        return list(papers.values()), len(unreadable)
 
     def write_papers(self, papers: list[dict[str, Any]]) -> None:
-        """Replace the papers, atomically, one per id (the first kept)."""
+        """Replace the papers, atomically, one per id (the first kept). The lines of the file that are not a paper
+        (torn or hand-edited) are kept as they were, at the end: the user fixes them, dun never drops them. Called
+        under `papers_lock`, so the file read here is the one the papers were read from."""
         self.ensure()
+        try:
+            _, kept = _parse_papers(read_bytes(self.papers_path, MAX_PAPERS_BYTES))
+        except OSError:  # none yet, or not readable: read_papers said so already
+            kept = []
         seen: set[str] = set()
         lines = []
         for paper in papers:
             if paper["id"] not in seen:
                 seen.add(paper["id"])
                 lines.append(json.dumps(paper, ensure_ascii=False, sort_keys=True) + "\n")
-        write_text_atomic(self.papers_path, "".join(lines))
+        write_bytes_atomic(self.papers_path, "".join(lines).encode("utf-8") + b"".join(line + b"\n" for line in kept))
 
     @contextlib.contextmanager
     def papers_lock(self) -> Iterator[None]:
@@ -500,3 +494,22 @@ class Store:
     def files(self) -> Iterator[Path]:
         """Every file under `.dun/` (for tests and `dun doctor`)."""
         yield from (p for p in self.dir.rglob("*") if p.is_file())
+
+
+def _parse_papers(data: bytes) -> tuple[dict[str, dict[str, object]], list[bytes]]:
+    """The papers of `.dun/papers.jsonl` (JSON objects with a string `id`, the first of each id) and the lines that
+    are not one, as they were (blank lines dropped)."""
+    papers: dict[str, dict[str, object]] = {}
+    unreadable: list[bytes] = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("id"), str) and record["id"]:
+            papers.setdefault(record["id"], record)
+        else:
+            unreadable.append(line)
+    return papers, unreadable

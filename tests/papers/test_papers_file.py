@@ -1,0 +1,49 @@
+"""`.dun/papers.jsonl` as dun reads and rewrites it: what is not a paper is kept, and a paper dun wrote reads back."""
+
+from __future__ import annotations
+
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from io import StringIO
+from pathlib import Path
+
+from dun.cli.main import main
+from dun.store.store import Store
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def paper(pid: str, **fields: object) -> dict[str, object]:
+    return {"id": pid, "title": f"Paper {pid}", "status": "new", **fields}
+
+
+def test_marking_a_paper_read_keeps_the_lines_that_are_not_papers(repo: Path) -> None:
+    store = Store(repo)
+    store.write_papers([paper("a1"), paper("b2")])
+    torn = b'{"id": "c3", "title": "cut off'
+    hand = b'["not", "a paper"]'
+    odd = b'{"id": "d4", "title": "\xff latin-1 typed by hand"'  # not UTF-8, and not valid JSON either
+    with store.papers_path.open("ab") as f:
+        f.write(torn + b"\n" + hand + b"\n" + odd + b"\n")
+    code, _, err = invoke("papers", "list", "-C", str(repo))
+    assert code == 0 and "3 unreadable line(s) skipped" in err
+    assert invoke("papers", "read", "b2", "-C", str(repo))[0] == 0
+    data = store.papers_path.read_bytes()
+    assert data.endswith(torn + b"\n" + hand + b"\n" + odd + b"\n")  # the user can still repair them
+    records, bad = store.read_papers()
+    assert bad == 3 and {r["id"]: r["status"] for r in records} == {"a1": "new", "b2": "read"}
+
+
+def test_a_paper_whose_text_holds_a_line_separator_reads_back(repo: Path) -> None:
+    # a feed's link or date is kept as given; U+2028 and U+0085 are no line ends in JSON Lines
+    store = Store(repo)
+    store.write_papers([paper("a1", link="https://example.org/a\u2028b", published="2026\x85"), paper("b2")])
+    records, bad = store.read_papers()
+    assert bad == 0 and [r["id"] for r in records] == ["a1", "b2"]
+    assert records[0]["link"] == "https://example.org/a\u2028b"
+    assert json.loads(store.papers_path.read_text(encoding="utf-8").split("\n")[0])["published"] == "2026\x85"
