@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from dun.fleet.live import LoopSnapshot, LoopSource
-from dun.fleet.status import LIVE
+from dun.fleet.status import LIVE, is_stale
 from dun.fleet.store import FleetStore, StoreUnavailable
 
 ASK_EVERY_S = 1.0  # the watch polls four times a second; the store is asked at most once a second
@@ -23,7 +23,7 @@ def snapshot(record: dict[str, Any], now: float, stale_after_s: float) -> LoopSn
     age = now - float(record.get("heartbeat") or 0)
     waiting = status == "waiting"
     live = status in LIVE
-    stale = live and age > stale_after_s
+    stale = is_stale(record, now, stale_after_s)
     n = record.get("in_progress") if live and not stale else None
     return LoopSnapshot(
         label=label, root=str(record.get("worktree") or ""),

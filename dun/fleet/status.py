@@ -67,6 +67,15 @@ def fleet_status(root: Path, configured_dir: str | None = None) -> dict[str, obj
     return {"repository": str(main), "worktrees_dir": str(base), "loops": loops}
 
 
+def is_stale(record: dict[str, Any], now: float, stale_after_s: float) -> bool:
+    """A running or waiting loop not heard from for `stale_after_s`, past the time it said it would be quiet until
+    (`quiet_until`: the shell driver's loop has no process of dun's while its agent runs or it waits)."""
+    if record.get("status") not in LIVE:
+        return False
+    quiet = float(record.get("quiet_until") or 0)
+    return now - float(record.get("heartbeat") or 0) > stale_after_s and now > quiet + stale_after_s
+
+
 def store_status(store: FleetStore, stale_after_s: float, now: float | None = None) -> dict[str, object]:
     """Every loop in the store's registry (a running or waiting one whose heartbeat is older than `stale_after_s`
     marked stale) and every agent's shared limits. Raises StoreUnavailable."""
@@ -75,7 +84,6 @@ def store_status(store: FleetStore, stale_after_s: float, now: float | None = No
     for record in sorted(store.loops(), key=lambda r: (str(r.get("repository")), str(r.get("host")),
                                                         str(r.get("worktree")))):
         age = now - float(record.get("heartbeat") or 0)
-        loops.append({**record, "heartbeat_age_s": round(age, 1),
-                      "stale": record.get("status") in LIVE and age > stale_after_s})
+        loops.append({**record, "heartbeat_age_s": round(age, 1), "stale": is_stale(record, now, stale_after_s)})
     shared = [store.limits(agent).snapshot(now) for agent in store.agents()]
     return {"fleet": {"store": store.where, "loops": loops}, "shared_limits": shared}

@@ -246,6 +246,7 @@ class Loop:
 
         def should_stop() -> bool:  # asked every half second while the agent runs
             self._tick(n, started)
+            engine.tick()  # the fleet's heartbeat, every fleet.heartbeat_s: an agent runs for minutes
             return self.signalled is not None or store.stop_now()
 
         result = run_agent(inv, self.root, store.iteration_file(n, ".out"), store.iteration_file(n, ".err"),

@@ -124,7 +124,9 @@ class Engine:
         self.live_record: LiveRecord | None = None  # the last one written
         self.live_writer = LiveWriter(self.store)
         # the shared limits and the registry of loops
-        self.fleet = FleetSide(session.root, settings.fleet, settings.agent.name, self.say)
+        self.fleet = FleetSide(session.root, settings.fleet, settings.agent.name, self.say,
+                               quiet_s=settings.loop.iteration_timeout_s + settings.loop.kill_grace_s + 60
+                               if external else None)
         # the OS sandbox in effect for the agent and the checks that judge it (a sandbox that was required and
         # cannot run is a config error before the run starts); the shell driver wraps its own agent
         # (`dun sandbox --loop -- CMD`), its checks are confined here alike

@@ -22,7 +22,11 @@ WAITS = {"pause": WaitReason.USAGE_LIMIT, "window": WaitReason.SHARED_CALL_LIMIT
 
 
 class FleetSide:
-    def __init__(self, root: Path, fleet: Fleet, agent: str, say: Callable[[str], None]) -> None:
+    def __init__(self, root: Path, fleet: Fleet, agent: str, say: Callable[[str], None],
+                 quiet_s: float | None = None) -> None:
+        """`quiet_s`: the shell driver's, whose loop has no dun process while its agent runs (at most this long)
+        or it waits, so no heartbeat then: its record says until when it may be quiet."""
+        self.quiet_s = quiet_s
         self.link = FleetLink(open_store(fleet.store), agent, root, Store(root).fleet_path, fleet.on_store_lost,
                               fleet.store_retry_s, say)
         self.fleet = fleet
@@ -69,6 +73,10 @@ class FleetSide:
                   "cost_usd": state["cost_usd_total"],
                   "stop_reason": state.get("stop_reason"), "started_at": state.get("started_at"), "pid": os.getpid(),
                   "wait_reason": self.wait[0] if self.wait and status == "waiting" else None,
-                  "resume_at": round(self.wait[1], 3) if self.wait and status == "waiting" else None}
+                  "resume_at": round(self.wait[1], 3) if self.wait and status == "waiting" else None,
+                  "driver": "loop" if self.quiet_s is None else "shell"}
+        if self.quiet_s is not None and status in ("running", "waiting"):
+            record["quiet_until"] = round(self.wait[1] if status == "waiting" and self.wait else
+                                          time.time() + self.quiet_s, 3)
         self.link.beat(record)
         self.last = (time.time(), said)

@@ -119,6 +119,9 @@ def test_killing_redis_mid_run_loses_no_iteration_and_it_is_caught_up(tmp_path: 
     steps[1]["actions"] = [{"wait_for": str(gate)}, *steps[1]["actions"]]  # held until Redis is killed
     machine.start(steps)
     wait_for_calls(machine.scenario, 2, timeout=30)  # iteration 2's agent is running
+    store = RedisStore(server.url)
+    first = until(lambda: [r["heartbeat"] for r in store.loops() if r.get("in_progress") == 2], "iteration 2's record")
+    until(lambda: any(r["heartbeat"] > first[0] for r in store.loops()), "a heartbeat while the agent works")
     server.kill()
     gate.touch()
     until(lambda: "(fleet_store)" in machine.stderr(), "the loop to wait for the lost store", timeout=30)
@@ -133,7 +136,6 @@ def test_killing_redis_mid_run_loses_no_iteration_and_it_is_caught_up(tmp_path: 
     assert [log["iteration"] for log in logs] == [1, 2, 3, 4] and not any(log.get("interrupted") for log in logs)
     state = json.loads((machine.repo / ".dun/state.json").read_text())
     assert (state["status"], state["iteration"]) == ("complete", 4)
-    store = RedisStore(server.url)
     limits = store.limits("command")
     assert limits.calls_in_window() == 4  # the two made before the kill were put back, once
     assert limits.spent_usd() == 0.04

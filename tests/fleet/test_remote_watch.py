@@ -42,6 +42,9 @@ def test_records_become_snapshots() -> None:
     stale = snapshot(record(heartbeat=now - 1200), now, 300)
     assert (stale.status, stale.stop_reason, stale.phase) == ("stale", "no heartbeat for 20 min, last seen running",
                                                               None)
+    shell = record(heartbeat=now - 1200, driver="shell", quiet_until=now + 600)  # its agent runs, no dun process
+    assert snapshot(shell, now, 300).status == "running"
+    assert snapshot({**shell, "quiet_until": now - 301}, now, 300).status == "stale"
     done = snapshot(record(status="stopped", stop_reason="budget", heartbeat=now - 1200), now, 300)
     assert (done.status, done.stop_reason) == ("stopped", "budget")  # a stopped loop beats no more: never stale
 
