@@ -21,7 +21,7 @@ from dun.core.atomic import write_json_atomic
 from dun.core.ratewindow import WINDOW_S
 from dun.fleet import identity
 from dun.fleet.limits import SharedLimits
-from dun.fleet.store import DAY_S, FleetStore, Limits, Reservation, StoreUnavailable
+from dun.fleet.store import DAY_S, LOCAL, FleetStore, Limits, Reservation, StoreUnavailable
 from dun.store.store import read_json
 
 JOURNAL_VERSION = 1
@@ -40,7 +40,8 @@ class FleetLink:
         self.host = identity.host()
         self.repository = identity.repository(root)
         self.lost: str | None = None  # why the store cannot be reached, while it cannot
-        self.fallback = SharedLimits(agent) if on_lost == "local" and store.epoch is not None else None
+        # `local`: this machine's file stands in while a store elsewhere cannot be reached
+        self.fallback = SharedLimits(agent) if on_lost == "local" and store.where != LOCAL else None
         journal = read_json(journal_path) or {}
         self.journal: dict[str, Any] = {
             "schema_version": JOURNAL_VERSION, "loop_id": journal.get("loop_id") or identity.loop_id(self.host, root),
