@@ -59,7 +59,7 @@ def repo_option(positional: bool = False) -> Callable[[_F], _F]:
 
     def add(function: _F) -> _F:
         @functools.wraps(function)
-        def call(*args: Any, path: str | None = None, legacy_path: str | None = None, **kwargs: Any) -> Any:
+        def call(*args: object, path: str | None = None, legacy_path: str | None = None, **kwargs: object) -> Any:
             if legacy_path is not None:
                 if path is not None and os.path.realpath(path) != os.path.realpath(legacy_path):
                     raise UsageError(f"two repositories given ({legacy_path} and -C {path}): give one, as -C PATH")

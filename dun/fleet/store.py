@@ -87,7 +87,7 @@ class Limits(abc.ABC):
         pause = self.pause(now)
         return pause[0] if pause else None
 
-    def snapshot(self, now: float | None = None) -> dict[str, Any]:
+    def snapshot(self, now: float | None = None) -> dict[str, object]:
         pause = self.pause(now)
         return {"agent": self.agent, "calls_last_hour": self.calls_in_window(now),
                 "spent_usd_24h": self.spent_usd(DAY_S, now), "paused_until": pause[0] if pause else None,
@@ -112,7 +112,7 @@ class FleetStore(abc.ABC):
         back its own calls and costs (`Limits.restore`)."""
 
     @abc.abstractmethod
-    def beat(self, record: dict[str, Any]) -> None:
+    def beat(self, record: dict[str, object]) -> None:
         """Write a loop's registry record (`loop_id` names it; `heartbeat` is when)."""
 
     @abc.abstractmethod

@@ -151,7 +151,7 @@ def from_payload(payload: Any, settings: Hints) -> Index:
     return Index(graph, last or None, set(seen))
 
 
-def _only(values: Iterable[Any], kind: type) -> bool:
+def _only(values: Iterable[object], kind: type) -> bool:
     return set(map(type, values)) <= {kind}
 
 

@@ -23,7 +23,7 @@ def _money(value: object) -> str:
     return f"${value:.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else "$?"
 
 
-def render(event: str, payload: dict[str, Any]) -> tuple[str, str]:
+def render(event: str, payload: dict[str, object]) -> tuple[str, str]:
     """(title, body) for an event; the title names the repository and the host, the body is plain text, a few
     lines at most."""
     title, body = _render(event, payload)

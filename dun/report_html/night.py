@@ -33,8 +33,8 @@ class Row:
 
 @dataclass
 class Night:
-    run: dict[str, Any] | None  # the newest run's row (runs table), None before any run
-    state: dict[str, Any] | None  # its state.json
+    run: dict[str, object] | None  # the newest run's row (runs table), None before any run
+    state: dict[str, object] | None  # its state.json
     headline: str = ""
     why: str = ""
     resume: str | None = None
@@ -74,7 +74,7 @@ def _mission(root: Path) -> tuple[int, int] | None:
     return sum(1 for b in boxes if b.get("checked")), len(boxes)
 
 
-def _files(log: dict[str, Any], path: Path) -> dict[str, Path]:
+def _files(log: dict[str, object], path: Path) -> dict[str, Path]:
     logs = path.parent
     n = log.get("iteration")
     named = {"prompt": f"iteration-{n}.prompt.md", "answer": f"iteration-{n}.out", "stderr": f"iteration-{n}.err"}
@@ -137,7 +137,7 @@ def collect_night(history: History, last_runs: int, several: bool) -> Night:
     return night
 
 
-def _headline(run: dict[str, Any], night: Night) -> str:
+def _headline(run: dict[str, object], night: Night) -> str:
     spent = f"${run.get('cost_usd') or 0:.2f}" + (f" of ${run['budget_usd']:.2f}" if run.get("budget_usd") else "")
     its = f"{run.get('iterations') or 0} iteration(s)"
     if run.get("status") == "complete":

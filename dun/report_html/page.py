@@ -132,7 +132,7 @@ def _iterations(rows: list[Row], base: Path) -> str:
             f"</tr>{body}</table>")
 
 
-def _runs_table(runs: list[dict[str, Any]]) -> str:
+def _runs_table(runs: list[dict[str, object]]) -> str:
     rows = "".join(
         f"<tr><td>{_e(r['run_id'])}</td><td>{_e(r['started_at'])}</td><td>{_e(r['status'])}</td>"
         f"<td>{_e(r['stop_reason'])}</td><td class='num'>{_e(r['iterations'])}</td>"

@@ -43,7 +43,7 @@ PARSER_FIELDS = {
 }
 
 
-def validate_parser(options: dict[str, Any]) -> list[tuple[str, str]]:
+def validate_parser(options: dict[str, object]) -> list[tuple[str, str]]:
     kind = options["type"]
     if options.get("pattern") and kind not in ("lines", "regex"):
         return [("parser", f"'pattern' is for the lines and regex parsers, not {kind!r}")]
