@@ -46,7 +46,8 @@ class FleetLink:
         self.journal: dict[str, Any] = {
             "schema_version": JOURNAL_VERSION, "loop_id": journal.get("loop_id") or identity.loop_id(self.host, root),
             "epoch": journal.get("epoch"), "calls": list(journal.get("calls") or []),
-            "costs": list(journal.get("costs") or []), "pause": journal.get("pause")}
+            "costs": list(journal.get("costs") or []), "pause": journal.get("pause"),
+            "behind": bool(journal.get("behind"))}  # the store missed something: put the journal back first
 
     @property
     def loop_id(self) -> str:
@@ -68,14 +69,18 @@ class FleetLink:
                     "going on under this machine's limits until it is back (fleet.on_store_lost: local)")
             self.say(f"{exc}; {then}")
         self.lost = str(exc)
+        if not self.journal["behind"]:  # kept across processes: the next run of this loop catches the store up
+            self.journal["behind"] = True
+            self._save()
 
     def _sync(self, ask_epoch: bool = False) -> None:
         """Before anything else: after an outage, or with a store that lost its data (asked with `ask_epoch`; a
         reservation learns it from its answer), put the journal back."""
-        if self.lost is None and self.journal["epoch"] is not None and not ask_epoch:
+        behind = self.lost is not None or self.journal["behind"]
+        if not behind and self.journal["epoch"] is not None and not ask_epoch:
             return
         epoch = self.store.epoch()
-        if self.lost is not None or epoch != self.journal["epoch"]:
+        if behind or epoch != self.journal["epoch"]:
             self._restore(epoch)
 
     def _restore(self, epoch: str) -> None:
@@ -85,8 +90,8 @@ class FleetLink:
         pause = self.journal["pause"]
         if pause and float(pause[0]) > self.clock():
             self.limits.pause_until(float(pause[0]), str(pause[1]))
-        was_lost, first = self.lost is not None, self.journal["epoch"] is None
-        self.journal["epoch"], self.lost = epoch, None
+        was_lost, first = self.lost is not None or self.journal["behind"], self.journal["epoch"] is None
+        self.journal["epoch"], self.lost, self.journal["behind"] = epoch, None, False
         self._save()
         if was_lost or not first:
             spent = sum(usd for _, usd, _ in costs)

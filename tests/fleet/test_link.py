@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis_support import RedisServer
+from redis_support import RedisServer, free_port
 
 from dun.core.errors import ConfigError
 from dun.core.redact import redact
@@ -48,6 +48,23 @@ def test_waits_while_the_store_is_lost_then_catches_it_up(server: RedisServer, t
     assert said[-1].endswith("is back: caught up with this loop's 1 call(s) of the last hour and $0.75 of the last day")
     limits = RedisStore(server.url).limits("claude")
     assert limits.calls_in_window() == 2 and limits.spent_usd() == 0.75
+
+
+def test_what_the_store_missed_is_put_back_by_the_next_run(server: RedisServer, tmp_path: Path) -> None:
+    """The store was out of reach (its data kept) when the loop ended: its next run, another process, catches the
+    store up although the store's epoch never changed."""
+    said: list[str] = []
+    loop = link(server, tmp_path, "wait", said)
+    assert loop.reserve(10, 0).granted
+    loop.store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", timeout_s=1)  # the network between them cut
+    loop.limits = loop.store.limits("claude")
+    loop.record_cost(0.5)  # the last iteration's cost, then the loop stops
+    again = link(server, tmp_path, "wait", said)
+    assert again.reserve(10, 0).granted
+    limits = RedisStore(server.url).limits("claude")
+    assert limits.spent_usd() == 0.5 and limits.calls_in_window() == 2
+    assert "is back: caught up with this loop's 1 call(s) of the last hour and $0.50" in said[-1]
+    assert '"behind": false' in (tmp_path / "fleet.json").read_text()
 
 
 def test_falls_back_to_local_limits_and_pushes_them_back(server: RedisServer, tmp_path: Path) -> None:
