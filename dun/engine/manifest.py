@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dun.config.schema import Field, Validator, did_you_mean, plain, type_name
-from dun.config.yamlio import load_yaml_file, position
+from dun.config.yamlio import load_yaml_file, load_yaml_text, position
 from dun.core.errors import ConfigError
 from dun.engine.checkapi import CheckSpec, CheckType
 from dun.engine.model import DEFAULT_PRIORITY
@@ -162,6 +162,14 @@ def load_manifest(path: Path, types: dict[str, CheckType], default_timeout: floa
     if manifest is None:
         raise ConfigError(errors)
     return manifest
+
+
+def check_manifest_text(text: str, source: str, types: dict[str, CheckType]) -> None:
+    """ConfigError naming `source` unless `text` is a manifest `dun check` would load: a mission template's checks
+    are judged before anything is written, so a bad template leaves the repository as it was."""
+    manifest, errors = validate_manifest(load_yaml_text(text, source), source, types, default_timeout=300.0)
+    if manifest is None:
+        raise ConfigError(errors)
 
 
 def manifest_files(directory: Path) -> list[Path]:

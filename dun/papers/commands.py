@@ -212,6 +212,12 @@ def run_mission(path: str | None, wanted: str, force: bool) -> int:
         "paper_authors": ", ".join(paper.authors) or "(not given)", "paper_link": paper.link or "(not given)",
         "paper_published": paper.published or "(not given)", "paper_summary": paper.summary or "(no abstract given)",
     }, extra)
+    if rendered.manifest is not None:  # a user's deepdive template whose checks dun check could not load: refused
+        from dun.engine.manager import check_types
+        from dun.engine.manifest import check_manifest_text
+        from dun.missions import CHECKS_FILE
+
+        check_manifest_text(rendered.manifest, str(rendered.source / CHECKS_FILE), check_types(session.pm))
     files = rendered.files()
     there = [rel for rel in files if (session.root / rel).exists() or (session.root / rel).is_symlink()]
     if there and not force:

@@ -115,3 +115,18 @@ def test_a_users_template_directory_comes_first_and_its_typos_are_one_line(repo:
     write(repo, ".dun/config.yaml", json.dumps({"missions": {"dir": str(mine)}}) + "\n")
     forced = dun(repo, "init", "--force", "--mission", "research")
     assert forced.returncode == 0 and "replaced MISSION.md (the previous one is MISSION.md.bak)" in forced.stdout
+
+
+@pytest.mark.parametrize(("checks", "error"), [
+    ("id: mission-broken\nchecks: [unclosed\n", "broken/checks.yaml:3:1: YAML syntax error"),
+    ("id: mission-broken\nchecks:\n  - id: x\n    type: nosuch\n", "broken/checks.yaml:4:11: checks[0].type: unknown"),
+])
+def test_a_template_whose_checks_dun_check_cannot_load_writes_nothing(checks: str, error: str, repo: Path,
+                                                                       tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    write(mine, "broken/MISSION.md", "# Broken\n\n- [ ] a box\n")
+    write(mine, "broken/checks.yaml", checks)
+    before = sorted(p.name for p in repo.iterdir())
+    bad = dun(repo, "init", "--mission", "broken", "--mission-dir", str(mine))
+    assert bad.returncode == 2 and error in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    assert sorted(p.name for p in repo.iterdir()) == before  # no MISSION.md, no .dun/ whose manifest breaks dun check

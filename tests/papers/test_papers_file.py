@@ -47,3 +47,18 @@ def test_a_paper_whose_text_holds_a_line_separator_reads_back(repo: Path) -> Non
     assert bad == 0 and [r["id"] for r in records] == ["a1", "b2"]
     assert records[0]["link"] == "https://example.org/a\u2028b"
     assert json.loads(store.papers_path.read_text(encoding="utf-8").split("\n")[0])["published"] == "2026\x85"
+
+
+def test_a_deepdive_template_whose_checks_cannot_load_writes_nothing(repo: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine" / "deepdive"
+    mine.mkdir(parents=True)
+    (mine / "MISSION.md").write_text("# Deep dive: {{paper_title}}\n\n- [ ] read it\n")
+    (mine / "checks.yaml").write_text("id: mission-deepdive\nchecks:\n  - id: x\n    type: nosuch\n")
+    (repo / ".dun").mkdir(exist_ok=True)
+    (repo / ".dun/config.yaml").write_text(json.dumps({"missions": {"dir": str(mine.parent)}}) + "\n")
+    store = Store(repo)
+    store.write_papers([paper("a1")])
+    code, _, err = invoke("papers", "mission", "a1", "-C", str(repo))
+    assert code == 2 and "deepdive/checks.yaml:4:11: checks[0].type: unknown check type 'nosuch'" in err, err
+    assert not (repo / "MISSION.md").exists() and not (repo / ".dun/plugins").exists()
+    assert store.read_papers()[0][0]["status"] == "new"

@@ -94,9 +94,15 @@ def render_mission(root: Path, name: str, mission_dir: str | None,
                    variables: dict[str, str] | None = None) -> Rendered:
     """Mission template `name` rendered, looked up in `--mission-dir` (else the config's `missions.dir`), the
     user's templates and dun's."""
-    from dun.missions import render
+    from dun.engine.manager import check_types, make_manager
+    from dun.engine.manifest import check_manifest_text
+    from dun.missions import CHECKS_FILE, render
 
-    return render(name, variables, mission_dirs(root, mission_dir))
+    rendered = render(name, variables, mission_dirs(root, mission_dir))
+    if rendered.manifest is not None:  # nothing written yet: a template dun check could not load is refused
+        types = check_types(make_manager(agents=False))
+        check_manifest_text(rendered.manifest, str(rendered.source / CHECKS_FILE), types)
+    return rendered
 
 
 def mission_dirs(root: Path, mission_dir: str | None) -> list[Path]:
