@@ -4,6 +4,7 @@ is read and written here: atomically, typed, versioned. Other modules ask the st
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import os
@@ -265,7 +266,12 @@ class Store:
         import fcntl
 
         self.ensure()
-        fd = os.open(self.dir / "papers.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        path = self.dir / "papers.lock"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:  # a link (never followed), a directory, a .dun/ that cannot be written: one line
+            why = "a symbolic link, which dun does not follow" if exc.errno == errno.ELOOP else exc.strerror or exc
+            raise DunError(f"{path}: cannot lock the papers: {why}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -7,6 +7,8 @@ from contextlib import redirect_stderr, redirect_stdout
 from io import StringIO
 from pathlib import Path
 
+import pytest
+
 from dun.cli.main import main
 from dun.store.store import Store
 
@@ -62,3 +64,19 @@ def test_a_deepdive_template_whose_checks_cannot_load_writes_nothing(repo: Path,
     assert code == 2 and "deepdive/checks.yaml:4:11: checks[0].type: unknown check type 'nosuch'" in err, err
     assert not (repo / "MISSION.md").exists() and not (repo / ".dun/plugins").exists()
     assert store.read_papers()[0][0]["status"] == "new"
+
+
+@pytest.mark.parametrize("kind", ["link", "directory"])
+def test_a_lock_file_that_is_a_link_or_a_directory_is_one_line(kind: str, repo: Path, tmp_path: Path) -> None:
+    store = Store(repo)
+    store.write_papers([paper("a1")])
+    lock = repo / ".dun" / "papers.lock"
+    if kind == "link":
+        lock.symlink_to(tmp_path / "elsewhere")
+    else:
+        lock.mkdir()
+    before = store.papers_path.read_bytes()
+    code, _, err = invoke("papers", "read", "a1", "-C", str(repo))
+    assert code == 2 and err.startswith(f"dun: {lock}: cannot lock the papers: ") and err.count("\n") == 1, err
+    assert "internal error" not in err and store.papers_path.read_bytes() == before
+    assert not (tmp_path / "elsewhere").exists()  # the link was not followed
