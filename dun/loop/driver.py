@@ -296,6 +296,7 @@ def run_loop(opts: LoopOptions) -> int:
 def dry_run(loop: Loop) -> int:
     """Render the next prompt and the decision, without calling an agent or changing any state."""
     engine = loop.engine
+    loop.session.store.dry_run = True  # the loop's store too: the hints are learned, not stored
     state, _, _ = engine.starting_state(loop.opts.fresh, loop.opts.reset_circuit)
     decision = before_iteration(state, loop.settings, loop.store.stop_requested())
     report = loop.session.report()

@@ -120,6 +120,8 @@ class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.dir = root / DIR
+        # a dry run's store (`dun loop --dry-run` changes nothing): what only speeds later runs up is not written
+        self.dry_run = False
 
     # -- paths ---------------------------------------------------------------------------------------------
     @property
@@ -436,9 +438,12 @@ class Store:
         return CacheFile(self.cochange_path, COCHANGE_KIND, COCHANGE_CAP).load(accept)
 
     def write_cochange(self, payload: object) -> bool:
-        """Write the index atomically; False when it could not be (too large, a read-only or full disk)."""
+        """Write the index atomically; False when it could not be (too large, a read-only or full disk) or this is a
+        dry run's store."""
         from dun.core.cache.file import CacheFile
 
+        if self.dry_run:
+            return False
         self.ensure()
         return CacheFile(self.cochange_path, COCHANGE_KIND, COCHANGE_CAP).store(payload)
 

@@ -70,3 +70,20 @@ def test_the_hints_are_in_the_prompt_and_learn_from_each_iteration(repo: Path, t
     found = json.loads(by_check.stdout)["files"]["check:mission-boxes"]
     assert {h["path"] for h in found if h["direct"]} == {"src/lexer.py", "src/parse.py"}
     assert {(h["path"], h["via"]) for h in found if not h["direct"]} == {("tests/test_parse.py", "src/parse.py")}
+
+
+def test_a_dry_run_shows_the_hints_and_writes_no_index(repo: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    make_repo(repo, boxes=("fix the parser in src/parse.py",))
+    write(repo, "src/parse.py", "# parser\n")
+    write(repo, "tests/test_parse.py", "# tests\n")
+    git(repo, "add", "src", "tests")
+    git(repo, "commit", "-qm", "parser")
+    monkeypatch.setenv("DUN_FAKE_SCENARIO", str(write_scenario(tmp_path / "sc", [])))
+    before = sorted(p.relative_to(repo) for p in (repo / ".dun").rglob("*"))
+    proc = dun(repo, "loop", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert TITLE in proc.stdout and "- src/parse.py: tests/test_parse.py (1.00)" in proc.stdout
+    # "changes nothing": the index that speeds the next prompt up is learned in memory, not written
+    assert sorted(p.relative_to(repo) for p in (repo / ".dun").rglob("*")) == before
+    assert dun(repo, "iterate").returncode == 0 and (repo / ".dun" / "cochange.idx").is_file()
