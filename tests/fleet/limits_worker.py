@@ -56,8 +56,10 @@ def main() -> None:
     sys.stdin.readline()  # the starting gun
     if mode == "reserve":
         attempts, limit = int(rest[0]), int(rest[1])
-        granted = [clock.last for _ in range(attempts) if limits.reserve_call(limit) == 0.0]
-        print(json.dumps(granted))
+        # the time the store recorded each grant at: a machine whose clock reading is behind the store's latest
+        # is recorded at that latest time (the window is judged in the store's time, never backwards)
+        answers = [limits.reserve(limit, 0.0, f"{os.getpid()}:{i}") for i in range(attempts)]
+        print(json.dumps([r.at for r in answers if r.granted]))
     elif mode == "spend":
         attempts, budget, cost = int(rest[0]), float(rest[1]), float(rest[2])
         spent = []
