@@ -4,6 +4,7 @@ triage note NOTES_DIR/SLUG.md in the work tree (what an agent, which cannot writ
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from dun.engine.checkapi import CheckContext, CheckSpec
@@ -18,11 +19,19 @@ def notes_dir(ctx: CheckContext) -> str:
         return "papers"
 
 
+def outside(folder: str) -> bool:
+    """Whether `folder` (papers.notes_dir) is no directory of the work tree: empty, absolute or climbing out with
+    `..`. The agent would be told to write its notes where it cannot, or where nobody looks."""
+    normal = posixpath.normpath(folder) if folder else ""
+    return normal == "" or normal.startswith(("/", "../")) or normal == ".."
+
+
 def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
     """`.dun/papers.jsonl` (ignored by git, so outside the tree's fingerprint) and the notes directory's listing."""
     from dun.store.layout import PAPERS
 
-    return [PAPERS, notes_dir(ctx)]
+    folder = notes_dir(ctx)
+    return [PAPERS] if outside(folder) else [PAPERS, folder]
 
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
@@ -33,6 +42,9 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     records, bad = Store(ctx.root).read_papers()
     papers = [Paper.from_dict(r) for r in records]
     folder = notes_dir(ctx)
+    if outside(folder):
+        return Outcome(Status.ERROR, f"papers.notes_dir {folder!r}: not a directory inside the repository (e.g. "
+                                     "papers)", next="Fix papers.notes_dir in .dun/config.yaml (the operator's).")
     unread = [p for p in papers if p.status == PaperStatus.NEW and not (ctx.root / folder / f"{p.slug}.md").exists()]
     skipped = f"; {bad} unreadable line(s) skipped" if bad else ""
     if not unread:

@@ -80,3 +80,22 @@ def test_a_lock_file_that_is_a_link_or_a_directory_is_one_line(kind: str, repo: 
     assert code == 2 and err.startswith(f"dun: {lock}: cannot lock the papers: ") and err.count("\n") == 1, err
     assert "internal error" not in err and store.papers_path.read_bytes() == before
     assert not (tmp_path / "elsewhere").exists()  # the link was not followed
+
+
+@pytest.mark.parametrize("folder", ["/", "../notes", "papers/../../x", ""])
+def test_a_notes_dir_outside_the_work_tree_is_an_error_not_work_for_the_agent(folder: str, repo: Path) -> None:
+    Store(repo).write_papers([paper("a1")])
+    (repo / ".dun/config.yaml").write_text(json.dumps({"papers": {"notes_dir": folder}}) + "\n")
+    code, out, _ = invoke("check", str(repo), "--only", "papers-unread", "--format", "json", "--no-cache")
+    result = json.loads(out)["checks"][0]
+    assert code == 1 and result["status"] == "error", result
+    assert "not a directory inside the repository" in json.dumps(result)
+    assert not result["items"]  # no item asks the agent to write outside the repository
+
+
+def test_a_notes_dir_inside_the_work_tree_is_used(repo: Path) -> None:
+    Store(repo).write_papers([paper("a1")])
+    (repo / ".dun/config.yaml").write_text(json.dumps({"papers": {"notes_dir": "docs/../triage"}}) + "\n")
+    code, out, _ = invoke("check", str(repo), "--only", "papers-unread", "--format", "json", "--no-cache")
+    result = json.loads(out)["checks"][0]
+    assert code == 1 and result["status"] == "fail" and result["items"][0]["file"] == "docs/../triage/a1.md", result
