@@ -41,12 +41,13 @@ def test_counts_only_code_and_reports_per_thousand_lines(tmp_path: Path) -> None
     assert under.returncode == 0 and under.stdout.rstrip().endswith("PASS")
 
 
-def test_reports_dun_itself() -> None:
+def test_dun_itself_holds_the_target() -> None:
+    # issue 28's figure, held from here on: new code that types with Any instead of what it means fails the suite
     result = run()
     got = figures(result.stdout)
     assert set(got) == {"Any", "dict[str, Any]"}, result.stdout
     assert got["Any"][0] > got["dict[str, Any]"][0] > 0
-    assert result.returncode == (0 if got["Any"][1] <= 8 else 1)
+    assert got["Any"][1] <= 8 and result.returncode == 0, result.stdout
 
 
 def test_a_missing_directory_is_one_line(tmp_path: Path) -> None:

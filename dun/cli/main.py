@@ -204,7 +204,9 @@ def logs_cmd(number: int | None, path: str | None, as_json: bool, out: bool, fol
         from dun.cli.commands.watch import run_follow
 
         if number is not None or as_json or out:
-            raise click.UsageError("-f follows the running loop: it takes no N, --json or --out")
+            from dun.core.errors import UsageError
+
+            raise UsageError("-f follows the running loop: it takes no N, --json or --out")
         _exit(run_follow(path))
     _exit(run_logs(path, number, as_json, out))
 

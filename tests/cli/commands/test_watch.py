@@ -163,3 +163,12 @@ def test_watch_once_prints_the_view_without_a_terminal(night: Night) -> None:
     assert out.returncode == 0, out.stderr
     assert "iteration 1/100" in out.stdout and "boxes 0/2" in out.stdout and "running" in out.stdout
     assert "\x1b[" not in out.stdout
+
+
+@pytest.mark.parametrize("extra", [["3"], ["--json"], ["--out"]])
+def test_logs_follow_with_what_it_cannot_take_is_one_line(repo: Path, extra: list[str]) -> None:
+    make_repo(repo)
+    done = subprocess.run([sys.executable, "-m", "dun", "logs", "-f", *extra], cwd=repo, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == "dun: -f follows the running loop: it takes no N, --json or --out\n"
