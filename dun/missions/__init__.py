@@ -21,7 +21,7 @@ BUILTIN = ("implementation", "research", "survey", "deepdive", "tests", "docs")
 MISSION_FILE = "MISSION.md"
 CHECKS_FILE = "checks.yaml"
 MAX_TEMPLATE_BYTES = 256 * 1024
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}")  # a hyphen: a typo of one (paper-id), an error
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # What a placeholder of a MISSION.md may name. A manifest may name only `slug`: the others hold free text (a paper's
 # title from a feed) that could break the YAML or add a check.

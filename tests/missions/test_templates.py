@@ -130,3 +130,11 @@ def test_a_template_whose_checks_dun_check_cannot_load_writes_nothing(checks: st
     bad = dun(repo, "init", "--mission", "broken", "--mission-dir", str(mine))
     assert bad.returncode == 2 and error in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
     assert sorted(p.name for p in repo.iterdir()) == before  # no MISSION.md, no .dun/ whose manifest breaks dun check
+
+
+def test_a_hyphen_in_a_placeholder_is_a_typo_named_not_text_left_for_the_agent(repo: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    write(mine, "triage/MISSION.md", "# Triage of {{paper_title}}\n\n- [ ] Read {{ paper-link }}\n")
+    bad = dun(repo, "init", "--mission", "triage", "--mission-dir", str(mine))
+    assert bad.returncode == 2 and "triage/MISSION.md:3: unknown placeholder {{ paper-link }}" in bad.stderr, bad.stderr
+    assert not (repo / "MISSION.md").exists()
