@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from dun import __version__
 from dun.core.errors import DunError
-from dun.papers.model import MAX_AUTHORS, MAX_SUMMARY, MAX_TITLE, Paper, paper_id, text
+from dun.papers.model import MAX_AUTHORS, MAX_LINK, MAX_SUMMARY, MAX_TITLE, Paper, line, paper_id, text
 
 CHUNK = 64 * 1024
 # arXiv's RSS puts this before the abstract
@@ -143,7 +143,7 @@ def _parse_xml(url: str, data: bytes) -> list[Paper]:
     papers = []
     for entry in entries:
         title = text(entry.get("title"), MAX_TITLE)
-        link = str(entry.get("link") or "")
+        link = line(entry.get("link"), MAX_LINK)
         native = str(entry.get("id") or "")
         if not title or not (link or native):
             continue
@@ -154,7 +154,7 @@ def _parse_xml(url: str, data: bytes) -> list[Paper]:
             id=paper_id(native=native, link=link, doi=_doi(entry.get("prism_doi")), title=title),
             title=title, link=link, authors=[a for a in authors if a][:MAX_AUTHORS],
             summary=_ANNOUNCE.sub("", text(entry.get("summary"), MAX_SUMMARY)),
-            published=str(entry.get("published") or entry.get("updated") or "")[:40]))
+            published=line(str(entry.get("published") or entry.get("updated") or ""), 40)))
     return papers
 
 
@@ -177,7 +177,7 @@ def _json_paper(record: dict[str, Any]) -> Paper | None:
     title = text(record.get("title"), MAX_TITLE)
     ids = record.get("externalIds")
     external: dict[str, object] = ids if isinstance(ids, dict) else {}
-    link = _first_str(record, "url", "link")
+    link = line(_first_str(record, "url", "link"), MAX_LINK)
     native = _first_str(record, "paperId", "id")
     if not title or not (link or native or external):
         return None
@@ -192,7 +192,7 @@ def _json_paper(record: dict[str, Any]) -> Paper | None:
                     doi=str(external.get("DOI") or record.get("doi") or ""), native=native, link=link, title=title),
         title=title, link=link or (f"https://arxiv.org/abs/{external['ArXiv']}" if external.get("ArXiv") else ""),
         authors=authors[:MAX_AUTHORS], summary=text(record.get("abstract") or record.get("summary"), MAX_SUMMARY),
-        published=published[:40])
+        published=line(published, 40))
 
 
 def _doi(value: object) -> str:

@@ -17,6 +17,9 @@ _ARXIV = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
 _OLD_ARXIV = re.compile(r"arxiv\.org/abs/([a-z-]+(?:\.[A-Z]{2})?/\d{7})")
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
+# control characters (a terminal's escapes too) and the separators some readers break lines at: a space instead
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+MAX_LINK = 2000
 _ID_CHARS = re.compile(r"[^A-Za-z0-9._:/-]+")
 
 
@@ -63,8 +66,16 @@ def text(value: object, limit: int) -> str:
     What a feed says reaches the agent's prompt and MISSION.md: as one line it cannot add a box or a heading."""
     if not isinstance(value, str):
         return ""
-    plain = _SPACE.sub(" ", html.unescape(_TAG.sub(" ", value))).strip()
+    plain = _SPACE.sub(" ", _CONTROL.sub(" ", html.unescape(_TAG.sub(" ", value)))).strip()
     return plain if len(plain) <= limit else plain[:limit - 1].rstrip() + "…"
+
+
+def line(value: object, limit: int) -> str:
+    """A feed's link or date as one line, kept as given otherwise (no tags to drop, no entities to decode): it reaches
+    MISSION.md and the prompt as `text` does."""
+    if not isinstance(value, str):
+        return ""
+    return _SPACE.sub(" ", _CONTROL.sub(" ", value)).strip()[:limit]
 
 
 def paper_id(*, arxiv: str = "", doi: str = "", native: str = "", link: str = "", title: str = "") -> str:
@@ -75,7 +86,7 @@ def paper_id(*, arxiv: str = "", doi: str = "", native: str = "", link: str = ""
         match = _ARXIV.search(value) or _OLD_ARXIV.search(value)
         if match:
             return f"arxiv:{match[1]}"
-    if doi:
+    if doi and line(doi, len(doi)) == doi.strip() and " " not in doi.strip():  # a DOI is one word
         return "doi:" + doi.strip().lower().removeprefix("https://doi.org/").removeprefix("doi:")
     key = native or link or title
     if key and len(key) <= 64 and "://" not in key and not _ID_CHARS.search(key):

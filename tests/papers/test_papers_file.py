@@ -99,3 +99,22 @@ def test_a_notes_dir_inside_the_work_tree_is_used(repo: Path) -> None:
     code, out, _ = invoke("check", str(repo), "--only", "papers-unread", "--format", "json", "--no-cache")
     result = json.loads(out)["checks"][0]
     assert code == 1 and result["status"] == "fail" and result["items"][0]["file"] == "docs/../triage/a1.md", result
+
+
+def test_a_feeds_doi_link_and_date_are_one_line_so_they_add_no_box_or_escape(repo: Path) -> None:
+    from dun.papers.feeds import Limits, parse
+
+    hostile = {"data": [
+        {"title": "Evil \x1b[2Jpaper", "externalIds": {"DOI": "10.1/x\n## Injected\n- [ ] doi box"},
+         "url": "http://e/1\n- [ ] link box", "publicationDate": "2024\u2028- [ ] date box"},
+        {"title": "Plain", "doi": "10.5555/ok.1", "url": "https://e/2"},
+    ]}
+    evil, plain = parse("u", json.dumps(hostile).encode(), Limits(1, 1 << 20, 10))
+    for value in (evil.id, evil.title, evil.link, evil.published):
+        assert value.isprintable() and "\n" not in value, repr(value)
+    assert evil.id.startswith("h:")  # a DOI of several lines is no DOI
+    assert (plain.id, plain.link) == ("doi:10.5555/ok.1", "https://e/2")
+    Store(repo).write_papers([evil.to_dict()])
+    assert invoke("papers", "mission", evil.id, "-C", str(repo))[0] == 0
+    mission = (repo / "MISSION.md").read_text()
+    assert not [ln for ln in mission.splitlines() if "box" in ln and ln.lstrip().startswith("- [")]
