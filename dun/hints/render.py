@@ -20,7 +20,7 @@ HEADER = ("Files that usually change together with the ones the work list names,
           "changes count more. Advice only: read them before you change a file, ignore what does not apply.")
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1 and the Unicode line breaks
 
 
 def unicode(path: str) -> str:
