@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dun.core.atomic import write_text_atomic
+from dun.core.atomic import inside, write_text_atomic
 from dun.core.errors import UsageError
 from dun.core.resources import data_dir, user_config_dir
 from dun.core.textfiles import read_text
@@ -64,6 +64,8 @@ def place(root: Path, rel: str, text: str, force: bool) -> str:
     """Write `text` to `root/rel` unless a file is there (then return "kept"); with `force` move the file aside
     first (FILE.bak, FILE.bak.1, ...: a backup is never overwritten). Returns what was done, for the user."""
     dest = root / rel
+    if Path(rel).parent != Path():  # a directory on the way that is a link (.dun/plugins -> elsewhere): refused
+        inside(root, Path(rel).parent.as_posix())
     if dest.exists() or dest.is_symlink():
         if not force:
             return "kept"

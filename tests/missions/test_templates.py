@@ -138,3 +138,13 @@ def test_a_hyphen_in_a_placeholder_is_a_typo_named_not_text_left_for_the_agent(r
     bad = dun(repo, "init", "--mission", "triage", "--mission-dir", str(mine))
     assert bad.returncode == 2 and "triage/MISSION.md:3: unknown placeholder {{ paper-link }}" in bad.stderr, bad.stderr
     assert not (repo / "MISSION.md").exists()
+
+
+def test_a_linked_plugins_directory_is_not_written_through(repo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".dun").mkdir(exist_ok=True)
+    (repo / ".dun/plugins").symlink_to(elsewhere)  # a cloned repository can carry such a link
+    done = dun(repo, "init", "--mission", "research")
+    assert done.returncode == 2 and "a link where dun expects" in done.stderr and "Traceback" not in done.stderr
+    assert not list(elsewhere.iterdir())
