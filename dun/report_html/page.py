@@ -17,6 +17,7 @@ from dun.history.store import History
 from dun.report_html.figures import embed, figure, plotly, plotly_js
 from dun.report_html.night import Night, Row, collect_night
 from dun.report_html.series import collect
+from dun.store.layout import dun_dir
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 20px 28px; color: #222; max-width: 1400px; }
@@ -154,7 +155,7 @@ def render(history: History, last_runs: int, base: Path | None = None) -> str:
             f"<p class='muted small'>Generated {_e(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} by <code>dun report</code> "
             "from .dun/history.db and the run's logs.</p>",
             _outcome(night), _stats(night), _work(night), _review(items),
-            f"<h2>Iterations ({len(night.rows)})</h2>", _iterations(night.rows, base or history.root / ".dun")]
+            f"<h2>Iterations ({len(night.rows)})</h2>", _iterations(night.rows, base or dun_dir(history.root))]
     if len(s.runs) > 1:
         body.append(_runs_table(s.runs))
     if s.labels:
