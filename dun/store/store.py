@@ -310,7 +310,12 @@ class Store:
         return self.logs_dir / f"iteration-{int(n)}{suffix}"
 
     def ensure(self) -> Path:
-        """`.dun/`, with a .gitignore for dun's runtime files when it has none, so they never show as work."""
+        """`.dun/`, with a .gitignore for dun's runtime files when it has none, so they never show as work. A `.dun`
+        that is a link (a cloned repository can carry one) raises UnsafePathError: no command writes through it."""
+        if os.path.islink(self.dir):
+            from dun.core.atomic import inside
+
+            inside(self.dir.parent, self.dir.name)
         if not self.dir.is_dir():
             make_private_dir(self.dir)
         elif self.dir.stat().st_mode & 0o077:  # made by an older dun: its records become private too
