@@ -16,8 +16,8 @@ Detection is a pure function of the history, so `dun history rebuild` finds the 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -186,18 +186,24 @@ def repeated_denials(denials: list[dict[str, object]], n: int) -> list[Finding]:
     return out
 
 
+def _median(ordered: list[float]) -> float:
+    """statistics.median of an already sorted list."""
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def cost_outliers(its: list[dict[str, Any]], factor: float, min_samples: int) -> list[Finding]:
-    prior: list[float] = []
+    prior: list[float] = []  # kept sorted: the median of a history of thousands is read, not re-sorted, per row
     by_run: dict[str, list[tuple[dict[str, object], float]]] = defaultdict(list)
     for it in its:
         cost = it["cost_usd"]
         if cost is None or it.get("cost_estimated"):
             continue  # dun's own charge for a call that reported nothing (a timeout) is not what it cost
         if len(prior) >= min_samples:
-            median = statistics.median(prior)
+            median = _median(prior)
             if median > 0 and cost > factor * median:
                 by_run[it["run_id"]].append((it, median))
-        prior.append(float(cost))
+        bisect.insort(prior, float(cost))
     return [Finding("cost_outlier", run_id, f"{len(found)} iteration(s) cost over {factor:g}x the median",
                     [_ref(x) for x, _ in found], _ts(found[0][0]), _ts(found[-1][0]),
                     "; ".join(f"iteration {x['iteration']}: ${x['cost_usd']:.4f} vs median ${m:.4f}"

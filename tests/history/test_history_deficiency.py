@@ -4,6 +4,7 @@ earlier, on hand-built histories (precise patterns) and on scripted runs of both
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,11 @@ import pytest
 from conftest import settings_with
 from fake_agent import block
 from history_support import NO_CIRCUIT, T0, drive, guard_line, iso, make_log, new_repo, review_items, write_run
+from hypothesis import given
+from hypothesis import strategies as st
 from loop_support import idle, work
 
-from dun.history.deficiency import Finding, detect
+from dun.history.deficiency import Finding, cost_outliers, detect
 from dun.history.store import History
 from dun.history.sync import sync
 
@@ -216,3 +219,21 @@ def test_scripted_run_errors_repairs_and_cost(tmp_path: Path) -> None:
     assert "cost_outlier" not in by
     drive(repo, steps, "loop", "--max-iterations", "10")
     assert [e["iteration"] for e in review_items(repo)[-1]["evidence"]] == [10]
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(0, 100, allow_nan=False)), max_size=60),
+       st.floats(1.5, 5), st.integers(1, 6))
+def test_cost_outliers_are_judged_against_the_median_of_every_cost_before(costs: list[float | None], factor: float,
+                                                                           min_samples: int) -> None:
+    its = [{"cost_usd": c, "run_id": f"r{i // 7}", "iteration": i, "started_ts": float(i)} for i, c in enumerate(costs)]
+    expected: list[int] = []
+    prior: list[float] = []
+    for it in its:
+        cost = it["cost_usd"]
+        if cost is None:
+            continue
+        if len(prior) >= min_samples and statistics.median(prior) > 0 and cost > factor * statistics.median(prior):
+            expected.append(it["iteration"])
+        prior.append(cost)
+    found = [e["iteration"] for f in cost_outliers(its, factor, min_samples) for e in f.evidence]
+    assert sorted(found) == expected
