@@ -55,3 +55,37 @@ def test_done_tells_whether_it_exited_without_waiting(tmp_path: os.PathLike[str]
     while not started.done():
         os.sched_yield()
     assert started.done() and started.collect() == (4, b"out\n", b"")
+
+
+def _zombies() -> int:
+    """This process's children that exited and were never reaped."""
+    count = 0
+    for pid in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()
+        if fields[0] == "Z" and int(fields[1]) == os.getpid():
+            count += 1
+    return count
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_a_look_nobody_reads_leaves_no_zombie_and_no_descriptor(in_memory: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listing started in case a check needs it and never read (`dun iterate` on a small repository): once
+    dropped, its program is reaped and its output files closed; a process running many commands in turn gathered a
+    zombie and two descriptors per command."""
+    if not in_memory:
+        monkeypatch.delattr(os, "memfd_create")
+    before_fds, before_zombies = set(os.listdir("/proc/self/fd")), _zombies()
+    for _ in range(5):
+        started = Spawned([sys.executable, "-c", "print('x' * 100)"], dict(os.environ))
+        while not started.done():
+            os.sched_yield()
+        del started
+    running = Spawned([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
+    del running  # still running when dropped: stopped, not waited for a minute
+    assert _zombies() == before_zombies
+    assert set(os.listdir("/proc/self/fd")) <= before_fds
