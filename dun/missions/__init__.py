@@ -140,7 +140,8 @@ def render(name: str, variables: dict[str, str] | None = None, extra: list[Path]
     values["slug"] = slugify(values["slug"])
     mission = _fill(directory / MISSION_FILE, values, tuple(DEFAULTS))
     checks = directory / CHECKS_FILE
-    manifest = _fill(checks, values, MANIFEST_VARIABLES) if checks.is_file() else None
+    # a checks.yaml that is there but no readable file (a directory, a FIFO) is an error, never silently no checks
+    manifest = _fill(checks, values, MANIFEST_VARIABLES) if os.path.lexists(checks) else None
     return Rendered(name=name, source=directory, mission=mission, manifest=manifest)
 
 

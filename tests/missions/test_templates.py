@@ -4,6 +4,7 @@ checks fail until the work is done, and a scripted agent doing the work drives `
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -148,3 +149,17 @@ def test_a_linked_plugins_directory_is_not_written_through(repo: Path, tmp_path:
     done = dun(repo, "init", "--mission", "research")
     assert done.returncode == 2 and "a link where dun expects" in done.stderr and "Traceback" not in done.stderr
     assert not list(elsewhere.iterdir())
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_templates_checks_that_is_no_file_is_one_line_and_writes_nothing(repo: Path, tmp_path: Path,
+                                                                           kind: str) -> None:
+    mine = tmp_path / "mine"
+    write(mine, "odd/MISSION.md", "# Odd\n\n- [ ] one\n")
+    if kind == "directory":
+        (mine / "odd" / "checks.yaml").mkdir()
+    else:
+        os.mkfifo(mine / "odd" / "checks.yaml")
+    done = dun(repo, "init", "--mission", "odd", "--mission-dir", str(mine))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "checks.yaml" in done.stderr, done.stderr
+    assert not (repo / "MISSION.md").exists()
