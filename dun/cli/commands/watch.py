@@ -127,6 +127,7 @@ class _Follower:
         self.decided: set[float] = set()
         self.phase: str | None = None
         self.run_id: str | None = None
+        self.started = 0  # the last iteration whose start was said
 
     def say(self, line: str) -> None:
         sys.stdout.write(line + "\n")
@@ -139,6 +140,7 @@ class _Follower:
         if live["run_id"] != self.run_id:
             self.run_id = live["run_id"]
             self.decided = {d["at"] for d in live["decisions"]}  # what happened before we looked is not news
+            self.started = live["iteration"]
             self.say(f"run {live['run_id']} ({live['agent']}): iteration {live['iteration']}, "
                      f"${live['cost_usd']:.4f} spent")
         self._output()  # the end of the previous iteration's output first
@@ -146,10 +148,13 @@ class _Follower:
             self.out_file, self.offset, self.rest = live["out_file"], 0, b""
             boxes = f", boxes {live['boxes_done']}/{live['boxes_total']}" if live["boxes_total"] is not None else ""
             self.say(f"iteration {live['in_progress']}: the agent started{boxes}")
+            self.started = live["in_progress"]
         self._output()
         for d in live["decisions"]:
             if d["at"] not in self.decided:
                 self.decided.add(d["at"])
+                if d["iteration"] is not None and d["iteration"] > self.started:
+                    self._caught_up(d["iteration"])
                 which = f"iteration {d['iteration']}: " if d["iteration"] is not None else ""
                 self.say(f"{which}{d['action']} ({d['reason']})")
         if live["phase"] != self.phase:
@@ -158,6 +163,14 @@ class _Follower:
                 self.say(f"waiting ({live['wait_reason']}) for {clock(live['wait_until'] - time.time())}, until "
                          f"{time.strftime('%H:%M:%S', time.localtime(live['wait_until']))}")
         return live
+
+    def _caught_up(self, n: int) -> None:
+        """An iteration that started and ended between two looks (a fast agent): its start and its output, read
+        from its files, before its decision."""
+        self.out_file, self.offset, self.rest = self.store.iteration_file(n, ".out").name, 0, b""
+        self.say(f"iteration {n}: the agent started")
+        self.started = n
+        self._output()
 
     def _output(self) -> None:
         if self.out_file is None:

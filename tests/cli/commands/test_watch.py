@@ -151,7 +151,7 @@ def test_logs_follow_prints_the_agents_stream_and_ends_with_the_loop(night: Nigh
     lines = out.splitlines()
     for expected in ("iteration 1: the agent started, boxes 0/2", "  | Reading the mission for alpha",
                      "  | > Edit: ", "iteration 1: continue (work_remains)",
-                     "iteration 2: the agent started, boxes 1/2",
+                     "iteration 2: the agent started",  # with its boxes unless it ran between two looks
                      "  | Ticking beta now", "iteration 2: stop (complete)", "the loop stopped: complete"):
         assert any(line.startswith(expected) for line in lines), (expected, out)
 
@@ -172,3 +172,35 @@ def test_logs_follow_with_what_it_cannot_take_is_one_line(repo: Path, extra: lis
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr == "dun: -f follows the running loop: it takes no N, --json or --out\n"
+
+
+def test_logs_follow_tells_an_iteration_that_ran_between_two_looks(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A fast agent: iteration 2 started and ended between two looks of `dun logs -f`, which saw only its decision.
+    Its start and its output are still told, from its files, before the decision."""
+    from dun.cli.commands.watch import _Follower
+    from dun.store.records import LIVE_SCHEMA_VERSION
+    from dun.store.store import Store
+
+    store = Store(tmp_path)
+    store.logs_dir.mkdir(parents=True)
+    record: dict[str, Any] = {
+        "schema_version": LIVE_SCHEMA_VERSION, "run_id": "r1", "pid": os.getpid(), "pid_started": None,
+        "driver": "loop", "agent": "command", "phase": "agent", "iteration": 1, "max_iterations": 5,
+        "in_progress": 1, "call_started": 1.0, "out_file": "iteration-1.out", "boxes_done": 0, "boxes_total": 2,
+        "cost_usd": 0.0, "budget_usd": None, "decisions": [], "wait_until": None, "wait_reason": None,
+        "stop_reason": None, "started_epoch": 1.0, "updated": 1.0}
+    (store.logs_dir / "iteration-1.out").write_text("first at work\n")
+    store.write_live(record)  # type: ignore[arg-type]
+    follower = _Follower(store)
+    follower.look()
+    (store.logs_dir / "iteration-2.out").write_text("second, quickly\n")
+    record.update(phase="deciding", iteration=2, in_progress=None, out_file=None, boxes_done=2, decisions=[
+        {"iteration": 1, "action": "continue", "reason": "work_remains", "at": 2.0},
+        {"iteration": 2, "action": "stop", "reason": "complete", "at": 3.0}])
+    store.write_live(record)  # type: ignore[arg-type]
+    follower.look()
+    said = capsys.readouterr().out.splitlines()
+    assert said[1:] == ["iteration 1: the agent started, boxes 0/2", "  | first at work",
+                        "iteration 1: continue (work_remains)", "iteration 2: the agent started",
+                        "  | second, quickly", "iteration 2: stop (complete)"], said
