@@ -17,8 +17,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from dun.fleet.limits import SharedLimits
 from dun.fleet.redisstore import RedisStore
@@ -43,6 +45,20 @@ class SharedClock:
             os.close(fd)
         self.last = BASE + ticks * STEP
         return self.last
+
+
+def run_together(procs: list[subprocess.Popen[str]]) -> list[Any]:
+    """For the tests that start workers: release every one at once, then collect their JSON answers."""
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    answers = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        answers.append(json.loads(out))
+    return answers
 
 
 def main() -> None:

@@ -3,15 +3,14 @@ home of its own (as on separate machines), one real redis-server, one simulated 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from limits_worker import run_together
 from redis_support import RedisServer
 
 from dun.fleet.redisstore import RedisStore
@@ -34,19 +33,6 @@ def machine(tmp_path: Path, n: int, server: RedisServer, *args: str) -> subproce
            "XDG_CACHE_HOME": str(home / ".cache")}
     return subprocess.Popen([sys.executable, str(WORKER), server.url, str(tmp_path / "clock"), *args], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def run_together(procs: list[subprocess.Popen[str]]) -> list[Any]:
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    answers = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        answers.append(json.loads(out))
-    return answers
 
 
 def test_four_machines_never_exceed_the_window_in_any_hour(tmp_path: Path, server: RedisServer) -> None:

@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from limits_worker import run_together
 
 from dun.fleet.limits import DAY_S, LocalStore, SharedLimits, known_agents
 
@@ -19,20 +19,6 @@ HOUR = 3600.0
 def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, str(WORKER), str(tmp_path / "store"), str(tmp_path / "clock"), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def run_together(procs: list[subprocess.Popen[str]]) -> list[Any]:
-    """Release every process at once, then collect their JSON answers."""
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    answers = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        answers.append(json.loads(out))
-    return answers
 
 
 def test_three_processes_never_exceed_the_hourly_limit(tmp_path: Path) -> None:
