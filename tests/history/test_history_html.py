@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from chromium_support import CHROMIUM_FLAGS, chromium
 from fake_agent import block
 from history_support import NO_CIRCUIT, T0, drive, dun, guard_line, iso, make_log, new_repo, write_run
 from loop_support import idle, work
@@ -18,17 +18,6 @@ from loop_support import idle, work
 from dun.history.store import History
 from dun.history.sync import sync
 from dun.report_html.series import collect
-
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--enable-logging=stderr", "--v=0"]
-
-
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found:
-        pytest.skip("headless Chromium is not installed (apt-get install -y chromium)")
-    return found
 
 
 def test_the_series_hold_each_iterations_numbers(tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ message where it is missing). docs/history-report.png is a screenshot of such a 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from chromium_support import CHROMIUM_FLAGS, chromium
 from history_support import NO_CIRCUIT, drive, dun, make_log, new_repo, write_run
 from loop_support import idle, work
 
@@ -20,16 +20,6 @@ from dun.core.kinds import StopReason
 from dun.loop.report import MEANING, RESUME
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--enable-logging=stderr", "--v=0"]
-
-
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found:
-        pytest.skip("headless Chromium is not installed (apt-get install -y chromium)")
-    return found
 
 
 def rendered(page: Path, profile: Path) -> str:
