@@ -175,10 +175,11 @@ def _init_ci(root: Path, ci: str, force: bool, schedule: str | None, budget: flo
         raise UsageError(f"unknown --ci '{ci}'; choose from {', '.join(CI_TARGETS)}")
     if budget <= 0:
         raise UsageError("--budget must be above 0: an unattended loop needs a spending cap")
+    text = render_workflow(ci, schedule, budget, parallel, spec)  # bad input is named before "refusing to overwrite"
     dest = root / CI_TARGETS[ci]
     if dest.exists() and not force:
         raise UsageError(f"refusing to overwrite {CI_TARGETS[ci]} (use --force)")
-    write_text_atomic(dest, render_workflow(ci, schedule, budget, parallel, spec))
+    write_text_atomic(dest, text)
     sys.stdout.write(f"wrote {CI_TARGETS[ci]}\n")
     setup = root / SETUP_SCRIPT
     if not setup.exists() and not setup.is_symlink():

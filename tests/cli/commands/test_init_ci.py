@@ -201,6 +201,10 @@ def test_refuses_to_overwrite_and_checks_flags(repo: Path) -> None:
     assert invoke(["init", str(repo), "--ci", "github", "--force", "--schedule", "0 3 * * *"])[0] == 0
     code, _, err = invoke(["init", str(repo), "--ci", "github", "--force", "--schedule", "nightly"])
     assert code == 2 and "five cron fields" in err
+    before = (repo / ".github/workflows/dun.yml").read_text(encoding="utf-8")
+    code, _, err = invoke(["init", str(repo), "--ci", "github", "--schedule", "nightly"])
+    assert code == 2 and "five cron fields" in err, "the bad flag is named, not 'refusing to overwrite'"
+    assert (repo / ".github/workflows/dun.yml").read_text(encoding="utf-8") == before
     code, _, err = invoke(["init", str(repo), "--ci", "github", "--force", "--budget", "0"])
     assert code == 2 and "--budget must be above 0" in err
     code, _, err = invoke(["init", str(repo), "--schedule", "0 3 * * *"])
