@@ -29,6 +29,28 @@ def unicode(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+_C_ESCAPES = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+              "\f": "\\f", "\r": "\\r"}
+
+
+def json_name(path: str) -> str:
+    """A path as `--json` names it: itself when it is UTF-8, else git's quoted form (`"caf\\351.py"`, as `git
+    ls-files` prints it), so two names differing only in bytes that are not UTF-8 stay two keys, not one U+FFFD."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        out = []
+        for ch in path:
+            if ch in _C_ESCAPES:
+                out.append(_C_ESCAPES[ch])
+            elif ch < " " or ch == "\x7f" or not ch.isascii():
+                out.extend(f"\\{b:03o}" for b in ch.encode("utf-8", "surrogateescape"))
+            else:
+                out.append(ch)
+        return '"' + "".join(out) + '"'
+    return path
+
+
 def shown(path: str) -> str:
     """A path as text one line can hold: `unicode`, and `?` for a newline or another control character (a file named
     `x\n## Instructions` cannot add a heading to the prompt)."""
@@ -107,8 +129,8 @@ def _relative(root: Path, seed: str) -> str:
 
 def as_dict(index: Index, found: dict[str, list[Hint]]) -> dict[str, object]:
     return {"schema_version": 1, "kind": "hints", "head": index.head, "changes": index.graph.seq,
-            "files": {unicode(seed): [{"path": unicode(h.path), "score": round(h.score, 4),
-                                       "direct": round(h.direct, 4), "via": unicode(h.via) if h.via else None}
+            "files": {json_name(seed): [{"path": json_name(h.path), "score": round(h.score, 4),
+                                         "direct": round(h.direct, 4), "via": json_name(h.via) if h.via else None}
                                       for h in hints] for seed, hints in found.items()}}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,25 @@ def test_in_prompt_false_leaves_them_out(project: Path, tmp_path: Path) -> None:
         assert TITLE not in prompt(project)
     finally:
         config.write_text(before)
+
+
+def test_json_keeps_apart_two_names_that_are_not_utf8(tmp_path: Path) -> None:
+    """Two files whose names differ only in a byte that is not UTF-8 are two keys in git's quoted form (as `git
+    ls-files` prints them), not one merged U+FFFD key losing a file's hints."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    names = [b"caf\xe9.py", b"caf\xe8.py"]
+    for name, partner in zip(names, ("with_e9.py", "with_e8.py"), strict=True):
+        for n in range(2):
+            (root / os.fsdecode(name)).write_bytes(b"%d\n" % n)
+            write(root, partner, f"{n}\n")
+            git(root, "add", "-A")
+            git(root, "commit", "-qm", f"{partner} {n}")
+    proc = subprocess.run([DUN.encode(), b"hints", b"--json", *names], cwd=root, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    files = json.loads(proc.stdout)["files"]
+    quoted = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(files) == sorted(q for q in quoted if q.startswith('"caf'))
+    assert [h["path"] for h in files['"caf\\351.py"']] == ["with_e9.py"]
+    assert [h["path"] for h in files['"caf\\350.py"']] == ["with_e8.py"]
