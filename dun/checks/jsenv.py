@@ -37,8 +37,20 @@ def script_args(directory: Path, prefix: str) -> str:
         words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w[1])]  # VAR=value before it
         plain = [w[1] for w in words]
         for start in range(len(words)):  # `mocha`, `./node_modules/.bin/mocha`, `npx mocha`
-            if [os.path.basename(plain[start]), *plain[start + 1:start + len(want)]] == want:
-                return " ".join(raw for raw, _ in _without_reporters(words[start + len(want):]))
+            if os.path.basename(plain[start]) != want[0]:
+                continue
+            # the prefix's other words in order; options between them are the program's own and are kept
+            # (`node --import tsx --test`: node loads tsx for the test files)
+            kept, at = [], start + 1
+            for word in want[1:]:
+                found = plain.index(word, at) if word in plain[at:] else None
+                if found is None or any(not w.startswith("-") and not (i > at and plain[i - 1].startswith("-"))
+                                        for i, w in enumerate(plain[at:found], at)):
+                    break
+                kept += words[at:found]
+                at = found + 1
+            else:
+                return " ".join(raw for raw, _ in _without_reporters(kept + words[at:]))
     return ""
 
 

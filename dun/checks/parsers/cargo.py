@@ -26,6 +26,12 @@ _AT = re.compile(r"^(?P<file>[^\s:'][^:]*):(?P<line>\d+):\d+:?$")
 _OLD_AT = re.compile(r"^'(?P<message>.*)', (?P<file>[^\s:][^:]*):(?P<line>\d+):\d+$", re.S)
 _RESULT = re.compile(r"^test result: \w+\. (?P<passed>\d+) passed; (?P<failed>\d+) failed; (?P<ignored>\d+) ignored")
 _STATUS = re.compile(r"^test (?P<name>\S.*) \.\.\. (?P<status>FAILED|ok|ignored)")
+# what libtest adds to a name in its status line, not in the `---- NAME stdout ----` header
+_KIND_SUFFIX = re.compile(r" - (?:should panic|compile fail|compile)$")
+# `     Running unittests src/lib.rs (target/debug/deps/core-1a2b3c)`, `   Doc-tests core`: the binary that follows
+_RUNNING = re.compile(r"^\s+(?:Running (?:unittests )?(?P<source>\S+) \((?:.*/)?(?P<binary>[^/()]+?)(?:-[0-9a-f]{8,})?"
+                      r"(?:\.exe)?\)|Doc-tests (?P<doc>\S+))\s*$")
+_NO_PANIC = re.compile(r"^note: test did not panic as expected(?: at (?P<file>[^\s:][^:]*):(?P<line>\d+):\d+)?")
 _END_OF_MESSAGE = ("stack backtrace:", "note: run with `RUST_BACKTRACE", "note: Some details are omitted")
 MAX_LINES = 200
 
@@ -64,9 +70,11 @@ class CargoTestParser(LineParser):
     def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
         self.compile: list[Item] = []
-        self.sections: dict[str, list[str]] = {}  # failed test -> its captured output
-        self.current: str | None = None
-        self.failed: list[str] = []
+        # (binary, failed test) -> its captured output; one name can fail in two binaries (two crates' `tests::it`)
+        self.sections: dict[tuple[str, str], list[str]] = {}
+        self.current: tuple[str, str] | None = None
+        self.failed: list[tuple[str, str]] = []
+        self.binary = ""  # the test binary running: `core (src/lib.rs)`
         self.counts = {"passed": 0, "failed": 0, "ignored": 0}
 
     def feed(self, line: str) -> None:
@@ -79,16 +87,22 @@ class CargoTestParser(LineParser):
         if line.startswith('{ "type": '):  # libtest's own JSON (`-- -Z unstable-options --format json`, nightly)
             self._libtest(line)
             return
+        running = _RUNNING.match(line)
+        if running:
+            self.current = None
+            self.binary = f"{running['binary']} ({running['source']})" if running["binary"] else \
+                f"{running['doc']} (doctests)"
+            return
         section = _SECTION.match(line)
         if section:
-            self.current = section["name"]
+            self.current = (self.binary, section["name"])
             self.sections[self.current] = []
             return
         status = _STATUS.match(line)
         if status:
             self.current = None
             if status["status"] == "FAILED":
-                self.failed.append(status["name"].strip())
+                self.failed.append((self.binary, _KIND_SUFFIX.sub("", status["name"].strip())))
             return
         result = _RESULT.match(line)
         if result:
@@ -109,9 +123,9 @@ class CargoTestParser(LineParser):
         if not isinstance(event, dict):
             return
         if event.get("type") == "test" and event.get("event") == "failed":
-            name = str(event.get("name") or "test")
-            self.failed.append(name)
-            self.sections[name] = str(event.get("stdout") or "").splitlines()[:MAX_LINES]
+            test = (self.binary, _KIND_SUFFIX.sub("", str(event.get("name") or "test")))
+            self.failed.append(test)
+            self.sections[test] = str(event.get("stdout") or "").splitlines()[:MAX_LINES]
         elif event.get("type") == "suite" and event.get("event") in ("ok", "failed"):
             for key in self.counts:
                 value = event.get(key)
@@ -119,8 +133,11 @@ class CargoTestParser(LineParser):
 
     def result(self) -> Parsed:
         items = list(self.compile)
-        for name in dict.fromkeys(self.failed):
-            items.append(self._item(name, self.sections.get(name, [])))
+        failed = list(dict.fromkeys(self.failed))
+        names = [name for _, name in failed]
+        for binary, name in failed:  # a name failing in two binaries says which one
+            shown = f"{name} (in {binary})" if names.count(name) > 1 and binary else name
+            items.append(self._item(shown, name, self.sections.get((binary, name), [])))
         tally = [f"{self.counts['failed']} failed", f"{self.counts['passed']} passed",
                  f"{self.counts['ignored']} ignored"]
         summary = ", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran"
@@ -128,7 +145,7 @@ class CargoTestParser(LineParser):
             summary += f"; {plural(len(self.compile), 'compile error')}"
         return Parsed(items, summary=summary)
 
-    def _item(self, name: str, lines: list[str]) -> Item:
+    def _item(self, shown: str, name: str, lines: list[str]) -> Item:
         where: tuple[str, int] | None = None
         message: list[str] = []
         panicking = False
@@ -161,9 +178,13 @@ class CargoTestParser(LineParser):
                     panicking = False
                     continue
                 message.append(line.rstrip())
-            elif line.startswith(("Error: ", "note: test did not panic")) and not message:
-                message.append(line.strip())  # a test returning Err, a should_panic that did not
-        text = f"{name}: " + ("\n".join(message) if message else "failed")
+            elif (no_panic := _NO_PANIC.match(line)) and not message:  # a should_panic test that did not
+                message.append("test did not panic as expected")
+                if no_panic["file"] and where is None:
+                    where = (no_panic["file"], int(no_panic["line"]))  # the test's #[should_panic]
+            elif line.startswith("Error: ") and not message:
+                message.append(line.strip())  # a test returning Err
+        text = f"{shown}: " + ("\n".join(message) if message else "failed")
         if _DOCTEST.match(name):  # rustdoc compiles a doctest apart: its panic's place is not the source's
             return Item(text=bounded(text), file=_doctest_file(name), line=_doctest_line(name))
         file = repo_path(where[0], self.ctx) if where else None

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
-from dun.checks.parsers.frames import first_project_frame
+from dun.checks.parsers.frames import first_project_frame, located
 from dun.engine.model import Item
 
 _TEST = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<number>\d+)?\s*(?:-\s*)?(?P<desc>.*)$")
@@ -129,11 +129,13 @@ class TapParser(LineParser):
         details = diag.get("details") or diag.get("values")
         if isinstance(details, dict):
             message += "".join(f"\n{label} {_plain(value)}" for label, value in details.items())
-        frame = first_project_frame([str(diag.get("at") or ""), str(diag.get("stack") or "")], self.ctx)
+        declared = first_project_frame([str(diag.get("location") or "")], self.ctx)  # node: where the test is
+        frame, call = located([str(diag.get("at") or ""), str(diag.get("stack") or "")], self.ctx,
+                              declared[0] if declared else None)
         if frame is None:
-            frame = first_project_frame([str(diag.get("location") or "")], self.ctx)
+            frame = declared
         text = f"{name}: {message.strip()}" if message.strip() else name
-        return Item(text=bounded(text), file=frame[0] if frame else None, line=frame[1] if frame else None)
+        return Item(text=bounded(text) + call, file=frame[0] if frame else None, line=frame[1] if frame else None)
 
     def result(self) -> Parsed:
         if self.pending is not None:
@@ -147,7 +149,8 @@ class TapParser(LineParser):
             self.items.append(Item(text=bounded(f"{name}stopped: {error}"), file=frame[0] if frame else None,
                                    line=frame[1] if frame else None))
             self.counts["fail"] += 1
-        fail = self.tally.get("fail", self.counts["fail"])
+        # node counts a test stopped by its timeout as `cancelled`, not `fail`: it failed all the same
+        fail = self.tally["fail"] + self.tally.get("cancelled", 0) if "fail" in self.tally else self.counts["fail"]
         passed = self.tally.get("pass", self.counts["pass"])
         skipped = self.tally.get("skip", self.counts["skip"]) + self.tally.get("todo", 0)
         tally = [f"{fail} failed", f"{passed} passed", f"{skipped} skipped"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
+from dun.core.textfiles import read_bytes
 from dun.engine.model import Item
 
 _RULE = re.compile(r"^={70}$")
@@ -44,7 +45,9 @@ class UnittestParser(LineParser):
             return
         totals = _TOTALS.match(line.strip())
         if totals and self.current is None:
-            self.totals = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", totals["counts"] or "")}
+            # `failures=4, errors=2, expected failures=1, unexpected successes=1`: keys hold spaces
+            self.totals = {k.strip().replace(" ", "_"): int(v)
+                           for k, v in re.findall(r"([a-z][a-z ]*)=(\d+)", totals["counts"] or "")}
             return
         if self.current is not None and len(self.current) < MAX_BLOCK:
             self.current.append(line.rstrip())
@@ -71,28 +74,38 @@ class UnittestParser(LineParser):
 
     def _summary(self) -> str:
         failures, errors = self.totals.get("failures", 0), self.totals.get("errors", 0)
-        parts = [f"{failures} failed", plural(errors, "error"), f"{self.totals.get('skipped', 0)} skipped",
-                 f"{self.totals.get('expected_failures', 0)} expected failures"]
+        unexpected = self.totals.get("unexpected_successes", 0)  # they fail the run too
+        parts = [f"{failures} failed", plural(errors, "error"),
+                 f"{unexpected} unexpected success" + ("es" if unexpected != 1 else ""),
+                 f"{self.totals.get('skipped', 0)} skipped",
+                 plural(self.totals.get("expected_failures", 0), "expected failure")]
         summary = ", ".join(p for p in parts if not p.startswith("0 "))
         ran = f"{plural(self.ran, 'test')} run" if self.ran is not None else ""
         return "; ".join(p for p in (summary, ran) if p) or "no tests ran"
 
     def _item(self, kind: str, name: str, block: list[str]) -> Item:
+        call = ""
         doctest = next((i for i, line in enumerate(block) if line == "Failed example:" or
                         line.startswith("Exception raised:")), None)
         if doctest is not None and doctest > 0 and (frame := _FRAME.match(block[doctest - 1])):
             where = self._place(frame)
             message = "\n".join(block[doctest:])
         else:
-            where = None
+            where = own = None
+            method = name.split(" ", 1)[0].rsplit(".", 1)[-1]
             for line in block:
                 frame = _FRAME.match(line)
                 if frame and frame["func"] is not None:
-                    where = self._place(frame) or where  # the deepest frame in the project
+                    place = self._place(frame)
+                    where = place or where  # the deepest frame in the project
+                    own = place if place is not None and frame["func"] == method else own
             message = _exception(block)
-        if kind == "UNEXPECTED SUCCESS":
+            if own is not None and where != own:  # failed in a helper: the test's own call into it
+                call = f"\n  at {own[0]}:{own[1]}"
+        if kind == "UNEXPECTED SUCCESS":  # no traceback: the test method's own line
             message = "passed, but is marked expectedFailure"
-        return Item(text=bounded(f"{name}: {message or kind}"), file=where[0] if where else None,
+            where = _method_line(name, self.ctx)
+        return Item(text=bounded(f"{name}: {message or kind}") + call, file=where[0] if where else None,
                     line=where[1] if where else None)
 
     def _place(self, frame: re.Match[str]) -> tuple[str, int] | None:
@@ -111,6 +124,26 @@ class UnittestParser(LineParser):
         code = block[block.index(place.string) + 1:error] if place else []
         text = "\n".join([block[error], *code])
         return (where[0] if where else None, where[1] if where else None, text)
+
+
+def _method_line(test_id: str, ctx: ParseContext) -> tuple[str, int] | None:
+    """`tests.test_a.T.test_x` -> (tests/test_a.py, the line of `def test_x`): the module is looked for from where
+    discovery ran and from its usual start directories."""
+    parts = test_id.split(" ", 1)[0].split(".")
+    if len(parts) < 2:
+        return None
+    method = parts[-1]
+    for end in range(len(parts) - 1, 0, -1):
+        for start in (ctx.cwd, ctx.cwd / "tests", ctx.cwd / "test"):
+            path = start.joinpath(*parts[:end]).with_suffix(".py")
+            try:
+                text = read_bytes(path, 4 * 1024 * 1024, root=ctx.root).decode("utf-8", "replace")
+            except (OSError, ValueError):
+                continue
+            found = re.search(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(method)}\b", text, re.M)
+            shown = repo_path(str(path), ctx)
+            return (shown, text.count("\n", 0, found.start()) + 1) if found and shown else None
+    return None
 
 
 def _test_name(rest: str, second: str) -> str:

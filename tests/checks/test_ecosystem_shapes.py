@@ -1,0 +1,222 @@
+"""Project shapes beyond the one-runner fixtures (issue 25, an independent pass): each class of wrong item found on
+a real run, here as the output the runner really wrote (recorded from node 20, cargo 1.95, Python 3.11), so each
+test is fast and fails on the parser as it was. Where the runner itself matters, tests/checks/test_js_projects.py
+and test_rust_projects.py run it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from checks_support import write
+from test_parsers import parse
+
+from dun.checks.jsenv import script_args
+
+# --- unittest: the runner's totals, an unexpected success, a failure inside a helper ----------------------------
+
+UNITTEST = """\
+test_expected_failure (tests.test_calc.TestCalc.test_expected_failure) ... expected failure
+test_helper (tests.test_calc.TestCalc.test_helper) ... ERROR
+test_skipped (tests.test_calc.TestCalc.test_skipped) ... skipped 'not yet'
+test_unexpected_success (tests.test_calc.TestCalc.test_unexpected_success) ... unexpected success
+test_x (tests.test_calc.TestCalc.test_x) ... FAIL
+
+======================================================================
+ERROR: test_helper (tests.test_calc.TestCalc.test_helper)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "{root}/tests/test_calc.py", line 7, in test_helper
+    check(-1)
+  File "{root}/pkg/calc.py", line 3, in check
+    raise ValueError(f"negative: {{x}}")
+ValueError: negative: -1
+
+======================================================================
+FAIL: test_x (tests.test_calc.TestCalc.test_x)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "{root}/tests/test_calc.py", line 19, in test_x
+    self.assertEqual(1, 2)
+AssertionError: 1 != 2
+
+======================================================================
+UNEXPECTED SUCCESS: test_unexpected_success (tests.test_calc.TestCalc.test_unexpected_success)
+----------------------------------------------------------------------
+Ran 5 tests in 0.001s
+
+FAILED (failures=1, errors=1, skipped=1, expected failures=1, unexpected successes=1)
+"""
+UNITTEST_MODULE = """\
+import unittest
+from pkg.calc import check
+
+
+class TestCalc(unittest.TestCase):
+    def test_helper(self):
+        check(-1)
+
+    @unittest.expectedFailure
+    def test_expected_failure(self):
+        self.assertEqual(1, 2)
+
+    @unittest.expectedFailure
+    def test_unexpected_success(self):
+        self.assertEqual(1, 1)
+
+    def test_x(self):
+        self.assertEqual(1, 2)
+"""
+
+
+def test_unittest_counts_every_kind_and_locates_an_unexpected_success_and_a_helpers_caller(tmp_path: Path) -> None:
+    write(tmp_path, "tests/test_calc.py", UNITTEST_MODULE)
+    parsed = parse(tmp_path, "unittest", UNITTEST.format(root=tmp_path))
+    # `expected failures=1` was read as `failures=1`, hiding the real count; unexpected successes fail the run
+    assert parsed.summary == "1 failed, 1 error, 1 unexpected success, 1 skipped, 1 expected failure; 5 tests run"
+    items = {i.text.split(":", 1)[0]: i for i in parsed.items}
+    unexpected = items["tests.test_calc.TestCalc.test_unexpected_success"]
+    assert (unexpected.file, unexpected.line) == ("tests/test_calc.py", 14)  # its def: there is no traceback
+    helper = items["tests.test_calc.TestCalc.test_helper"]
+    assert (helper.file, helper.line) == ("pkg/calc.py", 3)
+    assert helper.text == "tests.test_calc.TestCalc.test_helper: ValueError: negative: -1\n  at tests/test_calc.py:7"
+
+
+# --- cargo test: #[should_panic], one test name failing in two crates ----------------------------------------------
+
+CARGO = """\
+     Running unittests src/lib.rs (target/debug/deps/core-bff02467bb006f96)
+
+running 3 tests
+test tests::should_panic_but_does_not - should panic ... FAILED
+test tests::should_panic_wrong_message - should panic ... FAILED
+test tests::it_works ... FAILED
+
+failures:
+
+---- tests::should_panic_but_does_not stdout ----
+note: test did not panic as expected at core/src/lib.rs:27:8
+---- tests::should_panic_wrong_message stdout ----
+
+thread 'tests::should_panic_wrong_message' (7831) panicked at core/src/lib.rs:12:9:
+expected a positive number, got -5
+note: panic did not contain expected string
+      panic message: "expected a positive number, got -5"
+ expected substring: "wrong text"
+---- tests::it_works stdout ----
+
+thread 'tests::it_works' (7832) panicked at core/src/lib.rs:39:9:
+core is broken
+
+failures:
+    tests::it_works
+    tests::should_panic_but_does_not
+    tests::should_panic_wrong_message
+
+test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+
+error: test failed, to rerun pass `-p core --lib`
+     Running unittests src/main.rs (target/debug/deps/app-3908235aad9a2899)
+
+running 1 test
+test tests::it_works ... FAILED
+
+failures:
+
+---- tests::it_works stdout ----
+
+thread 'tests::it_works' (7840) panicked at app/src/main.rs:9:9:
+app is broken
+
+failures:
+    tests::it_works
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+"""
+
+
+def test_cargo_should_panic_tests_and_a_name_failing_in_two_crates(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "cargo-test", CARGO)
+    assert [(i.file, i.line, i.text) for i in parsed.items] == [
+        # the status line's ` - should panic` is not part of the name: the test's output was lost with it
+        ("core/src/lib.rs", 27, "tests::should_panic_but_does_not: test did not panic as expected"),
+        ("core/src/lib.rs", 12, "tests::should_panic_wrong_message: expected a positive number, got -5\n"
+                                "note: panic did not contain expected string\n"
+                                '      panic message: "expected a positive number, got -5"\n'
+                                ' expected substring: "wrong text"'),
+        # two crates' `tests::it_works`: two items, each with its own panic (one was dropped, the other's text lost)
+        ("core/src/lib.rs", 39, "tests::it_works (in core (src/lib.rs)): core is broken"),
+        ("app/src/main.rs", 9, "tests::it_works (in app (src/main.rs)): app is broken"),
+    ]
+    assert parsed.summary == "4 failed"
+
+
+# --- node --test: a timed-out test counts, a helper's failure names the test's call --------------------------------
+
+NODE_TAP = """\
+TAP version 13
+# Subtest: calc
+    # Subtest: helper
+    not ok 1 - helper
+      ---
+      duration_ms: 0.166303
+      location: '{root}/test/calc.test.js:19:3'
+      failureType: 'testCodeFailure'
+      error: 'total should be 10 but was 7'
+      code: 'ERR_TEST_FAILURE'
+      stack: |-
+        check (file://{root}/lib/calc.js:3:23)
+        TestContext.<anonymous> (file://{root}/test/calc.test.js:20:5)
+        Test.runInAsyncScope (node:async_hooks:206:9)
+      ...
+    # Subtest: times out
+    not ok 2 - times out
+      ---
+      duration_ms: 101.2
+      location: '{root}/test/calc.test.js:16:3'
+      failureType: 'testTimeoutFailure'
+      error: 'test timed out after 100ms'
+      code: 'ERR_TEST_FAILURE'
+      ...
+    1..2
+not ok 1 - calc
+  ---
+  duration_ms: 105.1
+  type: 'suite'
+  location: '{root}/test/calc.test.js:5:1'
+  failureType: 'subtestsFailed'
+  error: '2 subtests failed'
+  code: 'ERR_TEST_FAILURE'
+  ...
+1..1
+# tests 2
+# suites 1
+# pass 0
+# fail 1
+# cancelled 1
+# skipped 0
+# todo 0
+"""
+
+
+def test_node_tap_counts_a_timed_out_test_and_names_the_tests_call_into_a_helper(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "tap", NODE_TAP.format(root=tmp_path))
+    assert [(i.file, i.line, i.text) for i in parsed.items] == [
+        ("lib/calc.js", 3, "calc > helper: total should be 10 but was 7\n  at test/calc.test.js:20"),
+        ("test/calc.test.js", 16, "calc > times out: test timed out after 100ms"),
+    ]
+    assert parsed.summary == "2 failed"  # node tallies the timed-out test as `cancelled`, not `fail`
+
+
+# --- {js-args:node --test}: node's own options before --test are the project's too ---------------------------------
+
+def test_node_options_before_test_are_kept_and_other_programs_are_not_taken_for_node(tmp_path: Path) -> None:
+    cases = {
+        "node --import tsx --test 'test/**/*.test.ts'": "--import tsx 'test/**/*.test.ts'",  # TypeScript via tsx
+        "node --require ./setup.js --test spec/": "--require ./setup.js spec/",
+        "NODE_ENV=test node --test --test-reporter spec test/": "test/",
+        "node scripts/build.js --test": "",  # a script given --test is not node's test runner
+    }
+    for script, args in cases.items():
+        write(tmp_path, "package.json", json.dumps({"scripts": {"test": script}}))
+        assert script_args(tmp_path, "node --test") == args, script
