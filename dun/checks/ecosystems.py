@@ -257,11 +257,32 @@ _CMAKE_TESTS = re.compile(r"^\s*(enable_testing|add_test)\s*\(", re.M | re.I)
 _MAKE_TEST = re.compile(r"^(test|check|tests)\s*:", re.M)
 
 
+# ecosystem -> the program its built-in test checks need (`requires:`): without it they skip, and nothing else says so
+TOOLCHAINS = {"javascript": "node", "rust": "cargo", "go": "go"}
+NOT_INSTALLED = "is not installed (not on PATH)"
+
+
+def on_path(program: str) -> bool:
+    """Whether `program` is an executable on PATH; every place it was looked for is recorded (installing it there
+    changes that place's stamp)."""
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        path = Path(directory or ".") / program
+        if _seen(path).is_file() and os.access(path, os.X_OK):
+            return True
+    return False
+
+
 def unrun_suites(root: Path) -> list[tuple[str, str]]:
-    """(file, why) for every test suite in the repository that no built-in check runs."""
+    """(file, why) for every test suite in the repository that no built-in check runs: a runner dun does not read,
+    an ecosystem it has no check for, or one whose toolchain is not installed here (its checks skip)."""
     found: list[tuple[str, str]] = []
     ours = detect(root)
     for eco in ours:
+        program = TOOLCHAINS.get(eco.name)
+        if eco.tests and program is not None and not on_path(program):
+            found.append((eco.marker, f"a {eco.name} test suite, but `{program}` {NOT_INSTALLED}: "
+                                      f"its built-in checks are skipped, so nothing runs these tests"))
+            continue
         if eco.name == "javascript" and eco.tests and not set(JS_RUNNERS) & set(eco.tools):
             script = npm_scripts(package_json(str(root))).get("test", "").strip()
             found.append(("package.json", f"the `test` script runs `{script[:80]}`, which no built-in check reads "
@@ -304,6 +325,7 @@ def init_report(root: Path) -> list[str]:
         lines.append(f"found {eco.name} ({eco.marker}; uses {', '.join(eco.tools) or 'nothing dun knows'}): "
                      f"{'checks ' + ', '.join(applying) if applying else 'no built-in check applies'}\n")
     for marker, why in unrun_suites(root):
-        lines.append(f"found {marker}: {why}; `dun check` warns until a check runs it (docs/plugins.md)\n")
+        until = "it is installed" if NOT_INSTALLED in why else "a check runs it (docs/plugins.md)"
+        lines.append(f"found {marker}: {why}; `dun check` warns until {until}\n")
     return lines or ["found no ecosystem dun has built-in checks for (package.json, Cargo.toml, pyproject.toml, "
                      "go.mod)\n"]

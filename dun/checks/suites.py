@@ -19,13 +19,17 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 
 
 def _answer(spec: CheckSpec, root: Path) -> Outcome:
-    from dun.checks.ecosystems import detect, unrun_suites
+    from dun.checks.ecosystems import NOT_INSTALLED, detect, unrun_suites
 
     unrun = unrun_suites(root)
     if unrun:
         items = [Item(f"{why}", marker) for marker, why in unrun]
+        missing = [why for _, why in unrun if NOT_INSTALLED in why]
+        advice = NEXT if len(missing) < len(unrun) else ""
+        if missing:  # the checks exist; the machine lacks what they run
+            advice = f"Install what is missing (or put it on PATH), then re-run `dun check`. {advice}".strip()
         return Outcome(Status.WARN, f"a test suite dun cannot run: {unrun[0][0]}: {unrun[0][1]}"[:200], items=items,
-                       next=spec.next or NEXT)
+                       next=spec.next or advice)
     runnable = [eco.name for eco in detect(root) if eco.tests]
     if not runnable:
         return Outcome(Status.SKIP, "no test suite found")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from checks_support import write
 from test_parsers import parse
 
@@ -220,3 +221,33 @@ def test_node_options_before_test_are_kept_and_other_programs_are_not_taken_for_
     for script, args in cases.items():
         write(tmp_path, "package.json", json.dumps({"scripts": {"test": script}}))
         assert script_args(tmp_path, "node --test") == args, script
+
+
+# --- a toolchain that is not installed: its checks skip, so test-suites must say so (never "nothing actionable") ----
+
+def test_a_suite_whose_toolchain_is_missing_is_a_warning_naming_the_program(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from dun.checks.ecosystems import reads, unrun_suites
+    from dun.checks.suites import _answer
+    from dun.engine.model import Status
+
+    write(tmp_path, "Cargo.toml", "[package]\nname = 'x'\n")
+    write(tmp_path, "go.mod", "module x\n")
+    write(tmp_path, "package.json", json.dumps({"scripts": {"test": "node --test"}}))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    found, seen = reads(lambda: unrun_suites(tmp_path))
+    assert [(marker, why.split(",")[0]) for marker, why in found] == [
+        ("package.json", "a javascript test suite"), ("Cargo.toml", "a rust test suite"), ("go.mod", "a go test suite")]
+    assert "`cargo` is not installed (not on PATH): its built-in checks are skipped" in found[1][1]
+    assert str(bin_dir / "cargo") in seen  # installing it there is a change the cached answer sees
+    outcome = _answer(SimpleNamespace(next=None), tmp_path)  # type: ignore[arg-type]
+    assert outcome.status is Status.WARN and outcome.next is not None
+    assert outcome.next.startswith("Install what is missing (or put it on PATH)")
+    for program in ("node", "cargo", "go"):
+        write(bin_dir, program, "#!/bin/sh\n")
+        (bin_dir / program).chmod(0o755)
+    assert unrun_suites(tmp_path) == []
