@@ -102,9 +102,10 @@ def both(tmp_path: Path, steps: list[dict[str, Any]], prepare: Callable[[Path], 
     for name in ("loop", "sh"):
         repo = make_repo(tmp_path / name / "repo", **repo_args)
         scenario = write_scenario(tmp_path / name / "fake", steps)  # outside the repo: not a change git would see
-        if prepare:
-            prepare(repo)
         sides[name] = (repo, scenario)
+    if prepare:  # after both set-ups, right before both start: a time `prepare` seeds is not eaten by a slow set-up
+        for repo, _ in sides.values():
+            prepare(repo)
     argv = {"loop": [str(VENV_BIN / "dun"), "loop"], "sh": [str(SCRIPT), "--", *FAKE_COMMAND]}
     with ThreadPoolExecutor(2) as pool:
         futures = {name: pool.submit(spawn, name, argv[name], *sides[name]) for name in ("loop", "sh")}
@@ -228,19 +229,20 @@ def test_rate_limited_answer_makes_both_wait_then_finish(tmp_path: Path) -> None
 
 
 def test_hourly_call_limit_makes_both_wait_then_finish(tmp_path: Path) -> None:
-    """`loop.max_calls_per_hour: 1` and a call 4 s short of an hour ago: both wait, then run and complete."""
-    seeded = time.time() - 3600 + 4
+    """`loop.max_calls_per_hour: 1` and a call 5 s short of an hour ago: both wait, then run and complete."""
+    seeded: dict[Path, float] = {}
 
     def seed(repo: Path) -> None:
         from dun.store.records import new_state
 
-        previous = {**new_state(), "status": "complete", "stop_reason": "complete", "calls": [seeded]}
+        seeded[repo] = time.time() - 3600 + 5  # taken as the driver starts: a loaded machine still sees a wait
+        previous = {**new_state(), "status": "complete", "stop_reason": "complete", "calls": [seeded[repo]]}
         write(repo, ".dun/state.json", json.dumps(previous))
 
     loop, sh = both(tmp_path, [work("alpha", exit=True)], seed, boxes=("alpha",), loop={"max_calls_per_hour": 1})
     assert_same_end(loop, sh, "complete", 1, [("COMPLETE", "stop", "complete")])
     for run in (loop, sh):
-        assert run.calls()[0]["time"] >= seeded + 3600, f"{run.name} called the agent inside the hour"
+        assert run.calls()[0]["time"] >= seeded[run.repo] + 3600, f"{run.name} called the agent inside the hour"
     assert re.search(r"dun-loop\.sh: waiting [\d.]+ s \(hourly_call_limit\)", sh.output), describe(sh)
     assert re.search(r"dun loop: waiting \d+\.\d min \(hourly_call_limit\)", loop.output), describe(loop)
 
