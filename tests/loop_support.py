@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
 
-def until(condition: Callable[[], T], what: str, timeout: float = 15.0) -> T:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+def until(condition: Callable[[], T], what: str, timeout: float = 60.0) -> T:
+    """Poll `condition` until it returns something truthy; fail after `timeout` seconds (a bound for a failing test,
+    generous because a loop started on a machine at load 10 takes seconds to reach its first call)."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -28,7 +29,7 @@ def until(condition: Callable[[], T], what: str, timeout: float = 15.0) -> T:
         time.sleep(0.02)
 
 
-def gone(pid: int, timeout: float = 5.0) -> bool:
+def gone(pid: int, timeout: float = 20.0) -> bool:
     with contextlib.suppress(AssertionError):
         until(lambda: not alive(pid), f"pid {pid} to end", timeout)
     return not alive(pid)

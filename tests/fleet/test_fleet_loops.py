@@ -12,13 +12,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from fake_agent import calls, write_scenario
-from loop_support import make_repo, work
+from loop_support import make_repo, until, work
 
 from dun.fleet.limits import SharedLimits
 from dun.loop.driver import LoopOptions
@@ -26,17 +25,7 @@ from dun.loop.driver import LoopOptions
 pytestmark = pytest.mark.skipif(not hasattr(LoopOptions, "worktree"),
                                 reason="dun loop does not use dun.fleet yet (--worktree and the shared limits)")
 
-T = TypeVar("T")
 BOXES = tuple(f"box{i}" for i in range(1, 10))
-
-
-def until(condition: Callable[[], T], what: str, timeout: float = 60.0) -> T:
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)  # polling for an outcome, not ordering processes
-    return value
 
 
 class Loops:

