@@ -29,6 +29,7 @@ _INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     **{name: ("pwsh", "pwsh", ("-c", "-Command", "-command")) for name in ("pwsh", "powershell")},
 }
 _CHMOD_FLAGS = frozenset("cfvR")
+_VERB = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[:_.-][A-Za-z0-9]+)*")
 _NOT_FILTERS = frozenset({"-type", "-xtype", "-readable", "-writable", "-executable", "-fstype", "-prune"})
 
 
@@ -73,6 +74,17 @@ class Facts:
     test_db: bool = False  # works on a test database only (testdb.py): the database rules do not apply
     exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
     download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
+
+    @property
+    def verbs(self) -> list[str]:
+        """The leading words of the command line that name what it does (`exoscale compute instance delete web-1`:
+        compute, instance, delete, web-1): up to four operands that look like words, lower-cased."""
+        out: list[str] = []
+        for word in [self.sub, *self.operands][:4]:
+            if not _VERB.fullmatch(word):
+                break
+            out.append(word.lower())
+        return out
 
 
 @dataclass

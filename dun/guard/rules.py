@@ -61,6 +61,10 @@ def _match_one(m: Match, f: Facts) -> str | None:
         return None
     if (m.args_any and not _any(m.args_any, f.operands)) or (m.args_none and _any(m.args_none, f.operands)):
         return None
+    if m.verbs or m.verbs_none:
+        verbs = f.verbs
+        if (m.verbs and not _any(m.verbs, verbs)) or (m.verbs_none and _any(m.verbs_none, verbs)):
+            return None
     detail = next((f.notes[s] for s in sorted(hit) if s in f.notes), "")
     if m.queries:
         hits = [q for q in f.queries if any(re.search(r, _SQL_NOISE.sub(" ", q), re.I) for r in m.queries)]

@@ -3,21 +3,13 @@
 
 from __future__ import annotations
 
+from dun.guard.rules_generic import GENERIC_DESTROY, TEXT_AND_OWN
 from dun.guard.ruletypes import Match, Rule
 
 # Verbs a tool uses to destroy what it manages (clusters, VMs, apps, secrets, packages, datasets), as its command or
 # the command after a noun: `multipass delete`, `hcloud server delete`, `security delete-generic-password`
 _DESTROY_VERBS = ("delete", "destroy", "purge", "undefine", "unregistervm", "teardown", "delete-*", "destroy-*",
                   "purge-*")
-# Programs whose own rules decide their deletes (kubectl delete pod is allowed), and tools that take words as text
-TEXT_AND_OWN = ("git", "make", "gmake", "just", "task", "kubectl", "oc", "docker", "podman", "nerdctl",
-                "docker-compose", "helm", "rails", "redis-cli",
-                "curl", "http", "https", "xh", "wget", "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack",
-                "sed", "awk", "gawk", "cat", "ls", "find", "man", "less", "more", "head", "tail", "jq", "yq", "test",
-                "[", "which", "type", "touch", "mkdir", "cp", "mv", "ln", "tee", "diff", "file", "stat", "wc", "sort",
-                "uniq", "tr", "cut", "xargs", "history", "alias", "export", "set", "read", "declare", "local", "say",
-                "notify-send", "logger", "git-*", "python*", "node", "ruby", "perl", "php", "sh", "bash", "zsh")
-
 CLOUD_RULES: tuple[Rule, ...] = (
     Rule("cloud.delete", "deletes cloud resources or data (aws, gcloud, gsutil, az, doctl, heroku, fly, vercel, "
          "firebase, rclone, s3cmd, mc)",
@@ -53,8 +45,9 @@ CLOUD_RULES: tuple[Rule, ...] = (
           Match(programs=("mix",), subcommands=("hex.retire", "hex.revert")),
           Match(programs=("vault",), args_any=("delete", "destroy", "disable")),
           Match(programs=("consul",), subcommands=("kv",), actions=("delete",)))),
-    Rule("tool.destroy", "destroys what a tool manages (X delete, destroy, purge: clusters, VMs, apps, releases, "
-         "secrets, packages, datasets), which is not this repository's files; leave that to the operator",
+    Rule("tool.destroy", "destroys what a tool manages (X ... delete, destroy, terminate, drop, purge: clusters, VMs, "
+         "apps, topics, releases, backups, secrets, packages, datasets), which is not this repository's files; leave "
+         "that to the operator",
          (Match(subcommands=_DESTROY_VERBS, programs_none=TEXT_AND_OWN, flags_none=("-h", "--help", "--dry-run")),
           Match(actions=_DESTROY_VERBS, programs_none=TEXT_AND_OWN, flags_none=("-h", "--help", "--dry-run"),
                 subcommands_none=("cache", "caches", "cache-*")),  # pip cache purge: a cache, had back
@@ -67,5 +60,6 @@ CLOUD_RULES: tuple[Rule, ...] = (
           Match(programs=("dvc",), subcommands=("gc",), flags_any=("-c", "--cloud")),
           Match(programs=("sst",), subcommands=("remove",)), Match(programs=("tilt",), subcommands=("down",),
                                                                   flags_any=("--delete-namespaces",)),
-          Match(programs=("nomad",), subcommands=("job",), actions=("stop",), flags_any=("-purge",)))),
+          Match(programs=("nomad",), subcommands=("job",), actions=("stop",), flags_any=("-purge",)),
+          *GENERIC_DESTROY)),
 )

@@ -4,8 +4,9 @@ clusters, cloud and hosted services, packages registries, and the machine's user
 
 from __future__ import annotations
 
-from dun.guard.rules_cloud import CLOUD_RULES, TEXT_AND_OWN
+from dun.guard.rules_cloud import CLOUD_RULES
 from dun.guard.rules_data import DATA_RULES
+from dun.guard.rules_generic import GENERIC_PUBLISH, TEXT_AND_OWN
 from dun.guard.ruletypes import Match, Rule
 
 _DOCKERS = ("docker", "podman", "nerdctl")
@@ -167,9 +168,9 @@ def _anywhere(programs: tuple[str, ...], words: tuple[str, ...]) -> tuple[Match,
 
 
 PUBLISH_RULES: tuple[Rule, ...] = (
-    Rule("publish.release", "publishes a package, image, release or site for others to install or read (npm "
-         "publish, twine upload, cargo publish, docker push, gh release create, deploys); leave releases to the "
-         "operator (--dry-run is allowed)",
+    Rule("publish.release", "publishes a package, image, release or site for others to install or read, or deploys "
+         "to production (npm publish, twine upload, docker push, gh release create, X publish/upload/release, a push "
+         "to a registry, deploy --stage prod); leave releases to the operator (--dry-run is allowed)",
          (*_anywhere(_NODE, ("publish",)),
           Match(programs=("lerna", "changeset", "clean-publish", "jsr", "deno", "vsce", "ovsx", "poetry", "uv", "hatch",
                           "flit", "pdm", "rye", "maturin", "cargo", "dart", "flutter", "ko", "pod"),
@@ -248,7 +249,8 @@ PUBLISH_RULES: tuple[Rule, ...] = (
                 flags_none=(*_DRY, "--just-print", "--recon")),
           Match(programs=_NODE, subcommands=("run", "run-script"), actions=_RELEASE_NAMES,  # by the script's name
                 args_none=_DRY),
-          Match(programs=("yarn", "pnpm", "bun"), subcommands=_RELEASE_NAMES, flags_none=_DRY, args_none=_DRY))),
+          Match(programs=("yarn", "pnpm", "bun"), subcommands=_RELEASE_NAMES, flags_none=_DRY, args_none=_DRY),
+          *GENERIC_PUBLISH)),
 )
 
 EXFIL_RULES: tuple[Rule, ...] = (

@@ -23,6 +23,8 @@ class Match:
     values_none: tuple[str, ...] = ()  # globs: none of the `option=value` strings matches
     args_any: tuple[str, ...] = ()  # globs: one of the operands after the subcommand matches
     args_none: tuple[str, ...] = ()  # globs: none of the operands after the subcommand matches
+    verbs: tuple[str, ...] = ()  # globs: one of the leading words (Facts.verbs: `X compute instance delete`) matches
+    verbs_none: tuple[str, ...] = ()  # globs: none of the leading words matches
     effects: tuple[str, ...] = ()  # delete, write, chmod, mount, use: the command has such an effect ...
     where: tuple[str, ...] = ()  # ... on a path in one of these categories
     recursive: bool | None = None  # ... which is (or is not) recursive

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from dun.guard import linestate, marks, programs, secrets, testdb
+from dun.guard import linestate, longtail, marks, programs, secrets, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -259,6 +259,7 @@ class Walker(ShellState, Names):
                       values=values)
         facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
+        longtail.mark(facts, args)
         self.raw = []
         if unknown:
             facts.signals.add(unknown)
