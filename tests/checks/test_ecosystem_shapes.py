@@ -1,7 +1,7 @@
 """Project shapes beyond the one-runner fixtures (issue 25, an independent pass): each class of wrong item found on
-a real run, here as the output the runner really wrote (recorded from node 20, cargo 1.95, Python 3.11), so each
-test is fast and fails on the parser as it was. Where the runner itself matters, tests/checks/test_js_projects.py
-and test_rust_projects.py run it."""
+a real run. Most tests feed the parser the output the runner really wrote (recorded from node 20, cargo 1.95, Python
+3.11), so they are fast and fail on the parser as it was; where the runner's own report matters (vitest) it runs, from
+the pinned runners tests/e2e/install_js_runners.sh installs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from checks_support import write
+from checks_support import git, write
+from test_js_projects import RUNNERS, run_check
+from test_js_projects import _missing as js_missing
 from test_parsers import parse
 
 from dun.checks.jsenv import script_args
@@ -251,3 +253,77 @@ def test_a_suite_whose_toolchain_is_missing_is_a_warning_naming_the_program(tmp_
         write(bin_dir, program, "#!/bin/sh\n")
         (bin_dir / program).chmod(0o755)
     assert unrun_suites(tmp_path) == []
+
+
+# --- vitest on TypeScript (ESM): nested describe, it.each, an inline snapshot, a thrown string, a timeout -----------
+
+VITEST_TS = {
+    "package.json": json.dumps({"name": "vts", "type": "module", "private": True, "scripts": {"test": "vitest run"},
+                                "devDependencies": {"vitest": "*"}}),
+    "src/calc.ts": """\
+export function add(a: number, b: number): number {
+  return a + b + (a === 2 ? 1 : 0);
+}
+export function check(total: number): void {
+  if (total !== 10) throw new Error(`total should be 10 but was ${total}`); // FAIL: helper
+}
+""",
+    "test/calc.test.ts": """\
+import { describe, it, expect } from 'vitest';
+import { add, check } from '../src/calc';
+
+describe('calc', () => {
+  describe('add', () => {
+    it.each([[1, 1, 2], [2, 2, 4]])('add(%i, %i) = %i', (a: number, b: number, want: number) => {
+      expect(add(a, b)).toBe(want); // FAIL: each
+    });
+  });
+  it('snapshot', () => {
+    expect({ a: 1 }).toMatchInlineSnapshot(`
+      {
+        "a": 2,
+      }
+    `); // FAIL: snapshot
+  });
+  it('throws a string', () => {
+    throw 'not an error';
+  });
+  it('times out', async () => { // FAIL: timeout
+    await new Promise((r) => setTimeout(r, 5000));
+  }, 100);
+  it('helper', () => {
+    check(7); // FAIL: call
+  });
+});
+""",
+    "test/broken.test.ts": "import { it } from 'vitest';\nconst a: number = ;\n",
+}
+
+
+def test_vitest_typescript_items_keep_diffs_snapshots_timeouts_and_full_names(tmp_path: Path) -> None:
+    if js_missing() is not None:
+        pytest.skip(str(js_missing()))
+    for rel, text in VITEST_TS.items():
+        write(tmp_path, rel, text)
+    write(tmp_path, ".gitignore", "node_modules\n")
+    (tmp_path / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(tmp_path, "init", "-q", "-b", "main")
+    marks = {line.split("// FAIL: ")[1]: (rel, n) for rel in ("src/calc.ts", "test/calc.test.ts")
+             for n, line in enumerate(VITEST_TS[rel].splitlines(), 1) if "// FAIL: " in line}
+    check = run_check(tmp_path, "vitest")
+    items = {i["text"].split(": ", 1)[0]: i for i in check["items"]}
+    assert set(items) == {"test/broken.test.ts", "calc > add > add(2, 2) = 4", "calc > snapshot",
+                          "calc > throws a string", "calc > times out", "calc > helper"}, items
+    where = {name: (i["file"], i["line"]) for name, i in items.items()}
+    assert where["test/broken.test.ts"] == ("test/broken.test.ts", 2)
+    assert where["calc > add > add(2, 2) = 4"] == marks["each"]
+    assert "expected 5 to be 4" in items["calc > add > add(2, 2) = 4"]["text"]
+    # vitest's JSON had no diff of a snapshot, and `STACK_TRACE_ERROR` for a timeout
+    assert where["calc > snapshot"][0] == "test/calc.test.ts"
+    assert '-   "a": 2,\n+   "a": 1,' in items["calc > snapshot"]["text"]
+    assert where["calc > times out"] == marks["timeout"]
+    assert "Test timed out in 100ms" in items["calc > times out"]["text"]
+    assert where["calc > throws a string"][0] == "test/calc.test.ts"  # no stack: the file, no line
+    assert "not an error" in items["calc > throws a string"]["text"]
+    assert where["calc > helper"] == marks["helper"]
+    assert items["calc > helper"]["text"].endswith(f"\n  at test/calc.test.ts:{marks['call'][1]}")

@@ -48,7 +48,7 @@ def message_lines(text: str) -> str:
     """A JavaScript error's text without its stack: the lines before the first `    at ` frame."""
     kept: list[str] = []
     for line in text.splitlines():
-        if re.match(r"^\s+at\s", line):
+        if re.match(r"^\s+at\s|^\s*❯\s", line):  # node's `    at f (x.js:1:2)`, vitest's ` ❯ f x.ts:1:2`
             break
         kept.append(line.rstrip())
     return "\n".join(kept).strip()

@@ -15,7 +15,7 @@ from defusedxml import DefusedXmlException
 from junitparser import Attr, Error, Failure, Skipped, TestCase
 
 from dun.checks.parsers.base import DocumentParser, ParseContext, Parsed, as_int, bounded, plural, repo_path
-from dun.checks.parsers.frames import message_lines, project_frames
+from dun.checks.parsers.frames import located, message_lines, project_frames
 from dun.engine.model import Item
 from dun.engine.sanitize import strip_ansi
 
@@ -24,7 +24,7 @@ _PYTEST_FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+): (?:in (?P<
 # Any `path.ext:line` in a stack trace (jest's `at f (/abs/x.test.js:5:17)`, Go's `x_test.go:12:`).
 _LOCATION = re.compile(r"(?P<file>[\w./\\@+-]*[\w-]\.[A-Za-z]\w*):(?P<line>\d+)")
 TAIL_FRAMES = 3
-_JS_STACK = re.compile(r"^\s+at\s", re.M)
+_JS_STACK = re.compile(r"^\s+at\s|^\s*❯\s", re.M)  # node's and vitest's stacks: the innermost frame first
 
 
 class _Case(TestCase):
@@ -87,7 +87,9 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
         message = f"{message}: " + "\n".join(raised) if message else "\n".join(raised)
     whole = message_lines(text)  # mocha's and others' message attribute keeps only the first line of the body
     first = message.split("\n", 1)[0].strip()
-    if not pytest and not raised and len(whole) > len(message) and (first in whole or not first):
+    # (an XML attribute's line breaks read back as spaces: compare the words)
+    if not pytest and not raised and len(whole) >= len(message) and (" ".join(first.split()) in " ".join(whole.split())
+                                                                     or not first):
         message = whole
     message = "\n".join(line for line in message.splitlines() if line.strip())  # pytest's diffs pad with blanks
     if not message:
@@ -97,6 +99,13 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
     if not frames:
         frames = [(m["file"], int(m["line"]), None) for m in _LOCATION.finditer(text)]
     line = None
+    if not pytest and file and _JS_STACK.search(text):
+        # vitest, jest-junit: the innermost project frame is the failing assertion, in a helper when the test called
+        # one; the test's own call into it is named after the message
+        where, call = located([text], ctx, repo_path(file, ctx))
+        if where is None:
+            return Item(text=f"{_test_id(case, file, pytest)}: {bounded(message)}", file=repo_path(file, ctx))
+        return Item(text=f"{_test_id(case, file, pytest)}: {bounded(message)}{call}", file=where[0], line=where[1])
     if file:
         inside = [n for f, n, _ in frames if _same_file(f, file)]
         line = inside[-1] if inside else None  # the deepest frame in the test's own file: the failing statement
@@ -145,7 +154,10 @@ def _same_file(found: str, wanted: str) -> bool:
 
 
 def _file_from_classname(classname: str, cwd: Path) -> str | None:
-    """pytest's xunit2 reports have no file: `tests.test_a.TestThing` names the module `tests/test_a.py`."""
+    """pytest's xunit2 reports have no file: `tests.test_a.TestThing` names the module `tests/test_a.py`; vitest's
+    class name is the test file itself (`test/calc.test.ts`)."""
+    if "/" in classname and (cwd / classname).is_file():
+        return classname
     parts = classname.split(".")
     for end in range(len(parts), 0, -1):
         candidate = "/".join(parts[:end]) + ".py"
@@ -156,6 +168,8 @@ def _file_from_classname(classname: str, cwd: Path) -> str | None:
 
 def _test_id(case: TestCase, file: str | None, pytest: bool) -> str:
     name, classname = case.name or "", case.classname or ""
+    if file and classname == file and name:  # vitest: the file is the item's own; `describe > test` is the name
+        return name
     if pytest and file and file.endswith(".py"):
         module = file[:-3].replace("/", ".")
         inner = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
