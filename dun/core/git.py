@@ -113,11 +113,17 @@ def diff_stat(root: Path, base: str, untracked: list[str] | None = None) -> tupl
     return text, (int(found[-1]) if found else 0) + len(untracked)
 
 
-_INDEX: dict[Path, str] = {}  # the repository's index file, asked once per process
+def index_file(root: Path) -> str | None:
+    """The repository's index file (relative to `root` or absolute), None when git cannot tell."""
+    try:
+        return git(root, "rev-parse", "--git-path", "index").stdout.decode().strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return None
 
 
-def worktree_tree(root: Path) -> str | None:
-    """A tree hash of the whole work tree, uncommitted and untracked-not-ignored files included.
+def worktree_tree(root: Path, index: str | None = None) -> str | None:
+    """A tree hash of the whole work tree, uncommitted and untracked-not-ignored files included. `index`: the
+    repository's index file when the caller knows it (`index_file`).
 
     Built in a copy of the index, so git's stat cache spares re-hashing unchanged files and the real index is
     never touched.
@@ -125,12 +131,9 @@ def worktree_tree(root: Path) -> str | None:
     import shutil
     import tempfile
 
-    index = _INDEX.get(root)
+    index = index or index_file(root)
     if index is None:
-        try:
-            index = _INDEX[root] = git(root, "rev-parse", "--git-path", "index").stdout.decode().strip()
-        except (subprocess.CalledProcessError, FileNotFoundError):
-            return None
+        return None
     with tempfile.TemporaryDirectory(prefix="dun-index-") as tmp:
         tmp_index = os.path.join(tmp, "index")
         source = Path(index) if os.path.isabs(index) else root / index

@@ -16,9 +16,22 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 
 TOKEN_ENV = "DUN_PROC_TOKENS"
-_live: dict[str, int] = {}  # token -> process group of the commands running now
-_live_lock = threading.RLock()  # re-entrant: a signal handler may run while this thread holds it
-_installed: list[bool] = []
+
+
+class _Registry:
+    """The commands this process is running now (token -> process group; 0 until the group is known) and whether
+    the termination handlers are installed."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # re-entrant: a signal handler may run while this thread holds it
+        self.live: dict[str, int] = {}
+        self.installed = False
+
+
+# The one module-level state dun keeps, on purpose: a signal handler receives only (signum, frame), so what it must
+# kill (every command this process started, whichever session, check or loop started it) has to be reachable
+# without an object. It is the process's own fact, guarded by its lock, and each entry leaves as its command ends.
+_REGISTRY = _Registry()
 
 
 def tagged_env(env: dict[str, str] | None, token: str) -> dict[str, str]:
@@ -63,8 +76,8 @@ def kill_tree(token: str, pgid: int | None = None) -> None:
 
 def kill_live() -> None:
     """Kill every command still running (dun is being terminated): their trees must not outlive us."""
-    with _live_lock:
-        live = dict(_live)
+    with _REGISTRY.lock:
+        live = dict(_REGISTRY.live)
     for token, pgid in live.items():
         kill_tree(token, pgid)
 
@@ -72,9 +85,10 @@ def kill_live() -> None:
 def install_termination_handlers() -> None:
     """On SIGTERM, SIGHUP and SIGINT, kill the running commands' trees first, then do what the signal did before
     (SIGINT: KeyboardInterrupt; the others: die of the signal). `dun loop` installs its own while it runs."""
-    if _installed:
-        return
-    _installed.append(True)
+    with _REGISTRY.lock:
+        if _REGISTRY.installed:
+            return
+        _REGISTRY.installed = True
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         previous = signal.getsignal(sig)
 
@@ -97,18 +111,18 @@ def install_termination_handlers() -> None:
 @contextlib.contextmanager
 def registered(token: str) -> Iterator[Callable[[int], None]]:
     """While the block runs, the command of `token` (its group given to the callable) is killed on termination."""
-    with _live_lock:
-        _live[token] = 0
+    with _REGISTRY.lock:
+        _REGISTRY.live[token] = 0
 
     def register(pgid: int) -> None:
-        with _live_lock:
-            _live[token] = pgid
+        with _REGISTRY.lock:
+            _REGISTRY.live[token] = pgid
 
     try:
         yield register
     finally:
-        with _live_lock:
-            _live.pop(token, None)
+        with _REGISTRY.lock:
+            _REGISTRY.live.pop(token, None)
 
 
 def _stat_fields(pid: int) -> list[bytes] | None:

@@ -8,8 +8,9 @@ import subprocess
 import threading
 from pathlib import Path
 
+from dun.core.cache.session import Trees
 from dun.core.fingerprint import entries, fingerprint
-from dun.core.git import GitError, git, worktree_tree
+from dun.core.git import GitError, git, index_file, worktree_tree
 from dun.core.globs import Listing
 from dun.core.spawn import LISTING_ARGS, STATUS_ARGS, TOPLEVEL_ARGS, Spawned, start_git
 
@@ -20,10 +21,6 @@ def list_files(root: Path, is_git: bool) -> list[str]:
     if is_git:
         return Snapshot(root).files().paths()
     return _walk(root)
-
-
-_TREES: dict[str, str] = {}  # commit -> its tree, for this process
-_DIRTY: dict[str, str] = {}  # root and fingerprint of a changed tree -> its tree, the latest few
 
 
 class _Background:
@@ -58,8 +55,10 @@ class Snapshot:
     so the listing costs no second walk of the tree beside the status's.
     """
 
-    def __init__(self, root: Path, status: _Background | None = None, listing: _Background | None = None) -> None:
+    def __init__(self, root: Path, status: _Background | None = None, listing: _Background | None = None,
+                 trees: Trees | None = None) -> None:
         self.root = root
+        self.trees = trees or Trees()  # the session's (`Caches.trees`): trees found by its earlier looks
         self._status = status or _Background(root, STATUS_ARGS)
         self._listing: _Background | None = listing
         self._entries: list[tuple[bytes, bytes]] | None = None
@@ -139,20 +138,29 @@ class Snapshot:
             # equal fingerprints mean equal content: the loop's look after an iteration and before the next one
             # (nothing ran between them) build the tree once
             key = f"{self.root}\0{self.fingerprint()}"
-            if key not in _DIRTY:
-                tree = worktree_tree(self.root)
-                if tree is None:
+            found = self.trees.dirty(key)
+            if found is None:
+                found = worktree_tree(self.root, self._index())
+                if found is None:
                     return None
-                while len(_DIRTY) >= 8:
-                    del _DIRTY[next(iter(_DIRTY))]
-                _DIRTY[key] = tree
-            return _DIRTY[key]
-        if commit not in _TREES:  # a commit's tree never changes
+                self.trees.keep_dirty(key, found)
+            return found
+        if commit not in self.trees.commits:  # a commit's tree never changes
             proc = git(self.root, "rev-parse", "--verify", "-q", f"{commit}^{{tree}}", check=False)
             if proc.returncode != 0:
-                return worktree_tree(self.root)
-            _TREES[commit] = proc.stdout.decode().strip()
-        return _TREES[commit]
+                return worktree_tree(self.root, self._index())
+            self.trees.commits[commit] = proc.stdout.decode().strip()
+        return self.trees.commits[commit]
+
+    def _index(self) -> str | None:
+        """The repository's index file, asked of git once per session."""
+        key = str(self.root)
+        if key not in self.trees.index:
+            found = index_file(self.root)
+            if found is None:
+                return None
+            self.trees.index[key] = found
+        return self.trees.index[key]
 
     def fingerprint(self) -> str | None:
         """`dun.core.fingerprint.fingerprint` of this look; None when git failed."""
@@ -211,12 +219,14 @@ class Early:
         shared = listing if Path.cwd().resolve() == root else None  # from a subdirectory it lists only that
         return root, Snapshot(root, status, shared)
 
-    def claim(self, root: Path) -> Snapshot | None:
-        """The early look, once, when it is of `root`."""
+    def claim(self, root: Path, trees: Trees | None = None) -> Snapshot | None:
+        """The early look, once, when it is of `root`; `trees`: the session's (`Snapshot.trees`)."""
         early = self.peek()
         self._started = None
         if early is None or early[0] != root:
             return None
+        if trees is not None:
+            early[1].trees = trees
         return early[1]
 
 

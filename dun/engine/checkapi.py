@@ -156,7 +156,9 @@ def snapshot(ctx: CheckContext) -> Snapshot | None:
             from dun.core.snapshot import Snapshot
 
             early, ctx._early = ctx._early, None
-            ctx._snapshot = (early.claim(ctx.root) if early is not None else None) or Snapshot(ctx.root)
+            trees = ctx.caches.trees if ctx.caches is not None else None  # the session's: what earlier looks found
+            ctx._snapshot = (early.claim(ctx.root, trees) if early is not None else None) or \
+                Snapshot(ctx.root, trees=trees)
         return ctx._snapshot
 
 

@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 MAX_DECISIONS = 5
 
 
-_counted: dict[tuple[object, ...], tuple[list[str], tuple[int, int] | None]] = {}  # by the files' stamps
-
-
 def _stamp(path: Path) -> tuple[object, ...]:
     try:
         st = os.stat(path)
@@ -36,23 +33,32 @@ def _stamp(path: Path) -> tuple[object, ...]:
     return (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def mission_boxes(root: Path) -> tuple[int, int] | None:
-    """(ticked, total) of the mission's boxes as the files hold them now; None when the run has no mission file.
-    Read again only when the ledger's or a mission file's stamp changed (counting 50 boxes costs 5 ms; a loop asks
-    4 times per iteration)."""
-    from dun.trust import tasks
+class BoxCounter:
+    """The mission's ticked and total boxes, read again only when the ledger's or a mission file's stamp changed
+    (counting 50 boxes costs 5 ms; a loop asks 4 times per iteration). One per live writer: the run's own."""
 
-    ledger_key = _stamp(tasks.ledger_path(root))
-    files = next((found[0] for key, found in _counted.items() if key[0] == ledger_key), None)
-    if files is None:
-        ledger = tasks.load(root)
-        files = ledger[0] if ledger is not None else []
-    key = (ledger_key, *(_stamp(root / rel) for rel in files))
-    if key not in _counted:
-        boxes = tasks.scan(root, files) if files else None
-        _counted.clear()
-        _counted[key] = (files, (sum(1 for b in boxes if b["checked"]), len(boxes)) if boxes is not None else None)
-    return _counted[key][1]
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] | None = None
+        self._files: list[str] = []
+        self._count: tuple[int, int] | None = None
+
+    def count(self, root: Path) -> tuple[int, int] | None:
+        """(ticked, total) of the mission's boxes as the files hold them now; None when the run has no mission
+        file."""
+        from dun.trust import tasks
+
+        ledger_key = _stamp(tasks.ledger_path(root))
+        if self._key is not None and self._key[0] == ledger_key:
+            files = self._files
+        else:
+            ledger = tasks.load(root)
+            files = ledger[0] if ledger is not None else []
+        key = (ledger_key, *(_stamp(root / rel) for rel in files))
+        if key != self._key:
+            boxes = tasks.scan(root, files) if files else None
+            self._key, self._files = key, files
+            self._count = (sum(1 for b in boxes if b["checked"]), len(boxes)) if boxes is not None else None
+        return self._count
 
 
 class LiveWriter:
@@ -63,6 +69,7 @@ class LiveWriter:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.boxes = BoxCounter()
         self._pending: LiveRecord | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -111,7 +118,7 @@ def record_live(writer: LiveWriter, state: LoopState, settings: Settings, phase:
     driver = os.getppid() if shell else os.getpid()
     n = state["in_progress"]
     shown = n or state["iteration"]  # between iterations, the last one's output stays in view
-    boxes = mission_boxes(store.root)
+    boxes = writer.boxes.count(store.root)
     cap = settings.loop.max_budget_usd
     record: LiveRecord = {
         "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": driver,

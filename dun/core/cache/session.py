@@ -39,9 +39,35 @@ class Caches:
         self.read = not (fresh or env_disabled())
         self.consulted = Consulted()
         self.reads = ReadTimes()
+        self.trees = Trees()
 
     def record(self, path: str, look: object) -> None:
         self.consulted.record(path, look)
+
+
+class Trees:
+    """The trees this session's looks at the work tree found, so that git builds each once (dun/core/snapshot.py):
+    a commit's tree (it never changes), a changed work tree's tree by root and fingerprint (the latest few: the
+    loop's look after an iteration and before the next one see the same content), each repository's index file.
+    Kept whatever `read` says: nothing here outlives the session or comes from disk."""
+
+    KEEP = 8
+
+    def __init__(self) -> None:
+        self.commits: dict[str, str] = {}  # commit -> its tree
+        self.index: dict[str, str] = {}  # root -> its index file (`git rev-parse --git-path index`)
+        self._dirty: dict[str, str] = {}  # root and fingerprint -> tree
+        self._lock = threading.Lock()
+
+    def dirty(self, key: str) -> str | None:
+        with self._lock:
+            return self._dirty.get(key)
+
+    def keep_dirty(self, key: str, tree: str) -> None:
+        with self._lock:
+            while len(self._dirty) >= self.KEEP:
+                del self._dirty[next(iter(self._dirty))]
+            self._dirty[key] = tree
 
 
 class ReadTimes:
