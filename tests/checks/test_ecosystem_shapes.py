@@ -327,3 +327,27 @@ def test_vitest_typescript_items_keep_diffs_snapshots_timeouts_and_full_names(tm
     assert "not an error" in items["calc > throws a string"]["text"]
     assert where["calc > helper"] == marks["helper"]
     assert items["calc > helper"]["text"].endswith(f"\n  at test/calc.test.ts:{marks['call'][1]}")
+
+
+# --- a Rust workspace where one crate does not compile: the other crates' tests still run --------------------------
+
+def test_a_crate_that_does_not_compile_does_not_hide_the_other_crates_failing_tests(tmp_path: Path) -> None:
+    import shutil
+
+    from test_rust_projects import dun_check
+
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed: the Rust workspace cannot build")
+    write(tmp_path, "Cargo.toml", '[workspace]\nmembers = ["core", "app"]\nresolver = "2"\n')
+    for name in ("core", "app"):
+        write(tmp_path, f"{name}/Cargo.toml", f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n')
+    write(tmp_path, "core/src/lib.rs", "#[cfg(test)]\nmod tests {\n    #[test]\n    #[should_panic]\n"
+                                       "    fn must_panic() {}\n}\n")
+    write(tmp_path, "app/src/main.rs", 'fn main() {\n    let x: i32 = "no";\n    println!("{}", x);\n}\n')
+    write(tmp_path, ".gitignore", "target\n")
+    git(tmp_path, "init", "-q", "-b", "main")
+    check = dun_check(tmp_path, "cargo-test")["cargo-test"]
+    assert [(i["file"], i["line"], i["text"].split("\n")[0]) for i in check["items"]] == [
+        ("app/src/main.rs", 2, "E0308: mismatched types (expected `i32`, found `&str`)"),
+        ("core/src/lib.rs", 5, "tests::must_panic: test did not panic as expected")]  # cargo ran none of them
+    assert check["signal"].startswith("exit 101: 1 failed; 1 compile error")

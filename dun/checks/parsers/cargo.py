@@ -181,7 +181,7 @@ class CargoTestParser(LineParser):
             elif (no_panic := _NO_PANIC.match(line)) and not message:  # a should_panic test that did not
                 message.append("test did not panic as expected")
                 if no_panic["file"] and where is None:
-                    where = (no_panic["file"], int(no_panic["line"]))  # the test's #[should_panic]
+                    where = (no_panic["file"], int(no_panic["line"]))  # the test function
             elif line.startswith("Error: ") and not message:
                 message.append(line.strip())  # a test returning Err
         text = f"{shown}: " + ("\n".join(message) if message else "failed")
