@@ -45,6 +45,8 @@ SIGNALS = {
     "kill-by-name": "kills processes found by name or port (kill $(pgrep x), pgrep x | xargs kill)",
     "exfiltrate": "sends a secret off the machine, or copies one into the repository",
     "detached-loop": "starts an endless loop detached from the session (nohup/setsid/disown/screen -d)",
+    "expose": "opens this machine to the network (ssh -R, a tunnel of a sensitive port, a shell on a socket)",
+    "prod-target": "names production among its arguments (--stage production, acme-prod)",
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from dun.guard.effects import Facts
+from dun.guard.effects import Facts, program_name
 from dun.guard.expand import Val
 
 _PROD = re.compile(r"(?:^|[-_/.:@])(?:prod|production|live)(?:$|[-_/.:])", re.I)
@@ -26,8 +26,52 @@ def prod_target(args: list[Val]) -> str | None:
     return None
 
 
+# Tunnels that publish a port of this machine on the internet
+_TUNNELS = frozenset({"ngrok", "cloudflared", "bore", "lt", "localtunnel", "zrok", "frpc", "chisel", "inlets",
+                      "pagekite", "pagekite.py", "expose", "sish", "tunnelto", "pinggy", "tmole", "loophole",
+                      "localxpose", "telebit", "devtunnel"})
+# Ports whose service gives a way in or holds data: ssh, remote desktops, databases, the Docker and Kubernetes APIs
+_SENSITIVE_PORTS = frozenset({"22", "2222", "3389", "5900", "5901", "3306", "5432", "6379", "27017", "9200", "2375",
+                              "2376", "6443", "10250", "11211", "5984", "8086", "9042"})
+_PORT = re.compile(r"(?:^|[:=])(\d{2,5})(?:/tcp)?$")
+_SOCKET = re.compile(r"(?i)^(?:tcp[46]?|udp[46]?|openssl|sctp|ssl)(?:-listen|-connect)?:")
+_SHELL_ADDR = re.compile(r"(?i)^(?:exec|system):")
+
+
+def exposes(prog: str, args: list[Val]) -> str | None:
+    """How this command opens the machine to the network: a remote port forward (ssh -R), a tunnel publishing a
+    sensitive port or raw TCP (ngrok tcp 22, cloudflared --url ssh://..., bore local 22, tailscale funnel 22), or a
+    shell on a socket (nc -e /bin/sh, socat TCP:... EXEC:sh); None when it does not."""
+    words = [a.text for a in args]
+    if prog in ("ssh", "autossh") and any(re.fullmatch(r"-[A-Za-z]*R.*", w) or w.lower().startswith(
+            ("-oremoteforward", "remoteforward")) for w in words):
+        return "a remote port forward (ssh -R) opens a way into this machine"
+    if prog in _TUNNELS or (prog == "tailscale" and words[:1] in (["funnel"], ["serve"])):
+        ports = {m.group(1) for w in words if (m := _PORT.search(w))}
+        raw = any(w in ("tcp", "tls", "ssh") or w.startswith(("ssh://", "tcp://", "rdp://", "smb://")) for w in words)
+        if raw or ports & _SENSITIVE_PORTS:
+            return "a tunnel publishes a port of this machine on the internet"
+    if prog in ("nc", "ncat", "netcat", "nc.traditional", "nc.openbsd") and any(
+            w in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") or re.fullmatch(r"-[a-zA-Z]*e", w) for w in words):
+        return "a shell served on a network socket"
+    if prog == "socat" and any(_SOCKET.match(w) for w in words) and any(_SHELL_ADDR.match(w) for w in words):
+        return "a shell served on a network socket"
+    return None
+
+
+def forwarded(argv: list[Val]) -> Facts | None:
+    """ssh runs its command elsewhere and leaves no facts of its own: its -R, judged before it is unwrapped."""
+    prog = program_name(argv[0]) if argv else ""
+    if prog in ("ssh", "autossh") and (how := exposes(prog, argv[1:])):
+        return Facts(unit=" ".join(a.text for a in argv), program=prog, signals={"expose"}, notes={"expose": f"why: {how}"})
+    return None
+
+
 def mark(facts: Facts, args: list[Val]) -> None:
     """Raise the long tail's signals on these facts."""
+    if how := exposes(facts.program, args):
+        facts.signals.add("expose")
+        facts.notes["expose"] = f"why: {how}"
     if target := prod_target(args):
         facts.signals.add("prod-target")
-        facts.notes.setdefault("prod-target", target)
+        facts.notes.setdefault("prod-target", f"why: aims at production, {target}")

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dun.guard import secrets
+from dun.guard import secrets, sinks
 from dun.guard.effects import Effect, Facts
 from dun.guard.expand import Ctx, Env, Val, literal_words
 from dun.guard.options import Spec, parse
@@ -112,13 +112,18 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
     for v in operands:
         if name := secrets.val_secret(v, ctx, env):
             return pids, name
-    return pids, stdin_secret or (feed.secret if feed else None)
+    secret = stdin_secret or (feed.secret if feed else None)
+    if secret == "the environment" and prog in ("grep", "egrep", "rg", "awk", "sed", "cut"):  # env | grep ^VITE_
+        return pids, "variables of the environment"
+    return pids, secret
 
 
 def secret_written(out: Flow, effects: list[Effect], unit: str) -> Facts | None:
-    """A secret written into the repository by a redirection (cat ~/.netrc >> README.md): on its way to a commit."""
+    """A secret written into the repository by a redirection (cat ~/.netrc >> README.md): on its way to a commit.
+    A `.env` file is where a project keeps its own secrets, but not the whole environment (env > .env.local)."""
     for e in effects:
-        if out.secret and e.op == "write" and e.where == "inside" and not posixpath.basename(e.path).startswith(".env"):
+        if out.secret and e.op == "write" and e.where == "inside" and (
+                out.secret == "the environment" or not posixpath.basename(e.path).startswith(".env")):
             return Facts(unit=unit, signals={"exfiltrate"},
                          notes={"exfiltrate": f"secret: {out.secret}, written into the repository"})
     return None
@@ -135,7 +140,7 @@ def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, 
         facts.signals.add("kill-by-name")
     stdin = (feed.secret, feed.text) if feed is not None else (None, None)
     secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, (seen.secret_vars, seen.secret_files)) \
-        or secrets.served_secret(prog, args, ctx, env)
+        or sinks.served_secret(prog, args, ctx, env) or sinks.sink_secret(facts, args, stdin[0], ctx, env)
     if secret:
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = f"secret: {secret}"

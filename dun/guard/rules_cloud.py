@@ -45,6 +45,24 @@ CLOUD_RULES: tuple[Rule, ...] = (
           Match(programs=("mix",), subcommands=("hex.retire", "hex.revert")),
           Match(programs=("vault",), args_any=("delete", "destroy", "disable")),
           Match(programs=("consul",), subcommands=("kv",), actions=("delete",)))),
+    Rule("hosted.settings", "changes what others rely on in a hosted repository (workflows disabled, archived, "
+         "renamed, transferred, its default branch or protection changed, an admin merge past the checks, a public "
+         "copy made); leave that to the operator",
+         (Match(programs=("gh", "glab"), subcommands=("workflow",), actions=("disable",)),
+          Match(programs=("gh", "glab"), subcommands=("repo",), actions=("archive", "rename", "transfer", "unarchive")),
+          Match(programs=("gh",), subcommands=("repo",), actions=("edit",), flags_any=("--default-branch",
+                "--enable-*", "--delete-branch-on-merge", "--allow-forking", "--template")),
+          Match(programs=("gh",), subcommands=("repo",), actions=("edit",), values_any=("--default-branch=*",)),
+          Match(programs=("gh",), subcommands=("repo",), actions=("create", "fork"), flags_any=("--public",)),
+          Match(programs=("gh",), subcommands=("repo",), actions=("sync",), flags_any=("--force",)),
+          Match(programs=("gh",), subcommands=("pr",), actions=("merge",), flags_any=("--admin",)),
+          Match(programs=("gh",), subcommands=("api",), args_any=("*/protection*", "*/transfer", "*/collaborators*",
+                                                                  "*/rulesets*", "*/actions/permissions*",
+                                                                  "*/environments/*", "*/keys", "*/hooks*"),
+                values_any=("-X=[PpDd]*", "--method=[PpDd]*")),
+          Match(programs=("gh",), subcommands=("api",), args_any=("*/transfer", "*/collaborators/*", "*/keys",
+                                                                  "*/hooks"),
+                flags_any=("-f", "-F", "--field", "--raw-field", "--input")))),
     Rule("tool.destroy", "destroys what a tool manages (X ... delete, destroy, terminate, drop, purge: clusters, VMs, "
          "apps, topics, releases, backups, secrets, packages, datasets), which is not this repository's files; leave "
          "that to the operator",

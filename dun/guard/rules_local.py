@@ -77,6 +77,10 @@ GIT_RULES: tuple[Rule, ...] = (
          (Match(programs=_GIT, subcommands=("push",), flags_any=("-d", "--delete", "--prune"), flags_none=_DRY_RUN),
           Match(programs=_GIT, subcommands=("push",), args_any=(":*",), flags_none=_DRY_RUN),
           Match(programs=_GIT, subcommands=("push",), values_any=("-c=remote.*.push=:*",)))),
+    Rule("git.push-url", "pushes to an address that is not one of this repository's remotes (a URL, or a remote "
+         "this command adds or points elsewhere): the code leaves for a place the user did not set up; push to the "
+         "remotes the repository has",
+         (Match(programs=_GIT, subcommands=("push",), values_any=("push-url=*",), flags_none=_DRY_RUN),)),
     Rule("git.remote-config", "configures every later git push to force, delete or mirror (remote.*.push with + or "
          ":, remote.*.mirror)",
          (Match(programs=_GIT, subcommands=("config",), values_any=(

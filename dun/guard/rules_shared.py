@@ -168,9 +168,8 @@ def _anywhere(programs: tuple[str, ...], words: tuple[str, ...]) -> tuple[Match,
 
 
 PUBLISH_RULES: tuple[Rule, ...] = (
-    Rule("publish.release", "publishes a package, image, release or site for others to install or read, or deploys "
-         "to production (npm publish, twine upload, docker push, gh release create, X publish/upload/release, a push "
-         "to a registry, deploy --stage prod); leave releases to the operator (--dry-run is allowed)",
+    Rule("publish.release", "publishes a package, image, release or site, or deploys to production (X publish, "
+         "upload, release, push to a registry, deploy --prod); leave releases to the operator (--dry-run is allowed)",
          (*_anywhere(_NODE, ("publish",)),
           Match(programs=("lerna", "changeset", "clean-publish", "jsr", "deno", "vsce", "ovsx", "poetry", "uv", "hatch",
                           "flit", "pdm", "rye", "maturin", "cargo", "dart", "flutter", "ko", "pod"),
@@ -257,6 +256,9 @@ EXFIL_RULES: tuple[Rule, ...] = (
     Rule("net.exfiltrate", "sends a secret off the machine (keys, credentials, tokens in a URL or body, .env files, "
          "the environment) or copies one into the repository; secrets stay where they are",
          (Match(signals=("exfiltrate",)),)),
+    Rule("net.expose", "opens this machine to the network (ssh -R, a tunnel of ssh, a database or raw TCP, a shell "
+         "on a socket); use ssh -L, or ngrok http for a web server",
+         (Match(signals=("expose",)),)),
     Rule("hosted.expose", "makes a private repository or package public, or gives others the right to publish it "
          "(gh repo edit --visibility public, npm owner add, npm access grant)",
          (Match(programs=("gh",), subcommands=("repo",), actions=("edit",), values_any=("--visibility=public",)),

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 
 from dun.guard.expand import Ctx, Env, Val
 from dun.guard.options import Spec, parse
-from dun.guard.paths import category, classify, normalize, under
+from dun.guard.paths import classify, normalize, under
 
 # Under the home directory: (glob over the path relative to HOME, name shown).
 _HOME_SECRETS = (
@@ -268,33 +268,6 @@ _CODE_SECRET = re.compile(r"AWS_SECRET_ACCESS_KEY"
                           r"|JSON\.stringify\(\s*process\.env\s*\)|\bENV\.to_h\b|%ENV\b"
                           r"|(?:process\.env|environ|ENV|getenv|Deno\.env\.get)\W{1,3}[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD"
                           r"|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|CREDENTIAL)")  # process.env.OPENAI_API_KEY
-
-
-_SERVERS = {"serve": "", "http-server": "", "live-server": "", "httpd": "-h"}
-
-
-def served_secret(prog: str, args: list[Val], ctx: Ctx, env: Env) -> str | None:
-    """A directory holding keys served to the network: python3 -m http.server --directory ~, php -S 0:80 -t ~,
-    npx serve ~, busybox httpd -h ~ (run from the home directory, the same)."""
-    words = [a.text for a in args]
-    if prog == "http.server":  # python3 -m http.server (the module runs as the program)
-        given = [args[i + 1] for i, w in enumerate(words[:-1]) if w in ("-d", "--directory")]
-        given += [Val(w.split("=", 1)[1]) for w in words if w.startswith("--directory=")]
-        given += [a for a in args if not a.text.startswith("-") and not a.text.isdigit() and a not in given][:1]
-    elif prog == "php" and "-S" in words:
-        given = [args[i + 1] for i, w in enumerate(words[:-1]) if w == "-t"]
-    elif prog in _SERVERS:
-        flag = _SERVERS[prog]
-        given = [args[i + 1] for i, w in enumerate(words[:-1]) if w == flag] if flag else [
-            a for a in args if not a.text.startswith("-") and not a.text.isdigit()][:1]
-    else:
-        return None
-    where = classify(given[0], ctx, env) if given else ((ctx.cwd, category(ctx.cwd, ctx, env)) if ctx.cwd else None)
-    if where is None:
-        return None
-    if where[1] in ("home", "ancestor", "system") or secret_path(where[0], env):
-        return f"{where[0]} served to the network"
-    return None
 
 
 def code_exfiltration(code: str) -> bool:

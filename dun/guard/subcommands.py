@@ -5,6 +5,7 @@ key `git config` sets)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from dun.guard import gitread
@@ -63,11 +64,31 @@ def _git(args: list[Val], line_config: dict[str, str]) -> tuple[str, Opts, list[
     opts = parse(top.operands[1:], SPECS.get(f"git {sub}", Spec()))
     opts = Opts(gitread.expand_flags(sub, opts.flags), gitread.expand_values(sub, opts.values), opts.operands)
     values = config + option_values(opts)
+    values += _remote_url(sub, opts, {**line_config, **dict(pairs)})
     if sub == "config" and (setting := gitread.config_set(opts)) is not None:
         values.append(f"config={setting[0]}={setting[1]}")
         if gitread.plain_tool(*setting):
             values.append(f"config-plain={setting[0]}")
     return sub, opts, values
+
+
+_URL = re.compile(r"^(?!file://)[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w.-]+:|^[\w-]+(?:\.[\w-]+)+:(?!\d+$)[\w~./-]+")
+
+
+def _remote_url(sub: str, opts: Opts, config: dict[str, str]) -> list[str]:
+    """`push-url=URL` for a push to an address other than the repository's own remotes (a URL, or a remote whose URL
+    this line set); `config=remote.NAME.url=URL` for a remote this line adds or points elsewhere (a new repository's
+    `git remote add origin` is its first remote, and is not counted)."""
+    ops = [o.text for o in opts.operands]
+    if sub == "remote" and len(ops) >= 3 and ops[0] in ("add", "set-url") and not (ops[0] == "add" and
+                                                                                  ops[1] == "origin"):
+        return [f"config=remote.{ops[1].lower()}.url={ops[-1]}"]
+    if sub == "push":
+        remote = ops[0] if ops else "origin"
+        url = remote if _URL.match(remote) else config.get(f"remote.{remote.lower()}.url")
+        if url:
+            return [f"push-url={url}"]
+    return []
 
 
 def git_config(args: list[Val]) -> dict[str, str]:

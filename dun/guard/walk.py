@@ -230,6 +230,8 @@ class Walker(ShellState, Names):
             argv = [Val(real), *argv[1:]]  # a program copied or linked under another name earlier in the line
         if (listed := linestate.xargs_input(argv, ctx, self.output_of)) is not None:  # xargs -a <(printf ...)
             feed = Stream(listed)
+        if (forward := longtail.forwarded(argv)) is not None:  # ssh -R: ssh itself leaves no facts
+            self.facts.append(forward)
         u = unwrap(argv, feed.paths if feed else None, feed.text if feed else None)
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
@@ -282,7 +284,7 @@ class Walker(ShellState, Names):
         if not where.remote:
             self.builtin(prog, args, ctx, seen, feed.text if feed is not None else None)
             self.define(prog, args, ctx)
-        if prog == "git" and sub == "config":
+        if prog == "git" and sub in ("config", "remote"):
             self.git_set(values)
         return facts
 
