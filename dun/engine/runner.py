@@ -151,6 +151,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 last.append(all(c in results for c in todo))
 
     _schedule(catalog, ctx, todo, results, max(1, jobs), gates, done)
+    ctx.flush()
     if reuse is not None:
         for manifest in catalog.manifests:
             for check in manifest.checks:
