@@ -70,7 +70,7 @@ def test_files_modified_just_now_are_not_stored(project: Path) -> None:
     write(project, "src/fresh.py", "# TODO fresh\n")
     signals(project)
     (todo_cache,) = [p for p in cache_files(project) if p.name.startswith("pattern-count")]
-    assert set(marshal.loads(todo_cache.read_bytes())[3]) == {"src/a.py"}
+    assert marshal.loads(todo_cache.read_bytes())[3][0].split("\0") == ["src/a.py"]  # the paths' column
 
 
 def test_a_corrupt_cache_is_ignored(project: Path) -> None:
@@ -139,3 +139,62 @@ def test_a_vouched_entry_needs_the_same_commit(tmp_path: Path) -> None:
     assert vouched_after_put(tmp_path, ("c0ffee", set(), now), now - 10 * RACY_WINDOW_NS) == "value"
     assert FileCache(tmp_path, "unit", view=("beef", set(), now)).vouched_many(["f.txt"]) == {}
     assert FileCache(tmp_path, "unit").vouched_many(["f.txt"]) == {}  # no view: only a stamp can tell
+
+
+def test_entries_survive_the_columns_as_they_were_put(tmp_path: Path) -> None:
+    """Values of every shape a check stores, commits and none, stamps with negative and large numbers: read back
+    through a new cache (a new run) exactly as put, and dropped when outside `keep`."""
+    now = time.time_ns()
+    old = now - 10 * RACY_WINDOW_NS
+    view = ("c0ffee", {"changed.txt"}, now)
+    stamps = {f"f{i}.txt": (i, old - i, old, 2**40 + i, 0o100644) for i in range(6)}
+    stamps["changed.txt"] = (9, -5, old, 7, 0o100644)
+    values: dict[str, object] = {"f0.txt": ([], ""), "f1.txt": ([], ""), "f2.txt": ([[3, "TODO x"]], ""),
+                                 "f3.txt": ("ok", 1.5, None), "f4.txt": {"a": [1, 2]}, "f5.txt": ([], ""),
+                                 "changed.txt": ([], "binary")}
+    cache = FileCache(tmp_path, "unit", view=view)
+    for key, st in stamps.items():
+        cache.put(key, st, values[key])  # no path: the entry is kept, but git does not vouch for it
+    cache.save()
+    again = FileCache(tmp_path, "unit", view=view)
+    assert again.vouched_many(list(stamps)) == {}
+    for key, st in stamps.items():
+        assert again.get(key, st) == values[key]
+        assert again.get(key, (st[0] + 1, *st[1:])) is None  # another stamp: a miss
+    again.save()  # each clean entry is now vouched for at c0ffee (the changed one is not)
+    third = FileCache(tmp_path, "unit", view=view)
+    assert third.vouched_many(list(stamps)) == {k: v for k, v in values.items() if k != "changed.txt"}
+    third.save(keep={"f2.txt", "f4.txt"})
+    fourth = FileCache(tmp_path, "unit", view=view)
+    assert fourth.vouched_many(list(stamps)) == {"f2.txt": values["f2.txt"], "f4.txt": values["f4.txt"]}
+
+
+@pytest.mark.parametrize("payload", [
+    ("a\0b", "1,2,3,4,5", ("c",), b"\0\0\0\0", ("v",), b"\0\0\0\0\0\0\0\0"),  # one stamp for two paths
+    ("a", "1,2,3,4,5", ("c",), b"\1\0", ("v",), b"\0\0\0\0"),  # a commit index past the table
+    ("a", "1,2,3,4,5", ("c",), b"\0\0", ("v",), b"\5\0\0\0"),  # a value index past the table
+    ("a", "1,2,3,4,5", ("c",), b"\0", ("v",), b"\0\0\0\0"),  # half an index
+    ("a", "1,2,3,4,5", ["c"], b"\0\0", ("v",), b"\0\0\0\0"),  # a list where a tuple belongs
+    {"a": [[1, 2, 3, 4, 5], "v", "c"]},  # the layout before columns
+])
+def test_columns_of_another_shape_are_an_empty_cache(tmp_path: Path, payload: object) -> None:
+    cache = FileCache(tmp_path, "unit", view=("c", set(), time.time_ns()))
+    from dun.core.cache import VERSION
+    from dun.core.cache.file import MAGIC
+
+    cache.path.parent.mkdir(parents=True, exist_ok=True)
+    cache.path.write_bytes(marshal.dumps((MAGIC, VERSION, "files:unit", payload)))
+    again = FileCache(tmp_path, "unit", view=("c", set(), time.time_ns()))
+    assert again.vouched_many(["a"]) == {}
+    assert again.get("a", (1, 2, 3, 4, 5)) is None
+
+
+def test_a_stamp_that_does_not_read_is_a_miss(tmp_path: Path) -> None:
+    cache = FileCache(tmp_path, "unit")
+    from dun.core.cache import VERSION
+    from dun.core.cache.file import MAGIC
+
+    cache.path.parent.mkdir(parents=True, exist_ok=True)
+    payload = ("a", "1,2,x,4,5", (None,), b"\0\0", ("v",), b"\0\0\0\0")
+    cache.path.write_bytes(marshal.dumps((MAGIC, VERSION, "files:unit", payload)))
+    assert FileCache(tmp_path, "unit").get("a", (1, 2, 3, 4, 5)) is None
