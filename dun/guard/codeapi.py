@@ -28,7 +28,7 @@ EXEC_CALLS = re.compile(r"""
 DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
     (re.compile(r"\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|remove_dir_all|RemoveAll|rmSync|removeSync|rimraf"
                 r"|deleteRecursively|deleteSync|rimrafSync|emptyDirSync|emptyDir|unlink\s*\(\s*[^)]*"
-                r"recursive\s*=\s*TRUE)\b|\brecursive\s*:\s*true"), True),
+                r"recursive\s*=\s*TRUE)\b|\brecursive\s*:\s*true|\brm\s*\([^)]*recursive\s*=\s*true"), True),
     (re.compile(r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlinkSync|unlink|rmdirSync|rmdir|fs\.rm|fs\.promises"
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
                 r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|os\.replace|FileUtils\.mv|renameSync|rename"
@@ -71,8 +71,12 @@ HOME_IDIOMS = re.compile(r"""
   | \bDeno\.env\.get\(\s*(['"])HOME\8\s*\)
   | \bSys\.getenv\(\s*(['"])HOME\9\s*\) | \bos\.getenv\(\s*"HOME"\s*\) | \brequire\(\s*['"]os['"]\s*\)\.homedir\(\)
   | \bFile\.expand_path\(\s*(['"])~\10\s*\) | \$env:USERPROFILE | \$env:HOME
-  | \$_(?:SERVER|ENV)\[\s*['"]HOME['"]\s*\]
+  | \$_(?:SERVER|ENV)\[\s*['"]HOME['"]\s*\] | (?<![\w.])homedir\(\) | \bpath\.expand\(\s*(['"])~\11\s*\)
 """, re.X)
+# Code that publishes what it builds: R's devtools release and CRAN submission, Julia's package registration
+PUBLISH_CODE = re.compile(r"\bdevtools::(?:release|submit_cran)\s*\(|\b(?:release|submit_cran)\s*\(\s*\)"
+                          r"|\bRegistrator\b[^\n]*\bregister\s*\(|\bLocalRegistry\b[^\n]*\bregister\s*\("
+                          r"|\bPkg\.register\s*\(|\btwine\.commands\.upload\b|\bpublish_package\s*\(")
 CWD_IDIOMS = re.compile(r"\bos\.getcwd\(\)|\bprocess\.cwd\(\)|\bDir\.pwd\b|\bgetcwd\(\)|\bDeno\.cwd\(\)|"
                         r"\bPath\.cwd\(\)|\bgetwd\(\)")
 ARGV = re.compile(r"\bsys\.argv\[(\d+)\]|\bprocess\.argv\[(\d+)\]|\$ARGV\[(\d+)\]|\bARGV\[(\d+)\]|"

@@ -23,7 +23,7 @@ _INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     **{name: ("node", "node", ("-e", "--eval", "-p", "--print")) for name in ("node", "nodejs", "bun")},
     "perl": ("perl", "interp", ("-e", "-E")), "ruby": ("ruby", "interp", ("-e",)), "php": ("php", "interp", ("-r",)),
     **{name: ("lua", "interp", ("-e",)) for name in ("lua", "luajit", "lua5.1", "lua5.3", "lua5.4")},
-    "Rscript": ("r", "interp", ("-e",)), "osascript": ("osascript", "interp", ("-e",)),
+    "Rscript": ("r", "interp", ("-e",)), "R": ("r", "interp", ("-e",)), "osascript": ("osascript", "interp", ("-e",)),
     "julia": ("julia", "interp", ("-e", "-E")), "elixir": ("elixir", "interp", ("-e",)),
     "groovy": ("groovy", "interp", ("-e",)),
     **{name: ("pwsh", "pwsh", ("-c", "-Command", "-command")) for name in ("pwsh", "powershell")},
@@ -46,6 +46,7 @@ SIGNALS = {
     "exfiltrate": "sends a secret off the machine, or copies one into the repository",
     "detached-loop": "starts an endless loop detached from the session (nohup/setsid/disown/screen -d)",
     "expose": "opens this machine to the network (ssh -R, a tunnel of a sensitive port, a shell on a socket)",
+    "publishes": "interpreter code that releases or registers a package (devtools::release(), register())",
     "prod-target": "names production among its arguments (--stage production, acme-prod)",
 }
 

@@ -139,6 +139,7 @@ def check(tool: str, all_facts: list[Facts], rules: RuleSet) -> Verdict:
             if detail is not None:
                 shown = facts.unit
                 if detail and detail not in facts.unit:
-                    shown += f" ({detail})" if detail.startswith(("query: ", "secret: ", "why: ")) else f" (path {detail})"
+                    plain = detail.startswith(("query: ", "secret: ", "why: "))
+                    shown += f" ({detail})" if plain else f" (path {detail})"
                 return deny(rule.id, f"{rule.description}: {shown}")
     return ALLOW

@@ -59,11 +59,55 @@ def exposes(prog: str, args: list[Val]) -> str | None:
     return None
 
 
+# Words that start a command a wrapper the guard does not know may be running (`pkexec2 rm -rf /opt`)
+_COMMAND_WORDS = frozenset({"rm", "shred", "dd", "mkfs", "git", "kubectl", "docker", "podman", "helm", "terraform",
+                            "tofu", "pulumi", "sh", "bash", "zsh", "dash", "psql", "mysql", "redis-cli", "mongosh",
+                            "mongo", "curl", "wget", "find", "chmod", "chown", "mv", "cp", "pkill", "killall", "kill",
+                            "npm", "pnpm", "yarn", "npx", "aws", "gcloud", "az", "gh", "python", "python3", "node",
+                            "perl", "ruby", "php", "make", "xargs", "tar", "rsync", "scp", "ssh", "truncate",
+                            "crontab", "systemctl", "dropdb", "sqlite3", "wipefs", "fdisk", "parted", "sfdisk",
+                            "shutdown", "reboot", "eval", "exec", "sudo", "env", "tee", "sed", "awk", "twine", "cargo",
+                            "gem", "rclone", "nc", "socat", "unlink", "rimraf", "trash-put", "gio"})
+_known: frozenset[str] | None = None
+
+
+def _named_by_rules(prog: str) -> bool:
+    global _known  # built once from the rules: the programs some rule names judge their own operands
+    if _known is None:
+        from dun.guard.rules import BUILTIN_RULES
+        _known = frozenset(p for r in BUILTIN_RULES for m in r.matches for p in m.programs)
+    return prog in _known
+
+
+def wrapped_command(prog: str, args: list[Val]) -> list[Val] | None:
+    """The command an unknown program seems to run: what follows `--`, or a command word among its first operands
+    (`host-run --user dev rm -rf /srv`); None for programs the rules know and for programs that take words as text."""
+    if not prog or prog in _COMMAND_WORDS or _named_by_rules(prog) or prog in _TEXT_PROGRAMS:
+        return None
+    words = [a.text for a in args]
+    if "--" in words and words.index("--") + 1 < len(words):
+        return args[words.index("--") + 1:]
+    for i, word in enumerate(words[:4]):
+        if word in _COMMAND_WORDS and i + 1 < len(words):
+            return args[i:]
+    return None
+
+
+_TEXT_PROGRAMS = frozenset({"man", "which", "whatis", "info", "tldr", "type", "help", "whereis", "apropos", "complete",
+                            "hash", "alias", "unalias", "command", "echo", "printf", "say", "logger", "notify-send",
+                            "brew", "apt", "apt-get", "dnf", "yum", "pacman", "snap", "flatpak", "pip", "pip3",
+                            "pipx", "uv", "conda", "mamba", "asdf", "mise", "nix-env", "port", "choco", "winget",
+                            "scoop", "corepack", "volta", "nvm", "fnm", "pyenv", "rbenv", "update-alternatives",
+                            "git-*", "hg", "svn", "bzr", "fossil", "jj", "sl", "dvc", "compdef", "bind", "read",
+                            "grep", "rg", "ag", "ack", "fzf", "history", "fc", "mc", "gsutil", "hdfs", "hadoop"})
+
+
 def forwarded(argv: list[Val]) -> Facts | None:
     """ssh runs its command elsewhere and leaves no facts of its own: its -R, judged before it is unwrapped."""
     prog = program_name(argv[0]) if argv else ""
     if prog in ("ssh", "autossh") and (how := exposes(prog, argv[1:])):
-        return Facts(unit=" ".join(a.text for a in argv), program=prog, signals={"expose"}, notes={"expose": f"why: {how}"})
+        return Facts(unit=" ".join(a.text for a in argv), program=prog, signals={"expose"},
+                     notes={"expose": f"why: {how}"})
     return None
 
 

@@ -65,7 +65,8 @@ _VCS = ("hg", "jj", "sl", "bzr", "fossil", "darcs", "dvc", "git-lfs", "datalad")
 # tool.destroy (rules_cloud.py): the verbs of destroying, wherever they stand
 GENERIC_DESTROY: tuple[Match, ...] = (
     Match(verbs=DESTROY_VERBS, verbs_none=READ_VERBS, programs_none=_OWN, flags_none=_HELP),
-          Match(verbs=("rm", "remove", "del"), verbs_none=READ_VERBS, programs_none=(*_OWN, "cmake"), flags_none=_HELP,
+          Match(verbs=("rm", "remove", "del"), subcommands_none=("rm", "remove", "del"), verbs_none=READ_VERBS,
+          programs_none=(*_OWN, "cmake"), flags_none=_HELP,
                 flags_any=("-r", "-R", "--recursive", "-rf", "-fr", "--force", "-f", "--all", "-a", "--purge")),
           Match(verbs=("forget", "prune"), flags_any=("--prune", "--keep-last=0", "--keep-daily=0"),
                 programs_none=_OWN),
@@ -75,6 +76,7 @@ GENERIC_DESTROY: tuple[Match, ...] = (
           Match(programs=("borg",), verbs=("delete", "prune", "recreate")))
 # publish.release (rules_shared.py): the verbs of publishing, pushes to a registry, deploys to production
 GENERIC_PUBLISH: tuple[Match, ...] = (
+    Match(signals=("publishes",)),
     Match(verbs=PUBLISH_VERBS, verbs_none=READ_VERBS, programs_none=(*_OWN, *DEVICE_TOOLS), flags_none=_DRY),
           Match(flags_any=("--publish", "--push", "--upload", "--upload-*", "--deploy", "--release-to-*"),
                 programs_none=(*_OWN, *DEVICE_TOOLS, *_VCS), flags_none=_DRY),

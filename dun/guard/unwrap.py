@@ -42,7 +42,17 @@ _WRAPPERS: dict[str, Spec] = {
     "chrt": Spec(stop=True), "prlimit": Spec("p", stop=True), "cgexec": Spec("g", stop=True),
     "runuser": Spec("ugGl", _long("--user", "--group", "--supp-group", "--login"), stop=True),
     "screen": Spec("SceptTLh", stop=True), "dotenv": Spec("ecv", stop=True),
+    "pkexec": Spec(long=_long("--user"), stop=True), "toybox": Spec(stop=True), "host-spawn": Spec(stop=True),
+    "run0": Spec("uDg", _long("--user", "--unit", "--property", "--slice", "--setenv", "--chdir", "--description",
+                              "--group", "--nice", "--machine"), stop=True),
+    "flatpak-spawn": Spec(long=_long("--directory", "--env", "--forward-fd"), stop=True),
+    "distrobox-host-exec": Spec(stop=True), "entr": Spec(stop=True), "valgrind": Spec(stop=True),
+    "numactl": Spec("CNmlip", stop=True), "setpriv": Spec(stop=True), "systemd-inhibit": Spec(stop=True),
+    "chpst": Spec("ugUeln", stop=True), "nocache": Spec(stop=True), "ccache": Spec(stop=True),
+    "with-contenv": Spec(stop=True), "tini": Spec(stop=True), "dumb-init": Spec(stop=True),
 }
+_SYSTEMD_SCOPE = Spec("puEM", _long("--unit", "--property", "--slice", "--description", "--setenv",
+                                    "--working-directory", "--uid", "--gid", "--nice", "--machine"), stop=True)
 _RUNNERS = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pipx": "run", "pdm": "run",
             "hatch": "run", "rye": "run", "npm": "exec", "pnpm": "exec", "yarn": "exec", "conda": "run",
             "mamba": "run", "pixi": "run", "doppler": "run", "infisical": "run", "op": "run",
@@ -119,6 +129,10 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         return parse(rest[skip:], Spec(stop=True)).operands
     if _PYTHON_M.fullmatch(prog) and (module := parse(rest, _PYTHON).value("-m")):
         return [module[0], *parse(rest, _PYTHON).operands]  # python -m twine upload: twine runs
+    if prog in ("gosu", "su-exec") and len(rest) > 1:
+        return rest[1:]  # gosu USER CMD
+    if prog == "systemd-run" and any(v.text == "--scope" for v in rest):  # runs here, in a scope: its command runs
+        return parse(rest, _SYSTEMD_SCOPE).operands
     if prog in _WRAPPERS:
         o = parse(rest, _WRAPPERS[prog])
         if prog in ("npx", "bunx"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from dun.guard import removers
 from dun.guard.expand import Val
 from dun.guard.options import Opts, Spec, parse
 
@@ -86,7 +87,7 @@ def writes(prog: str, o: Opts, args: list[Val], home: str) -> list[tuple[str, Va
         out += [("chmod", v) for v in ops[1:] if prog == "chattr"] + [("chmod", v) for v in ops if prog == "setfacl"]
     else:
         out += _config_writes(prog, args, home)
-    return out
+    return out + [("delete", v) for v in removers.removes(prog, args)]
 
 
 def spec(prog: str) -> Spec | None:
