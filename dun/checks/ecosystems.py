@@ -148,17 +148,69 @@ def package_manager(directory: Path) -> str:
     return next((pm for lock, pm in LOCKFILES if _is_file(directory / lock)), "npm")
 
 
+# runners a workspace root runs once per package, each package's report read apart (see jsenv.expand_js): those that
+# write a report file. AVA and tape print theirs, with paths relative to where they ran.
+WORKSPACE_RUNNERS = ("node-test", "vitest", "jest", "mocha")
+# a `test` script that runs each workspace package's own: npm -ws / --workspaces, pnpm -r / --filter, yarn
+# workspaces, lerna, turbo, nx
+_DELEGATES = re.compile(r"--workspaces?\b|(?:^|\s)-ws\b|\b(?:pnpm|yarn)\b[^&|;]*\s(?:-r|--recursive|--filter|"
+                        r"workspaces)\b|\blerna\s+run\b|\bturbo\b[^&|;]*\btest\b|\bnx\s+run-many\b")
+
+
+def workspace_dirs(directory: Path) -> list[Path]:
+    """The workspace packages a package.json (`workspaces`) or pnpm-workspace.yaml (`packages:`) declares: each
+    directory a pattern matches that holds a package.json, outside node_modules."""
+    declared = package_json(str(directory)).get("workspaces")
+    if isinstance(declared, dict):
+        declared = declared.get("packages")
+    patterns = [str(p) for p in declared] if isinstance(declared, list) else []
+    pnpm = _read(directory / "pnpm-workspace.yaml", directory)
+    listed = re.search(r"^packages:[ \t]*\n((?:[ \t]+.*\n?|[ \t]*\n)*)", pnpm, re.M)
+    if listed:
+        patterns += [m.strip().strip("'\"") for m in re.findall(r"^[ \t]*-[ \t]*(.+?)[ \t]*$", listed[1], re.M)]
+    found: list[Path] = []
+    patterns = [p.strip().rstrip("/").removeprefix("./") for p in patterns]
+    excluded = [p[1:].removeprefix("./") for p in patterns if p.startswith("!")]  # `!packages/legacy`
+    for pattern in patterns:
+        if not pattern or pattern.startswith(("!", "/")) or ".." in pattern.split("/"):
+            continue
+        for marker in _glob(directory, f"{pattern}/package.json"):
+            rel = marker.parent.relative_to(directory).as_posix()
+            if "node_modules" not in marker.parts and marker.parent != directory and marker.parent not in found \
+                    and not any(fnmatch.fnmatchcase(rel, x) for x in excluded):
+                found.append(marker.parent)
+    return sorted(found)
+
+
+def delegates(directory: Path) -> bool:
+    """Whether the project at `directory` is a workspace root whose tests are its packages' own: it declares
+    workspaces, and its `test` script runs theirs (or there is none)."""
+    test = npm_scripts(package_json(str(directory))).get("test", "")
+    if test.strip() and _NPM_DEFAULT_TEST not in test and not _DELEGATES.search(test):
+        return False
+    return bool(workspace_dirs(directory))
+
+
 def js_tools(directory: Path) -> list[str]:
     pkg = package_json(str(directory))
     if not pkg:
         return []
     scripts, deps = npm_scripts(pkg), _dependencies(pkg)
     test = scripts.get("test", "")
+    if delegates(directory):  # a monorepo: the runners its packages use, each run in its package
+        used = {tool for sub in workspace_dirs(directory) for tool in js_tools(sub)}
+        return [package_manager(directory), *(r for r in WORKSPACE_RUNNERS if r in used),
+                *_js_extras(directory, scripts, deps)]
     words = set(re.findall(r"[\w@/.-]+", test))
     named = (["node-test"] if re.search(r"\bnode\b[^&|;]*\s--test\b", test) else []) + \
         [runner for runner in JS_RUNNERS[1:] if runner in words]
     # the runners the test script names; else the one among the dependencies (a script dun cannot read)
     tools = [package_manager(directory), *(named or [r for r in JS_RUNNERS[1:] if r in deps])]
+    return tools + _js_extras(directory, scripts, deps)
+
+
+def _js_extras(directory: Path, scripts: dict[str, str], deps: set[str]) -> list[str]:
+    tools: list[str] = []
     if "typescript" in deps and _is_file(directory / "tsconfig.json"):
         tools.append("typescript")
     if "lint" in scripts:
@@ -168,6 +220,8 @@ def js_tools(directory: Path) -> list[str]:
 
 def js_has_tests(directory: Path) -> bool:
     test = npm_scripts(package_json(str(directory))).get("test", "")
+    if delegates(directory):
+        return any(js_has_tests(sub) for sub in workspace_dirs(directory))
     return bool(test.strip()) and _NPM_DEFAULT_TEST not in test
 
 
@@ -277,13 +331,22 @@ def unrun_suites(root: Path) -> list[tuple[str, str]]:
     an ecosystem it has no check for, or one whose toolchain is not installed here (its checks skip)."""
     found: list[tuple[str, str]] = []
     ours = detect(root)
+    monorepo = any(eco.name == "javascript" for eco in ours) and delegates(root)
+    for sub in workspace_dirs(root) if monorepo else []:
+        runners = [t for t in js_tools(sub) if t in JS_RUNNERS]
+        if js_has_tests(sub) and not set(runners) & set(WORKSPACE_RUNNERS):
+            rel = sub.relative_to(root).as_posix()
+            script = npm_scripts(package_json(str(sub))).get("test", "").strip()
+            why = f"runs {runners[0]}, which dun runs only at the top of a project, not in each workspace package" \
+                if runners else f"has a `test` script running `{script[:80]}`, which no built-in check reads"
+            found.append((f"{rel}/package.json", f"workspace package {rel} {why}"))
     for eco in ours:
         program = TOOLCHAINS.get(eco.name)
         if eco.tests and program is not None and not on_path(program):
             found.append((eco.marker, f"a {eco.name} test suite, but `{program}` {NOT_INSTALLED}: "
                                       f"its built-in checks are skipped, so nothing runs these tests"))
             continue
-        if eco.name == "javascript" and eco.tests and not set(JS_RUNNERS) & set(eco.tools):
+        if eco.name == "javascript" and eco.tests and not monorepo and not set(JS_RUNNERS) & set(eco.tools):
             script = npm_scripts(package_json(str(root))).get("test", "").strip()
             found.append(("package.json", f"the `test` script runs `{script[:80]}`, which no built-in check reads "
                                           f"(they read {', '.join(JS_RUNNERS)})"))

@@ -9,12 +9,23 @@ files with its own reporter. `{pm}` is the package manager.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
+import urllib.parse
 from pathlib import Path
 
-from dun.checks.ecosystems import npm_scripts, package_json, package_manager
+from dun.checks.ecosystems import (
+    WORKSPACE_RUNNERS,
+    delegates,
+    js_tools,
+    npm_scripts,
+    package_json,
+    package_manager,
+    workspace_dirs,
+)
+from dun.store.layout import CACHE
 
 _SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 # flags that choose a reporter or where it writes: dun sets its own, the project's would fight them
@@ -95,7 +106,47 @@ def has_js_placeholder(command: str) -> bool:
 def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
     """`{js:NAME}`: the project's own NAME from node_modules/.bin (or `yarn NAME` under Plug'n'Play);
     `{js-args:PREFIX}`: what its test script passes after PREFIX; `{pm}`: its package manager.
-    Returns the command and, when a program is not installed, why (the command is then not run)."""
+    Returns the command and, when a program is not installed, why (the command is then not run).
+
+    At a workspace root whose tests are its packages' own (`npm test --workspaces`, `pnpm -r test`), a runner's
+    command runs in each package that uses that runner, as that package's script says, each writing its report
+    beside the root's as `NAME@PACKAGE-DIR.EXT` (the parser reads each from its package: parsers/run.py)."""
+    runner = _runner(command)
+    if runner in WORKSPACE_RUNNERS and delegates(cwd):
+        packages = [sub for sub in workspace_dirs(cwd) if runner in js_tools(sub)]
+        if packages:
+            return _in_each(command, root, cwd, packages)
+    return _expand(command, root, cwd, (cwd, root))
+
+
+def _runner(command: str) -> str | None:
+    """The runner a built-in check's command runs: its `{js-args:PREFIX}`."""
+    found = re.search(r"\{js-args:([^{}]+)\}", command)
+    prefix = found[1].strip() if found else None
+    return "node-test" if prefix == "node --test" else prefix
+
+
+def _in_each(command: str, root: Path, cwd: Path, packages: list[Path]) -> tuple[str, str | None]:
+    runs: list[str] = []
+    for package in packages:
+        rel = os.path.relpath(package, cwd)
+        tag = urllib.parse.quote(rel.replace(os.sep, "/"), safe="")
+        own = _REPORT.sub(functools.partial(_report_in, f"{os.path.relpath(cwd, package)}/", f"@{tag}"), command)
+        expanded, absent = _expand(own, root, package, (package, cwd, root))
+        if absent:
+            return expanded, f"{rel}: {absent}"
+        runs.append(f"(cd {shlex.quote(rel)} && {expanded}) || code=$?")
+    return "code=0; " + "; ".join(runs) + "; exit $code", None
+
+
+def _report_in(back: str, tag: str, match: re.Match[str]) -> str:
+    return f"{back}{match['stem']}{tag}{match['ext']}"
+
+
+_REPORT = re.compile(rf"(?P<stem>{re.escape(CACHE)}/[\w-]+)(?P<ext>\.\w+)")
+
+
+def _expand(command: str, root: Path, cwd: Path, bases: tuple[Path, ...]) -> tuple[str, str | None]:
     missing: list[str] = []
 
     def replace(match: re.Match[str]) -> str:
@@ -104,11 +155,11 @@ def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
             return package_manager(cwd)
         if kind == "js-args":
             return script_args(cwd, name)
-        for base in dict.fromkeys((cwd, root)):
+        for base in dict.fromkeys(bases):
             binary = base / "node_modules" / ".bin" / name
             if os.access(binary, os.X_OK):
                 return shlex.quote(os.path.relpath(binary, cwd))
-        if (cwd / ".pnp.cjs").is_file() or (root / ".pnp.cjs").is_file():
+        if any((base / ".pnp.cjs").is_file() for base in bases):
             return f"yarn {shlex.quote(name)}"
         missing.append(name)
         return name

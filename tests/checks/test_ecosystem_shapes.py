@@ -323,7 +323,7 @@ def test_vitest_typescript_items_keep_diffs_snapshots_timeouts_and_full_names(tm
     assert '-   "a": 2,\n+   "a": 1,' in items["calc > snapshot"]["text"]
     assert where["calc > times out"] == marks["timeout"]
     assert "Test timed out in 100ms" in items["calc > times out"]["text"]
-    assert where["calc > throws a string"][0] == "test/calc.test.ts"  # no stack: the file, no line
+    assert where["calc > throws a string"] == ("test/calc.test.ts", 17)  # no stack: the test's own line
     assert "not an error" in items["calc > throws a string"]["text"]
     assert where["calc > helper"] == marks["helper"]
     assert items["calc > helper"]["text"].endswith(f"\n  at test/calc.test.ts:{marks['call'][1]}")
@@ -351,3 +351,126 @@ def test_a_crate_that_does_not_compile_does_not_hide_the_other_crates_failing_te
         ("app/src/main.rs", 2, "E0308: mismatched types (expected `i32`, found `&str`)"),
         ("core/src/lib.rs", 5, "tests::must_panic: test did not panic as expected")]  # cargo ran none of them
     assert check["signal"].startswith("exit 101: 1 failed; 1 compile error")
+
+
+# --- JavaScript monorepos: the root's `test` runs each workspace package's own ------------------------------------
+
+def test_workspace_packages_come_from_package_json_or_pnpm_workspace_yaml(tmp_path: Path) -> None:
+    from dun.checks.ecosystems import delegates, workspace_dirs
+
+    for rel in ("packages/a", "packages/b", "packages/node_modules/x", "apps/web", "tools/gen"):
+        write(tmp_path, f"{rel}/package.json", "{}")
+    write(tmp_path, "package.json", json.dumps({"workspaces": {"packages": ["packages/*", "!packages/b"]}}))
+    assert workspace_dirs(tmp_path) == [tmp_path / "packages/a"]
+    write(tmp_path, "package.json", json.dumps({"scripts": {"test": "pnpm -r test"}}))
+    write(tmp_path, "pnpm-workspace.yaml",
+          "packages:\n  - 'apps/*'\n  - \"tools/gen\"\n  # - packages/*\ncatalog: {}\n")
+    assert workspace_dirs(tmp_path) == [tmp_path / "apps/web", tmp_path / "tools/gen"]
+    scripts = {"pnpm -r test": True, "npm test --workspaces --if-present": True, "npm -ws test": True,
+               "yarn workspaces foreach run test": True, "lerna run test": True, "turbo run test": True, "": True,
+               "jest": False, "vitest run --project web": False}
+    for script, runs_packages in scripts.items():
+        write(tmp_path, "package.json", json.dumps({"scripts": {"test": script}}))
+        assert delegates(tmp_path) is runs_packages, script
+
+
+def test_reports_of_several_packages_are_one_result(tmp_path: Path) -> None:
+    from dun.checks.parsers.base import Parsed
+    from dun.checks.parsers.run import _merged
+    from dun.engine.model import Item
+
+    merged = _merged([Parsed([Item("a", "packages/a/x.js", 1)], summary="2 failed, 3 passed, 1 file not run"),
+                      Parsed([Item("b", "packages/b/y.js", 2)], summary="1 failed, 1 skipped, 2 files not run"),
+                      Parsed(summary="no tests ran")])
+    assert merged.summary == "3 failed, 3 passed, 3 files not run, 1 skipped"
+    assert [i.file for i in merged.items] == ["packages/a/x.js", "packages/b/y.js"]
+
+
+MONOREPO = {
+    "package.json": json.dumps({"name": "mono", "private": True, "workspaces": ["packages/*"],
+                                "scripts": {"test": "npm test --workspaces --if-present"}}),
+    "packages/alpha/package.json": json.dumps({"name": "alpha", "scripts": {"test": "mocha"}}),
+    "packages/alpha/test/alpha.test.js": "const assert = require('node:assert');\ndescribe('alpha', () => {\n"
+                                         "  it('adds', () => {\n    assert.strictEqual(1 + 1, 3); // FAIL\n"
+                                         "  });\n});\n",
+    "packages/beta/package.json": json.dumps({"name": "beta", "scripts": {"test": "mocha spec/"}}),
+    "packages/beta/spec/beta.js": "const assert = require('node:assert');\nit('beta reads its own cwd', () => {\n"
+                                  "  assert.ok(require('fs').existsSync('spec/beta.js'));\n"
+                                  "  assert.strictEqual('b', 'c'); // FAIL\n});\n",
+    "packages/gamma/package.json": json.dumps({"name": "gamma", "scripts": {"test": "node --test"}}),
+    "packages/gamma/test/g.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                                     "test('gamma', () => {\n  assert.deepStrictEqual([1], [2]); // FAIL\n});\n",
+    "packages/delta/package.json": json.dumps({"name": "delta", "scripts": {"test": "ava"}}),
+    "packages/docs/package.json": json.dumps({"name": "docs"}),
+}
+
+
+def test_a_monorepos_failures_in_several_packages_are_items_at_each_packages_files(tmp_path: Path) -> None:
+    if js_missing() is not None:
+        pytest.skip(str(js_missing()))
+    for rel, text in MONOREPO.items():
+        write(tmp_path, rel, text)
+    write(tmp_path, ".gitignore", "node_modules\n")
+    (tmp_path / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(tmp_path, "init", "-q", "-b", "main")
+    marks = {(rel, n) for rel, text in MONOREPO.items() for n, line in enumerate(text.splitlines(), 1)
+             if "// FAIL" in line}
+    # mocha at the root found no test files and said so as one error; each package's mocha now runs in its package
+    mocha, node = run_check(tmp_path, "mocha"), run_check(tmp_path, "node-test")
+    found = {(i["file"], i["line"]) for i in mocha["items"] + node["items"]}
+    assert found == marks, (mocha, node)
+    assert mocha["signal"].startswith("exit 1: 2 failed;"), mocha["signal"]
+    assert any(i["text"].startswith("alpha > adds:") and "2 !== 3" in i["text"] for i in mocha["items"])
+    suites = run_check(tmp_path, "test-suites")  # AVA is not run per package: said, not silent
+    assert [(i["file"], i["text"]) for i in suites["items"]] == [("packages/delta/package.json", (
+        "workspace package packages/delta runs ava, which dun runs only at the top of a project, not in each "
+        "workspace package"))]
+    for rel, text in MONOREPO.items():
+        write(tmp_path, rel, "\n".join(line for line in text.splitlines() if "// FAIL" not in line) + "\n")
+    assert run_check(tmp_path, "mocha")["status"] == "pass" and run_check(tmp_path, "node-test")["status"] == "pass"
+
+
+# --- a failure with no stack (a thrown string, a timeout) is at its test's own line; no diff said twice -------------
+
+MOCHA_SPEC = """\
+import assert from 'node:assert/strict';
+describe('outer', () => {
+  describe('inner', () => {
+    it('throws a string', () => {
+      throw 'not an error';
+    });
+    it('times out', async function () {
+      this.timeout(100);
+      await new Promise((r) => setTimeout(r, 3000));
+    });
+    it('deep', () => {
+      assert.deepEqual({ a: [1, 2] }, { a: [1, 3] });
+    });
+  });
+});
+"""
+
+
+def test_mocha_failures_without_a_stack_are_at_the_tests_own_line(tmp_path: Path) -> None:
+    write(tmp_path, "test/a.spec.mjs", MOCHA_SPEC)
+    spec = f"{tmp_path}/test/a.spec.mjs"
+    diff = "Expected values to be strictly deep-equal:\n+ actual - expected\n\n  {\n    a: [\n      1,\n" \
+           "+     2\n-     3\n    ]\n  }"
+    timeout = f'Timeout of 100ms exceeded. For async tests and hooks, ensure "done()" is called. ({spec})'
+    report = {"stats": {"passes": 0, "failures": 3}, "failures": [
+        {"title": "throws a string", "fullTitle": "outer inner throws a string", "file": spec,
+         "err": {"stack": 'Error: the string "not an error" was thrown, throw an Error :)\n'
+                          "    at process.processImmediate (node:internal/timers:483:21)",
+                 "message": 'the string "not an error" was thrown, throw an Error :)'}},
+        {"title": "times out", "fullTitle": "outer inner times out", "file": spec,
+         "err": {"stack": f"Error: {timeout}\n    at listOnTimeout (node:internal/timers:581:17)", "message": timeout}},
+        {"title": "deep", "fullTitle": "outer inner deep", "file": spec,
+         "err": {"stack": f"AssertionError [ERR_ASSERTION]: {diff}\n    at Context.<anonymous> (file://{spec}:12:14)",
+                 "message": diff, "actual": '{\n  "a": [\n    1\n    2\n  ]\n}',
+                 "expected": '{\n  "a": [\n    1\n    3\n  ]\n}'}}]}
+    write(tmp_path, ".dun/cache/mocha.json", json.dumps(report))
+    parsed = parse(tmp_path, "mocha-json", "", file=".dun/cache/mocha.json")
+    assert [(i.file, i.line) for i in parsed.items] == [("test/a.spec.mjs", 4), ("test/a.spec.mjs", 7),
+                                                         ("test/a.spec.mjs", 12)]
+    assert parsed.items[1].text.endswith("(test/a.spec.mjs)")  # the project's path, not the machine's
+    assert parsed.items[2].text == f"outer inner > deep: {diff}"  # the diff once, not again as JSON

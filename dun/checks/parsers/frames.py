@@ -52,3 +52,19 @@ def message_lines(text: str) -> str:
             break
         kept.append(line.rstrip())
     return "\n".join(kept).strip()
+
+
+def title_line(file: str | None, title: str, ctx: ParseContext) -> int | None:
+    """The line of the test titled `title` in `file`: where it is written as a string literal, when that is once. For
+    a failure with no stack (a thrown string, a timeout), the test's own definition."""
+    if not file or not title.strip():
+        return None
+    from dun.core.textfiles import read_bytes
+
+    try:
+        text = read_bytes(ctx.root / file, 4 * 1024 * 1024, root=ctx.root).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    quoted = [f"{q}{title}{q}" for q in ("'", '"', "`")]
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if any(q in line for q in quoted)]
+    return lines[0] if len(lines) == 1 else None

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dun.checks.parsers.base import DocumentParser, Parsed, as_int, bounded, plural, repo_path
-from dun.checks.parsers.frames import first_project_frame, located, message_lines
+from dun.checks.parsers.frames import first_project_frame, located, message_lines, title_line
 from dun.engine.model import Item
 from dun.engine.sanitize import strip_ansi
 
@@ -105,7 +105,8 @@ class MochaParser(DocumentParser):
         stack = strip_ansi(str(err.get("stack") or ""))
         where, call = located([stack], self.ctx, file)
         message = strip_ansi(str(err.get("message") or "")).strip() or message_lines(stack) or "failed"
-        if "expected" in err and "actual" in err and str(err["actual"]) not in message:
-            message += f"\nexpected: {err['expected']}\nactual: {err['actual']}"
-        return Item(text=bounded(f"{name}: {message}") + call, file=where[0] if where else file,
-                    line=where[1] if where else None)
+        message = message.replace(f"{self.ctx.root}/", "")  # a timeout names the file: `(/abs/test/a.spec.js)`
+        if "expected" in err and "actual" in err and str(err["actual"]) not in message and "\n" not in message:
+            message += f"\nexpected: {err['expected']}\nactual: {err['actual']}"  # no diff in the message
+        line = where[1] if where else title_line(file, title, self.ctx)  # no stack: the test's own line
+        return Item(text=bounded(f"{name}: {message}") + call, file=where[0] if where else file, line=line)

@@ -15,7 +15,7 @@ from defusedxml import DefusedXmlException
 from junitparser import Attr, Error, Failure, Skipped, TestCase
 
 from dun.checks.parsers.base import DocumentParser, ParseContext, Parsed, as_int, bounded, plural, repo_path
-from dun.checks.parsers.frames import located, message_lines, project_frames
+from dun.checks.parsers.frames import located, message_lines, project_frames, title_line
 from dun.engine.model import Item
 from dun.engine.sanitize import strip_ansi
 
@@ -103,8 +103,10 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
         # vitest, jest-junit: the innermost project frame is the failing assertion, in a helper when the test called
         # one; the test's own call into it is named after the message
         where, call = located([text], ctx, repo_path(file, ctx))
-        if where is None:
-            return Item(text=f"{_test_id(case, file, pytest)}: {bounded(message)}", file=repo_path(file, ctx))
+        if where is None:  # frames only in installed code: the test's own line, from its title
+            title = (case.name or "").rsplit(" > ", 1)[-1]
+            return Item(text=f"{_test_id(case, file, pytest)}: {bounded(message)}", file=repo_path(file, ctx),
+                        line=title_line(repo_path(file, ctx), title, ctx))
         return Item(text=f"{_test_id(case, file, pytest)}: {bounded(message)}{call}", file=where[0], line=where[1])
     if file:
         inside = [n for f, n, _ in frames if _same_file(f, file)]
@@ -119,6 +121,8 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
     if line is None and case.line and case.line.strip().isdigit():
         declared = int(case.line)
         line = declared + 1 if pytest else as_int(declared)  # pytest writes the 0-based line of the `def`
+    if line is None and file and not pytest:  # no stack (vitest's thrown string): the test's own line, by its title
+        line = title_line(repo_path(file, ctx), (case.name or "").rsplit(" > ", 1)[-1], ctx)
     body = f"{_test_id(case, file, pytest)}: {bounded(message)}"
     if len(frames) > 1:
         body += "".join(f"\n  at {f}:{n}" + (f" in {func}" if func else "") for f, n, func in frames[-TAIL_FRAMES:])

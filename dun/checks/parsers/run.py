@@ -7,6 +7,8 @@ import contextlib
 import importlib
 import os
 import re
+import urllib.parse
+from pathlib import Path
 from typing import Any
 
 from dun.checks.parsers.base import DocumentParser, LineParser, ParseContext, Parsed
@@ -42,12 +44,30 @@ class ParserRun:
         self.output: collections.deque[str] = collections.deque(maxlen=CRASH_LINES)
 
     def before(self) -> None:
-        """Remove a previous report and make its directory, so only this run's report is read."""
+        """Remove a previous report (and per-package ones) and make its directory, so only this run's are read."""
         if self.file is None:
             return
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            self.file.unlink()
+        for path in [self.file, *(p for p, _ in self._package_reports())]:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+    def _package_reports(self) -> list[tuple[Path, Path]]:
+        """(report, the package directory it was written from): a workspace root's runner ran in each package and
+        wrote `NAME@PACKAGE-DIR.EXT` beside `NAME.EXT` (dun/checks/jsenv.py), its paths relative to the package."""
+        assert self.file is not None
+        stem, suffix = self.file.stem, self.file.suffix
+        try:
+            names = sorted(os.listdir(self.file.parent))
+        except OSError:
+            return []
+        found = []
+        for name in names:
+            if name.startswith(f"{stem}@") and name.endswith(suffix) and len(name) > len(stem) + len(suffix) + 1:
+                package = urllib.parse.unquote(name[len(stem) + 1:len(name) - len(suffix)])
+                if not os.path.isabs(package) and ".." not in package.split("/"):
+                    found.append((self.file.parent / name, self.ctx.cwd / package))
+        return found
 
     def feed(self, line: str) -> None:
         if self.file is not None:
@@ -79,23 +99,54 @@ class ParserRun:
 
     def _parse(self) -> Parsed:
         if self.file is not None:
-            shown = os.path.relpath(self.file, self.ctx.root)
-            try:
-                data = read_bytes(self.file, MAX_DOCUMENT_BYTES)
-            except FileNotFoundError:
-                return Parsed(_crash(list(self.output), self.ctx), problem=f"no report written to {shown}")
-            except OSError as exc:
-                return Parsed(problem=f"cannot read {shown}: {exc.strerror or exc}")
-            if isinstance(self.parser, DocumentParser):
-                return self.parser.parse(data)
-            for line in data.decode("utf-8", "replace").splitlines():
-                self.parser.feed(line)
-            return self.parser.result()
+            packages = self._package_reports()
+            if packages and not self.file.exists():
+                return _merged([self._report(path, make_parser(self.options, ParseContext(self.ctx.root, cwd)))
+                                for path, cwd in packages])
+            return self._report(self.file, self.parser)
         if isinstance(self.parser, LineParser):
             return self.parser.result()
         if self.size > MAX_DOCUMENT_BYTES:
             return Parsed(problem=f"output over {MAX_DOCUMENT_BYTES // 2**20} MiB; write the report to a `file`")
         return self.parser.parse("".join(self.buffer).encode("utf-8", "surrogateescape"))
+
+    def _report(self, path: Path, parser: LineParser | DocumentParser) -> Parsed:
+        shown = os.path.relpath(path, self.ctx.root)
+        try:
+            data = read_bytes(path, MAX_DOCUMENT_BYTES)
+        except FileNotFoundError:
+            return Parsed(_crash(list(self.output), self.ctx), problem=f"no report written to {shown}")
+        except OSError as exc:
+            return Parsed(problem=f"cannot read {shown}: {exc.strerror or exc}")
+        if isinstance(parser, DocumentParser):
+            return parser.parse(data)
+        for line in data.decode("utf-8", "replace").splitlines():
+            parser.feed(line)
+        return parser.result()
+
+
+def _merged(reports: list[Parsed]) -> Parsed:
+    """The reports of one runner run in several packages as one: their items in turn, their tallies added up
+    (`2 failed, 3 passed` and `1 failed, 1 skipped` are `3 failed, 3 passed, 1 skipped`)."""
+    totals: dict[str, int] = {}
+    words: list[str] = []
+    for report in reports:
+        for part in re.split(r"[,;] ", report.summary):
+            count = re.match(r"^(\d+) (.+)$", part.strip())
+            if count:
+                label = re.sub(r"^(\w+?)s\b", r"\1", count[2]) if count[2] not in ("passed", "failed") else count[2]
+                totals[label] = totals.get(label, 0) + int(count[1])
+            elif part.strip() and part.strip() not in words and part.strip() != "no tests ran":
+                words.append(part.strip())
+    tally = [f"{n} {label}" if n == 1 or label in ("failed", "passed", "skipped") else f"{n} {_plural(label)}"
+             for label, n in totals.items() if n]
+    return Parsed([i for r in reports for i in r.items], summary=", ".join(tally + words) or "no tests ran",
+                  problem="; ".join(r.problem for r in reports if r.problem), extra=sum(r.extra for r in reports))
+
+
+def _plural(label: str) -> str:
+    first, _, rest = label.partition(" ")
+    return f"{first}s {rest}".strip() if not first.endswith("s") else label
 
 
 def _crash(output: list[str], ctx: ParseContext) -> list[Item]:
