@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from dun.core.snapshot import Early
     from dun.core.spawn import Spawned
+    from dun.engine.launch import Launches
 
 
 def main() -> int:
@@ -26,6 +27,7 @@ def main() -> int:
     here = _runs_checks_here(sys.argv[1:])
     status = _start_git() if here else None
     early = None  # first of all: git walks the tree while the rest of dun loads
+    launches = None
     if here:
         import gc
 
@@ -33,22 +35,28 @@ def main() -> int:
         # 100,000s of objects (the listing, the caches) only costs time (2 ms on a 50,000-file repository).
         gc.disable()
     if here == "check" and status is not None and "--output" not in sys.argv and "-o" not in sys.argv:
+        from dun.engine.launch import TreeLook, start
         from dun.engine.replay import replay
 
+        tree_look = TreeLook(status)
         try:
-            code = replay(sys.argv[1:], status, _warm)
+            code = replay(sys.argv[1:], status, _warm, tree_look.of)
         except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
             code = 0
         if code is not None:
             return _leave(code)
+        # not replayed: the test runners the last identical run ran start now, while the rest of dun loads
+        launches = start(sys.argv[1:], tree_look)
     if here:
         top, listed = _start_more() if status is not None else (None, None)
         from dun.core.snapshot import start_early
 
         early = start_early(status, top, listed)  # the run's checks share the status and the listing started now
-        code = _without_click(here, sys.argv[2:], early)
+        code = _without_click(here, sys.argv[2:], early, launches)
         if code is not None:
             return _leave(code)
+    if launches is not None:
+        launches.stop()  # click reads this command line: an unusual form, run as usual
     from dun.cli.main import main as cli_main
 
     return cli_main(early=early)
@@ -96,7 +104,8 @@ def _leave(code: int) -> int:
     os._exit(code)
 
 
-def _without_click(command: str, args: list[str], early: Early | None) -> int | None:
+def _without_click(command: str, args: list[str], early: Early | None, launches: Launches | None = None
+                   ) -> int | None:
     """`dun check ARGS` or `dun iterate ARGS` read from its option table (dun/cli/flags.py) without importing
     click, which costs a fifth of a fresh check of a large repository; None when click must read ARGS (help,
     errors, unusual forms)."""
@@ -110,7 +119,7 @@ def _without_click(command: str, args: list[str], early: Early | None) -> int | 
     if command == "check":
         from dun.cli.commands.check import CheckOptions, run_check
 
-        return guarded(lambda: run_check(CheckOptions(**values), early))
+        return guarded(lambda: run_check(CheckOptions(**values), early, launches))
     from dun.cli.commands.iterate import IterateOptions, run_iterate
 
     values.update({k: tuple(v) for k, v in values.items() if isinstance(v, list)})

@@ -116,12 +116,21 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if CACHE in command or CACHE in str((opts["parser"] or {}).get("file")):
         ensure_cache_dir(ctx.root)
     parser = ParserRun(opts["parser"], ParseContext(ctx.root, cwd)) if opts["parser"] else None
-    if parser is not None:
+    argv = shell_argv(opts["shell"], command)
+    started = None
+    if ctx.launches is not None and ctx.confine is None:  # `dun check` may have started it already
+        report = str(parser.file) if parser is not None and parser.file is not None else None
+        added = {k: str(v) for k, v in (_environment(opts["env"]) or {}).items() if k in opts["env"]} or None
+        started = ctx.launches.claim((spec.id, argv, str(cwd), added, report, float(spec.timeout),
+                                      opts["tail_lines"], None), after=bool(spec.after))
+    if parser is not None and started is None:
         parser.before()
     on_line = (lambda line: parser.feed(strip_ansi(line))) if parser is not None else None
-    argv = shell_argv(opts["shell"], command)
-    res = run_streaming(ctx.confine(argv) if ctx.confine else argv, cwd, spec.timeout, on_line, opts["tail_lines"],
-                        env=_environment(opts["env"]))
+    if started is not None:
+        res = started.finish(spec.timeout, on_line)
+    else:
+        res = run_streaming(ctx.confine(argv) if ctx.confine else argv, cwd, spec.timeout, on_line,
+                            opts["tail_lines"], env=_environment(opts["env"]))
     detail = safe_text("\n".join(res.tail))
     if res.start_error:
         return Outcome(Status.ERROR, f"could not start {shlex.split(opts['shell'])[0]}: {res.start_error}")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from dun.config.loader import Config
     from dun.core.cache.session import Caches
     from dun.core.snapshot import Early, Snapshot
+    from dun.engine.launch import Launches
 
 
 @dataclass
@@ -98,6 +99,7 @@ class CheckContext:
         self._memo: MatchMemo | bool | None = None  # the listing's remembered matches; False: none for it
         self.used = False  # set once a report was built from this context
         self.caches: Caches | None = None  # the session's (dun/core/cache/session.py); per-file caches use it
+        self.launches: Launches | None = None  # `dun check`'s commands started early (dun/engine/launch.py)
         self._lock = threading.Lock()
 
     def files(self) -> list[str]:

@@ -39,7 +39,7 @@ def _setup(argv: list[str]) -> str:
     return sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _module_looks() -> dict[str, object]:
+def module_looks() -> dict[str, object]:
     """The source of every loaded module outside the standard library: dun's own and any plugin's code."""
     import sysconfig
 
@@ -55,7 +55,7 @@ def _module_looks() -> dict[str, object]:
 def save(root: Path, argv: list[str], tree: str, text: str, code: int, consulted: dict[str, object]) -> None:
     """Store this run's output for replay (the caller has checked that every result was reused); `consulted` holds
     every look the run's cache keys were built from."""
-    looks = {**consulted, **_module_looks()}
+    looks = {**consulted, **module_looks()}
     if any_racy(looks.items()):
         return  # a same-size rewrite within the clock's granularity could go unseen
     _file(str(root)).store((_setup(argv), tree, sorted(looks.items()), text, int(code)))
@@ -81,12 +81,14 @@ def guess_root() -> str | None:
         here = parent
 
 
-def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], bool]], None] | None = None
-           ) -> int | None:
+def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], bool]], None] | None = None,
+           tree_of: Callable[[str], tuple[str, int] | None] | None = None) -> int | None:
     """Print the stored output of an identical earlier run and return its exit code; None when anything differs
     (the run then goes on as usual, with the `git status` already started). `meanwhile` is given the time git still
     walks the tree, and a test of whether it has finished, when the last run was not replayed either: work a miss
-    would need next (dun/entry.py loads the modules of a full run), never anything a replay would have to undo."""
+    would need next (dun/entry.py loads the modules of a full run), never anything a replay would have to undo.
+    `tree_of` computes the work tree's fingerprint from `status` (and when its hashing began), shared with the
+    launch of the next step (dun/engine/launch.py)."""
     if env_disabled() or "--no-cache" in argv:
         return None
     root = guess_root()
@@ -100,9 +102,14 @@ def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], b
         return None
     if meanwhile is not None and _missed_last(root):
         meanwhile(status.done)
-    code, out, _ = status.collect()
-    if code != 0 or fingerprint(root, out) != tree:
-        return None
+    if tree_of is not None:
+        seen = tree_of(root)
+        if seen is None or seen[0] != tree:
+            return None
+    else:
+        code, out, _ = status.collect()
+        if code != 0 or fingerprint(root, out) != tree:
+            return None
     sys.stdout.write(text)
     return exit_code
 

@@ -87,7 +87,13 @@ class ResultCache:
 
     def inputs(self, check: CheckSpec, ctype: CheckType | None, triggers: list[dict[str, str]]) -> Looks | None:
         """The looks of everything beyond the work tree the result depends on (the type's source too); None when
-        they cannot be known: an opaque type without `inputs:`, or a type or declaration that says so."""
+        they cannot be known: an opaque type without `inputs:`, or a type or declaration that says so. For a check
+        whose command started as dun started, the looks taken before it started (dun/engine/launch.py)."""
+        looks = self._inputs(check, ctype, triggers)
+        launches = self.ctx.launches
+        return launches.inputs(check.id, looks) if launches is not None else looks
+
+    def _inputs(self, check: CheckSpec, ctype: CheckType | None, triggers: list[dict[str, str]]) -> Looks | None:
         if ctype is None or (ctype.opaque and check.inputs is None):
             return None
         if triggers and all(set(t) == {"path-exists"} for t in triggers) and not any(

@@ -24,6 +24,7 @@ from dun.store.layout import find_repo
 if TYPE_CHECKING:
     from dun.config.sections import Settings
     from dun.core.snapshot import Early
+    from dun.engine.launch import Launches
     from dun.engine.reuse import ResultCache
     from dun.store.store import Store
 
@@ -41,6 +42,8 @@ class Session:
     # the loop's sandbox for the commands checks run (dun.sandbox.confiner); None: they run as dun does
     confine: Callable[[list[str]], list[str]] | None = field(default=None, repr=False)
     early: Early | None = field(default=None, repr=False)  # git's look started with dun, for the first context
+    # `dun check`: the test runners started as dun started and what this run runs (dun/engine/launch.py)
+    launches: Launches | None = field(default=None, repr=False)
 
     @property
     def root(self) -> Path:
@@ -64,6 +67,7 @@ class Session:
             self._context = CheckContext(self.root, self.repo.is_git, self.config, self.confine, self.early)
             self.early = None
             self._context.caches = self.caches
+            self._context.launches = self.launches
         return self._context
 
     def catalog(self) -> Catalog:
@@ -91,6 +95,8 @@ class Session:
 
         start = time.monotonic()
         catalog = self.catalog()
+        if self.launches is not None:
+            self.launches.basis = self.caches.consulted.looks()  # what the config and the catalog were made from
         only, skip = split_patterns(only), split_patterns(skip)
         validate_patterns(catalog, only, skip)
         ctx = self.context()
@@ -100,6 +106,8 @@ class Session:
         cache = self._result_cache(ctx) if reuse else None
         results = run_checks(catalog, ctx, jobs=jobs or int(self.config.get("check.jobs")), only=only, skip=skip,
                              reuse=cache, start_look=self._start_look)
+        if self.launches is not None:
+            self.launches.stop()  # a guess no check claimed (its result was reused, or it did not apply)
         report = Report(root=self.root, results=results, duration_s=time.monotonic() - start,
                         warn_is_actionable=strict or bool(self.config.get("check.warn_is_actionable")))
         if (only or skip) and not results:
@@ -111,9 +119,19 @@ class Session:
 
         snapshot = checkapi.snapshot(ctx)
         hashed_ns = time.time_ns()
-        tree = snapshot.fingerprint() if snapshot is not None else None
+        launches = self.launches
+        launched = launches.tree if launches is not None else None
+        if launches is not None and launched is not None and snapshot is not None:
+            # hashed as dun started, from this same status, before any test runner started (dun/engine/launch.py)
+            tree: str | None = launched[0]
+            hashed_ns = launched[1]
+            launches.tree = None  # a later report looks again
+        else:
+            tree = snapshot.fingerprint() if snapshot is not None else None
         view = snapshot.view() if snapshot is not None and tree else None
         looked = (view[2] if view is not None else 0, hashed_ns)
+        if self.launches is not None:
+            self.launches.tree_made = tree
         return ResultCache(self.root, tree, ctx, self.caches, looked) if tree else None
 
     def _start_look(self) -> Callable[[], str | None]:
@@ -124,11 +142,12 @@ class Session:
 
 
 def open_session(path: Path | str | None = None, agents: bool = True, fresh: bool = False,
-                 early: Early | None = None) -> Session:
+                 early: Early | None = None, launches: Launches | None = None) -> Session:
     """The repository at `path`, a plugin manager (with the agent adapters unless `agents` is False: `dun check`
     needs none) and the config, cached while its files are unchanged (dun/engine/configcache.py). With `fresh`
     (`--no-cache`; also `DUN_NO_CACHE=1`), no cache is read and what the run finds is stored. `early`: git's look
-    at the current directory started as dun started (dun/entry.py), used when `path` is None."""
+    at the current directory started as dun started (dun/entry.py), used when `path` is None; `launches`: the
+    commands started with it (dun/engine/launch.py), kept when they are of this repository, else stopped."""
     from dun.engine.configcache import cached_config
 
     caches = Caches(fresh)
@@ -136,4 +155,8 @@ def open_session(path: Path | str | None = None, agents: bool = True, fresh: boo
     repo = Repo(found[0], True) if found is not None else find_repo(path)
     pm = make_manager(agents=agents, caches=caches)
     config = cached_config(repo.root, merged_mapping(pm, "dun_config_fields", "config section"), caches)
-    return Session(repo=repo, pm=pm, config=config, caches=caches, early=early if found is not None else None)
+    if launches is not None and (found is None or str(found[0]) != launches.root):
+        launches.stop()  # started for the repository dun guessed, not this one
+        launches = None
+    return Session(repo=repo, pm=pm, config=config, caches=caches, early=early if found is not None else None,
+                   launches=launches)

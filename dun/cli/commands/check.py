@@ -16,6 +16,7 @@ from dun.output.base import FormatOptions, Formatter, exit_code
 
 if TYPE_CHECKING:
     from dun.core.snapshot import Early
+    from dun.engine.launch import Launches
 
 
 @dataclass
@@ -50,8 +51,22 @@ def formatter_for(session: Session, name: str) -> Formatter:
     return formats[name]
 
 
-def run_check(opts: CheckOptions, early: Early | None = None) -> int:
-    session = open_session(opts.path, agents=False, fresh=opts.no_cache, early=early)
+def run_check(opts: CheckOptions, early: Early | None = None, launches: Launches | None = None) -> int:
+    """`dun check`; `launches`: the test runners started as dun started (dun/engine/launch.py), stopped at the end
+    unless a check claimed them."""
+    try:
+        return _run_check(opts, early, launches)
+    finally:
+        if launches is not None:
+            launches.stop()
+
+
+def _run_check(opts: CheckOptions, early: Early | None, launches: Launches | None) -> int:
+    session = open_session(opts.path, agents=False, fresh=opts.no_cache, early=early, launches=launches)
+    if session.launches is None and opts.path is None and not opts.no_cache and session.repo.is_git:
+        from dun.engine.launch import Launches
+
+        session.launches = Launches(str(session.root))  # what runs is the next identical run's plan
     # With results to reuse, only `git status` starts now; the index is listed once some check has to run.
     session.context().prefetch(listing=not session.caches.read)
     fmt_name = opts.format or str(session.config.get("check.format"))
@@ -67,6 +82,10 @@ def run_check(opts: CheckOptions, early: Early | None = None) -> int:
     else:
         sys.stdout.write(text)
         _keep_for_replay(session, opts, report, text)
+    if session.launches is not None and session.launches.tree_made is not None and not all(
+            r.cached for r in report.results):
+        session.launches.save(sys.argv[1:], session.launches.tree_made,
+                              opts.jobs or int(session.config.get("check.jobs")))
     return exit_code(report)
 
 

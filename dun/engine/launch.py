@@ -1,0 +1,296 @@
+"""Test runners started as `dun check` starts, before the rest of dun has loaded: the plan the last identical run
+stored names the command checks it ran, and their commands start the moment git has looked at the tree, while
+Python still imports the plugins, reads the config and decides which checks apply (about a tenth of a second a
+short test suite would otherwise wait for).
+
+What makes it safe:
+- A started command is only a guess until the check itself has decided its command line: the check adopts it only
+  when its shell, command, directory, environment and report file are exactly what it would start now (`claim`).
+  Anything else (a check found not applicable, its result reused, another runner named by the project's files) has
+  the guess killed, its whole tree, before the check runs as usual; so is every guess left unclaimed at the end.
+- The plan is used only when it was made by the same arguments, directory, environment, Python and dun, with the
+  config, manifests, plugins and dun's own modules unchanged since (their looks, as the replay path checks); and only
+  for a check whose result could not be reused: the work tree's fingerprint or one of the check's inputs moved
+  since the plan was made, or its inputs cannot be known.
+- The cache rule holds: the tree's fingerprint and the check's inputs are looked at before its command starts, and
+  those looks are what its result is stored under (dun/engine/reuse.py), so a change made while it runs is seen by
+  the look after it and the result is not kept.
+- Never with `--no-cache` or DUN_NO_CACHE=1, in a loop's sandbox (checks confined), for a check that waits for
+  another (`after:`), nor for more checks than `check.jobs`. The plan lives with dun's other caches, which hold the
+  check definitions themselves (the catalog), out of the agent's reach in the sandbox.
+
+Import-light until a command starts (os, marshal and the stamps): it runs before everything else.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from dun import __version__
+from dun.core.cache import env_disabled, look
+from dun.core.cache.file import CacheFile
+from dun.core.cachedir import cache_dir_path, stable_env
+from dun.core.digest import sha256
+from dun.core.fingerprint import fingerprint
+
+TYPE_CHECKING = False  # not typing's: this module loads before everything else
+if TYPE_CHECKING:
+    from dun.core.proc import Started
+    from dun.core.spawn import Spawned
+
+FILE = "launch.marshal"
+TOKEN_ENV = "DUN_PROC_TOKENS"  # dun.core.reaper's
+
+Looks = list[tuple[str, object]]
+# check id, argv, cwd, the variables the check adds to dun's environment (None: none), report file or None,
+# timeout, tail lines, the inputs' looks (None: not knowable). Only what the check adds: dun's own environment is
+# the setup's, and a secret in it is not written to a cache.
+Entry = tuple[str, list[str], str, "dict[str, str] | None", "str | None", float, int, "Looks | None"]
+
+
+def _setup(argv: list[str]) -> str:
+    parts = (__version__, argv, os.getcwd(), stable_env(), os.path.realpath(sys.executable))
+    return sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _file(root: str) -> CacheFile:
+    return CacheFile(os.path.join(cache_dir_path(root), FILE), "launch")
+
+
+class TreeLook:
+    """The work tree's fingerprint from the status git printed as dun started, computed once (by the replay path
+    or the launch, whichever asks first) with when its hashing began."""
+
+    def __init__(self, status: Spawned) -> None:
+        self.status = status
+        self._seen: dict[str, tuple[str, int] | None] = {}
+
+    def of(self, root: str) -> tuple[str, int] | None:
+        if root not in self._seen:
+            code, out, _ = self.status.collect()
+            hashed_ns = time.time_ns()
+            self._seen[root] = (fingerprint(root, out), hashed_ns) if code == 0 else None
+        return self._seen[root]
+
+
+class Launched:
+    """A planned command started as dun started, waiting for its check to claim it: until then, only its process
+    id and output pipe (the `Started` that reads it is made when it is claimed, once threads may run)."""
+
+    def __init__(self, entry: Entry, pid: int, output_fd: int, token: str, started: float) -> None:
+        self.entry = entry
+        self.pid = pid
+        self.output_fd = output_fd
+        self.token = token
+        self.started = started  # time.monotonic()
+        self.environ = dict(os.environ)  # what it inherited
+
+    def adopt(self) -> Started:
+        from dun.core.proc import Started
+
+        return Started.adopt(self.pid, self.output_fd, self.token, self.started, self.entry[6])
+
+
+class Launches:
+    """The commands started as dun started (none when there was no plan), and what this run ran, the plan for the
+    next one."""
+
+    def __init__(self, root: str, tree: tuple[str, int] | None = None) -> None:
+        import _thread  # not threading: Launches are made before it loads
+
+        self.root = root
+        self.tree = tree  # (fingerprint, when its hashing began) of the status git printed as dun started
+        self.basis: dict[str, object] | None = None  # the config's and catalog's looks (`Session.report`)
+        self.tree_made: str | None = None  # the fingerprint this run's results are stored under
+        self._started: dict[str, Launched] = {}
+        self._pre: dict[str, Looks | None] = {}  # check id -> its inputs as looked at before its command started
+        self._made: dict[str, Entry] = {}
+        self._looked: dict[str, Looks | None] = {}
+        self._lock = _thread.allocate_lock()
+        self._live: list[int] = []  # process groups a termination signal kills until they are claimed or stopped
+
+    @property
+    def started(self) -> list[str]:
+        with self._lock:
+            return list(self._started)
+
+    def claim(self, entry: Entry, after: bool) -> Started | None:
+        """The command started for check `entry[0]` when it is exactly `entry` (argv, directory, environment,
+        report file); else None, a guess of another command killed first. `entry` is recorded for the next run's
+        plan unless the check waits for another (`after`)."""
+        with self._lock:
+            if not after:
+                self._made[entry[0]] = entry
+            launched = self._started.pop(entry[0], None)
+        if launched is None:
+            return None
+        self._live.remove(launched.pid)
+        started = launched.adopt()
+        if launched.entry[1:5] == entry[1:5] and launched.entry[6] == entry[6] and launched.environ == os.environ:
+            return started
+        started.stop()
+        return None
+
+    def inputs(self, check_id: str, looks: Looks | None) -> Looks | None:
+        """The inputs to store check `check_id`'s result under, given `looks` taken now: for a check whose command
+        was started as dun started, the looks taken before it started (None when this run names other inputs:
+        what they were before the command started is not known)."""
+        with self._lock:
+            self._looked[check_id] = looks
+            if check_id not in self._pre:
+                return looks
+            pre = self._pre[check_id]
+        if looks is None or pre is None or [p for p, _ in pre] != [p for p, _ in looks]:
+            return None
+        return pre
+
+    def stop(self) -> None:
+        """Kill every started command no check claimed."""
+        with self._lock:
+            left, self._started = list(self._started.values()), {}
+        for launched in left:
+            self._live.remove(launched.pid)
+            launched.adopt().stop()
+
+    def save(self, argv: list[str], tree: str, jobs: int) -> None:
+        """Store what this run ran as the next identical run's plan: each command check's command line and
+        inputs, under the config's and catalog's looks and the source of every loaded module of dun or a plugin."""
+        if self.basis is None:
+            return
+        from dun.engine.replay import module_looks
+
+        with self._lock:
+            entries = [(*e[:7], self._looked.get(e[0])) for e in self._made.values()][:jobs]
+        looks = {**self.basis, **module_looks()}
+        _file(self.root).store((_setup(argv), tree, sorted(looks.items()), entries))
+
+
+def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
+    """Start the commands of the plan stored by the last identical `dun check` (module doc); None without a plan
+    or when anything it depends on moved."""
+    if env_disabled() or "--no-cache" in argv:
+        return None
+    from dun.engine.replay import guess_root
+
+    root = guess_root()
+    if root is None:
+        return None
+    stored = _file(root).load(_accept)
+    if stored is None:
+        return None
+    setup, tree, looks, entries = stored
+    if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
+        return None
+    now = tree_look.of(root)
+    if now is None:
+        return None
+    launches = Launches(root, now)
+    if "threading" in sys.modules:
+        import threading
+
+        if threading.active_count() > 1:
+            return launches  # a directory change below would be seen by another thread
+    for entry in entries:
+        inputs = entry[7]
+        pre = [(path, look(path, was)) for path, was in inputs] if inputs is not None else None
+        if pre is not None and pre == inputs and now[0] == tree:
+            continue  # unchanged since its result was stored: it is reused, not run
+        launched = _start(entry)
+        if launched is not None:
+            if not launches._live:
+                _guard(launches._live)
+            launches._started[entry[0]] = launched
+            launches._pre[entry[0]] = pre
+            launches._live.append(launched.pid)
+    return launches
+
+
+def _start(entry: Entry) -> Launched | None:
+    """`entry`'s command started as its check starts it (dun/core/proc.py): its own session and process group, stdin
+    from /dev/null, output and errors to one pipe, its processes' environment tagged for the reaper; by
+    `posix_spawn`, without the subprocess and threading modules (a fifth of dun's start-up). None when it cannot."""
+    _, argv, cwd, env, report, _, _, _ = entry
+    if env and "PATH" in env:
+        return None  # the program would be looked up on dun's PATH, not the command's
+    if report is not None:
+        if not os.path.isdir(os.path.dirname(report)):
+            return None
+        try:  # as the check does before its command: only this run's report is read
+            os.unlink(report)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return None
+    token = os.urandom(12).hex()  # as dun.core.reaper.new_token
+    environ = {**os.environ, **(env or {})}
+    had = environ.get(TOKEN_ENV)
+    environ[TOKEN_ENV] = f"{had}:{token}" if had else token  # as dun.core.reaper.tagged_env
+    read, write = os.pipe()
+    try:
+        import fcntl
+
+        # room for a megabyte of output before dun reads it (a tenth of a second later): the runner never waits
+        fcntl.fcntl(write, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except OSError:
+        pass
+    here = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(cwd)  # one thread runs (checked): posix_spawn has no directory of its own to start in
+        started = time.monotonic()
+        pid = os.posix_spawnp(argv[0], argv, environ, setsid=True, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, write, 1),
+            (os.POSIX_SPAWN_DUP2, write, 2)])
+    except OSError:
+        os.close(read)
+        return None
+    finally:
+        os.fchdir(here)
+        os.close(here)
+        os.close(write)
+    return Launched(entry, pid, read, token, started)
+
+
+def _guard(live: list[int]) -> None:
+    """Until the reaper takes them over (`proc.Started.adopt`), SIGINT, SIGTERM and SIGHUP kill the process groups
+    in `live` first, then do what they did before: in a session of their own, the commands would outlive dun."""
+    import _signal  # type: ignore[import-not-found]  # not signal: it loads enum
+
+    for sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+        previous = _signal.getsignal(sig)
+
+        def handler(signum: int, frame: object, previous: object = previous) -> None:
+            for pid in list(live):
+                try:  # noqa: SIM105 (contextlib is not loaded yet)
+                    os.killpg(pid, 9)  # SIGKILL
+                except OSError:
+                    pass
+            if callable(previous):
+                previous(signum, frame)
+                return
+            if previous == _signal.SIG_IGN:
+                return
+            _signal.signal(signum, _signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+        _signal.signal(sig, handler)
+
+
+def _accept(payload: tuple[object, ...]) -> tuple[str, str, Looks, list[Entry]]:
+    setup, tree, looks, entries = payload
+    if not (isinstance(setup, str) and isinstance(tree, str) and isinstance(looks, list)
+            and isinstance(entries, list)):
+        raise TypeError("another shape")
+    for path, _ in looks:
+        if not isinstance(path, str):
+            raise TypeError("another shape")
+    out: list[Entry] = []
+    for check_id, argv, cwd, env, report, timeout, tail_lines, inputs in entries:
+        if not (isinstance(check_id, str) and isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
+                and isinstance(cwd, str) and os.path.isabs(cwd) and (env is None or isinstance(env, dict))
+                and (report is None or isinstance(report, str)) and isinstance(timeout, int | float)
+                and isinstance(tail_lines, int) and (inputs is None or isinstance(inputs, list))):
+            raise TypeError("another shape")
+        out.append((check_id, argv, cwd, env, report, float(timeout), tail_lines, inputs))
+    return setup, tree, looks, out

@@ -1,0 +1,226 @@
+"""Test runners started as `dun check` starts (dun/engine/launch.py): from the plan of the last identical run, only
+when its result cannot be reused, adopted only when the check would start exactly that command, killed otherwise,
+and never a way around the cache rule. Each command writes a line to dun's own stderr (`/proc/$PPID/fd/2`), where
+`-X importtime` also writes, in order, each module dun loads: a line before `dun.engine.runner` was started before
+the checks' runner was loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git, write
+
+PLUGIN = """\
+id: p
+triggers: [{{path-exists: {trigger}}}]
+checks:
+  - id: suite
+    type: command
+    command: "echo started-{tag} > /proc/$PPID/fd/2; echo run >> {log}; {body}"
+    inputs: {{}}
+"""
+DISABLED = ("plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, rust, test-suites]}\n")
+
+
+def age(root: Path, *paths: str) -> None:
+    """The files named (all of the work tree's without) a minute old: outside the racy window, so results may be
+    stored. Only what changed: dating a file again changes its ctime, which the plan's looks would see."""
+    past = time.time() - 60
+    if paths:
+        for path in paths:
+            os.utime(root / path, (past, past))
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in [*filenames, *dirnames, "."]:
+            os.utime(os.path.join(dirpath, name), (past, past))
+
+
+def plugin(repo: Path, tag: str = "a", body: str = "cat src.txt", trigger: str = "src.txt") -> None:
+    write(repo, ".dun/plugins/p.yaml", PLUGIN.format(tag=tag, log=repo.parent / "runs.log", body=body,
+                                                     trigger=trigger))
+    age(repo, ".dun/plugins/p.yaml")
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    write(repo, ".dun/config.yaml", DISABLED)
+    write(repo, "src.txt", "one\n")
+    plugin(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plugin")
+    age(repo)
+    return repo
+
+
+# the console script, as a user runs dun (`python -m dun` would put the work tree on sys.path, whose look the plan
+# keeps); each module dun loads is written to stderr as it loads
+DUN = str(Path(sys.executable).parent / "dun")
+ENV = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+
+
+def check(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DUN, "check", "--format", "json", *args], cwd=repo, capture_output=True, text=True,
+                          env=ENV, check=False)
+
+
+def started_early(proc: subprocess.CompletedProcess[str], tag: str = "a") -> bool:
+    """Whether the command's line came before the checks' runner was loaded."""
+    lines = proc.stderr.splitlines()
+    marker = lines.index(f"started-{tag}") if f"started-{tag}" in lines else len(lines)
+    runner = next((i for i, line in enumerate(lines) if line.endswith(" dun.engine.runner")), len(lines))
+    return marker < runner
+
+
+def result(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    found: dict[str, object] = next(r for r in json.loads(proc.stdout)["checks"] if r["id"] == "suite")
+    return found
+
+
+def runs(repo: Path) -> int:
+    log = repo.parent / "runs.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def edit(repo: Path, text: str) -> None:
+    write(repo, "src.txt", text)
+    age(repo, "src.txt")
+
+
+def test_after_an_edit_the_runner_starts_before_dun_has_loaded_and_reports_the_same(project: Path) -> None:
+    first = check(project)
+    assert not started_early(first) and result(first)["status"] == "pass" and "one" in str(result(first)["detail"])
+    edit(project, "two\n")
+    second = check(project)
+    assert started_early(second), second.stderr[-2000:]
+    assert result(second)["status"] == "pass" and "two" in str(result(second)["detail"]) and runs(project) == 2
+    fresh = check(project, "--no-cache")
+    assert {k: v for k, v in result(fresh).items() if k != "duration_s"} == {
+        k: v for k, v in result(second).items() if k != "duration_s"}
+    # unchanged since: the result is reused and nothing starts early (the replay prints the whole run)
+    check(project)
+    assert runs(project) == 3
+
+
+def test_a_changed_manifest_or_other_arguments_start_nothing_early(project: Path) -> None:
+    check(project)
+    plugin(project, tag="b")  # the check's command changed: the plan is not used, the new command runs
+    edit(project, "two\n")
+    changed = check(project)
+    assert not started_early(changed, "b") and "started-a" not in changed.stderr
+    edit(project, "three\n")
+    assert started_early(check(project), "b")  # planned anew
+    edit(project, "four\n")
+    assert not started_early(check(project, "--only", "suite"), "b")  # another command line: no plan yet
+
+
+def slow(project: Path) -> tuple[Path, Path]:
+    """The command sleeps a minute in a child once a flag file outside the work tree exists, writing its pid."""
+    flag, pid_file = project.parent / "slow", project.parent / "pid"
+    plugin(project, body=f"if [ -f {flag} ]; then sleep 60 & echo $! > {pid_file}; wait; fi; cat src.txt")
+    return flag, pid_file
+
+
+def test_a_guess_the_check_does_not_claim_is_killed_with_its_tree(project: Path) -> None:
+    """The plugin stops applying (its trigger file is gone): the command started early is killed at once, its
+    children too, and the run does not wait for it."""
+    flag, pid_file = slow(project)
+    check(project)
+    flag.touch()
+    os.remove(project / "src.txt")
+    age(project, ".")
+    begun = time.monotonic()
+    out = check(project)
+    assert time.monotonic() - begun < 30
+    assert result(out)["status"] == "skip"
+    assert started_early(out)
+    pid = int(pid_file.read_text())
+    assert not _alive(pid)
+
+
+def test_a_change_made_while_the_early_runner_runs_is_not_stored(project: Path) -> None:
+    """The cache rule (issue 23) holds for a command started before dun looked at its inputs: the look taken before
+    it started is what its result is stored under, so a file changed while it ran is run again next time."""
+    plugin(project, body="cat src.txt; echo changed > src.txt")
+    check(project)
+    edit(project, "two\n")
+    during = check(project)
+    assert started_early(during) and "two" in str(result(during)["detail"])
+    age(project, "src.txt")
+    again = check(project)  # src.txt changed while the last run's command ran: not reused
+    assert result(again)["cached"] is False and "changed" in str(result(again)["detail"])
+
+
+def test_terminating_dun_kills_the_runner_it_started_early(project: Path) -> None:
+    flag, pid_file = slow(project)
+    check(project)
+    flag.touch()
+    edit(project, "two\n")
+    proc = subprocess.Popen([DUN, "check", "--format", "json"], cwd=project, env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _alive(pid)
+
+
+CLAIM = """
+import json, os, sys
+from dun.core.spawn import STATUS_ARGS, start_git
+from dun.engine import launch
+
+def started():
+    return launch.start(["check", "--format", "json"], launch.TreeLook(start_git(STATUS_ARGS)))
+
+launches = started()
+entry = launches._started["suite"].entry
+lines = []
+outcome = launches.claim(entry, after=False).finish(60, lines.append)
+print(json.dumps({"started": launches.started == [] and sorted(launches._pre) == ["suite"], "code": outcome.exit_code,
+                  "lines": lines}))
+with open("src.txt", "w") as fh:
+    fh.write("three\\n")
+launches = started()
+pid = launches._started["suite"].pid
+other = (entry[0], [*entry[1][:-1], "true"], *entry[2:])
+print(json.dumps({"claimed": launches.claim(other, after=False) is not None, "pid": pid}))
+"""
+
+
+def test_the_plan_is_claimed_only_by_the_same_command(project: Path) -> None:
+    """`start` starts the planned command once the tree moved, and `claim` hands it over only for the same command
+    line, directory, environment and report file: another has the guess killed. Run in a process of its own, as
+    dun runs it (one thread, its own signal handlers)."""
+    check(project)
+    edit(project, "two\n")
+    out = subprocess.run([sys.executable, "-c", CLAIM], cwd=project, capture_output=True, text=True, env=ENV,
+                         check=True)
+    first, second = (json.loads(line) for line in out.stdout.splitlines())
+    assert first == {"started": True, "code": 0, "lines": ["two"]}
+    assert second["claimed"] is False and not _alive(second["pid"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone: its state is Z
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
