@@ -9,8 +9,15 @@ import re
 from dun.guard.effects import Facts, program_name
 from dun.guard.expand import Val
 
-_PROD = re.compile(r"(?:^|[-_/.:@])(?:prod|production|live)(?:$|[-_/.:])", re.I)
+# Production named as a word of an argument: `prod`, `acme-prod`, `inventories/production`, `values-prod.yaml`,
+# `prod-eu`, `HEAD:production` (not `feature/production-logging`, a branch about production)
+_PROD_END = re.compile(r"^(?:live|(?:.*[-_.])?(?:prod|production))(?:\.[A-Za-z0-9]{1,8})*$", re.I)
+_PROD_START = re.compile(r"^(?:prod|production)[-_][A-Za-z0-9]{1,5}$", re.I)
 _PROD_FLAGS = frozenset({"--prod", "--production", "--promote", "--live"})
+
+
+def _prod_word(text: str) -> bool:
+    return any(_PROD_END.match(part) or _PROD_START.match(part) for part in re.split(r"[/:@=,]", text))
 
 
 def prod_target(args: list[Val]) -> str | None:
@@ -19,9 +26,9 @@ def prod_target(args: list[Val]) -> str | None:
         text = arg.text
         if text.startswith("-"):
             flag, eq, value = text.partition("=")
-            if flag in _PROD_FLAGS or (eq and _PROD.search(value)):
+            if flag in _PROD_FLAGS or (eq and _prod_word(value)):
                 return text
-        elif (_PROD.search(text) and "://" not in text[:12]) or re.match(r"https?://(?:prod|production|live)\.", text):
+        elif re.match(r"https?://(?:prod|production|live)\.", text) or ("://" not in text and _prod_word(text)):
             return text
     return None
 

@@ -66,7 +66,8 @@ CLOUD_RULES: tuple[Rule, ...] = (
     Rule("tool.destroy", "destroys what a tool manages (X ... delete, destroy, terminate, drop, purge: clusters, VMs, "
          "apps, topics, releases, backups, secrets, packages, datasets), which is not this repository's files; leave "
          "that to the operator",
-         (Match(subcommands=_DESTROY_VERBS, programs_none=TEXT_AND_OWN, flags_none=("-h", "--help", "--dry-run")),
+         (Match(subcommands=_DESTROY_VERBS, programs_none=TEXT_AND_OWN, flags_none=("-h", "--help", "--dry-run"),
+                verbs_none=("*cache*",)),  # huggingface-cli delete-cache: a cache, had back
           Match(actions=_DESTROY_VERBS, programs_none=TEXT_AND_OWN, flags_none=("-h", "--help", "--dry-run"),
                 subcommands_none=("cache", "caches", "cache-*")),  # pip cache purge: a cache, had back
           Match(programs=("railway",), subcommands=("down",)),

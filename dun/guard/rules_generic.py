@@ -30,7 +30,8 @@ DESTROY_VERBS = ("delete", "destroy", "purge", "terminate", "drop", "wipe", "nuk
 READ_VERBS = ("get", "list", "ls", "describe", "show", "view", "status", "info", "inspect", "help", "search", "logs",
               "log", "diff", "plan", "explain", "why", "history", "cat", "print", "install", "add", "i", "doctor",
               "version", "completion", "docs", "run", "exec", "x", "dlx", "test", "check", "validate", "lint",
-              "template", "render", "preview", "whoami", "watch", "top", "events", "find", "query-*")
+              "template", "render", "preview", "whoami", "watch", "top", "events", "find", "query-*", "cache", "caches",
+              "*-cache", "cache-*", "*cache*")
 # Package managers and build tools: `npm install drop-down`, `cargo release` (a dry run by default) are theirs
 PACKAGE_TOOLS = ("npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "pipx", "cargo", "go", "gem", "bundle",
                  "composer", "brew", "apt", "apt-get", "dnf", "yum", "pacman", "conda", "mamba", "micromamba", "nix",
@@ -51,12 +52,17 @@ _SHELL = ("eval", "exec", "command", "builtin", "source", ".", "trap", "sudo", "
 _OWN = (*TEXT_AND_OWN, *_SHELL, *PACKAGE_TOOLS, *CLOUD_TOOLS, "gh", "glab", "hub", "terraform", "tofu", "pulumi",
         "helm",
         "vault", "consul", "heroku", "fly", "flyctl", "vercel", "netlify", "firebase", "wrangler")
-_HELP = ("-h", "--help", "--dry-run", "--dryrun", "-n", "--noop", "--check", "--plan", "--what-if", "--whatif")
+_HELP = ("-h", "--help", "--dry-run", "--dryrun", "--noop", "--check", "--plan", "--what-if", "--whatif")
 _DRY = (*_HELP, "--snapshot", "--skip-publish", "--skip=publish", "--build-only", "--local")
 PUBLISH_VERBS = ("publish", "publish-*", "*:publish", "upload", "upload-*", "*:upload", "release", "release:*",
                  "*:release", "full-release", "submit", "ship")
 DEPLOY_VERBS = ("deploy", "deploy:*", "*:deploy", "redeploy", "up", "apply", "upgrade", "rollout", "rollback",
-                "promote", "release", "update", "sync", "push", "migrate", "db:migrate", "scale", "switch", "activate")
+                "promote", "release", "update", "sync", "push", "migrate", "db:migrate", "scale", "switch", "activate",
+                "set", "patch", "replace", "edit", "install", "reconcile", "restart", "import", "reset")
+# Programs that take words as text, and local runtimes (a compose file named for production run here is a test)
+_TEXT = tuple(p for p in TEXT_AND_OWN if p not in ("git", "make", "gmake", "just", "task", "kubectl", "oc", "helm"))
+_LOCAL_RUNTIMES = ("docker", "podman", "nerdctl", "docker-compose", "podman-compose", "python*", "node", "ruby",
+                   "perl", "php", "rails")
 _REGISTRY = ("oci://*", "docker://*", "*.io/*", "*.com/*", "*.dev/*", "*.net/*", "*.org/*", "*.azurecr.io*",
              "*.nupkg", "*.snap", "*.vsix", "*.gem", "*.whl", "*.crate")
 _LOCAL = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*", "docker-daemon:*", "oci-archive:*", "dir:*")
@@ -68,7 +74,9 @@ GENERIC_DESTROY: tuple[Match, ...] = (
           Match(verbs=("rm", "remove", "del"), subcommands_none=("rm", "remove", "del"), verbs_none=READ_VERBS,
           programs_none=(*_OWN, "cmake"), flags_none=_HELP,
                 flags_any=("-r", "-R", "--recursive", "-rf", "-fr", "--force", "-f", "--all", "-a", "--purge")),
-          Match(verbs=("forget", "prune"), flags_any=("--prune", "--keep-last=0", "--keep-daily=0"),
+          Match(verbs=("reset", "reset-*", "*:reset"), subcommands_none=("reset", "reset-*", "*:reset"),
+          verbs_none=READ_VERBS, programs_none=_OWN, flags_none=_HELP),  # neonctl branches reset, after a noun
+    Match(verbs=("forget", "prune"), flags_any=("--prune", "--keep-last=0", "--keep-daily=0"),
                 programs_none=_OWN),
           Match(programs=("restic", "borg", "kopia", "duplicity", "tarsnap", "rdiff-backup", "duplicati-cli"),
                 verbs=("forget", "prune", "delete", "remove-*", "cleanup", "compact"), flags_none=_HELP),
@@ -85,7 +93,7 @@ GENERIC_PUBLISH: tuple[Match, ...] = (
           Match(programs=("ghr", "github-release", "gh-release", "*-upload", "*-publish", "dzil", "cpan-upload",
                           "shipit"), flags_none=_DRY, verbs_none=READ_VERBS),
           Match(signals=("prod-target",), verbs=DEPLOY_VERBS, verbs_none=READ_VERBS,
-                programs_none=(*TEXT_AND_OWN, *PACKAGE_TOOLS), flags_none=_DRY),
+                programs_none=(*_TEXT, *_SHELL, *PACKAGE_TOOLS, *_LOCAL_RUNTIMES), flags_none=_DRY),
           Match(signals=("prod-target",), programs=("ansible-playbook", "ansible", "salt", "salt-ssh", "pyinfra",
                                                     "chef-client", "knife", "puppet", "bolt"),
                 flags_none=(*_DRY, "-C", "--syntax-check", "--list-hosts", "--list-tasks", "--diff")))

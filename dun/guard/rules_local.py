@@ -148,7 +148,8 @@ EXEC_RULES: tuple[Rule, ...] = (
 PROCESS_RULES: tuple[Rule, ...] = (
     Rule("sys.kill-by-name", "kills processes by name, pattern or port, which may be the user's and not this "
          "session's (pkill, killall, fuser -k, kill $(pgrep ...)); kill the PID you started ($!) instead",
-         (Match(programs=("pkill", "killall", "skill", "snice", "kill-port", "fkill", "fkill-cli"),
+         (Match(programs=("pkill", "killall", "skill", "snice", "kill-port", "fkill", "fkill-cli", "killport",
+                          "portkill", "kill-ports", "killall5", "pkill2", "pgrep-kill"),
                 flags_none=("-l", "--list", "-V", "--version", "-h", "--help", "-0", "--signal=0")),
           Match(programs=("fuser",), flags_any=("-k", "--kill")),
           Match(signals=("kill-by-name",)))),

@@ -28,6 +28,11 @@ TRANSFER = frozenset({"wormhole", "magic-wormhole", "croc", "ffsend", "ipfs", "t
 SECRET_VERBS = frozenset({"secret", "secrets", "variable", "variables", "var", "vars", "env", "envs", "config:set",
                           "config:add", "env:set", "env:import", "secrets:set", "secret:set", "put-parameter",
                           "create-secret", "put-secret-value", "update-secret", "kv", "set-env", "setenv"})
+# ... and the action that stores it (not `vercel env pull`, `doppler secrets download`, `gh secret list`)
+_STORE_VERBS = frozenset({"set", "add", "put", "import", "upload", "create", "update", "push", "write", "edit",
+                          "save", "store", "new", "put-parameter", "create-secret", "put-secret-value",
+                          "update-secret", "config:set", "config:add", "env:set", "env:import", "secrets:set",
+                          "secret:set", "set-env", "setenv"})
 # Options whose value is a key or credentials file used as one (ssh -i KEY, --kubeconfig FILE)
 KEY_OPTIONS = frozenset({"-i", "--identity", "--identity-file", "--key", "--key-file", "--keyfile", "--private-key",
                          "--ssh-key", "--ssh-key-file", "--cert", "--cacert", "--kubeconfig", "--config", "-F",
@@ -92,7 +97,8 @@ def sink_secret(facts: Facts, args: list[Val], stdin_secret: str | None, ctx: Ct
     if prog in CLIPBOARD:
         name = _secret_in(args, stdin_secret, ctx, env)
         return f"{name}, put on the clipboard" if name else None
-    if prog in TRANSFER or SECRET_VERBS.intersection(facts.verbs):
+    verbs = set(facts.verbs)
+    if prog in TRANSFER or (SECRET_VERBS & verbs and _STORE_VERBS & verbs):
         return _secret_in(args, stdin_secret, ctx, env)
     if prog in SENDERS or not any(_NET.match(a.text) for a in args):
         return None
