@@ -360,7 +360,39 @@ def unrun_suites(root: Path) -> list[tuple[str, str]]:
             found.append((marker, f"a {what} test suite"))
     if not ours and not found and _MAKE_TEST.search(_read(root / "Makefile", root)):
         found.append(("Makefile", "a `make test` target"))
+    return found + _subprojects(root, ours)
+
+
+# directories whose projects are not the repository's own suites: fixtures, examples, vendored code
+_NOT_SUBPROJECTS = {"node_modules", "vendor", "third_party", "testdata", "fixtures", "examples", "example", "test",
+                    "tests", "docs", "target", "build", "dist"}
+
+
+def _subprojects(root: Path, ours: list[Ecosystem]) -> list[tuple[str, str]]:
+    """Projects one or two directories down (`backend/go.mod`, `services/web/package.json`) with a test suite: the
+    built-in checks run at the repository root only, so nothing runs theirs. Not: a JavaScript workspace package, a
+    crate of a root Cargo workspace, a Python package under a Python root (their root's checks run them)."""
+    names = {eco.name for eco in ours}
+    covered = set(workspace_dirs(root)) if "javascript" in names else set()
+    found: list[tuple[str, str]] = []
+    tops = _subdirs(root)
+    for sub in tops + [d for top in tops if top.name in _CONTAINERS for d in _subdirs(top)]:
+        if sub not in covered:
+            rel = sub.relative_to(root).as_posix()
+            found += [(f"{rel}/{eco.marker}", f"a {eco.name} project in {rel}/ whose tests no built-in check runs "
+                                              f"(they run at the repository root): add a check with `cwd: {rel}`")
+                      for eco in detect(sub) if eco.tests and not (eco.name in _ROOT_RUNS and eco.name in names)]
     return found
+
+
+_ROOT_RUNS = ("rust", "python")  # a root of these runs what lies below it (cargo's workspace, pytest's collection)
+# directories that hold projects a level further down (`services/api/go.mod`); others are looked into one level only
+_CONTAINERS = {"services", "apps", "packages", "libs", "crates", "modules", "projects", "components", "cmd"}
+
+
+def _subdirs(directory: Path) -> list[Path]:
+    return [directory / name for name in sorted(_names(directory, dirs_only=True))
+            if not name.startswith(".") and name not in _NOT_SUBPROJECTS]
 
 
 def applying_checks(root: Path) -> dict[str, list[str]]:

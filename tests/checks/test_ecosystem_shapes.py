@@ -474,3 +474,56 @@ def test_mocha_failures_without_a_stack_are_at_the_tests_own_line(tmp_path: Path
                                                          ("test/a.spec.mjs", 12)]
     assert parsed.items[1].text.endswith("(test/a.spec.mjs)")  # the project's path, not the machine's
     assert parsed.items[2].text == f"outer inner > deep: {diff}"  # the diff once, not again as JSON
+
+
+def test_unittest_subtests_with_a_message_keep_it_in_the_name(tmp_path: Path) -> None:
+    out = """\
+======================================================================
+FAIL: test_msg (test_more.TestSub.test_msg) [case] (i=1)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "{root}/tests/test_more.py", line 12, in test_msg
+    self.assertEqual(i, 0)
+AssertionError: 1 != 0
+
+======================================================================
+FAIL: test_msg_only (test_more.TestSub.test_msg_only) [only a message]
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "{root}/tests/test_more.py", line 16, in test_msg_only
+    self.assertTrue(False)
+AssertionError: False is not true
+
+----------------------------------------------------------------------
+Ran 2 tests in 0.001s
+
+FAILED (failures=2)
+"""
+    parsed = parse(tmp_path, "unittest", out.format(root=tmp_path))
+    assert [(i.file, i.line, i.text) for i in parsed.items] == [
+        ("tests/test_more.py", 12, "test_more.TestSub.test_msg [case] (i=1): AssertionError: 1 != 0"),
+        ("tests/test_more.py", 16,
+         "test_more.TestSub.test_msg_only [only a message]: AssertionError: False is not true"),
+    ]
+
+
+# --- a project in a subdirectory (backend/go.mod, frontend/package.json): the checks run at the root only ----------
+
+def test_projects_in_subdirectories_are_a_warning_not_nothing_actionable(tmp_path: Path) -> None:
+    from dun.checks.ecosystems import reads, unrun_suites
+
+    write(tmp_path, "backend/go.mod", "module example.com/backend\n")
+    write(tmp_path, "frontend/package.json", json.dumps({"scripts": {"test": "vitest run"}}))
+    write(tmp_path, "services/api/setup.py", "")
+    write(tmp_path, "services/api/tests/test_a.py", "import unittest\n")
+    write(tmp_path, "tests/fixtures/package.json", json.dumps({"scripts": {"test": "jest"}}))  # a fixture
+    write(tmp_path, "crates/one/Cargo.toml", "[package]\nname = 'one'\n")
+    write(tmp_path, "docs/package.json", json.dumps({"scripts": {"test": "jest"}}))
+    found, seen = reads(lambda: unrun_suites(tmp_path))
+    assert [marker for marker, _ in found] == ["backend/go.mod", "frontend/package.json", "crates/one/Cargo.toml",
+                                               "services/api/setup.py"]
+    assert found[0][1] == ("a go project in backend/ whose tests no built-in check runs (they run at the repository "
+                           "root): add a check with `cwd: backend`")
+    assert str(tmp_path / "backend" / "go.mod") in seen  # a project added there is a change the cache sees
+    write(tmp_path, "Cargo.toml", "[workspace]\nmembers = ['crates/*']\n")  # a root workspace runs its crates
+    assert "crates/one/Cargo.toml" not in [marker for marker, _ in unrun_suites(tmp_path)]

@@ -147,10 +147,12 @@ def _method_line(test_id: str, ctx: ParseContext) -> tuple[str, int] | None:
 
 
 def _test_name(rest: str, second: str) -> str:
-    """`test_x (pkg.tests.T.test_x) (i=2)` -> `pkg.tests.T.test_x (i=2)`; a doctest -> `pkg.mod.f (doctest)`."""
+    """`test_x (pkg.tests.T.test_x) [msg] (i=2)` -> `pkg.tests.T.test_x [msg] (i=2)`; a doctest ->
+    `pkg.mod.f (doctest)`."""
     if second.startswith("Doctest: "):
         return f"{second[len('Doctest: '):].strip()} (doctest)"
-    match = re.match(r"^(?P<method>\S+) \((?P<id>[^)]*)\)(?P<params> \(.*\))?$", rest)
+    # a subtest: ` [its message]`, ` (its parameters)`, or both
+    match = re.match(r"^(?P<method>\S+) \((?P<id>[^)]*)\)(?P<params>(?: \[.*?\])?(?: \(.*\))?)$", rest)
     if match is None:
         return rest
     test_id = match["id"]
