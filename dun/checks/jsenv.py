@@ -119,6 +119,17 @@ def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
     return _expand(command, root, cwd, (cwd, root))
 
 
+def runs(command: str, root: Path, cwd: Path) -> list[tuple[Path, str]]:
+    """Where the command runs and as what: (directory, expanded command), one per workspace package at a root that
+    runs its packages' tests (see `expand_js`), else the one. What `dun doctor` shows."""
+    runner = _runner(command)
+    if runner in WORKSPACE_RUNNERS and delegates(cwd):
+        packages = [sub for sub in workspace_dirs(cwd) if runner in js_tools(sub)]
+        if packages:
+            return [(sub, _expand(command, root, sub, (sub, cwd, root))[0]) for sub in packages]
+    return [(cwd, expand_js(command, root, cwd)[0])]
+
+
 def _runner(command: str) -> str | None:
     """The runner a built-in check's command runs: its `{js-args:PREFIX}`."""
     found = re.search(r"\{js-args:([^{}]+)\}", command)

@@ -405,14 +405,19 @@ MONOREPO = {
 }
 
 
-def test_a_monorepos_failures_in_several_packages_are_items_at_each_packages_files(tmp_path: Path) -> None:
+def monorepo(root: Path) -> Path:
     if js_missing() is not None:
         pytest.skip(str(js_missing()))
     for rel, text in MONOREPO.items():
-        write(tmp_path, rel, text)
-    write(tmp_path, ".gitignore", "node_modules\n")
-    (tmp_path / "node_modules").symlink_to(RUNNERS / "node_modules")
-    git(tmp_path, "init", "-q", "-b", "main")
+        write(root, rel, text)
+    write(root, ".gitignore", "node_modules\n")
+    (root / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(root, "init", "-q", "-b", "main")
+    return root
+
+
+def test_a_monorepos_failures_in_several_packages_are_items_at_each_packages_files(tmp_path: Path) -> None:
+    monorepo(tmp_path)
     marks = {(rel, n) for rel, text in MONOREPO.items() for n, line in enumerate(text.splitlines(), 1)
              if "// FAIL" in line}
     # mocha at the root found no test files and said so as one error; each package's mocha now runs in its package
@@ -527,3 +532,19 @@ def test_projects_in_subdirectories_are_a_warning_not_nothing_actionable(tmp_pat
     assert str(tmp_path / "backend" / "go.mod") in seen  # a project added there is a change the cache sees
     write(tmp_path, "Cargo.toml", "[workspace]\nmembers = ['crates/*']\n")  # a root workspace runs its crates
     assert "crates/one/Cargo.toml" not in [marker for marker, _ in unrun_suites(tmp_path)]
+
+
+def test_doctor_shows_the_program_each_workspace_package_runs(tmp_path: Path) -> None:
+    import subprocess
+
+    from test_js_projects import DUN
+
+    root = monorepo(tmp_path)
+    proc = subprocess.run([DUN, "doctor", "--json"], cwd=root, capture_output=True, text=True, timeout=120)
+    rows = {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
+    # it showed `(cd` NOT FOUND: the first word of the command run in each package
+    assert {name: (row["program"], row["path"]) for name, row in rows.items()} == {
+        "mocha (packages/alpha)": ("../../node_modules/.bin/mocha", str(root / "node_modules/.bin/mocha")),
+        "mocha (packages/beta)": ("../../node_modules/.bin/mocha", str(root / "node_modules/.bin/mocha")),
+        "node-test (packages/gamma)": ("node", rows["node-test (packages/gamma)"]["path"])}
+    assert rows["node-test (packages/gamma)"]["found"] is True

@@ -178,16 +178,20 @@ def check_programs(session: Session) -> list[dict[str, Any]]:
                 python = project_python(session.root, cwd)
                 command = command.replace("{python}", python.shell)
                 interpreter = f"{python.shown} ({python.source})"
+            places = [(cwd, command)]
             if jsenv.has_js_placeholder(command):
-                command, _ = jsenv.expand_js(command, session.root, cwd)
+                places = jsenv.runs(command, session.root, cwd)  # a monorepo's runner: once per package
                 node = shutil.which("node")
                 interpreter = f"node {node}" if node else "node NOT FOUND"
-            program = first_program(command)
-            if program is None:
-                continue
-            path = resolve(program, cwd)
-            out.append({"check": check.id, "program": program, "path": path, "found": path is not None,
-                        "interpreter": interpreter})
+            for where, expanded in places:
+                program = first_program(expanded)
+                if program is None:
+                    continue
+                path = resolve(program, where)
+                path = os.path.normpath(path) if path else path
+                shown = check.id if where == cwd else f"{check.id} ({os.path.relpath(where, session.root)})"
+                out.append({"check": shown, "program": program, "path": path, "found": path is not None,
+                            "interpreter": interpreter})
     return out
 
 
