@@ -148,18 +148,15 @@ def _runs_checks_here(args: list[str]) -> str | None:
 
 
 def _start_more() -> tuple[Spawned | None, Spawned | None]:
-    """`git rev-parse --show-toplevel` and `git ls-files` started before the modules that read them load (importing
-    dun.core.snapshot, subprocess and pathlib first cost them 10-20 ms)."""
-    from dun.core.spawn import LISTING_ARGS, TOPLEVEL_ARGS, start_git
+    """`git rev-parse --show-toplevel` started before the modules that read it load (importing dun.core.snapshot,
+    subprocess and pathlib first cost it 10-20 ms). `git ls-files` is not started here: a run on an index seen before
+    reads its glob matches back and lists nothing (dun/core/cache/matches.py); the run starts it when it must."""
+    from dun.core.spawn import TOPLEVEL_ARGS, start_git
 
     try:
-        top = start_git(TOPLEVEL_ARGS)
+        return start_git(TOPLEVEL_ARGS), None
     except OSError:
         return None, None
-    try:
-        return top, start_git(LISTING_ARGS, ".")
-    except OSError:
-        return top, None
 
 
 def _start_git() -> Spawned | None:

@@ -22,10 +22,12 @@ class Listing:
     `text` is every tracked path followed by a NUL; `in_order` says it is sorted with no path twice (git sorts the
     index bytewise: str's order for ASCII; unmerged paths appear once per stage)."""
 
-    def __init__(self, text: str, untracked: list[str], in_order: bool, source: bytes | None = None) -> None:
+    def __init__(self, text: str, untracked: list[str], in_order: bool, source: bytes | None = None,
+                 index: str | None = None) -> None:
         self.text = text
         self.untracked = untracked
         self.in_order = in_order
+        self.index = index  # the key of the index file git read it from, when confirmed (dun/core/cache/matches.py)
         self._source = source  # the bytes git printed, for `key`
         self._key: bytes | None = None
         self._paths: list[str] | None = None

@@ -8,6 +8,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from dun.core.cache.matches import index_identity, index_key
 from dun.core.cache.session import Trees
 from dun.core.fingerprint import entries, fingerprint
 from dun.core.git import GitError, git, index_file, worktree_tree
@@ -35,6 +36,10 @@ class _Background:
         self._out: tuple[int, bytes, bytes] | None = None
         self._lock = threading.Lock()
 
+    def done(self) -> bool:
+        """Whether the command has ended (`output` then does not wait)."""
+        return self._out is not None or self._proc.done()
+
     def output(self) -> bytes:
         """stdout; raises CalledProcessError on failure."""
         with self._lock:
@@ -61,6 +66,7 @@ class Snapshot:
         self.trees = trees or Trees()  # the session's (`Caches.trees`): trees found by its earlier looks
         self._status = status or _Background(root, STATUS_ARGS)
         self._listing: _Background | None = listing
+        self._index_before: bytes | None = None  # the index as it looked just before `git ls-files` started
         self._entries: list[tuple[bytes, bytes]] | None = None
         self._changed: set[str] | None = None
         self._lock = threading.Lock()
@@ -68,7 +74,24 @@ class Snapshot:
     def start_listing(self) -> None:
         with self._lock:
             if self._listing is None:
+                self._index_before = index_identity(self.root)
                 self._listing = _Background(self.root, LISTING_ARGS)
+
+    def listing_started(self) -> bool:
+        return self._listing is not None
+
+    def status_done(self) -> bool:
+        """Whether `git status` has answered (reading it then does not wait)."""
+        return self._status.done()
+
+    def unmerged(self) -> bool:
+        return any(head[:1] == b"u" for head, _ in self.entries())
+
+    def index_key(self) -> str | None:
+        """The key of the listing `git ls-files` would print now, from the index file's checksum and this look's
+        untracked files (`dun.core.cache.matches.index_key`), without running it; None when it cannot be told."""
+        identity = index_identity(self.root)
+        return None if identity is None else index_key(identity, self.untracked(), self.unmerged())
 
     def status(self) -> bytes:
         """`git status --porcelain=v2 --branch -z --untracked-files=all`; raises CalledProcessError on failure."""
@@ -113,10 +136,14 @@ class Snapshot:
         assert self._listing is not None
         raw = self._listing.output()
         text = raw.decode("utf-8", "surrogateescape")
-        unmerged = any(head[:1] == b"u" for head, _ in self.entries())  # listed once per stage
+        unmerged = self.unmerged()  # listed once per stage
         # git sorts the index bytewise: the same order as str's for ASCII; otherwise it is checked
         in_order = not unmerged and (raw.isascii() or _sorted(text))
-        return Listing(text, self.untracked(), in_order, raw)
+        before = self._index_before
+        # the index key names this listing only when the index looked the same before git read it and after
+        confirmed = (index_key(before, self.untracked(), unmerged)
+                     if before is not None and index_identity(self.root) == before else None)
+        return Listing(text, self.untracked(), in_order, raw, confirmed)
 
     def head(self) -> str | None:
         """The commit HEAD points at (`# branch.oid`), None before the first commit or when git failed."""
@@ -240,10 +267,9 @@ def start_early(started: Spawned | None = None, top: Spawned | None = None,
         top = top or start_git(TOPLEVEL_ARGS)
     except OSError:
         return None
-    try:
-        listing: _Background | None = _Background(".", LISTING_ARGS, listed)
-    except OSError:
-        listing = None
+    # the listing only when dun/entry.py started it: otherwise the run lists the index when it must (a run on an
+    # index it has seen before reads its glob matches back, dun/core/cache/matches.py, and lists nothing)
+    listing = _Background(".", LISTING_ARGS, listed) if listed is not None else None
     return Early(_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top), listing)
 
 

@@ -127,8 +127,13 @@ class CheckContext:
         """Start git in the background: it walks the tree while plugins and manifests load. Without `listing`,
         only `git status` (enough when every result may be reused); the index is listed once a check needs it."""
         look = snapshot(self)
-        if look is not None and listing:
-            look.start_listing()
+        if look is None or not listing or look.listing_started():
+            return
+        if look.status_done():  # the glob matches of an index seen before need no listing: none is started
+            memo = self._match_memo()
+            if memo is not None and memo.valid:
+                return
+        look.start_listing()
 
     def match(self, patterns: Sequence[str], existing: bool = True) -> list[str]:
         """Files matching gitignore-style patterns (recursive `**`; a leading `!` excludes).
@@ -158,32 +163,46 @@ class CheckContext:
 
     def _matched(self, patterns: tuple[str, ...]) -> list[str]:
         """`match_files` over the listing, read back from the last run that matched the same glob list in the same
-        listing (dun/core/cache/matches.py) when there was one."""
+        listing (dun/core/cache/matches.py) when there was one: found by the index file's checksum, no listing is
+        read at all."""
         from dun.core.globs import match_files
 
+        memo = self._match_memo()
+        matched = memo.get(patterns) if memo is not None else None
+        if matched is not None:
+            return matched
         found = listing(self)
-        memo = self._match_memo(found)
-        if memo is None:
+        if memo is None or not isinstance(found, Listing):
             return match_files(found, patterns)
+        key = found.key()
+        if key is None:
+            return match_files(found, patterns)
+        memo.attach(key.hex(), found.index)
         matched = memo.get(patterns)
         if matched is None:
             matched = match_files(found, patterns)
             memo.put(patterns, matched)
         return matched
 
-    def _match_memo(self, found: Listing | list[str]) -> MatchMemo | None:
+    def _match_memo(self) -> MatchMemo | None:
         with self._lock:
             memo = self._memo
-            if memo is None:
-                from dun.core.globs import matcher_version
+        if memo is None:
+            from dun.core.globs import matcher_version
 
-                key = found.key() if isinstance(found, Listing) else None
-                version = matcher_version() if key is not None else None
-                memo = False
-                if key is not None and version is not None:
-                    memo = MatchMemo(str(self.root), f"{key.hex()}\0{version}",
-                                     read=self.caches is None or self.caches.read)
-                self._memo = memo
+            look = snapshot(self)
+            version = matcher_version() if look is not None else None
+            memo = False
+            if look is not None and version is not None:
+                try:
+                    index = look.index_key()
+                except subprocess.CalledProcessError:
+                    index = None
+                memo = MatchMemo(str(self.root), version, index, read=self.caches is None or self.caches.read)
+            with self._lock:
+                if self._memo is None:
+                    self._memo = memo
+                memo = self._memo
         return memo if isinstance(memo, MatchMemo) else None
 
 

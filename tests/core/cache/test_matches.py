@@ -130,3 +130,63 @@ def test_a_forged_entry_for_another_listing_is_not_used(project: Path) -> None:
     forged = {("**/*.py",): "evil.py"}
     memo_file(project).write_bytes(marshal.dumps((MAGIC, VERSION, "matches", ("0" * 64, forged))))
     assert matches(project)[("**/*.py",)] == ["src/a.py", "src/pkg/b.py", "tools/c.py"]
+
+
+def test_an_unchanged_index_is_not_listed_again(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index file's checksum names the listing: a run on the same index (edits to tracked files do not change
+    it) reads the matches back without starting `git ls-files`."""
+    first = matches(project)
+    matches(project)  # the index key is confirmed by a run that listed the index unchanged around it
+    (project / "src/a.py").write_text("edited\n")  # a tracked file edited: the index is the same
+    ctx = context(project)
+    assert {tuple(g): ctx.match(g) for g in GLOBS} == first
+    ctx.prefetch()
+    look = ctx._snapshot
+    assert look is not None and not look.listing_started()
+
+
+@pytest.mark.parametrize("change", ["staged", "untracked", "deleted-untracked"])
+def test_an_index_or_status_that_moved_is_listed_afresh(project: Path, change: str) -> None:
+    write(project, "scratch.py", "y\n")
+    matches(project)
+    matches(project)
+    if change == "staged":
+        write(project, "src/staged.py", "y\n")
+        git(project, "add", "src/staged.py")
+    elif change == "untracked":
+        write(project, "src/loose.py", "y\n")
+    else:
+        (project / "scratch.py").unlink()
+    assert matches(project) == afresh(project)
+    assert matches(project) == afresh(project)
+
+
+def test_an_index_that_moves_while_it_is_listed_is_not_vouched_for(project: Path) -> None:
+    from dun.core.snapshot import Snapshot
+
+    look = Snapshot(project.resolve())
+    look.start_listing()
+    write(project, "src/late.py", "y\n")
+    git(project, "add", "src/late.py")  # a new index file, whichever of the two git read
+    assert look.files().index is None
+    assert Snapshot(project.resolve()).files().index is not None
+
+
+def test_only_an_index_with_a_checksum_at_the_usual_place_is_trusted(project: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from dun.core.cache.matches import index_identity
+
+    assert index_identity(project) is not None
+    monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "other-index"))
+    assert index_identity(project) is None
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    fake = tmp_path / "fake"
+    (fake / ".git").mkdir(parents=True)
+    (fake / ".git/index").write_bytes(b"DIRC" + b"\1" * 100 + bytes(20))  # index.skipHash: no checksum
+    assert index_identity(fake) is None
+    (fake / ".git/index").write_bytes(b"DIRC" + b"\1" * 120)
+    assert index_identity(fake) is not None
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text("gitdir: /elsewhere\n")  # a linked worktree: its index is elsewhere
+    assert index_identity(worktree) is None
