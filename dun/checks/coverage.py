@@ -88,13 +88,13 @@ class _Reading:
         return self._rows
 
     def report(self) -> CoverageReport:
-        from dun.checks.readers.coverage import CoverageReport, FileCoverage
+        from dun.checks.readers.covmodel import CoverageReport, FileCoverage
 
         return CoverageReport(self.kind, self.source, [FileCoverage(*row) for row in self.rows], self.skipped)
 
     def worst(self, limit: int) -> list[FileCoverage]:
         """The `limit` files with the lowest coverage (then the most missing lines, then by path)."""
-        from dun.checks.readers.coverage import FileCoverage
+        from dun.checks.readers.covmodel import FileCoverage
 
         kept = self.summary["worst_rows"]
         rows = kept[:limit] if limit <= len(kept) else [self.rows[i] for i in self.summary["worst"][:limit]]
@@ -141,10 +141,14 @@ def _read_coveragepy(paths: list[Path], root: Path, caches: Caches | None) -> _R
 
 
 def _read_cached(path: Path, root: Path, fmt: str, caches: Caches | None) -> _Reading:
-    """Reports from self-contained formats are cached by the data file's size and mtime."""
-    from dun.checks.readers.coverage import detect_format, read_coverage
+    """Reports from self-contained formats are cached by the data file's size and mtime. The readers (and the XML
+    parser) load only when a report is read: a cached one needs neither."""
+    if fmt == "auto":
+        from dun.checks.readers.coverage import detect_format
 
-    kind = detect_format(path) if fmt == "auto" else fmt
+        kind = detect_format(path)
+    else:
+        kind = fmt
     if kind == "coveragepy":
         return _read_coveragepy([path], root, caches)
     cache = FileCache(root, "coverage", kind, caches=caches)
@@ -156,6 +160,8 @@ def _read_cached(path: Path, root: Path, fmt: str, caches: Caches | None) -> _Re
             return _Reading(kind, str(path), hit["files"], hit["skipped"], hit["summary"])
     except (KeyError, TypeError):
         pass  # an entry of another shape: read the data
+    from dun.checks.readers.coverage import read_coverage
+
     reading = _Reading.of(read_coverage(path, root, kind))
     cache.put(key, data_stamp, reading.stored())
     cache.save(keep={key})
@@ -171,7 +177,7 @@ def _below(value: float, limit: float) -> str:
 
 
 def _items(reading: _Reading, limit: int, below: float | None) -> list[Item]:
-    from dun.checks.readers.coverage import line_ranges
+    from dun.checks.readers.covmodel import line_ranges
 
     if below is None:
         files = reading.worst(limit)
@@ -192,15 +198,16 @@ def _items(reading: _Reading, limit: int, below: float | None) -> list[Item]:
 def _locate(ctx: CheckContext, names: list[str]) -> tuple[list[Path], str]:
     """The first data file that exists, or for a missing `.coverage` its parallel-mode files (`.coverage.*`);
     and how to name what was read."""
-    from dun.checks.readers.coveragepy import parallel_files
-
     for name in names:
         path = ctx.root / name
         shown = os.path.relpath(path, ctx.root) if path.is_relative_to(ctx.root) else str(path)
         if path.is_file():
             return [path], shown
-        if path.name.startswith(".coverage") and (parallel := parallel_files(path)):
-            return parallel, f"{len(parallel)} parallel files {shown}.*"
+        if path.name.startswith(".coverage"):
+            from dun.checks.readers.coveragepy import parallel_files
+
+            if parallel := parallel_files(path):
+                return parallel, f"{len(parallel)} parallel files {shown}.*"
     return [], ""
 
 
@@ -211,7 +218,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         status = Status(o["if_missing"])
         return Outcome(status, f"no coverage data: none of {', '.join(o['file'])} exists",
                        next=spec.next or "Run the tests with coverage to produce the data file.")
-    from dun.checks.readers.coverage import CoverageDataError
+    from dun.checks.readers.covmodel import CoverageDataError
 
     try:
         reading = _read_cached(paths[0], ctx.root, o["format"], ctx.caches) if len(paths) == 1 else (

@@ -210,7 +210,7 @@ class _Columns:
         return out
 
     def any_outside(self, keep: set[str]) -> bool:
-        return any(key not in keep for key in self.keys)
+        return not keep.issuperset(self.keys)
 
     def merged(self, new: dict[str, list[object]], keep: set[str] | None) -> tuple[object, ...] | None:
         """The payload of these entries with `new` over them, less the paths outside `keep` (when given); the
