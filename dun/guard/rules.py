@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
+from functools import lru_cache
 
 from dun.guard.effects import Facts
 from dun.guard.rules_local import LOCAL_RULES
@@ -31,8 +32,18 @@ BUILTIN_RULES: tuple[Rule, ...] = LOCAL_RULES + SHARED_RULES
 _SQL_NOISE = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\$\$.*?\$\$", re.S)
 
 
+@lru_cache(maxsize=4096)
+def _compiled(globs: tuple[str, ...]) -> tuple[frozenset[str], re.Pattern[str] | None]:
+    """A tuple of globs as a set of plain names and one regex of the rest: the long program lists of the generic
+    rules are looked up, not matched one glob at a time."""
+    wild = [g for g in globs if any(c in g for c in "*?[")]
+    exact = frozenset(g for g in globs if g not in wild)
+    return exact, re.compile("|".join(f"(?:{translate(g)})" for g in wild)) if wild else None
+
+
 def _any(globs: tuple[str, ...], values: list[str]) -> bool:
-    return any(fnmatchcase(v, g) for g in globs for v in values)
+    exact, rx = _compiled(globs)
+    return any(v in exact or (rx is not None and rx.match(v) is not None) for v in values)
 
 
 def match(rule: Rule, facts: Facts) -> str | None:

@@ -75,7 +75,8 @@ GENERIC_DESTROY: tuple[Match, ...] = (
           programs_none=(*_OWN, "cmake"), flags_none=_HELP,
                 flags_any=("-r", "-R", "--recursive", "-rf", "-fr", "--force", "-f", "--all", "-a", "--purge")),
           Match(verbs=("reset", "reset-*", "*:reset"), subcommands_none=("reset", "reset-*", "*:reset"),
-          verbs_none=READ_VERBS, programs_none=_OWN, flags_none=_HELP),  # neonctl branches reset, after a noun
+          verbs_none=(*READ_VERBS, "migrate", "migrate:*", "migration*", "db", "db:*", "database", "schema"),
+          programs_none=_OWN, flags_none=_HELP),  # neonctl branches reset, after a noun; databases: rules_data.py
     Match(verbs=("forget", "prune"), flags_any=("--prune", "--keep-last=0", "--keep-daily=0"),
                 programs_none=_OWN),
           Match(programs=("restic", "borg", "kopia", "duplicity", "tarsnap", "rdiff-backup", "duplicati-cli"),
