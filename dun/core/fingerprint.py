@@ -32,24 +32,51 @@ def entries(status: bytes) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def fingerprint(root: str, status: bytes) -> str:
+def fingerprint(root: str, status: bytes, depth: int = 0) -> str:
     """A hash of HEAD, the branch, the index's view of every change and the content of every changed or untracked
-    file: equal fingerprints mean the same commit and the same tracked-plus-untracked content."""
+    file, and of what git status does not look at (dun/core/indexlook.py: skip-worktree and assume-unchanged files,
+    what tracked links point at, the state of submodules and nested repositories): equal fingerprints mean the same
+    commit and the same tracked-plus-untracked content."""
+    from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, target_hash
+
     digest = sha256(status)
     for _, name in entries(status):
-        digest.update(b"\0" + name + b"\0" + content_hash(root, name))
+        digest.update(b"\0" + name + b"\0" + content_hash(root, name, depth))
+    broot = os.fsencode(root)
+    for kind, name in index_extras(root):
+        path = os.path.join(broot, name)
+        look = content_hash(root, name, depth) if kind == NOT_LOOKED else target_hash(path) if kind == LINK else (
+            nested(path, depth))
+        digest.update(b"\1" + kind + name + b"\0" + look)
     return digest.hexdigest()
 
 
-def content_hash(root: str, name: bytes) -> bytes:
+def content_hash(root: str, name: bytes, depth: int = 0) -> bytes:
     path = os.path.join(os.fsencode(root), name)
     try:
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode):
             return b"link:" + os.readlink(path)
+        if stat.S_ISDIR(mode):  # a submodule or a nested repository: what changed inside it
+            return nested(path, depth)
         if not stat.S_ISREG(mode):
-            return b"special"  # a directory (submodule) or a FIFO, which opening could block on
+            return b"special"  # a FIFO, which opening could block on
         with open(path, "rb") as fh:  # the content, streamed: a stat stamp could miss a same-size rewrite
             return file_sha256(fh)
     except OSError as exc:  # deleted, a directory (submodule) or unreadable: say which, never fail
         return f"unreadable:{exc.errno}".encode()
+
+
+def nested(path: bytes | str, depth: int) -> bytes:
+    """The fingerprint of the repository (submodule or nested repository) at `path`: its own status and content."""
+    from dun.core.indexlook import MAX_DEPTH
+    from dun.core.spawn import STATUS_ARGS, start_git
+
+    where = os.fsdecode(path)
+    if depth > MAX_DEPTH or not os.path.lexists(os.path.join(where, ".git")):
+        return b"not a repository"
+    try:
+        code, out, _ = start_git(STATUS_ARGS, where).collect()
+    except OSError:
+        return b"git failed"
+    return fingerprint(where, out, depth + 1).encode() if code == 0 else b"git failed"

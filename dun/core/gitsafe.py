@@ -38,6 +38,15 @@ NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
     ("credential.helper", ""),
     ("protocol.ext.allow", "never"),
 )
+# Settings under which git status would miss an edit dun's caches must see (a same-size rewrite with its mtime set
+# back looks unchanged without ctime, or with only the seconds of mtime; dun's own `git add` would set
+# assume-unchanged bits): git compares the whole stat, as by default. Only what git re-reads changes, not what it
+# reports. core.fileMode is left alone: on a filesystem without exec bits it would report every file modified.
+STAT_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.trustctime", "true"),
+    ("core.checkStat", "default"),
+    ("core.ignoreStat", "false"),
+)
 FILTER_KEYS = ("clean", "smudge", "process")
 OPT_IN_FILTERS = "DUN_GIT_FILTERS"
 MAX_INCLUDE_DEPTH = 10  # git's own limit
@@ -48,7 +57,7 @@ def neutral_env(cwd: str | None = None, base: dict[str, str] | None = None) -> d
     """`base` (default: os.environ) plus the config pairs that switch off every program git could run for the
     repository at `cwd` (default: the current directory); the user's own GIT_CONFIG_COUNT pairs are kept first."""
     env = dict(os.environ if base is None else base)
-    pairs = list(NEUTRAL_CONFIG)
+    pairs = [*NEUTRAL_CONFIG, *STAT_CONFIG]
     if env.get(OPT_IN_FILTERS) != "1":
         for name in sorted(filter_drivers(cwd or os.getcwd(), env)):
             pairs += [(f"filter.{name}.{key}", "") for key in FILTER_KEYS]

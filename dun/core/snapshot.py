@@ -113,9 +113,13 @@ class Snapshot:
 
     def changed(self) -> set[str]:
         """Every path the status names (changed, staged, unmerged, deleted or untracked): all other listed files
-        are as HEAD has them. Decoded once per look: every per-file cache of the run asks."""
+        are as HEAD has them, but for the files git does not look at and tracked links (`indexlook.changed_paths`).
+        Decoded once per look: every per-file cache of the run asks."""
         if self._changed is None:
-            self._changed = {p.decode("utf-8", "surrogateescape") for _, p in self.entries()}
+            from dun.core.indexlook import changed_paths
+
+            changed = {p.decode("utf-8", "surrogateescape") for _, p in self.entries()}
+            self._changed = changed | changed_paths(str(self.root)) if self.head() is not None else changed
         return self._changed
 
     def view(self) -> tuple[str, set[str], int] | None:
