@@ -153,12 +153,14 @@ class ResultCache:
         return result
 
     def put(self, check: CheckSpec, triggers: list[dict[str, str]], inputs: Looks | None, result: CheckResult,
-            inapplicable: bool = False) -> None:
+            inapplicable: Looks | None = None) -> None:
         """Remember `result`, with its inputs as looked at before the check ran. Not kept: errors, failures of a
         flaky check, results whose inputs cannot be known or were written within the racy window. A check found
-        not applicable (no trigger matched) is kept with its triggers' looks alone, whatever it would read."""
-        if inapplicable:
-            inputs = self.trigger_looks(triggers)
+        not applicable (no trigger matched) is kept with its triggers' looks alone, whatever it would read: those
+        given as `inapplicable`, taken before the triggers were decided (a trigger that appears after the decision
+        then differs from them)."""
+        if inapplicable is not None:
+            inputs = inapplicable
         if inputs is None or result.status is Status.ERROR or any_racy(inputs):
             return
         if check.flaky and result.status is not Status.PASS and result.status is not Status.SKIP:
@@ -166,7 +168,7 @@ class ResultCache:
         with self._lock:
             self._new[check.id] = {"key": self.key(check, triggers), "tree": self.tree, "inputs": inputs,
                                    "made": time.time(), "result": result_to_dict(result),
-                                   "inapplicable": inapplicable,
+                                   "inapplicable": inapplicable is not None,
                                    "confined": getattr(self.ctx, "confine", None) is not None}
 
     def save(self, start_look: Callable[[], Callable[[], str | None]] | None = None,

@@ -119,6 +119,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
     todo: dict[str, CheckSpec] = {}
     triggers: dict[str, tuple[str, list[dict[str, str]]]] = {}  # check id -> its manifest's id and triggers
     looks: dict[str, list[tuple[str, object]] | None] = {}
+    trigger_looks: dict[str, list[tuple[str, object]]] = {}  # manifest id -> its path-exists triggers' looks
     for manifest in catalog.manifests:
         checks = [c for c in manifest.checks if selected(c, only, skip)]
         if reuse is not None:
@@ -131,6 +132,8 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 ctx.prefetch()  # some check will run: list the index while the rest is decided
             # Stamped before the checks run: a change made while they run invalidates what they report.
             looks.update({c.id: reuse.inputs(c, catalog.types.get(c.type), manifest.triggers) for c in checks})
+            if checks:  # what a "not applicable" is kept with: looked at before the triggers are decided
+                trigger_looks[manifest.id] = reuse.trigger_looks(manifest.triggers)
         for check in checks:
             todo[check.id] = check
             triggers[check.id] = (manifest.id, manifest.triggers)
@@ -157,7 +160,7 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
             for check in manifest.checks:
                 if check.id in looks and check.id in results:
                     reuse.put(check, manifest.triggers, looks[check.id], results[check.id],
-                              inapplicable=gates.missed(check.id))
+                              inapplicable=trigger_looks.get(manifest.id) if gates.missed(check.id) else None)
         reuse.save(start_look, early[0] if early else None, after_all=bool(last and last[0]))
     order = {c.id: c.sort_key for c in catalog.checks}
     return sorted(results.values(), key=lambda r: order[r.id])
