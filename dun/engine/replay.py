@@ -9,7 +9,8 @@ every look a cache key was built from (the session's `Consulted` record, dun/cor
 manifest directories and files, check type sources, sys.path entries, each reused result's inputs, declared
 environment variables and git refs included) plus the source of every non-standard module that run had loaded.
 Anything else runs `dun check` as usual, which then reuses what it can per check. Never with `--no-cache`,
-`--output`, DUN_NO_CACHE=1, or a look written within the racy window.
+`--output`, DUN_NO_CACHE=1, or a look written within the racy window; nor once a reused result's `ttl:` has run
+out (the run would have run that check again).
 """
 
 from __future__ import annotations
@@ -52,13 +53,14 @@ def module_looks() -> dict[str, object]:
     return out
 
 
-def save(root: Path, argv: list[str], tree: str, text: str, code: int, consulted: dict[str, object]) -> None:
+def save(root: Path, argv: list[str], tree: str, text: str, code: int, consulted: dict[str, object],
+         expires: float | None = None) -> None:
     """Store this run's output for replay (the caller has checked that every result was reused); `consulted` holds
-    every look the run's cache keys were built from."""
+    every look the run's cache keys were built from; `expires`: when the first reused result's `ttl:` runs out."""
     looks = {**consulted, **module_looks()}
     if any_racy(looks.items()):
         return  # a same-size rewrite within the clock's granularity could go unseen
-    _file(str(root)).store((_setup(argv), tree, sorted(looks.items()), text, int(code)))
+    _file(str(root)).store((_setup(argv), tree, sorted(looks.items()), text, int(code), expires))
 
 
 def _file(root: str) -> CacheFile:
@@ -97,7 +99,12 @@ def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], b
     stored = _file(root).load(_accept)
     if stored is None:
         return None  # missing, hostile, corrupt or from another layout
-    setup, tree, looks, text, exit_code = stored
+    setup, tree, looks, text, exit_code, expires = stored
+    if expires is not None:
+        import time
+
+        if time.time() >= expires:
+            return None
     if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
         return None
     if meanwhile is not None and _missed_last(root):
@@ -126,12 +133,12 @@ def _missed_last(root: str) -> bool:
         return False
 
 
-def _accept(payload: tuple[object, ...]) -> tuple[str, str, list[tuple[str, object]], str, int]:
-    setup, tree, looks, text, code = payload
+def _accept(payload: tuple[object, ...]) -> tuple[str, str, list[tuple[str, object]], str, int, float | None]:
+    setup, tree, looks, text, code, expires = payload
     if not (isinstance(setup, str) and isinstance(tree, str) and isinstance(looks, list)
-            and isinstance(text, str) and isinstance(code, int)):
+            and isinstance(text, str) and isinstance(code, int) and isinstance(expires, float | int | None)):
         raise TypeError("another shape")
     for path, _ in looks:
         if not isinstance(path, str):
             raise TypeError("another shape")
-    return setup, tree, looks, text, code
+    return setup, tree, looks, text, code, expires

@@ -98,4 +98,7 @@ def _keep_for_replay(session: Session, opts: CheckOptions, report: Report, text:
     if tree is not None:
         from dun.engine.replay import save
 
-        save(session.root, sys.argv[1:], tree, text, exit_code(report), session.caches.consulted.looks())
+        ttls = {c.id: c.ttl for c in session.catalog().checks if c.ttl is not None}
+        expiry = [r.since + ttls[r.id] for r in report.results if r.id in ttls and r.since is not None]
+        save(session.root, sys.argv[1:], tree, text, exit_code(report), session.caches.consulted.looks(),
+             min(expiry) if expiry else None)
