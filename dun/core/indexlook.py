@@ -25,16 +25,11 @@ LINK = b"l"
 SUBMODULE = b"m"
 MAX_DEPTH = 4  # nested repositories inside nested repositories
 
-_MEMO: dict[tuple[str, object], list[tuple[bytes, bytes]]] = {}
-
 
 def index_extras(root: str) -> list[tuple[bytes, bytes]]:
     """(kind, path) of every index entry git status does not fully look at: NOT_LOOKED, LINK or SUBMODULE."""
     index = _index_path(root)
     st = file_stamp(index) if index is not None else None
-    key = (root, st)
-    if st is not None and key in _MEMO:
-        return _MEMO[key]
     from dun.core.cache.file import CacheFile
     from dun.core.cachedir import cache_dir_path
 
@@ -42,7 +37,6 @@ def index_extras(root: str) -> list[tuple[bytes, bytes]]:
     if st is not None and not env_disabled():
         stored = cache.load(_accept)
         if stored is not None and stored[0] == list(st):
-            _MEMO[key] = stored[1]
             return stored[1]
     from dun.core.spawn import start_git
 
@@ -52,7 +46,6 @@ def index_extras(root: str) -> list[tuple[bytes, bytes]]:
         return []
     extras = parse(out) if code == 0 else []
     if st is not None and code == 0:
-        _MEMO[key] = extras
         cache.store([list(st), extras])
     return extras
 
