@@ -126,8 +126,8 @@ class Launches:
             launched = self._started.pop(entry[0], None)
         if launched is None:
             return None
+        started = launched.adopt()  # the reaper's from now on: a signal kills it from there
         self._live.remove(launched.pid)
-        started = launched.adopt()
         if launched.entry[1:5] == entry[1:5] and launched.entry[6] == entry[6] and launched.environ == os.environ:
             return started
         started.stop()
@@ -151,8 +151,9 @@ class Launches:
         with self._lock:
             left, self._started = list(self._started.values()), {}
         for launched in left:
+            started = launched.adopt()
             self._live.remove(launched.pid)
-            launched.adopt().stop()
+            started.stop()
 
     def save(self, argv: list[str], tree: str, jobs: int) -> None:
         """Store what this run ran as the next identical run's plan: each command check's command line and

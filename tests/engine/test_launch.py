@@ -163,19 +163,19 @@ def test_terminating_dun_kills_the_runner_it_started_early(project: Path) -> Non
     check(project)
     flag.touch()
     edit(project, "two\n")
-    proc = subprocess.Popen([DUN, "check", "--format", "json"], cwd=project, env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([DUN, "check", "--format", "json"], cwd=project, env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while not pid_file.exists() or not pid_file.read_text().strip():
-        assert time.monotonic() < deadline and proc.poll() is None
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.01)
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
+    out, err = proc.communicate(timeout=30)
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 5
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not _alive(pid)
+    assert not _alive(pid), (proc.returncode, out, err[-3000:])
 
 
 CLAIM = """
