@@ -88,7 +88,7 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     from dun.checks.parsers.base import ParseContext, Parsed
     from dun.checks.parsers.run import ParserRun
     from dun.checks.pyenv import project_python
-    from dun.core.proc import run_streaming
+    from dun.core.proc import Started
     from dun.engine.sanitize import safe_text, strip_ansi
 
     opts = spec.options
@@ -126,14 +126,16 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if parser is not None and started is None:
         parser.before()
     on_line = (lambda line: parser.feed(strip_ansi(line))) if parser is not None else None
-    if started is not None:
-        res = started.finish(spec.timeout, on_line)
-    else:
-        res = run_streaming(ctx.confine(argv) if ctx.confine else argv, cwd, spec.timeout, on_line,
-                            opts["tail_lines"], env=_environment(opts["env"]))
+    if started is None:
+        try:
+            started = Started(ctx.confine(argv) if ctx.confine else argv, cwd, _environment(opts["env"]),
+                              opts["tail_lines"])
+        except OSError as exc:
+            return Outcome(Status.ERROR, f"could not start {shlex.split(opts['shell'])[0]}: {exc.strerror or exc}")
+    if ctx.launches is not None and ctx.confine is None:
+        ctx.launches.save()  # the next identical run's plan, written while the command runs
+    res = started.finish(spec.timeout, on_line)
     detail = safe_text("\n".join(res.tail))
-    if res.start_error:
-        return Outcome(Status.ERROR, f"could not start {shlex.split(opts['shell'])[0]}: {res.start_error}")
     parsed = parser.finish() if parser is not None else Parsed()
     if parsed.problem:
         detail = f"{detail}\n(dun: {parsed.problem})".strip()

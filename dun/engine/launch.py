@@ -97,10 +97,12 @@ class Launches:
     """The commands started as dun started (none when there was no plan), and what this run ran, the plan for the
     next one."""
 
-    def __init__(self, root: str, tree: tuple[str, int] | None = None) -> None:
+    def __init__(self, root: str, argv: list[str], tree: tuple[str, int] | None = None) -> None:
         import _thread  # not threading: Launches are made before it loads
 
         self.root = root
+        self.argv = argv  # dun's arguments: the plan is for the next run with the same ones
+        self.jobs = 1  # at most this many commands planned (`check.jobs`)
         self.tree = tree  # (fingerprint, when its hashing began) of the status git printed as dun started
         self.basis: dict[str, object] | None = None  # the config's and catalog's looks (`Session.report`)
         self.tree_made: str | None = None  # the fingerprint this run's results are stored under
@@ -109,6 +111,7 @@ class Launches:
         self._made: dict[str, Entry] = {}
         self._looked: dict[str, Looks | None] = {}
         self._lock = _thread.allocate_lock()
+        self._saving = _thread.allocate_lock()
         self._live: list[int] = []  # process groups a termination signal kills until they are claimed or stopped
 
     @property
@@ -155,17 +158,19 @@ class Launches:
             self._live.remove(launched.pid)
             started.stop()
 
-    def save(self, argv: list[str], tree: str, jobs: int) -> None:
-        """Store what this run ran as the next identical run's plan: each command check's command line and
-        inputs, under the config's and catalog's looks and the source of every loaded module of dun or a plugin."""
-        if self.basis is None:
+    def save(self) -> None:
+        """Store what this run runs as the next identical run's plan: each command check's command line and
+        inputs, under the config's and catalog's looks and the source of every loaded module of dun or a plugin.
+        Called as each command starts: written while it runs, not after."""
+        if self.basis is None or self.tree_made is None:
             return
         from dun.engine.replay import module_looks
 
-        with self._lock:
-            entries = [(*e[:7], self._looked.get(e[0])) for e in self._made.values()][:jobs]
         looks = {**self.basis, **module_looks()}
-        _file(self.root).store((_setup(argv), tree, sorted(looks.items()), entries))
+        with self._saving:  # one writer at a time, each with every command started so far
+            with self._lock:
+                entries = [(*e[:7], self._looked.get(e[0])) for e in self._made.values()][:self.jobs]
+            _file(self.root).store((_setup(self.argv), self.tree_made, sorted(looks.items()), entries))
 
 
 def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
@@ -187,24 +192,35 @@ def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
     now = tree_look.of(root)
     if now is None:
         return None
-    launches = Launches(root, now)
+    launches = Launches(root, argv, now)
     if "threading" in sys.modules:
         import threading
 
         if threading.active_count() > 1:
             return launches  # a directory change below would be seen by another thread
+    todo = []
     for entry in entries:
         inputs = entry[7]
         pre = [(path, look(path, was)) for path, was in inputs] if inputs is not None else None
-        if pre is not None and pre == inputs and now[0] == tree:
-            continue  # unchanged since its result was stored: it is reused, not run
-        launched = _start(entry)
-        if launched is not None:
-            if not launches._live:
-                _guard(launches._live)
-            launches._started[entry[0]] = launched
-            launches._pre[entry[0]] = pre
-            launches._live.append(launched.pid)
+        if pre is None or pre != inputs or now[0] != tree:  # else unchanged since its result was stored: reused
+            todo.append((entry, pre))
+    if not todo:
+        return launches
+    import _signal  # type: ignore[import-not-found]  # not signal: it loads enum
+
+    _guard(launches._live)
+    stopping = {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP}
+    for entry, pre in todo:
+        # held back from the moment the command starts until the guard knows its process group
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, stopping)
+        try:
+            launched = _start(entry)
+            if launched is not None:
+                launches._live.append(launched.pid)
+                launches._started[entry[0]] = launched
+                launches._pre[entry[0]] = pre
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, stopping)
     return launches
 
 
@@ -240,7 +256,7 @@ def _start(entry: Entry) -> Launched | None:
     try:
         os.chdir(cwd)  # one thread runs (checked): posix_spawn has no directory of its own to start in
         started = time.monotonic()
-        pid = os.posix_spawnp(argv[0], argv, environ, setsid=True, file_actions=[
+        pid = os.posix_spawnp(argv[0], argv, environ, setsid=True, setsigmask=(), file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, write, 1),
             (os.POSIX_SPAWN_DUP2, write, 2)])
     except OSError:
@@ -256,7 +272,7 @@ def _start(entry: Entry) -> Launched | None:
 def _guard(live: list[int]) -> None:
     """Until the reaper takes them over (`proc.Started.adopt`), SIGINT, SIGTERM and SIGHUP kill the process groups
     in `live` first, then do what they did before: in a session of their own, the commands would outlive dun."""
-    import _signal  # type: ignore[import-not-found]  # not signal: it loads enum
+    import _signal
 
     for sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
         previous = _signal.getsignal(sig)

@@ -104,8 +104,10 @@ class Session:
             ctx.refresh()
         ctx.used = True
         cache = self._result_cache(ctx) if reuse else None
-        results = run_checks(catalog, ctx, jobs=jobs or int(self.config.get("check.jobs")), only=only, skip=skip,
-                             reuse=cache, start_look=self._start_look)
+        jobs = jobs or int(self.config.get("check.jobs"))
+        if self.launches is not None:
+            self.launches.jobs = jobs
+        results = run_checks(catalog, ctx, jobs=jobs, only=only, skip=skip, reuse=cache, start_look=self._start_look)
         if self.launches is not None:
             self.launches.stop()  # a guess no check claimed (its result was reused, or it did not apply)
         report = Report(root=self.root, results=results, duration_s=time.monotonic() - start,

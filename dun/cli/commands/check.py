@@ -66,7 +66,7 @@ def _run_check(opts: CheckOptions, early: Early | None, launches: Launches | Non
     if session.launches is None and opts.path is None and not opts.no_cache and session.repo.is_git:
         from dun.engine.launch import Launches
 
-        session.launches = Launches(str(session.root))  # what runs is the next identical run's plan
+        session.launches = Launches(str(session.root), sys.argv[1:])  # what runs is the next identical run's plan
     # With results to reuse, only `git status` starts now; the index is listed once some check has to run.
     session.context().prefetch(listing=not session.caches.read)
     fmt_name = opts.format or str(session.config.get("check.format"))
@@ -82,10 +82,6 @@ def _run_check(opts: CheckOptions, early: Early | None, launches: Launches | Non
     else:
         sys.stdout.write(text)
         _keep_for_replay(session, opts, report, text)
-    if session.launches is not None and session.launches.tree_made is not None and not all(
-            r.cached for r in report.results):
-        session.launches.save(sys.argv[1:], session.launches.tree_made,
-                              opts.jobs or int(session.config.get("check.jobs")))
     return exit_code(report)
 
 
