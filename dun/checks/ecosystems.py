@@ -212,7 +212,12 @@ def js_tools(directory: Path) -> list[str]:
 def _js_extras(directory: Path, scripts: dict[str, str], deps: set[str]) -> list[str]:
     tools: list[str] = []
     if "typescript" in deps and _is_file(directory / "tsconfig.json"):
-        tools.append("typescript")
+        # a solution-style tsconfig (`"files": []` and `references`) holds no file itself: `tsc --noEmit` checks
+        # nothing there and passes; `tsc --build` checks each project it references
+        config = _read(directory / "tsconfig.json", directory)
+        solution = re.search(r'"references"\s*:\s*\[\s*\{', config) and \
+            re.search(r'"(files|include)"\s*:\s*\[\s*\]', config)
+        tools.append("typescript-build" if solution else "typescript")
     if "lint" in scripts:
         tools.append("lint-script")
     return tools

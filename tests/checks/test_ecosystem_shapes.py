@@ -548,3 +548,24 @@ def test_doctor_shows_the_program_each_workspace_package_runs(tmp_path: Path) ->
         "mocha (packages/beta)": ("../../node_modules/.bin/mocha", str(root / "node_modules/.bin/mocha")),
         "node-test (packages/gamma)": ("node", rows["node-test (packages/gamma)"]["path"])}
     assert rows["node-test (packages/gamma)"]["found"] is True
+
+
+# --- TypeScript project references: a solution-style tsconfig.json holds no file, `tsc --noEmit` passed on it -----
+
+def test_a_solution_style_tsconfig_is_type_checked_through_its_references(tmp_path: Path) -> None:
+    if js_missing() is not None:
+        pytest.skip(str(js_missing()))
+    write(tmp_path, "package.json", json.dumps({"name": "r", "private": True, "devDependencies": {"typescript": "*"}}))
+    write(tmp_path, "tsconfig.json",
+          '{\n  // the projects\n  "files": [],\n  "references": [{"path": "packages/a"}]\n}\n')
+    write(tmp_path, "packages/a/tsconfig.json",
+          '{"compilerOptions": {"composite": true, "strict": true, "outDir": "dist", "lib": ["es5"], "types": []},'
+          ' "include": ["src"]}\n')  # lib es5 alone: tsc reads no DOM types, seconds faster
+    write(tmp_path, "packages/a/src/a.ts", 'export const n: number = "x";\n')
+    write(tmp_path, ".gitignore", "node_modules\ndist\n")
+    (tmp_path / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(tmp_path, "init", "-q", "-b", "main")
+    check = run_check(tmp_path, "tsc-build")
+    assert check["items"] == [{"file": "packages/a/src/a.ts", "line": 1,
+                               "text": "error TS2322: Type 'string' is not assignable to type 'number'."}]
+    assert run_check(tmp_path, "tsc")["status"] == "skip"  # it passed, having checked no file
