@@ -118,6 +118,14 @@ def forwarded(argv: list[Val]) -> Facts | None:
     return None
 
 
+def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
+    """Production named by a variable set for the command (STAGE=production sls deploy)."""
+    for name, value in assigned.items():
+        if value and _prod_word(value) and "prod-target" not in facts.signals:
+            facts.signals.add("prod-target")
+            facts.notes["prod-target"] = f"why: aims at production, {name}={value}"
+
+
 def mark(facts: Facts, args: list[Val]) -> None:
     """Raise the long tail's signals on these facts."""
     if how := exposes(facts.program, args):

@@ -203,7 +203,9 @@ class Walker(ShellState, Names):
         with linestate.prefix_ifs(argv, _prefix_env(cmd.words[:n], vals[:n]), ctx):  # IFS=: read -r a b
             facts = self.command(argv, ctx, feed, seen, effects, redirs)
         if facts is not None:
-            facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **_prefix_env(cmd.words[:n], vals[:n])})
+            prefix = _prefix_env(cmd.words[:n], vals[:n])
+            facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **prefix})
+            longtail.mark_env(facts, prefix)  # STAGE=production sls deploy
         out = linestate.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
