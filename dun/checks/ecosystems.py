@@ -132,6 +132,31 @@ def npm_scripts(pkg: Mapping[str, object]) -> dict[str, str]:
     return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
 
 
+# another script run by name: `npm run test:unit`, `yarn test:unit`, `pnpm run x`, `bun run x`; `run-s test:*`
+_RUN_SCRIPT = re.compile(r"\b(?:npm\s+run(?:-script)?|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s+"
+                         r"(?:(?:-s|--silent)\s+)?(?P<name>[\w:.][\w:.-]*)")
+_RUN_ALL = re.compile(r"\b(?:npm-run-all|run-s|run-p)\b(?P<names>[^&|;]*)")
+
+
+def test_script(scripts: Mapping[str, str], name: str = "test", depth: int = 0) -> str:
+    """The `test` script with each script it runs by name put in its place (`"test": "npm run test:unit"` and
+    `"test:unit": "mocha test/unit"` is `mocha test/unit`): what it really runs, for the runner and its arguments."""
+    text = scripts.get(name, "")
+    if depth >= 3:
+        return text
+
+    def named(match: re.Match[str]) -> str:
+        target = match["name"]
+        return test_script(scripts, target, depth + 1) if target in scripts and target != name else match[0]
+
+    def each(match: re.Match[str]) -> str:
+        found = [key for word in match["names"].split() if not word.startswith("-")
+                 for key in scripts if fnmatch.fnmatchcase(key, word) and key != name]
+        return " && ".join(test_script(scripts, key, depth + 1) for key in dict.fromkeys(found)) or match[0]
+
+    return _RUN_ALL.sub(each, _RUN_SCRIPT.sub(named, text))
+
+
 def _dependencies(pkg: Mapping[str, object]) -> set[str]:
     names: set[str] = set()
     for key in ("dependencies", "devDependencies", "optionalDependencies"):
@@ -185,7 +210,7 @@ def workspace_dirs(directory: Path) -> list[Path]:
 def delegates(directory: Path) -> bool:
     """Whether the project at `directory` is a workspace root whose tests are its packages' own: it declares
     workspaces, and its `test` script runs theirs (or there is none)."""
-    test = npm_scripts(package_json(str(directory))).get("test", "")
+    test = test_script(npm_scripts(package_json(str(directory))))
     if test.strip() and _NPM_DEFAULT_TEST not in test and not _DELEGATES.search(test):
         return False
     return bool(workspace_dirs(directory))
@@ -196,7 +221,7 @@ def js_tools(directory: Path) -> list[str]:
     if not pkg:
         return []
     scripts, deps = npm_scripts(pkg), _dependencies(pkg)
-    test = scripts.get("test", "")
+    test = test_script(scripts)
     if delegates(directory):  # a monorepo: the runners its packages use, each run in its package
         used = {tool for sub in workspace_dirs(directory) for tool in js_tools(sub)}
         return [package_manager(directory), *(r for r in WORKSPACE_RUNNERS if r in used),

@@ -23,6 +23,7 @@ from dun.checks.ecosystems import (
     npm_scripts,
     package_json,
     package_manager,
+    test_script,
     workspace_dirs,
 )
 from dun.store.layout import CACHE
@@ -39,7 +40,7 @@ def script_args(directory: Path, prefix: str) -> str:
     """The arguments the project's `test` script passes after `prefix` (`node --test`, `mocha`, `tape`), as written
     there (quotes and globs kept: npm runs scripts through a shell too), with the flags that pick a reporter or
     watch left out; '' when the script does not run it."""
-    test = npm_scripts(package_json(str(directory))).get("test", "")
+    test = test_script(npm_scripts(package_json(str(directory))))
     want = prefix.split()
     for segment in _SEGMENT_END.split(test):
         words = _words(segment)

@@ -569,3 +569,21 @@ def test_a_solution_style_tsconfig_is_type_checked_through_its_references(tmp_pa
     assert check["items"] == [{"file": "packages/a/src/a.ts", "line": 1,
                                "text": "error TS2322: Type 'string' is not assignable to type 'number'."}]
     assert run_check(tmp_path, "tsc")["status"] == "skip"  # it passed, having checked no file
+
+
+# --- a `test` script that runs other scripts by name (`npm run test:unit`, `run-s test:*`) -------------------------
+
+def test_the_runner_and_its_arguments_come_from_the_scripts_the_test_script_runs(tmp_path: Path) -> None:
+    from dun.checks.ecosystems import delegates, js_tools
+
+    scripts = {"test": "npm run lint && npm run test:unit", "test:unit": "mocha --recursive test/unit", "lint": "true"}
+    write(tmp_path, "package.json", json.dumps({"scripts": scripts}))
+    # mocha ran without its arguments: "No test files found", one error where test/unit held the failures
+    assert "mocha" in js_tools(tmp_path) and script_args(tmp_path, "mocha") == "--recursive test/unit"
+    scripts = {"test": "run-s test:*", "test:unit": "vitest run --dir src", "test:types": "tsc --noEmit"}
+    write(tmp_path, "package.json", json.dumps({"scripts": scripts}))
+    assert "vitest" in js_tools(tmp_path) and script_args(tmp_path, "vitest") == "--dir src"
+    write(tmp_path, "package.json", json.dumps({"workspaces": ["packages/*"], "scripts": {
+        "test": "yarn test:all", "test:all": "yarn workspaces foreach -A run test"}}))
+    write(tmp_path, "packages/a/package.json", json.dumps({"scripts": {"test": "jest"}}))
+    assert delegates(tmp_path) and "jest" in js_tools(tmp_path)
