@@ -91,8 +91,8 @@ def snapshot(root: Path, label: str | None = None, output_lines: int = OUTPUT_LI
     live = store.read_live()
     if state is None and live is None:
         return None
-    raw: dict[str, Any] = dict(state) if state is not None else {}
-    same_run = live is not None and (state is None or live["run_id"] == state["run_id"])
+    raw: dict[str, Any] = dict(state.to_record()) if state is not None else {}
+    same_run = live is not None and (state is None or live["run_id"] == state.run_id)
     lv = live if same_run and live is not None else None
     pid = loop_pid(store, raw.get("status") == "running", lv)
     if pid:

@@ -28,10 +28,10 @@ def loop_info(worktree: Worktree, name: str) -> dict[str, object]:
     elif state is None:
         status = "never run" if present else "missing"
     else:
-        status = "died" if state["status"] == "running" else str(state["status"])
+        status = "died" if state.status == "running" else state.status
     info: dict[str, object] = {"name": name, "path": str(worktree.path), "branch": worktree.branch,
                             "head": worktree.head, "status": status, "pid": pid}
-    raw: dict[str, Any] = dict(state) if state is not None else {}
+    raw: dict[str, Any] = dict(state.to_record()) if state is not None else {}
     info.update({key: raw.get(key) for key in STATE_KEYS})
     info["circuit"] = (raw.get("circuit") or {}).get("state")
     return info

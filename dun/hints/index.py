@@ -83,7 +83,7 @@ class Index:
     def learn_logs(self, store: Store) -> None:
         """The iteration logs of the current run and of the archived runs not learned yet."""
         state = store.peek_state()
-        run = state.get("run_id") if state else None
+        run = state.run_id if state else None
         for number, path in store.iteration_log_paths():
             key = f"{run}:{number}"
             if run is None or key in self.seen:

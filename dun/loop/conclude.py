@@ -21,7 +21,8 @@ from dun.engine.session import Session
 from dun.hints.index import MAX_LOG_PATHS
 from dun.loop.policy import Decision, IterationOutcome, after_iteration, call_cap, reserve
 from dun.loop.review import review
-from dun.store.records import IterationLog, LoopState, Start
+from dun.store.records import IterationLog
+from dun.store.state import LoopState, Start
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
@@ -40,7 +41,7 @@ def progressed_checks(start: Start, after: Report, newly_passing: list[str]) -> 
     fixed), whatever else they still list."""
     now = {r.id: {item_key(i) for i in r.items} for r in after.actionable()}
     moved = set(newly_passing)
-    for check_id, keys in (start.get("items") or {}).items():
+    for check_id, keys in start.items.items():
         gone = set(keys) - now.get(check_id, set())
         if check_id in now and any(not key.split(": ", 1)[-1].startswith(MORE_PREFIX) for key in gone):
             moved.add(check_id)
@@ -95,29 +96,29 @@ def judge(session: Session, settings: Settings, state: LoopState, adapter: Agent
     after = session.report()
     after_ids = [r.id for r in after.actionable()]
     paths: list[str] | None = None  # what the iteration changed, for the co-change hints (dun/hints/)
-    if start["tree"] and tree_after:
-        paths = changed_paths(root, start["tree"], tree_after) if tree_after != start["tree"] else []
+    if start.tree and tree_after:
+        paths = changed_paths(root, start.tree, tree_after) if tree_after != start.tree else []
         files_changed = len(paths)
     else:  # no tree hash recorded at the start: compare with the starting commit instead
-        files_changed = diff_stat(root, start["head"])[1] if start["head"] else 0
-    newly_passing = sorted(set(start["actionable"]) - set(after_ids))
-    moved = start["head"] and head_after and head_after != start["head"]
-    commits = recent_commits(root, 50, since=start["head"]) if moved else []
+        files_changed = diff_stat(root, start.head)[1] if start.head else 0
+    newly_passing = sorted(set(start.actionable) - set(after_ids))
+    moved = start.head and head_after and head_after != start.head
+    commits = recent_commits(root, 50, since=start.head) if moved else []
     # what the iteration's commits carry: committing work an earlier iteration left uncommitted is a change too
-    committed = len(changed_paths(root, str(start["head"]), str(head_after))) if moved else 0
+    committed = len(changed_paths(root, str(start.head), str(head_after))) if moved else 0
     from dun.trust.verify import remember_tree, verify_iteration
 
     verification = verify_iteration(session, settings, state, parsed.block, after, files_changed, committed,
-                                    start["tree"], tree_after, newly_passing,
-                                    progressed_checks(start, after, newly_passing), start.get("checker"))
+                                    start.tree, tree_after, newly_passing,
+                                    progressed_checks(start, after, newly_passing), start.checker)
     repaired = bool(verification.restored or verification.reverted)
     if repaired:  # dun repaired the tree: judge the repaired state
         head_after, tree_after = session.look()
         after = session.report()
         after_ids = [r.id for r in after.actionable()]
-        newly_passing = sorted(set(start["actionable"]) - set(after_ids))
+        newly_passing = sorted(set(start.actionable) - set(after_ids))
     remember_tree(state, settings.trust.oscillation_window, tree_after, by_dun=repaired)
-    progress = bool(start["head"] != head_after or files_changed or newly_passing)
+    progress = bool(start.head != head_after or files_changed or newly_passing)
     cost = known_cost(adapter.cost(parsed.agent, settings.agent))
     estimated = False
     budget = settings.loop.budget_per_iteration_usd and call_cap(state, settings)  # what the call was allowed
@@ -135,7 +136,7 @@ def judge(session: Session, settings: Settings, state: LoopState, adapter: Agent
         cost = (cost or 0.0) + gate.cost_usd
         verification.review = gate.to_dict()  # logged as verification.review
     found = verification.discrepancies
-    judged, confirmation = parsed, start["confirmation"]
+    judged, confirmation = parsed, start.confirmation
     if gate is not None and gate.outcome == "rejected" and parsed.block is not None:
         # a rejected completion completes nothing: its EXIT_SIGNAL is set aside, and it is no confirmation
         judged = replace(parsed, block=replace(parsed.block, exit_signal=False))
@@ -144,7 +145,7 @@ def judge(session: Session, settings: Settings, state: LoopState, adapter: Agent
                                facts.interrupted, found, None if facts.interrupted else verification.stop,
                                cost_estimated=estimated)
     decision = after_iteration(state, settings, outcome)
-    handoff = build_handoff(session.store, parsed, n, {"base_head": start["head"], "head": head_after,
+    handoff = build_handoff(session.store, parsed, n, {"base_head": start.head, "head": head_after,
                                                        "commits": commits[:20], "files_changed": files_changed})
     handoff["discrepancies"] = [d["detail"] for d in found]
     session.store.write_handoff(handoff)
@@ -162,11 +163,11 @@ def judge(session: Session, settings: Settings, state: LoopState, adapter: Agent
         "parse_error": parsed.error if parsed.outcome != "parsed" else None,
         "parse_outcome": parsed.outcome, "answer_shape": parsed.shape,
         "checks_after": {"actionable": len(after_ids), "ids": after_ids},
-        "progress": {"head_before": start["head"], "head_after": head_after, "commits": commits,
+        "progress": {"head_before": start.head, "head_after": head_after, "commits": commits,
                      "files_changed": files_changed, "tree_hash": tree_after, "newly_passing": newly_passing,
                      **({"paths": paths[:MAX_LOG_PATHS]} if paths is not None else {})},
         "usage": parsed.agent.get("usage") if isinstance(parsed.agent.get("usage"), dict) else None,
-        "permission_denials": denials, "flags": outcome.flags, "circuit": state["circuit"],
+        "permission_denials": denials, "flags": outcome.flags, "circuit": state.circuit.to_record(),
         "decision": decision.to_dict(),
     })
     return decision, after, (head_after, tree_after)

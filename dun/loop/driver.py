@@ -122,7 +122,7 @@ class Loop:
         parts = [f"boxes {live['boxes_done']}/{live['boxes_total']}"] if live and live["boxes_total"] is not None \
             else []
         cap = self.settings.loop.max_budget_usd
-        spent = self.engine.state["cost_usd_total"]
+        spent = self.engine.state.cost_usd_total
         parts.append(f"${spent:.4f} of ${cap:g}" if cap > 0 else f"${spent:.4f} spent")
         return ", ".join(parts)
 
@@ -215,7 +215,7 @@ class Loop:
     def wait(self, decision: Decision) -> None:
         """Sleep until the wait is over, a signal arrives, or STOP appears; a countdown on a terminal."""
         # never past the run's time limit: the next step then stops with max_duration
-        deadline = self.engine.state["started_epoch"] + self.settings.loop.max_duration_h * 3600
+        deadline = self.engine.state.started_epoch + self.settings.loop.max_duration_h * 3600
         until = min(time.time() + decision.wait_s, deadline)
         self.engine.waiting(decision, until)
         self.say(f"waiting {decision.wait_s / 60:.1f} min ({decision.reason}) until "
@@ -253,7 +253,7 @@ class Loop:
                            loop.iteration_timeout_s, loop.kill_grace_s, on_start=engine.agent_started,
                            should_stop=should_stop,
                            max_output=int(loop.max_output_mb * (1 << 20)), on_tree=engine.agent_tree,
-                           token=engine.state["agent_token"])
+                           token=engine.state.agent_token)
         self._clear_tick()
         if result.disk_full is not None:
             raise result.disk_full
@@ -273,8 +273,8 @@ class Loop:
         report = self.engine.finish(decision)
         state = self.engine.state
         detail = f" ({decision.detail})" if decision.detail else ""
-        self.say(f"stopped: {decision.reason}{detail} after {state['iteration']} iteration(s), "
-                 f"${state['cost_usd_total']:.4f} spent; report: {report.relative_to(self.root)}")
+        self.say(f"stopped: {decision.reason}{detail} after {state.iteration} iteration(s), "
+                 f"${state.cost_usd_total:.4f} spent; report: {report.relative_to(self.root)}")
         hint = resume_hint(str(decision.reason))
         if hint and decision.reason != StopReason.COMPLETE:
             self.say(f"to go on: {hint}")
@@ -305,7 +305,7 @@ def dry_run(loop: Loop) -> int:
     if decision is not None:
         loop.say(f"dry run: would {decision.action} ({decision.reason})")
         return ExitCode.OK
-    prompt = render(loop.session, report, False, state["iteration"] + 1)
+    prompt = render(loop.session, report, False, state.iteration + 1)
     sys.stdout.write(prompt)
     inv = engine.adapter.build(engine.request(prompt, loop.store.logs_dir / "next.prompt.md", False))
     loop.say(f"dry run: would run {' '.join(redact_argv(redact(inv.argv, inv.redact)))}")

@@ -47,10 +47,8 @@ from dun.store.records import (
     IterationLog,
     LiveDecision,
     LiveRecord,
-    LoopState,
-    Start,
-    new_state,
 )
+from dun.store.state import LoopState, Start
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
@@ -119,7 +117,7 @@ class Engine:
         self.external = external  # the shell driver runs the agent: no argv of ours, no guard wiring
         self.store = session.store
         self.say = say or (lambda text: None)
-        self.state: LoopState = new_state()
+        self.state = LoopState()
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.live_record: LiveRecord | None = None  # the last one written
         self.live_writer = LiveWriter(self.store)
@@ -157,9 +155,9 @@ class Engine:
     # -- state ---------------------------------------------------------------------------------------------
     def save(self) -> None:
         loop, state = self.settings.loop, self.state
-        state["calls_left_hour"] = calls_left(state["calls"], loop.max_calls_per_hour, time.time())
+        state.calls_left_hour = calls_left(state.calls, loop.max_calls_per_hour, time.time())
         cap = loop.max_budget_usd
-        state["budget_left_usd"] = round(cap - state["cost_usd_total"], 4) if cap > 0 else None
+        state.budget_left_usd = round(cap - state.cost_usd_total, 4) if cap > 0 else None
         self.store.write_state(state)
         self.fleet.beat(state)
 
@@ -174,19 +172,19 @@ class Engine:
         """The state a run starts from, the previous run's state, and whether this is a new run (pure: it writes
         nothing, so `--dry-run` uses it too)."""
         previous = self._read_previous(fresh)
-        new_run = previous is None or fresh or previous["status"] == "complete"
+        new_run = previous is None or fresh or previous.status == "complete"
         if new_run:
-            state = new_state()
+            state = LoopState()
             if previous is not None:  # what outlives a run: the call window, a pending wait, the breaker
-                state.update({"calls": previous["calls"], "resume_at": previous["resume_at"]})
+                state.calls, state.resume_at = list(previous.calls), previous.resume_at
                 if not fresh:  # `--fresh` is a new start: its circuit is closed
-                    state["circuit"] = previous["circuit"]
+                    state.circuit = previous.circuit
         else:
             assert previous is not None
             state = copy.deepcopy(previous)
         if reset_circuit:
-            state["circuit"] = breaker.new_circuit()
-        state["circuit"] = breaker.on_start(state["circuit"], self.settings.circuit.cooldown_min, time.time())
+            state.circuit = breaker.new_circuit()
+        state.circuit = breaker.on_start(state.circuit, self.settings.circuit.cooldown_min, time.time())
         return state, previous, new_run
 
     def _read_previous(self, fresh: bool) -> LoopState | None:
@@ -208,14 +206,14 @@ class Engine:
         confinement.before_dun_git(self.session.root, self.say)
         state, previous, new_run = self.starting_state(fresh, reset_circuit)
         self.state = state
-        was = previous["circuit"] if previous is not None else breaker.new_circuit()
-        if fresh and was.get("state") == breaker.OPEN:
-            self.say(f"--fresh: a new run with a closed circuit (it was OPEN: {was.get('reason')})")
+        was = previous.circuit if previous is not None else breaker.new_circuit()
+        if fresh and was.state == breaker.OPEN:
+            self.say(f"--fresh: a new run with a closed circuit (it was OPEN: {was.reason})")
         self.say(self.protection.note)
         if new_run:
             if previous is not None or self._stray_logs():
-                target = self.store.archive_run(previous["run_id"] if previous else None)
-                self.say(f"previous run {previous['run_id'] if previous else '(no state)'} archived in {target}")
+                target = self.store.archive_run(previous.run_id if previous else None)
+                self.say(f"previous run {previous.run_id if previous else '(no state)'} archived in {target}")
         else:
             self._close_interrupted()
         from dun.trust.verify import rebaseline
@@ -225,15 +223,15 @@ class Engine:
         if new_run:
             self._mission_note()
         if changes:  # made outside any iteration: the operator's, never held against the agent
-            since = "the last iteration" if previous and previous["status"] == "running" and not new_run \
+            since = "the last iteration" if previous and previous.status == "running" and not new_run \
                 else "the last run"
             self.say(f"changed since {since}, taken as the new baseline: {', '.join(changes[:8])}"
                      + (f" and {len(changes) - 8} more" if len(changes) > 8 else ""))
-        state.update({"status": "running", "stop_reason": None, "stop_detail": None, "ended_at": None,
-                      "pid": os.getpid()})
+        state.status, state.stop_reason, state.stop_detail, state.ended_at = "running", None, None, None
+        state.pid = os.getpid()
         self.save()
         self.live(LivePhase.STARTING)
-        operator.on_run_start(self.session.root, dict(state), self.settings)
+        operator.on_run_start(self.session.root, state.to_record(), self.settings)
         return state
 
     def _mission_note(self) -> None:
@@ -253,19 +251,19 @@ class Engine:
     def _close_interrupted(self) -> None:
         """After a crash or kill -9: the unfinished iteration is logged as interrupted and its agent killed."""
         state = self.state
-        killed = stop_recorded_agent(state.get("agent_pgid"), state.get("agent_started"), state.get("agent_tree"),
-                                     state.get("agent_token"))
+        killed = stop_recorded_agent(state.agent_pgid, state.agent_started, state.agent_tree,
+                                     state.agent_token)
         if killed:
-            self.say(f"killed the agent left running by the previous loop (process group {state['agent_pgid']})")
-        n = state.get("in_progress")
+            self.say(f"killed the agent left running by the previous loop (process group {state.agent_pgid})")
+        n = state.in_progress
         if n:
             log = self.store.read_log(n) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": n,
-                                             "run_id": state["run_id"]}
+                                             "run_id": state.run_id}
             if not log.get("ended_at"):
                 log.update({"ended_at": now_iso(), "decision": {"action": "stop", "reason": "interrupted"},
                             "interrupted": True})
-                start = state.get("start")
-                checker = start.get("checker") if start is not None else None
+                start = state.start
+                checker = start.checker if start is not None else None
                 if checker:  # a killed iteration's changes to the judge are still the agent's, not a baseline
                     from dun.trust import tasks
                     from dun.trust.verify import Verification, checker_changes
@@ -280,14 +278,18 @@ class Engine:
                     if reverted:
                         self._reload()
                 self.store.write_log(log)
-            state["iteration"] = max(state["iteration"], n)
-            call = state.get("call_started")
+            state.iteration = max(state.iteration, n)
+            call = state.call_started
             if call:  # the lost call still counts against the hourly limit
-                state["calls"] = sorted([*state["calls"], call])
+                state.calls = sorted([*state.calls, call])
             self.say(f"resuming after iteration {n}, which was interrupted")
-        state.update({"in_progress": None, "start": None, "agent_pgid": None, "agent_started": None,
-                      "agent_token": None, "agent_tree": [],
-                      "call_started": None})
+        self._close_call()
+
+    def _close_call(self) -> None:
+        """No iteration in progress: nothing of its agent is left to watch."""
+        state = self.state
+        state.in_progress, state.start, state.call_started = None, None, None
+        state.agent_pgid, state.agent_started, state.agent_token, state.agent_tree = None, None, None, []
 
     def _reload(self) -> None:
         """The config and manifests were loaded before a revert put them back: read them again, so that the run
@@ -300,10 +302,10 @@ class Engine:
     def attach(self, n: int) -> LoopState:
         """The shell driver's answer step: the run must have iteration `n` open."""
         state = self.store.read_state()
-        if state is None or state["status"] != "running" or not state["in_progress"]:
+        if state is None or state.status != "running" or not state.in_progress:
             raise UsageError("no iteration in progress: run `dun respond --decide --before` first")
-        if state["in_progress"] != n:
-            raise UsageError(f"--iteration {n} does not match the iteration in progress ({state['in_progress']})")
+        if state.in_progress != n:
+            raise UsageError(f"--iteration {n} does not match the iteration in progress ({state.in_progress})")
         self.state = state
         return state
 
@@ -346,14 +348,14 @@ class Engine:
 
     def _open(self, report: Report, confirmation: bool, look: tuple[str | None, str | None]) -> Opened:
         state, store = self.state, self.store
-        n = state["iteration"] + 1
+        n = state.iteration + 1
         actionable = [r.id for r in report.actionable()]
-        start: Start = {"actionable": actionable, "head": look[0], "tree": look[1], "confirmation": confirmation,
-                        "items": {r.id: [item_key(i) for i in r.items][:MAX_ITEMS] for r in report.actionable()}}
+        start = Start(actionable, look[0], look[1], confirmation,
+                      {r.id: [item_key(i) for i in r.items][:MAX_ITEMS] for r in report.actionable()})
         from dun.trust.verify import rebaseline
 
         # right before the agent starts: what changed since the last iteration ended is the operator's
-        start["checker"], changes = rebaseline(self.session, self.settings, look[0])
+        start.checker, changes = rebaseline(self.session, self.settings, look[0])
         if changes:
             self.say(f"changed between iterations (not by the agent), taken as the new baseline: "
                      f"{', '.join(changes[:8])}")
@@ -369,7 +371,7 @@ class Engine:
             # the agent's own argv, not bwrap's; the prompt and secret-looking values redacted
             agent, argv = self.adapter.name, redact_argv(redact(built.argv, built.redact))
             inv = self.confine(built)
-        log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"],
+        log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state.run_id,
                              "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,
                              "prompt_file": prompt_file.name, "out_file": f"iteration-{n}.out",
                              "err_file": f"iteration-{n}.err", "sandbox": self.sandbox,
@@ -378,19 +380,19 @@ class Engine:
                              "baseline_changes": changes}
         store.write_log(log)
         # the token every process of the agent will carry, saved before the agent starts
-        state.update({"iteration": n, "in_progress": n, "start": start, "call_started": time.time(),
-                      "agent_token": None if self.external else new_token(), "agent_tree": []})
+        state.iteration, state.in_progress, state.start, state.call_started = n, n, start, time.time()
+        state.agent_token, state.agent_tree = None if self.external else new_token(), []
         self.save()
         self.live(LivePhase.AGENT)
         return Opened(n, prompt, prompt_file, confirmation, inv)
 
     def agent_started(self, pid: int, token: str | None = None) -> None:
-        self.state.update({"agent_pgid": pid, "agent_started": process_start_time(pid)})
+        self.state.agent_pgid, self.state.agent_started = pid, process_start_time(pid)
         self.save()
 
     def agent_tree(self, tree: list[list[float]]) -> None:
         """The agent's processes changed: saved, so that a loop resumed after a kill -9 can kill them."""
-        self.state["agent_tree"] = tree
+        self.state.agent_tree = tree
         self.save()
 
     def conclude(self, n: int, facts: AgentFacts) -> Decision:
@@ -399,22 +401,22 @@ class Engine:
         confinement.before_dun_git(self.session.root, self.say)
         state, store = self.state, self.store
         self.live(LivePhase.JUDGING)
-        start = state["start"] or {"actionable": [], "head": None, "tree": None, "confirmation": False}
+        start = state.start or Start()
         with store.iteration_file(n, ".out").open("rb") as fh:
             parsed = self.adapter.parse(fh)
-        log = store.read_log(n) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state["run_id"]}
+        log = store.read_log(n) or {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state.run_id}
         stdout_tail = output_tail(store.iteration_file(n, ".out"))
         stderr_tail = output_tail(store.iteration_file(n, ".err"))
         decision, after, look_after = judge(self.session, self.settings, state, self.adapter, n, parsed, start, log,
                                             facts, stdout_tail, stderr_tail)
         store.write_log(log)
-        state.update({"iteration": max(state["iteration"], n), "in_progress": None, "start": None, "agent_pgid": None,
-                      "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None})
+        state.iteration = max(state.iteration, n)
+        self._close_call()
         self.save()
         self.live(LivePhase.DECIDED, decision_entry(n, str(decision.action), str(decision.reason)))
         self.last = (after, *look_after)
-        operator.on_iteration(self.session.root, dict(log), dict(state), self.settings)
-        self.fleet.concluded(log.get("cost_usd") or 0.0, decision, state["resume_at"])  # the others of this agent
+        operator.on_iteration(self.session.root, dict(log), dict(state.to_record()), self.settings)
+        self.fleet.concluded(log.get("cost_usd") or 0.0, decision, state.resume_at)  # the others of this agent
         return decision
 
     def finish(self, decision: Decision) -> Path:
@@ -422,14 +424,15 @@ class Engine:
         assert decision.action == Action.STOP
         reason = str(decision.reason)
         complete = reason == StopReason.COMPLETE
-        self.state.update({"status": "complete" if complete else "stopped", "stop_reason": reason,
-                           "stop_detail": decision.detail, "ended_at": now_iso()})
+        state = self.state
+        state.status, state.stop_reason = "complete" if complete else "stopped", reason
+        state.stop_detail, state.ended_at = decision.detail, now_iso()
         if reason == StopReason.STOP_REQUESTED:
             self.store.consume_stop()
         self.save()
         self.live(LivePhase.STOPPED, decision_entry(None, str(decision.action), reason))
         report = write_report(self.store, self.state, self.settings)
-        operator.on_stop(self.session.root, dict(self.state), self.settings)
+        operator.on_stop(self.session.root, dict(self.state.to_record()), self.settings)
         return report
 
     def waiting(self, decision: Decision, until: float | None = None) -> None:
@@ -439,7 +442,8 @@ class Engine:
         self.live(LivePhase.WAITING, decision_entry(None, str(decision.action), str(decision.reason)),
                   wait_until=until, wait_reason=str(decision.reason))
         self.fleet.waiting(self.state, str(decision.reason), until - time.time())
-        operator.on_wait(self.session.root, dict(self.state), self.settings, str(decision.reason), decision.wait_s)
+        operator.on_wait(self.session.root, dict(self.state.to_record()), self.settings, str(decision.reason),
+                         decision.wait_s)
 
     def tick(self) -> None:
         """While a driver waits: the loop's heartbeat in the fleet's registry (every `fleet.heartbeat_s`)."""

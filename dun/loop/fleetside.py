@@ -14,7 +14,7 @@ from dun.core.kinds import LIMIT_KINDS, Action, StopReason, WaitReason
 from dun.fleet.connect import open_store
 from dun.fleet.link import FleetLink
 from dun.loop.policy import Decision, stop
-from dun.store.records import LoopState
+from dun.store.state import LoopState
 from dun.store.store import Store
 
 WAITS = {"pause": WaitReason.USAGE_LIMIT, "window": WaitReason.SHARED_CALL_LIMIT,
@@ -60,18 +60,18 @@ class FleetSide:
 
     def beat(self, state: LoopState, force: bool = False) -> None:
         """The registry record, when what it says changed or `fleet.heartbeat_s` passed since the last one."""
-        status = str(state["status"])
+        status = str(state.status)
         if status == "running":
-            if state.get("in_progress"):
+            if state.in_progress:
                 self.wait = None
             status = "waiting" if self.wait else "running"
-        said = (status, state["iteration"], state.get("in_progress"), self.wait)
+        said = (status, state.iteration, state.in_progress, self.wait)
         if not force and said == self.last[1] and time.time() - self.last[0] < self.heartbeat_s:
             return
-        record = {"run_id": state["run_id"], "status": status, "iteration": state["iteration"],
-                  "in_progress": state.get("in_progress"), "call_started": state.get("call_started"),
-                  "cost_usd": state["cost_usd_total"],
-                  "stop_reason": state.get("stop_reason"), "started_at": state.get("started_at"), "pid": os.getpid(),
+        record = {"run_id": state.run_id, "status": status, "iteration": state.iteration,
+                  "in_progress": state.in_progress, "call_started": state.call_started,
+                  "cost_usd": state.cost_usd_total,
+                  "stop_reason": state.stop_reason, "started_at": state.started_at, "pid": os.getpid(),
                   "wait_reason": self.wait[0] if self.wait and status == "waiting" else None,
                   "resume_at": round(self.wait[1], 3) if self.wait and status == "waiting" else None,
                   "driver": "loop" if self.quiet_s is None else "shell"}

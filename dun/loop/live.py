@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from dun.core.errors import DunError
 from dun.core.kinds import LivePhase
-from dun.store.records import LIVE_SCHEMA_VERSION, LiveDecision, LiveRecord, LoopState
+from dun.store.records import LIVE_SCHEMA_VERSION, LiveDecision, LiveRecord
+from dun.store.state import LoopState
 from dun.store.store import Store
 
 if TYPE_CHECKING:
@@ -109,28 +110,28 @@ def record_live(writer: LiveWriter, state: LoopState, settings: Settings, phase:
 
     store = writer.store
     previous = previous or store.read_live()
-    decisions = list(previous["decisions"]) if previous and previous.get("run_id") == state["run_id"] else []
+    decisions = list(previous["decisions"]) if previous and previous.get("run_id") == state.run_id else []
     last = decisions[-1] if decisions else None
     repeated = decision is not None and decision["iteration"] is None and last is not None and \
         (last["action"], last["reason"]) == (decision["action"], decision["reason"])  # the stop its iteration decided
     if decision is not None and not repeated:
         decisions = [*decisions, decision][-MAX_DECISIONS:]
     driver = os.getppid() if shell else os.getpid()
-    n = state["in_progress"]
-    shown = n or state["iteration"]  # between iterations, the last one's output stays in view
+    n = state.in_progress
+    shown = n or state.iteration  # between iterations, the last one's output stays in view
     boxes = writer.boxes.count(store.root)
     cap = settings.loop.max_budget_usd
     record: LiveRecord = {
-        "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": driver,
+        "schema_version": LIVE_SCHEMA_VERSION, "run_id": state.run_id, "pid": driver,
         "pid_started": process_start_time(driver), "driver": "shell" if shell else "loop",
-        "agent": settings.agent.name, "phase": str(phase), "iteration": state["iteration"],
+        "agent": settings.agent.name, "phase": str(phase), "iteration": state.iteration,
         "max_iterations": settings.loop.max_iterations, "in_progress": n,
-        "call_started": state["call_started"] if n else None,
+        "call_started": state.call_started if n else None,
         "out_file": store.iteration_file(shown, ".out").name if shown else None,
         "boxes_done": boxes[0] if boxes else None, "boxes_total": boxes[1] if boxes else None,
-        "cost_usd": round(float(state["cost_usd_total"]), 6), "budget_usd": float(cap) if cap > 0 else None,
+        "cost_usd": round(float(state.cost_usd_total), 6), "budget_usd": float(cap) if cap > 0 else None,
         "decisions": decisions, "wait_until": wait_until, "wait_reason": wait_reason,
-        "stop_reason": state["stop_reason"], "started_epoch": state["started_epoch"], "updated": time.time()}
+        "stop_reason": state.stop_reason, "started_epoch": state.started_epoch, "updated": time.time()}
     writer.put(record)
     return record
 

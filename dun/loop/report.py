@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dun.core.kinds import StopReason
-from dun.store.records import Discrepancy, IterationLog, LoopState
+from dun.store.records import Discrepancy, IterationLog
+from dun.store.state import LoopState
 from dun.store.store import Store
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def protection_line(logs: list[IterationLog]) -> str:
 
 def write_report(store: Store, state: LoopState, settings: Settings) -> Path:
     logs = store.iteration_logs()
-    run_logs = [log for log in logs if log.get("run_id") in (None, state.get("run_id"))]
+    run_logs = [log for log in logs if log.get("run_id") in (None, state.run_id)]
     cap = settings.loop.max_budget_usd
     first, last = (run_logs[0], run_logs[-1]) if run_logs else ({}, {})
     counted_before, counted_after = first.get("checks_before"), last.get("checks_after")
@@ -133,16 +134,15 @@ def write_report(store: Store, state: LoopState, settings: Settings) -> Path:
     after = counted_after.get("ids") if isinstance(counted_after, dict) else None
     lines = [
         "# dun loop report", "",
-        f"- run: `{state.get('run_id')}`",
-        f"- status: **{state.get('status')}**, stop reason: **{state.get('stop_reason')}**"
-        + (f" ({state['stop_detail']})" if state.get("stop_detail") else ""),
-        *([f"- to go on: {resume_hint(state.get('stop_reason'))}"] if resume_hint(state.get("stop_reason")) else []),
-        f"- started: {state.get('started_at')}, ended: {state.get('ended_at')}",
-        f"- iterations: {state.get('iteration')} ({len(run_logs)} logged), failed calls: {state.get('errors_total')}",
-        f"- cost: ${state.get('cost_usd_total', 0):.4f}" + (f" of ${cap:g} budget" if cap > 0 else " (no budget cap)"),
+        f"- run: `{state.run_id}`",
+        f"- status: **{state.status}**, stop reason: **{state.stop_reason}**"
+        + (f" ({state.stop_detail})" if state.stop_detail else ""),
+        *([f"- to go on: {resume_hint(state.stop_reason)}"] if resume_hint(state.stop_reason) else []),
+        f"- started: {state.started_at}, ended: {state.ended_at}",
+        f"- iterations: {state.iteration} ({len(run_logs)} logged), failed calls: {state.errors_total}",
+        f"- cost: ${state.cost_usd_total:.4f}" + (f" of ${cap:g} budget" if cap > 0 else " (no budget cap)"),
         protection_line(run_logs),
-        f"- circuit: {state['circuit']['state']}" + (f" ({state['circuit']['reason']})"
-                                                     if state["circuit"].get("reason") else ""),
+        f"- circuit: {state.circuit.state}" + (f" ({state.circuit.reason})" if state.circuit.reason else ""),
         f"- checks actionable before: {len(before) if before is not None else '-'}"
         + (f" ({', '.join(before)})" if before else ""),
         f"- checks actionable after: {len(after) if after is not None else '-'}"

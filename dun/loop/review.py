@@ -27,7 +27,8 @@ from dun.core.git import git
 from dun.core.kinds import DiscrepancyKind
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.store.records import Discrepancy, Start
+from dun.store.records import Discrepancy
+from dun.store.state import Start
 from dun.store.store import Store
 
 if TYPE_CHECKING:
@@ -138,10 +139,10 @@ def preflight(session: Session, settings: Settings, check_binaries: bool = True)
 
 def diff_text(root: Path, start: Start, tree_after: str | None, limit: int) -> str:
     """What the iteration changed: committed and uncommitted, from the work tree at its start."""
-    if start["tree"] and tree_after:
-        args = ["diff", "--no-color", "--no-ext-diff", start["tree"], tree_after]
-    elif start["head"]:
-        args = ["diff", "--no-color", "--no-ext-diff", start["head"]]
+    if start.tree and tree_after:
+        args = ["diff", "--no-color", "--no-ext-diff", start.tree, tree_after]
+    elif start.head:
+        args = ["diff", "--no-color", "--no-ext-diff", start.head]
     else:
         return ""
     proc = git(root, *args, check=False)
@@ -202,7 +203,7 @@ def review(session: Session, settings: Settings, n: int, block: StatusBlock | No
     if not due(settings, block, diff):
         return None
     store = session.store
-    prompt = render(block, start["actionable"], after, newly_passing, diff)
+    prompt = render(block, start.actionable, after, newly_passing, diff)
     found = reviewers(session, settings)
     result = Review([run_reviewer(store, settings, n, k, r, prompt) for k, r in enumerate(found, start=1)],
                     gate.approvals or len(found))

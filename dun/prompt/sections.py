@@ -115,15 +115,13 @@ def loop_section(store: Store) -> str:
         state = store.read_state()
     except DunError:  # a corrupt state is `dun loop`'s to report, not the prompt's
         return ""
-    if not state or state.get("status") != "running":
+    if not state or state.status != "running":
         return ""
-    parts = [f"Iteration {state.get('iteration')}"]
-    if "cost_usd_total" in state:
-        parts.append(f"spent ${state['cost_usd_total']:.2f}")
-    if state.get("budget_left_usd") is not None:
-        parts.append(f"${state['budget_left_usd']:.2f} left")
-    if state.get("calls_left_hour") is not None:
-        parts.append(f"{state['calls_left_hour']} calls left this hour")
+    parts = [f"Iteration {state.iteration}", f"spent ${state.cost_usd_total:.2f}"]
+    if state.budget_left_usd is not None:
+        parts.append(f"${state.budget_left_usd:.2f} left")
+    if state.calls_left_hour is not None:
+        parts.append(f"{state.calls_left_hour} calls left this hour")
     return ", ".join(parts) + "."
 
 

@@ -1,17 +1,16 @@
 """The typed, versioned records dun keeps under `.dun/`: the loop state, the iteration log, the handoff.
 
 They are TypedDicts because they are JSON on disk first: a person reads them, `jq` reads them, and older files
-load by filling in the keys they lack (`Store.read_state`). Every key is declared here and nowhere else.
+load by filling in the keys they lack (`Store.read_state`). Every key is declared here and nowhere else. In memory
+the loop's state is a dataclass (dun/store/state.py), converted where the store reads and writes the file.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, NotRequired, Required, TypedDict
 
 from dun.core.kinds import CircuitState
-from dun.core.timefmt import now_iso
 
 STATE_SCHEMA_VERSION = 1
 LOG_SCHEMA_VERSION = 1
@@ -28,7 +27,7 @@ CochangeRecord = tuple[int, tuple[int, int, int], str, int, int, list[str], list
 LIVE_SCHEMA_VERSION = 1
 
 
-class Circuit(TypedDict, total=False):
+class CircuitRecord(TypedDict, total=False):
     state: str  # CircuitState
     no_progress: int
     same_error: int
@@ -41,12 +40,12 @@ class Circuit(TypedDict, total=False):
     trial: bool  # the first iteration after a cooldown decides whether it closes
 
 
-class Blocked(TypedDict):
+class BlockedRecord(TypedDict):
     task: str
     count: int
 
 
-class Start(TypedDict):
+class StartRecord(TypedDict):
     """Where the iteration in progress began: what its conclusion compares against."""
 
     actionable: list[str]
@@ -57,8 +56,9 @@ class Start(TypedDict):
     checker: NotRequired[dict[str, object]]  # what decides "done" as the agent found it: files, blobs, head (tamper.py)
 
 
-class LoopState(TypedDict):
-    """`.dun/state.json`: one run of `dun loop` or of scripts/dun-loop.sh, saved after every step."""
+class StateRecord(TypedDict):
+    """`.dun/state.json`: one run of `dun loop` or of scripts/dun-loop.sh, saved after every step (in memory:
+    dun.store.state.LoopState, whose fields say what each key holds)."""
 
     schema_version: int
     run_id: str
@@ -72,17 +72,17 @@ class LoopState(TypedDict):
     cost_usd_total: float
     calls: list[float]  # epoch seconds of agent calls in the rolling hour
     resume_at: float | None  # a usage-limit wait ends here
-    circuit: Circuit
+    circuit: CircuitRecord
     errors_total: int
     in_progress: int | None  # the iteration whose agent may be running
-    start: Start | None  # where `in_progress` began
+    start: StartRecord | None  # where `in_progress` began
     agent_pgid: int | None
     agent_started: float | None  # the agent's process start time (pid reuse check)
     agent_token: str | None  # in the environment of every process of the agent's tree
     agent_tree: list[list[float]]  # [pid, start time] of the agent's descendants, refreshed while it runs
     call_started: float | None
     confirmations: int
-    blocked: Blocked | None
+    blocked: BlockedRecord | None
     last_exit_signal: bool | None
     trees: list[str]  # work-tree hashes of the last iterations (oscillation)
     dun_trees: list[str]  # of those, the ones dun's own restores and reverts produced: never an oscillation
@@ -92,24 +92,6 @@ class LoopState(TypedDict):
     pid: int | None
     calls_left_hour: int | None
     budget_left_usd: float | None
-
-
-def new_circuit() -> Circuit:
-    return {"state": CircuitState.CLOSED, "no_progress": 0, "same_error": 0, "last_error": None,
-            "permission_denials": 0, "discrepancies": 0, "oscillations": 0, "opened_at": None, "reason": None}
-
-
-def new_state() -> LoopState:
-    import uuid  # here: importing it costs 3 ms of every `dun check`, which makes no state
-
-    return {"schema_version": STATE_SCHEMA_VERSION, "run_id": uuid.uuid4().hex[:12], "status": "running",
-            "stop_reason": None, "iteration": 0, "started_at": now_iso(), "started_epoch": time.time(),
-            "updated_at": now_iso(), "ended_at": None, "cost_usd_total": 0.0, "calls": [], "resume_at": None,
-            "circuit": new_circuit(), "errors_total": 0, "in_progress": None, "start": None, "agent_pgid": None,
-            "agent_started": None, "agent_token": None, "agent_tree": [], "call_started": None, "confirmations": 0,
-            "blocked": None,
-            "last_exit_signal": None, "trees": [], "dun_trees": [], "costs": [], "unconfirmed": 0,
-            "stop_detail": None, "pid": None, "calls_left_hour": None, "budget_left_usd": None}
 
 
 # What each state key may hold on disk; anything else makes the file corrupt (never silently a new run).
@@ -273,7 +255,7 @@ class IterationLog(TypedDict, total=False):
     progress: Progress
     permission_denials: int
     flags: list[str]
-    circuit: Circuit
+    circuit: CircuitRecord
     verification: VerificationLog
     decision: dict[str, object]  # {action, reason, wait_s}
 

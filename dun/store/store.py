@@ -26,10 +26,10 @@ from dun.store.records import (
     Handoff,
     IterationLog,
     LiveRecord,
-    LoopState,
-    new_state,
+    StateRecord,
     state_problem,
 )
+from dun.store.state import LoopState
 
 RESERVE_BYTES = 256 * 1024
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
@@ -344,7 +344,7 @@ class Store:
         if problem is not None:
             raise StateCorrupt(f"{self.state_path.relative_to(self.root)} cannot be resumed: {problem}; "
                                "`dun loop --fresh` keeps it aside and starts a new run (logs are archived)")
-        return cast(LoopState, {**new_state(), **data})  # files from older versions gain the new keys
+        return LoopState.from_record(cast(StateRecord, data))  # files from older versions gain the new keys
 
     def peek_state(self) -> LoopState | None:
         """The state for a display (`dun fleet status`, `dun service status`): None when missing or unreadable."""
@@ -362,10 +362,13 @@ class Store:
         return kept
 
     def write_state(self, state: LoopState) -> None:
-        state["updated_at"] = now_iso()
+        state.updated_at = now_iso()
         self.ensure()
-        _redact_in_place(state)  # what the run keeps in memory is what is on disk: the history gets no secret either
-        write_json_atomic(self.state_path, state, private=True)
+        record = state.to_record()
+        clean = cast(StateRecord, redact_data(record))
+        if clean != record:  # what the run keeps in memory is what is on disk: the history gets no secret either
+            state.update_from(clean)
+        write_json_atomic(self.state_path, clean, private=True)
 
     def archive_run(self, run_id: str | None) -> Path | None:
         """A new run moves the previous run's logs, state and report aside, never deleting them."""

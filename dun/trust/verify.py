@@ -11,7 +11,8 @@ from dun.answer.block import StatusBlock
 from dun.core.git import git
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.store.records import Discrepancy, LoopState, VerificationLog
+from dun.store.records import Discrepancy, VerificationLog
+from dun.store.state import LoopState
 from dun.trust import tamper, tasks
 from dun.trust.claims import discrepancy, verify_claims
 
@@ -177,8 +178,8 @@ def oscillated(state: LoopState, window: int, tree_before: str | None, tree_afte
     go anywhere, and a tree dun produced (a restore, a revert) is dun's act, never the agent's."""
     if not tree_after or not failing or tree_after == tree_before:
         return False
-    trees = list(state.get("trees") or [])
-    theirs = set(trees[-window:-1]) - set(state.get("dun_trees") or [])
+    trees = list(state.trees)
+    theirs = set(trees[-window:-1]) - set(state.dun_trees)
     return tree_after in theirs and bool(trees) and tree_after != trees[-1]
 
 
@@ -187,6 +188,6 @@ def remember_tree(state: LoopState, window: int, tree: str | None, by_dun: bool)
     if not tree:
         return
     keep = max(window, 1) + 1
-    state["trees"] = [*(state.get("trees") or []), tree][-keep:]
+    state.trees = [*state.trees, tree][-keep:]
     if by_dun:
-        state["dun_trees"] = [*(state.get("dun_trees") or []), tree][-keep:]
+        state.dun_trees = [*state.dun_trees, tree][-keep:]

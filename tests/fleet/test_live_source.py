@@ -17,25 +17,25 @@ from dun.fleet.identity import host
 from dun.fleet.limits import LocalStore
 from dun.fleet.live import LocalLoops, label_for, snapshot
 from dun.store.lock import LoopLock
-from dun.store.records import LIVE_SCHEMA_VERSION, LiveRecord, new_state
+from dun.store.records import LIVE_SCHEMA_VERSION, LiveRecord
+from dun.store.state import LoopState
 from dun.store.store import Store
 
 
 def ran(root: Path, status: str = "running", updated: float | None = None, iteration: int = 2) -> Store:
     """A loop's files as a run leaves them (the state and the live record), without running one."""
     store = Store(root)
-    state = new_state()
-    state.update({"status": status, "iteration": iteration, "cost_usd_total": 0.75,
-                  "stop_reason": None if status == "running" else "complete"})
+    state = LoopState(status=status, iteration=iteration, cost_usd_total=0.75,
+                      stop_reason=None if status == "running" else "complete")
     store.write_state(state)
     record: LiveRecord = {
-        "schema_version": LIVE_SCHEMA_VERSION, "run_id": state["run_id"], "pid": os.getpid(), "agent": "codex",
+        "schema_version": LIVE_SCHEMA_VERSION, "run_id": state.run_id, "pid": os.getpid(), "agent": "codex",
         "pid_started": None, "driver": "loop",
         "phase": "decided", "iteration": iteration, "max_iterations": 10, "in_progress": None, "call_started": None,
         "out_file": None, "boxes_done": 1, "boxes_total": 3, "cost_usd": 0.75, "budget_usd": 5.0,
         "decisions": [{"iteration": 2, "action": "continue", "reason": "work_remains", "at": 1.0}],
-        "wait_until": None, "wait_reason": None, "stop_reason": state["stop_reason"],
-        "started_epoch": state["started_epoch"], "updated": time.time() if updated is None else updated}
+        "wait_until": None, "wait_reason": None, "stop_reason": state.stop_reason,
+        "started_epoch": state.started_epoch, "updated": time.time() if updated is None else updated}
     store.write_live(record)
     return store
 

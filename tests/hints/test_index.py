@@ -21,7 +21,7 @@ from dun.core.cache.file import MAGIC
 from dun.hints import index as index_mod
 from dun.hints.graph import CHECK_PREFIX
 from dun.hints.index import update
-from dun.store.records import new_state
+from dun.store.state import LoopState
 from dun.store.store import COCHANGE_KIND, Store
 
 
@@ -112,7 +112,7 @@ def iteration_log(store: Store, n: int, paths: list[str], **extra: Any) -> None:
 
 def test_the_iteration_logs_link_files_and_the_checks_they_were_for_once(repo: Path) -> None:
     store = Store(repo)
-    store.write_state({**new_state(), "run_id": "run1"})
+    store.write_state(LoopState(run_id="run1"))
     iteration_log(store, 1, ["src/x.py", "tests/test_x.py"])
     iteration_log(store, 2, ["src/y.py"], ended_at=None)  # still running: learned once it has ended
     s = settings(repo)

@@ -11,7 +11,7 @@ from conftest import settings_with
 from dun.fleet.limits import LocalStore
 from dun.fleet.status import is_stale
 from dun.loop.fleetside import FleetSide
-from dun.store.records import new_state
+from dun.store.state import LoopState
 
 
 def record() -> dict[str, object]:
@@ -21,22 +21,21 @@ def record() -> dict[str, object]:
 
 def test_the_record_follows_the_loop(repo: Path) -> None:
     side = FleetSide(repo, settings_with(fleet__heartbeat_s=3600).fleet, "claude", lambda text: None)
-    state = {**new_state(), "status": "running", "run_id": "r1", "iteration": 1, "in_progress": 2,
-             "call_started": 1000.0}
-    side.beat(state)  # type: ignore[arg-type]
+    state = LoopState(status="running", run_id="r1", iteration=1, in_progress=2, call_started=1000.0)
+    side.beat(state)
     assert (record()["status"], record()["in_progress"], record()["driver"]) == ("running", 2, "loop")
-    state.update(in_progress=None)
-    side.waiting(state, "shared_call_limit", 600)  # type: ignore[arg-type]
+    state.in_progress = None
+    side.waiting(state, "shared_call_limit", 600)
     assert (record()["status"], record()["wait_reason"]) == ("waiting", "shared_call_limit")
     assert "quiet_until" not in record()  # dun loop beats while it waits: it is never excused
-    state.update(status="stopped", stop_reason="budget")
-    side.beat(state)  # type: ignore[arg-type]
+    state.status, state.stop_reason = "stopped", "budget"
+    side.beat(state)
     assert (record()["status"], record()["stop_reason"], record()["wait_reason"]) == ("stopped", "budget", None)
 
 
 def test_the_shell_drivers_loop_says_how_long_it_may_be_quiet(repo: Path) -> None:
     side = FleetSide(repo, settings_with().fleet, "claude", lambda text: None, quiet_s=1800)
-    side.beat({**new_state(), "status": "running", "run_id": "r1", "in_progress": 1})  # type: ignore[arg-type]
+    side.beat(LoopState(status="running", run_id="r1", in_progress=1))
     found = record()
     assert found["driver"] == "shell" and float(found["quiet_until"]) > time.time() + 1700  # type: ignore[arg-type]
     later = time.time() + 1000  # no heartbeat for 1000 s, but its agent may run 1800 s

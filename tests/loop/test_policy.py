@@ -3,6 +3,7 @@ state, and the dual gate (checks pass AND the agent agrees)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from dun.config.sections import Settings
 from dun.loop.circuit import CLOSED, HALF_OPEN, OPEN, trip
 from dun.loop.policy import Decision, after_iteration, before_iteration, nothing_actionable
 from dun.loop.policy import IterationOutcome as Outcome
-from dun.store.records import new_state
+from dun.store.state import Blocked, LoopState
 
 NOW = 1_800_000_000.0
 
@@ -29,11 +30,8 @@ def cfg(**loop: Any) -> Settings:
     return defaults_only().settings.with_flags(flags)
 
 
-def state(**changes: Any) -> dict[str, Any]:
-    s = new_state()
-    s["started_epoch"] = NOW - 60
-    s.update(changes)
-    return s
+def state(**changes: Any) -> LoopState:
+    return dataclasses.replace(LoopState(started_epoch=NOW - 60), **changes)
 
 
 def parsed(status: str | None = "IN_PROGRESS", exit: bool = False, task: str | None = "x") -> ParseResult:
@@ -58,14 +56,14 @@ def test_a_fresh_state_goes_ahead() -> None:
 
 
 def test_a_stop_request_wins_over_everything() -> None:
-    s = state(circuit=trip(state()["circuit"], "no_progress", NOW), iteration=500, resume_at=NOW + 60)
+    s = state(circuit=trip(state().circuit, "no_progress", NOW), iteration=500, resume_at=NOW + 60)
     assert before_iteration(s, cfg(), True, NOW) == Decision("stop", "stop_requested")
 
 
 def test_an_open_circuit_stops() -> None:
-    s = state(circuit=trip(state()["circuit"], "no_progress", NOW))
+    s = state(circuit=trip(state().circuit, "no_progress", NOW))
     assert before_iteration(s, cfg(), False, NOW) == Decision("stop", "circuit_open")
-    s["circuit"]["state"] = HALF_OPEN
+    s.circuit.state = HALF_OPEN
     assert before_iteration(s, cfg(), False, NOW) is None
 
 
@@ -109,7 +107,7 @@ def test_the_reserve_learns_only_from_real_costs() -> None:
     out = outcome(cost=5.0)
     out.cost_estimated = True  # a killed call charged its cap: not what an iteration typically costs
     after_iteration(s, cfg(), out, NOW)
-    assert s["costs"] == [0.25] and s["cost_usd_total"] == 5.25
+    assert s.costs == [0.25] and s.cost_usd_total == 5.25
 
 
 def test_budget_without_a_per_iteration_cap_stops_once_the_cap_is_spent() -> None:
@@ -160,23 +158,23 @@ def test_an_iteration_adds_its_cost_and_its_call_time() -> None:
     s = state(cost_usd_total=0.5, calls=[NOW - 4000, NOW - 30])
     decision = after_iteration(s, cfg(), outcome(cost=0.25), NOW)
     assert decision == Decision("continue", "work_remains")
-    assert s["cost_usd_total"] == 0.75
-    assert s["calls"] == [NOW - 30, NOW]  # the call an hour ago left the window
-    assert s["errors_total"] == 0
-    assert s["circuit"]["state"] == CLOSED
+    assert s.cost_usd_total == 0.75
+    assert s.calls == [NOW - 30, NOW]  # the call an hour ago left the window
+    assert s.errors_total == 0
+    assert s.circuit.state == CLOSED
 
 
 def test_costs_add_up_without_float_drift() -> None:
     s = state()
     for _ in range(10):
         after_iteration(s, cfg(), outcome(cost=0.1), NOW)
-    assert s["cost_usd_total"] == 1.0
+    assert s.cost_usd_total == 1.0
 
 
 def test_checks_pass_and_the_agent_agrees_complete() -> None:
     s = state()
     assert after_iteration(s, cfg(), outcome("COMPLETE", exit=True, after=[]), NOW) == Decision("stop", "complete")
-    assert s["last_exit_signal"] is True
+    assert s.last_exit_signal is True
 
 
 def test_a_premature_exit_claim_is_flagged_and_the_loop_goes_on() -> None:
@@ -188,16 +186,16 @@ def test_a_premature_exit_claim_is_flagged_and_the_loop_goes_on() -> None:
 def test_checks_pass_but_the_agent_disagrees_asks_for_confirmation() -> None:
     s, out = state(), outcome("COMPLETE", exit=False, after=[])
     assert after_iteration(s, cfg(), out, NOW) == Decision("continue", "confirm")
-    assert s["last_exit_signal"] is False
+    assert s.last_exit_signal is False
     assert out.flags == []
 
 
 def test_confirmation_iterations_end_complete_after_confirm_iterations() -> None:
     s, c = state(), cfg(confirm_iterations=2)
     first = after_iteration(s, c, outcome("COMPLETE", after=[], confirmation=True, progress=False), NOW)
-    assert first.action == "continue" and s["confirmations"] == 1
+    assert first.action == "continue" and s.confirmations == 1
     second = after_iteration(s, c, outcome("COMPLETE", after=[], confirmation=True, progress=False), NOW)
-    assert second == Decision("stop", "complete") and s["confirmations"] == 2
+    assert second == Decision("stop", "complete") and s.confirmations == 2
 
 
 def test_a_confirmation_where_the_agent_agrees_completes_at_once() -> None:
@@ -211,16 +209,16 @@ def test_answered_confirmations_do_not_move_the_breaker_towards_open() -> None:
     s, c = state(iteration=3), cfg(confirm_iterations=4)
     for _ in range(3):
         after_iteration(s, c, outcome("COMPLETE", after=[], confirmation=True, progress=False), NOW)
-    assert s["circuit"]["state"] == CLOSED and s["circuit"]["no_progress"] == 0
+    assert s.circuit.state == CLOSED and s.circuit.no_progress == 0
 
 
 def test_a_confirmation_call_that_failed_confirms_nothing() -> None:
     s, c = state(iteration=3), cfg(confirm_iterations=2)
     crash = AgentError("other", "exit 1", None)
     first = after_iteration(s, c, outcome(None, error=crash, after=[], confirmation=True, progress=False), NOW)
-    assert first == Decision("continue", "confirm") and (s["confirmations"], s["unconfirmed"]) == (0, 1)
+    assert first == Decision("continue", "confirm") and (s.confirmations, s.unconfirmed) == (0, 1)
     second = after_iteration(s, c, outcome(None, error=crash, after=[], confirmation=True, progress=False), NOW)
-    assert second == Decision("stop", "unconfirmed") and s["confirmations"] == 0
+    assert second == Decision("stop", "unconfirmed") and s.confirmations == 0
     assert "2 confirmation call(s) in a row gave no answer" in str(second.detail)
     assert nothing_actionable(s, c) is None  # nor does a later start take the failed calls as agreement
 
@@ -228,21 +226,21 @@ def test_a_confirmation_call_that_failed_confirms_nothing() -> None:
 def test_an_answer_without_a_status_block_is_no_confirmation() -> None:
     s, c = state(iteration=2), cfg(confirm_iterations=2)
     after_iteration(s, c, outcome(None, after=[], confirmation=True, progress=False), NOW)
-    assert (s["confirmations"], s["unconfirmed"]) == (0, 1)
+    assert (s.confirmations, s.unconfirmed) == (0, 1)
     after_iteration(s, c, outcome("COMPLETE", after=[], confirmation=True, progress=False), NOW)
-    assert (s["confirmations"], s["unconfirmed"]) == (1, 0)  # one answer in between: not in a row any more
+    assert (s.confirmations, s.unconfirmed) == (1, 0)  # one answer in between: not in a row any more
 
 
 def test_a_failed_call_cannot_signal_exit_even_with_a_block_in_its_output() -> None:
     s = state(iteration=1)
     out = outcome("COMPLETE", exit=True, after=[], error=AgentError("other", "exit 1", None))
-    assert after_iteration(s, cfg(), out, NOW).action == "continue" and s["last_exit_signal"] is None
+    assert after_iteration(s, cfg(), out, NOW).action == "continue" and s.last_exit_signal is None
 
 
 def test_failing_checks_in_a_normal_iteration_reset_the_confirmations() -> None:
     s = state(confirmations=1)
     after_iteration(s, cfg(), outcome(after=["mission-boxes"]), NOW)
-    assert s["confirmations"] == 0
+    assert s.confirmations == 0
 
 
 def test_a_confirmation_that_leaves_checks_failing_is_not_complete() -> None:
@@ -256,23 +254,23 @@ def test_a_failed_call_counts_as_an_error_and_as_no_progress() -> None:
     s = state()
     error = AgentError("other", "exited with code 1", None)
     after_iteration(s, cfg(), outcome(None, error=error, progress=True), NOW)
-    assert s["errors_total"] == 1
-    assert s["circuit"]["no_progress"] == 1
-    assert s["circuit"]["same_error"] == 1
-    assert s["last_exit_signal"] is None
+    assert s.errors_total == 1
+    assert s.circuit.no_progress == 1
+    assert s.circuit.same_error == 1
+    assert s.last_exit_signal is None
 
 
 @pytest.mark.parametrize("kind", ["rate_limit", "usage_limit"])
 def test_a_limit_with_a_reset_time_waits_until_then_and_is_no_failure(kind: str) -> None:
-    s = state(circuit={**state()["circuit"], "no_progress": 1})
+    s = state(circuit=dataclasses.replace(state().circuit, no_progress=1))
     error = AgentError(kind, "You've hit your limit · resets 9pm (Europe/London)", NOW + 7200)
     decision = after_iteration(s, cfg(), outcome(None, error=error, progress=False), NOW)
     assert (decision.action, decision.reason, decision.wait_s) == ("wait", kind, 7200)
-    assert s["resume_at"] == NOW + 7200
-    assert s["errors_total"] == 0
-    assert s["circuit"]["no_progress"] == 1  # unchanged: waiting is not failing
-    assert s["circuit"]["same_error"] == 0
-    assert s["calls"] == [NOW]  # the call still counts against the hourly window
+    assert s.resume_at == NOW + 7200
+    assert s.errors_total == 0
+    assert s.circuit.no_progress == 1  # unchanged: waiting is not failing
+    assert s.circuit.same_error == 0
+    assert s.calls == [NOW]  # the call still counts against the hourly window
 
 
 def test_a_limit_without_a_usable_reset_time_waits_usage_limit_wait_min() -> None:
@@ -281,13 +279,13 @@ def test_a_limit_without_a_usable_reset_time_waits_usage_limit_wait_min() -> Non
         error = AgentError("rate_limit", "429 Too Many Requests", reset)
         decision = after_iteration(s, cfg(usage_limit_wait_min=2.0), outcome(None, error=error), NOW)
         assert (decision.action, decision.wait_s) == ("wait", 120)
-        assert s["resume_at"] == NOW + 120
+        assert s.resume_at == NOW + 120
 
 
 def test_blocked_twice_on_the_same_task_stops() -> None:
     s = state()
     assert after_iteration(s, cfg(), outcome("BLOCKED", task="lint"), NOW).action == "continue"
-    assert s["blocked"] == {"task": "lint", "count": 1}
+    assert s.blocked == Blocked("lint", 1)
     assert after_iteration(s, cfg(), outcome("BLOCKED", task="lint"), NOW) == Decision("stop", "agent_blocked")
 
 
@@ -295,9 +293,9 @@ def test_blocked_on_different_tasks_or_not_in_a_row_goes_on() -> None:
     s = state()
     after_iteration(s, cfg(), outcome("BLOCKED", task="lint"), NOW)
     assert after_iteration(s, cfg(), outcome("BLOCKED", task="docs"), NOW).action == "continue"
-    assert s["blocked"] == {"task": "docs", "count": 1}
+    assert s.blocked == Blocked("docs", 1)
     after_iteration(s, cfg(), outcome("IN_PROGRESS", task="docs"), NOW)
-    assert s["blocked"] is None
+    assert s.blocked is None
     assert after_iteration(s, cfg(), outcome("BLOCKED", task="docs"), NOW).action == "continue"
 
 
@@ -306,7 +304,7 @@ def test_no_progress_opens_the_circuit_and_stops() -> None:
     decisions = [after_iteration(s, cfg(), outcome(progress=False), NOW + i) for i in range(3)]
     assert [d.action for d in decisions] == ["continue", "continue", "stop"]
     assert decisions[-1].reason == "circuit_open"
-    assert (s["circuit"]["state"], s["circuit"]["reason"]) == (OPEN, "no_progress")
+    assert (s.circuit.state, s.circuit.reason) == (OPEN, "no_progress")
 
 
 def test_the_same_error_with_different_numbers_opens_the_circuit() -> None:
@@ -317,14 +315,14 @@ def test_the_same_error_with_different_numbers_opens_the_circuit() -> None:
                 "connection reset after 15 ms (attempt 1 of 5), request req_011CVqqq000111"]
     decisions = [after_iteration(s, c, outcome(None, error=AgentError("network", m, None)), NOW) for m in messages]
     assert decisions[-1] == Decision("stop", "circuit_open")
-    assert (s["circuit"]["reason"], s["circuit"]["same_error"]) == ("same_error", 3)
+    assert (s.circuit.reason, s.circuit.same_error) == ("same_error", 3)
 
 
 def test_permission_denials_twice_open_the_circuit() -> None:
     s = state()
     assert after_iteration(s, cfg(), outcome(denials=1), NOW).action == "continue"
     assert after_iteration(s, cfg(), outcome(denials=2), NOW) == Decision("stop", "circuit_open")
-    assert s["circuit"]["reason"] == "permission_denied"
+    assert s.circuit.reason == "permission_denied"
 
 
 def test_decision_to_dict() -> None:

@@ -233,11 +233,11 @@ def test_hourly_call_limit_makes_both_wait_then_finish(tmp_path: Path) -> None:
     seeded: dict[Path, float] = {}
 
     def seed(repo: Path) -> None:
-        from dun.store.records import new_state
+        from dun.store.state import LoopState
 
         seeded[repo] = time.time() - 3600 + 5  # taken as the driver starts: a loaded machine still sees a wait
-        previous = {**new_state(), "status": "complete", "stop_reason": "complete", "calls": [seeded[repo]]}
-        write(repo, ".dun/state.json", json.dumps(previous))
+        previous = LoopState(status="complete", stop_reason="complete", calls=[seeded[repo]])
+        write(repo, ".dun/state.json", json.dumps(previous.to_record()))
 
     loop, sh = both(tmp_path, [work("alpha", exit=True)], seed, boxes=("alpha",), loop={"max_calls_per_hour": 1})
     assert_same_end(loop, sh, "complete", 1, [("COMPLETE", "stop", "complete")])
@@ -251,11 +251,11 @@ def test_script_is_never_told_to_wait_less_than_dun_waits(tmp_path: Path, monkey
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     from dun.core.kinds import ExitCode
     from dun.loop.stepper import decide_before
-    from dun.store.records import new_state
+    from dun.store.state import LoopState
 
     repo = make_repo(tmp_path / "repo", boxes=("alpha",))
     frozen = time.time()
-    write(repo, ".dun/state.json", json.dumps({**new_state(), "resume_at": frozen + 0.4}))  # a usage-limit wait
+    write(repo, ".dun/state.json", json.dumps(LoopState(resume_at=frozen + 0.4).to_record()))  # a usage-limit wait
     monkeypatch.setattr(time, "time", lambda: frozen)
     assert decide_before(str(repo)) == ExitCode.STEP_WAIT
     action, seconds, reason = capsys.readouterr().out.split()

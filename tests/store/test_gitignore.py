@@ -29,9 +29,9 @@ def test_nothing_dun_writes_shows_in_git_status(repo: Path) -> None:
     write(repo, ".dun/config.yaml", "loop: {}\n")
     git(repo, "add", ".dun/config.yaml")
     git(repo, "commit", "-qm", "config")
-    from dun.store.records import new_state
+    from dun.store.state import LoopState
 
-    store.write_state(new_state())
+    store.write_state(LoopState())
     store.write_prompt(1, "prompt")
     for name in (".state.json.k2j3h.tmp", "some-future-record.json", "history.db-wal", "tasks.json"):
         (store.dir / name).write_text("x\n")  # e.g. an atomic write caught half-way by the agent's `git add -A`

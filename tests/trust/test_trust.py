@@ -683,17 +683,18 @@ def test_oscillating_between_two_trees_opens_the_circuit(repo: Path, tmp_path: P
 
 
 def test_only_the_agents_own_moves_can_oscillate() -> None:
+    from dun.store.state import LoopState
     from dun.trust.verify import oscillated, remember_tree
 
-    s: dict[str, Any] = {"trees": [], "dun_trees": []}
+    s = LoopState()
     for tree, by_dun in (("A", False), ("B", False), ("R", True), ("C", False)):
-        remember_tree(s, 6, tree, by_dun)  # type: ignore[arg-type]
-    assert oscillated(s, 6, "C", "B", True)  # type: ignore[arg-type]  # back to where the agent had left it
-    assert not oscillated(s, 6, "C", "R", True)  # type: ignore[arg-type]  # back to dun's restore: accepted it
-    assert not oscillated(s, 6, "C", "C", True)  # type: ignore[arg-type]  # changed nothing (a crash, a timeout)
-    assert not oscillated(s, 6, "C", "B", False)  # type: ignore[arg-type]  # every check passes
-    remember_tree(s, 1, "D", False)  # type: ignore[arg-type]
-    assert s["trees"] == ["C", "D"] and s["dun_trees"] == ["R"]
+        remember_tree(s, 6, tree, by_dun)
+    assert oscillated(s, 6, "C", "B", True)  # back to where the agent had left it
+    assert not oscillated(s, 6, "C", "R", True)  # back to dun's restore: accepted it
+    assert not oscillated(s, 6, "C", "C", True)  # changed nothing (a crash, a timeout)
+    assert not oscillated(s, 6, "C", "B", False)  # every check passes
+    remember_tree(s, 1, "D", False)
+    assert s.trees == ["C", "D"] and s.dun_trees == ["R"]
 
 
 def test_distinct_trees_are_not_an_oscillation(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

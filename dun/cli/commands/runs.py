@@ -16,7 +16,8 @@ from dun.core.timefmt import clock
 from dun.loop.report import cost_text, resume_hint, verdict
 from dun.store.layout import find_repo
 from dun.store.lock import lock_holder
-from dun.store.records import IterationLog, LoopState
+from dun.store.records import IterationLog
+from dun.store.state import LoopState
 from dun.store.store import Store
 
 
@@ -49,22 +50,22 @@ def run_status(path: str | None, as_json: bool) -> int:
         return ExitCode.OK
     if holder:
         running = f"running (pid {holder})"
-    elif state["status"] == "running":
+    elif state.status == "running":
         running = "not running: the loop died (no process holds the lock); `dun loop` resumes the run"
     else:
-        running = state["status"]
-    c = state["circuit"]
-    lines = [f"run {state['run_id']}: {running}" + (f", stopped: {state['stop_reason']}" if state.get("stop_reason")
+        running = state.status
+    c = state.circuit
+    lines = [f"run {state.run_id}: {running}" + (f", stopped: {state.stop_reason}" if state.stop_reason
                                                      else ""),
-             f"iteration {state['iteration']}, ${state['cost_usd_total']:.4f} spent, {state['errors_total']} failed "
-             f"call(s), started {state['started_at']}",
-             f"circuit {c['state']}" + (f" ({c['reason']})" if c.get("reason") else "")
-             + f", no progress {c['no_progress']}, same error {c['same_error']}"]
-    if state.get("stop_detail"):
-        lines.append(f"why: {state['stop_detail']}")
-    if state["status"] != "running" and resume_hint(state.get("stop_reason")):
-        lines.append(f"to go on: {resume_hint(state.get('stop_reason'))}")
-    resume_at = state.get("resume_at")
+             f"iteration {state.iteration}, ${state.cost_usd_total:.4f} spent, {state.errors_total} failed "
+             f"call(s), started {state.started_at}",
+             f"circuit {c.state}" + (f" ({c.reason})" if c.reason else "")
+             + f", no progress {c.no_progress}, same error {c.same_error}"]
+    if state.stop_detail:
+        lines.append(f"why: {state.stop_detail}")
+    if state.status != "running" and resume_hint(state.stop_reason):
+        lines.append(f"to go on: {resume_hint(state.stop_reason)}")
+    resume_at = state.resume_at
     if resume_at and resume_at > time.time():
         until = time.strftime("%H:%M:%S", time.localtime(resume_at))
         lines.append(f"waiting for a usage limit until {until}")
@@ -101,18 +102,18 @@ def _loop_pid(store: Store, state: LoopState | None) -> int | None:
     from dun.fleet.live import loop_pid
 
     live = store.read_live()
-    same = live is not None and state is not None and live["run_id"] == state["run_id"]
-    return loop_pid(store, state is not None and state["status"] == "running", live if same else None)
+    same = live is not None and state is not None and live["run_id"] == state.run_id
+    return loop_pid(store, state is not None and state.status == "running", live if same else None)
 
 
 def _running(store: Store) -> tuple[int | None, float | None]:
     """The iteration a live loop has open, and when its agent call started."""
     state = store.peek_state()
-    if state is None or state["status"] != "running" or not state["in_progress"]:
+    if state is None or state.status != "running" or not state.in_progress:
         return None, None
     if not _loop_pid(store, state):
         return None, None
-    return state["in_progress"], state["call_started"]
+    return state.in_progress, state.call_started
 
 
 def run_logs(path: str | None, number: int | None, as_json: bool, out: bool) -> int:
