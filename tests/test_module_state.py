@@ -21,10 +21,6 @@ ALLOWED = {
     # decided by their whole key alone, so no caller can tell them apart from recomputing, but by the time.
     "dun.core.globs:_STORE": "glob list -> its joined regex source, kept on disk by dun's and pathspec's versions",
     "dun.guard.rules:_BUILTIN_INDEX": "program -> the built-in rules that name it (the built-in rules never change)",
-    # Pending: the redaction patterns become the session's (next step of issue 28).
-    "dun.core.redact:_known": "pending",
-    "dun.core.redact:_extra": "pending",
-    "dun.core.redact:_literals": "pending",
 }
 
 _MUTATORS = {"append", "extend", "insert", "pop", "popitem", "clear", "update", "setdefault", "add", "discard",

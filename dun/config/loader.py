@@ -12,12 +12,12 @@ from dun.config.schema import Field, Validator, plain, type_name
 from dun.config.yamlio import MAX_YAML_BYTES, load_yaml_file
 from dun.core.errors import ConfigError
 from dun.core.kinds import NotifyEvent
-from dun.core.redact import configure as configure_redaction
 from dun.core.textfiles import read_bytes
 from dun.store import layout
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
+    from dun.core.redact import Redactor
 
 CONFIG_FIELDS: dict[str, Field] = {
     "check": Field("map", "How `dun check` runs.", fields={
@@ -266,6 +266,14 @@ class Config:
 
         return build(self.values, CONFIG_FIELDS)
 
+    @cached_property
+    def redactor(self) -> Redactor:
+        """What this command redacts from every file it writes, what it prints and the prompt: the well-known
+        formats and `secrets.patterns` (plus secrets learned at run time, `Redactor.add_secret`)."""
+        from dun.core.redact import Redactor
+
+        return Redactor(self.values["secrets"]["patterns"])
+
     def get(self, dotted: str) -> Any:
         """One key, untyped: `dun check` reads its few keys this way, since making the typed sections' classes costs
         it more (a few ms) than all its config reading; every other reader uses `settings`."""
@@ -342,7 +350,6 @@ def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Con
     _check_patterns(validator, raw, values)
     if validator.errors:
         raise ConfigError(validator.errors)
-    configure_redaction(values["secrets"]["patterns"])  # every file written from here on, and the prompt
     return Config(values=plain(values), source=source, fields=fields)
 
 

@@ -7,6 +7,7 @@ the text's length whatever it holds.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -26,29 +27,48 @@ KNOWN: tuple[tuple[str, str], ...] = (
                     r"KEY-----)?"),
     ("bearer-token", r"\b[Bb]earer\s{1,5}(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
 )
-_known: list[tuple[str, re.Pattern[str]]] = []  # KNOWN compiled on first use: `dun check` mostly never redacts
-_extra: list[tuple[str, re.Pattern[str]]] = []
-_literals: list[tuple[str, re.Pattern[str]]] = []  # secrets known only at run time (the fleet store's password)
 # Variables dun reads for itself that no agent may see: the fleet store's address with its credentials. Removed from
 # the agent's environment (dun/agents/runner.py) and unset inside the sandbox (dun/sandbox/spec.py).
 WITHHELD_ENV: tuple[str, ...] = ("DUN_FLEET_STORE", "DUN_FLEET_PASSWORD")
 
 
-def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    if not _known:
-        _known[:] = [(kind, re.compile(pattern)) for kind, pattern in KNOWN]
-    return (*_known, *_extra, *_literals)
+@functools.cache
+def _known() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """KNOWN compiled on first use (`dun check` mostly never redacts): a memo of a constant."""
+    return tuple((kind, re.compile(pattern)) for kind, pattern in KNOWN)
 
 
-def configure(patterns: Iterable[str]) -> None:
-    """The repository's `secrets.patterns` (validated by the config loader), for the rest of this process."""
-    _extra[:] = [("secret", re.compile(p)) for p in patterns if p]
+class Redactor:
+    """What one command redacts: the well-known formats, the repository's `secrets.patterns` (its config owns the
+    redactor: `Config.redactor`, handed to the store and to whatever else writes or prints) and the secrets it
+    learns at run time (`add_secret`: the fleet store's password)."""
 
+    def __init__(self, patterns: Iterable[str] = ()) -> None:
+        self._extra = tuple(("secret", re.compile(p)) for p in patterns if p)
+        self._literals: list[tuple[str, re.Pattern[str]]] = []
 
-def add_secret(value: str) -> None:
-    """A secret known only at run time, redacted wherever it appears for the rest of this process."""
-    if len(value) >= 4 and all(p.pattern != re.escape(value) for _, p in _literals):
-        _literals.append(("secret", re.compile(re.escape(value))))
+    def add_secret(self, value: str) -> None:
+        """A secret known only at run time, redacted wherever it appears from now on."""
+        if len(value) >= 4 and all(p.pattern != re.escape(value) for _, p in self._literals):
+            self._literals.append(("secret", re.compile(re.escape(value))))
+
+    def redact(self, text: str) -> str:
+        """`text` with every secret replaced by `<redacted:KIND>`."""
+        for kind, pattern in (*_known(), *self._extra, *self._literals):
+            if kind == "private-key" and "PRIVATE KEY" not in text:
+                continue  # the cheap test first: most texts hold no key block
+            text = pattern.sub(_replace(kind), text)
+        return text
+
+    def redact_data(self, value: object) -> object:
+        """A JSON-like value with every string in it redacted (keys included)."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact(k) if isinstance(k, str) else k: self.redact_data(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redact_data(v) for v in value]
+        return value
 
 
 def _replace(kind: str) -> Any:
@@ -63,33 +83,13 @@ def _replace(kind: str) -> Any:
     return sub
 
 
-def redact(text: str) -> str:
-    """`text` with every secret replaced by `<redacted:KIND>`."""
-    for kind, pattern in _patterns():
-        if kind == "private-key" and "PRIVATE KEY" not in text:
-            continue  # the cheap test first: most texts hold no key block
-        text = pattern.sub(_replace(kind), text)
-    return text
-
-
-def redact_data(value: object) -> object:
-    """A JSON-like value with every string in it redacted (keys included)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(k) if isinstance(k, str) else k: redact_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_data(v) for v in value]
-    return value
-
-
 _SECRET_NAME = re.compile(r"(?i)(?:api[_-]?key|access[_-]?key|token(?!s)|secret|password|passwd|credential"
                           r"|authorization|\bauth\b)")
 _OPTION = re.compile(r"^(-{1,2}[A-Za-z0-9_.-]+|[A-Za-z_][A-Za-z0-9_]*)=(.+)$")
 
 
-def redact_argv(argv: list[str]) -> list[str]:
-    """A command line for a log: secrets in known formats, the value of an option or variable whose name says
+def redact_argv(argv: list[str], redactor: Redactor) -> list[str]:
+    """A command line for a log: secrets `redactor` knows, the value of an option or variable whose name says
     key, token, secret or password (`--api-key X`, `--token=X`, `OPENAI_API_KEY=X`) redacted."""
     out: list[str] = []
     hide_next = False
@@ -105,5 +105,5 @@ def redact_argv(argv: list[str]) -> list[str]:
             continue
         if arg.startswith("-") and _SECRET_NAME.search(arg):
             hide_next = True
-        out.append(redact(arg))
+        out.append(redactor.redact(arg))
     return out

@@ -35,9 +35,6 @@ def cached_config(root: Path, extra_fields: dict[str, Field], caches: Caches | N
     store = CacheFile(Path(cache_dir_path(str(root))) / "config.marshal", "config")
     hit = store.load(_accept) if caches.read else None
     if hit is not None and hit[0] == key:
-        from dun.core.redact import configure
-
-        configure(hit[1]["secrets"]["patterns"])  # as load_config does: every record is redacted
         return Config(values=hit[1], source=hit[2], fields={**CONFIG_FIELDS, **extra_fields})
     config = load_config(root, extra_fields)
     if not any_racy(looks[:2]):

@@ -59,7 +59,7 @@ class Session:
         """The repository's `.dun/`, one for the command (imported here: `dun check` needs no record)."""
         from dun.store.store import Store
 
-        return Store(self.root)
+        return Store(self.root, self.config.redactor)
 
     def context(self) -> CheckContext:
         """The one CheckContext of this invocation, shared by every check."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from dun.core.atomic import make_private_dir
-from dun.core.redact import redact_data
+from dun.core.redact import Redactor
 from dun.guard.engine import Verdict, decide, deny
 from dun.guard.rules import BUILTIN_RULES, RuleSet, compile_pattern, load_rules
 from dun.store.store import Store
@@ -88,9 +88,11 @@ def _valid(pattern: str) -> bool:
 
 
 def run_guard(stdin: BinaryIO, stdout: IO[str], config_allow: list[str], config_deny: list[str],
-              stderr: IO[str] | None = None, root: Path | None = None) -> int:
-    """Read one event, print the decision when it is a denial, log it; always 0."""
+              stderr: IO[str] | None = None, root: Path | None = None, redactor: Redactor | None = None) -> int:
+    """Read one event, print the decision when it is a denial, log it (cleaned by `redactor`, the config's); always
+    0."""
     err = stderr if stderr is not None else sys.stderr
+    redactor = redactor or Redactor()
     raw = b""
     event: Any = None
     try:
@@ -106,7 +108,7 @@ def run_guard(stdin: BinaryIO, stdout: IO[str], config_allow: list[str], config_
         print(f"dun guard: {problem}; denying", file=err)
         verdict = deny("input.unreadable", f"{problem}; the guard denies what it cannot read")
         _emit(stdout, verdict)
-        _log(root, {"tool": None, "input": raw[:200].decode("utf-8", "replace")}, verdict, err)
+        _log(root, {"tool": None, "input": raw[:200].decode("utf-8", "replace")}, verdict, err, redactor)
         return 0
     if event.get("hook_event_name", "PreToolUse") != "PreToolUse":
         return 0
@@ -115,7 +117,7 @@ def run_guard(stdin: BinaryIO, stdout: IO[str], config_allow: list[str], config_
     except Exception as exc:  # the guard must never crash open
         verdict = deny("guard.error", f"internal error in the guard: {type(exc).__name__}: {exc}")
     _emit(stdout, verdict)
-    _log(root, _subject(event), verdict, err)
+    _log(root, _subject(event), verdict, err, redactor)
     return 0
 
 
@@ -163,13 +165,13 @@ def log_path(root: Path) -> Path:
     return Store(root).guard_log_path
 
 
-def _log(root: Path, subject: Mapping[str, object], verdict: Verdict, err: IO[str]) -> None:
+def _log(root: Path, subject: Mapping[str, object], verdict: Verdict, err: IO[str], redactor: Redactor) -> None:
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     entry = {"time": stamp, **subject, "decision": verdict.decision, "rule": verdict.rule, "reason": verdict.reason}
     try:
         path = log_path(root)
         make_private_dir(path.parent)
-        line = json.dumps(redact_data(entry), ensure_ascii=False, default=str) + "\n"
+        line = json.dumps(redactor.redact_data(entry), ensure_ascii=False, default=str) + "\n"
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the commands an agent ran: private
         with open(fd, "a", encoding="utf-8") as fh:
             fh.write(line)
@@ -177,16 +179,18 @@ def _log(root: Path, subject: Mapping[str, object], verdict: Verdict, err: IO[st
         print(f"dun guard: could not write the log: {exc}", file=err)
 
 
-def config_patterns(root: Path, err: IO[str]) -> tuple[list[str], list[str]]:
-    """guard.allow and guard.deny from the repository's dun config; empty (with a line on stderr) when unreadable."""
+def config_patterns(root: Path, err: IO[str]) -> tuple[list[str], list[str], Redactor]:
+    """guard.allow and guard.deny from the repository's dun config, and its redactor (`secrets.patterns`); empty
+    and the well-known formats only (with a line on stderr) when unreadable."""
     try:
         from dun.config.loader import load_config
 
-        guard = load_config(root).settings.guard
-        return list(guard.allow), list(guard.deny)
+        config = load_config(root)
+        guard = config.settings.guard
+        return list(guard.allow), list(guard.deny), config.redactor
     except Exception as exc:
         print(f"dun guard: config not read, using the built-in rules only: {exc}".splitlines()[0], file=err)
-        return [], []
+        return [], [], Redactor()
 
 
 def main(stdin: BinaryIO | None = None, stdout: IO[str] | None = None, stderr: IO[str] | None = None,
@@ -204,5 +208,7 @@ def main(stdin: BinaryIO | None = None, stdout: IO[str] | None = None, stderr: I
     except (ValueError, RecursionError):
         event = None
     root = find_root(repo) if repo is not None else None
-    allow, deny_ = config_patterns(root or project_root(event), err) if isinstance(event, dict) else ([], [])
-    return run_guard(io.BytesIO(raw), stdout if stdout is not None else sys.stdout, allow, deny_, err, root)
+    allow, deny_, redactor = config_patterns(root or project_root(event), err) if isinstance(event, dict) \
+        else ([], [], Redactor())
+    return run_guard(io.BytesIO(raw), stdout if stdout is not None else sys.stdout, allow, deny_, err, root,
+                     redactor)

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from dun.core.redact import redact_data
+from dun.core.redact import Redactor
 from dun.store.store import Store
 
 
@@ -26,13 +26,15 @@ def stamp() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def append(root: Path, entry: Mapping[str, object]) -> dict[str, object]:
-    """Write the entry (given an id and a time) to the file, then to the database; neither failure raises."""
+def append(root: Path, entry: Mapping[str, object], redactor: Redactor | None = None) -> dict[str, object]:
+    """Write the entry (given an id and a time, cleaned by `redactor`: the command's, else the well-known formats)
+    to the file, then to the database; neither failure raises."""
     full = {"id": uuid.uuid4().hex[:16], "time": stamp(), **entry}
     try:
         path = events_path(root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        line = (json.dumps(redact_data(full), ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        clean = (redactor or Redactor()).redact_data(full)
+        line = (json.dumps(clean, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # dun's records are private
         try:
             os.write(fd, line)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from dun.agents.runner import run_agent
 from dun.core.errors import UsageError, is_disk_full
 from dun.core.kinds import Action, ExitCode, StopReason
-from dun.core.redact import redact as redact_secrets
 from dun.core.redact import redact_argv
 from dun.core.timefmt import clock
 from dun.engine.session import Session, open_session
@@ -79,6 +78,7 @@ class Loop:
         self.session = session
         self.root = session.root
         self.opts = opts
+        self.redactor = session.store.redactor  # the engine's store's: the config's patterns, the fleet password
         settings = effective_config(session, opts.overrides())
         self.engine = Engine(session, settings, adapter_for(session, settings), say=self.say,
                              overrides=opts.overrides())
@@ -108,7 +108,7 @@ class Loop:
 
     def say(self, text: str) -> None:
         self._clear_tick()
-        sys.stderr.write(f"{self.prefix}{redact_secrets(text)}\n")
+        sys.stderr.write(f"{self.prefix}{self.redactor.redact(text)}\n")
         sys.stderr.flush()
 
     def _clear_tick(self) -> None:
@@ -308,5 +308,5 @@ def dry_run(loop: Loop) -> int:
     prompt = render(loop.session, report, False, state.iteration + 1)
     sys.stdout.write(prompt)
     inv = engine.adapter.build(engine.request(prompt, loop.store.logs_dir / "next.prompt.md", False))
-    loop.say(f"dry run: would run {' '.join(redact_argv(redact(inv.argv, inv.redact)))}")
+    loop.say(f"dry run: would run {' '.join(redact_argv(redact(inv.argv, inv.redact), loop.redactor))}")
     return ExitCode.OK

@@ -122,7 +122,7 @@ class Engine:
         self.live_record: LiveRecord | None = None  # the last one written
         self.live_writer = LiveWriter(self.store)
         # the shared limits and the registry of loops
-        self.fleet = FleetSide(session.root, settings.fleet, settings.agent.name, self.say,
+        self.fleet = FleetSide(self.store, settings.fleet, settings.agent.name, self.say,
                                quiet_s=settings.loop.iteration_timeout_s + settings.loop.kill_grace_s + 60
                                if external else None)
         # the OS sandbox in effect for the agent and the checks that judge it (a sandbox that was required and
@@ -369,7 +369,7 @@ class Engine:
         else:
             built = self.adapter.build(self.request(prompt, prompt_file))
             # the agent's own argv, not bwrap's; the prompt and secret-looking values redacted
-            agent, argv = self.adapter.name, redact_argv(redact(built.argv, built.redact))
+            agent, argv = self.adapter.name, redact_argv(redact(built.argv, built.redact), store.redactor)
             inv = self.confine(built)
         log: IterationLog = {"schema_version": LOG_SCHEMA_VERSION, "iteration": n, "run_id": state.run_id,
                              "started_at": now_iso(), "agent": agent, "argv": argv, "confirmation": confirmation,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from dun.config.sections import Fleet
 from dun.core.kinds import LIMIT_KINDS, Action, StopReason, WaitReason
@@ -22,13 +21,14 @@ WAITS = {"pause": WaitReason.USAGE_LIMIT, "window": WaitReason.SHARED_CALL_LIMIT
 
 
 class FleetSide:
-    def __init__(self, root: Path, fleet: Fleet, agent: str, say: Callable[[str], None],
+    def __init__(self, store: Store, fleet: Fleet, agent: str, say: Callable[[str], None],
                  quiet_s: float | None = None) -> None:
-        """`quiet_s`: the shell driver's, whose loop has no dun process while its agent runs (at most this long)
-        or it waits, so no heartbeat then: its record says until when it may be quiet."""
+        """`store`: the loop's (the fleet store's password joins what its redactor hides). `quiet_s`: the shell
+        driver's, whose loop has no dun process while its agent runs (at most this long) or it waits, so no
+        heartbeat then: its record says until when it may be quiet."""
         self.quiet_s = quiet_s
-        self.link = FleetLink(open_store(fleet.store), agent, root, Store(root).fleet_path, fleet.on_store_lost,
-                              fleet.store_retry_s, say)
+        self.link = FleetLink(open_store(fleet.store, redactor=store.redactor), agent, store.root, store.fleet_path,
+                              fleet.on_store_lost, fleet.store_retry_s, say)
         self.fleet = fleet
         self.shared = fleet.shared_limits
         self.heartbeat_s = fleet.heartbeat_s

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from dun.core.errors import UsageError, is_disk_full
 from dun.core.kinds import Action, ExitCode, StopReason
-from dun.core.redact import redact
+from dun.core.redact import Redactor
 from dun.engine.session import open_session
 from dun.loop.conclude import AgentFacts, check_pricing
 from dun.loop.engine import Engine, adapter_for, effective_config
@@ -53,18 +53,19 @@ def _engine(path: str | None) -> Engine:
     adapter = adapter_for(session, settings)
     check_pricing(adapter, settings)  # the answers are parsed and priced by the configured agent's adapter
     preflight(session, settings)  # the review gate runs from the answer step
-    return Engine(session, settings, adapter, external=True, say=_say)
+    redactor = session.store.redactor
+    return Engine(session, settings, adapter, external=True, say=lambda text: _say(text, redactor))
 
 
-def _say(text: str) -> None:
-    sys.stderr.write(f"dun: {redact(text)}\n")
+def _say(text: str, redactor: Redactor) -> None:
+    sys.stderr.write(f"dun: {redactor.redact(text)}\n")
 
 
 def _disk_full(engine: Engine, exc: OSError) -> int:
     """No space left: the stop is recorded when it still fits, and the script is told to stop."""
     with contextlib.suppress(OSError):
         engine.finish(stop(StopReason.DISK_FULL))
-    _say(f"the disk is full ({exc.strerror or exc}); free some space, then run the script again")
+    _say(f"the disk is full ({exc.strerror or exc}); free some space, then run the script again", engine.store.redactor)
     return _emit(f"stop {StopReason.DISK_FULL}", ExitCode.STEP_STOPPED)
 
 

@@ -18,20 +18,24 @@ from dun.notify.messages import EVENTS, render
 
 if TYPE_CHECKING:
     from dun.config.sections import Notify
+    from dun.core.redact import Redactor
 
 __all__ = ["EVENTS", "emit", "render"]
 
 
-def emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify) -> list[dict[str, object]]:
-    """Deliver `event` on every configured channel; returns what was recorded for each delivery."""
+def emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify,
+         redactor: Redactor | None = None) -> list[dict[str, object]]:
+    """Deliver `event` on every configured channel; returns what was recorded for each delivery (its record
+    cleaned by `redactor`, the command's)."""
     try:
-        return _emit(root, event, payload, settings)
+        return _emit(root, event, payload, settings, redactor)
     except Exception as exc:  # a notification must never stop the loop
         sys.stderr.write(f"dun: notification '{event}' failed: {exc}".splitlines()[0] + "\n")
         return []
 
 
-def _emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify) -> list[dict[str, object]]:
+def _emit(root: Path, event: str, payload: Mapping[str, object], settings: Notify,
+          redactor: Redactor | None) -> list[dict[str, object]]:
     from dun.history.events import append
     from dun.notify.channels import send_apprise, send_command, url_channel
     from dun.notify.throttle import admit, with_digest
@@ -46,7 +50,7 @@ def _emit(root: Path, event: str, payload: Mapping[str, object], settings: Notif
     digest = admit(root, event, title, settings.interval_min * 60)
     if digest is None:  # within the interval: held for a digest, recorded so the history shows it
         return [append(root, {"run_id": payload.get("run_id"), "kind": "notification", "event": event,
-                              "channel": "held", "ok": True, "error": None, "title": title})]
+                              "channel": "held", "ok": True, "error": None, "title": title}, redactor)]
     body = with_digest(body, digest)
     attempts: list[tuple[str, Any]] = [(url_channel(u), lambda u=u: send_apprise(u, title, body)) for u in urls]
     if command:
@@ -62,5 +66,6 @@ def _emit(root: Path, event: str, payload: Mapping[str, object], settings: Notif
         if error:
             sys.stderr.write(f"dun: notification '{event}' via {channel} failed: {error}\n")
         recorded.append(append(root, {"run_id": payload.get("run_id"), "kind": "notification", "event": event,
-                                      "channel": channel, "ok": error is None, "error": error, "title": title}))
+                                      "channel": channel, "ok": error is None, "error": error, "title": title},
+                              redactor))
     return recorded

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from dun.core.errors import DunError
-from dun.core.redact import redact
 from dun.core.resources import data_dir
 from dun.core.textfiles import read_text
 from dun.engine.model import CheckResult, Item, Level, folded_count
@@ -26,11 +24,11 @@ DETAIL_LINES = 15
 MAX_TEMPLATE_BYTES = 256 * 1024
 
 
-def template(root: Path, name: str) -> str:
+def template(store: Store, name: str) -> str:
     """A template from `.dun/templates/` when the repo overrides it, else dun's own."""
-    override = Store(root).templates_dir / name
+    override = store.templates_dir / name
     if override.exists() or override.is_symlink():
-        text, problem = read_text(override, root=root, limit=MAX_TEMPLATE_BYTES)
+        text, problem = read_text(override, root=store.root, limit=MAX_TEMPLATE_BYTES)
         if text is None:
             raise DunError(f"{override}: cannot be read: {problem}")
         return text
@@ -117,30 +115,31 @@ def render_work(entries: list[Entry]) -> str:
     return "\n\n".join(render_entry(n, e) for n, e in enumerate(entries, 1))
 
 
-def assemble(root: Path, sections: dict[str, str], iteration: int | None) -> str:
+def assemble(store: Store, sections: dict[str, str], iteration: int | None) -> str:
     body = "".join(f"\n## {TITLES[name]}\n\n{sections[name].strip()}\n" for name in SECTION_ORDER
                    if sections.get(name, "").strip())
     title = f" {iteration}" if iteration is not None else ""
     # what the checks, the mission or the last answer quoted goes to the model: never a key or a token
-    return redact(string.Template(template(root, "iterate.md")).safe_substitute(iteration_title=title, sections=body))
+    text = string.Template(template(store, "iterate.md")).safe_substitute(iteration_title=title, sections=body)
+    return store.redactor.redact(text)
 
 
-def _trim_hints(root: Path, prompt: Prompt, budget: int, iteration: int | None) -> str:
+def _trim_hints(store: Store, prompt: Prompt, budget: int, iteration: int | None) -> str:
     """Drop the hints' last lines until the prompt fits; the whole section once no hint is left."""
     lines = prompt.sections["hints"].rstrip("\n").split("\n")
-    text = assemble(root, prompt.sections, iteration)
+    text = assemble(store, prompt.sections, iteration)
     dropped = 0
     while len(text) > budget and lines[-1].startswith("- "):
         lines.pop()
         dropped += 1
         prompt.sections["hints"] = "\n".join(lines) if lines[-1].startswith("- ") else ""
-        text = assemble(root, prompt.sections, iteration)
+        text = assemble(store, prompt.sections, iteration)
     if dropped:
         prompt.notes.append(f"hints section: {dropped} line(s) left out to fit the prompt")
     return text
 
 
-def build(root: Path, sections: dict[str, str], actionable: list[CheckResult], budget: int, per_check: int,
+def build(store: Store, sections: dict[str, str], actionable: list[CheckResult], budget: int, per_check: int,
           iteration: int | None = None) -> Prompt:
     """Fit the prompt into `budget` characters, cutting from the lowest-ranked check upwards."""
     # HIGH checks show every item the check reported; the others start at `per_check`
@@ -150,11 +149,11 @@ def build(root: Path, sections: dict[str, str], actionable: list[CheckResult], b
 
     def render() -> str:
         prompt.sections["work"] = render_work(entries)
-        return assemble(root, prompt.sections, iteration)
+        return assemble(store, prompt.sections, iteration)
 
     text = render()
     if len(text) > budget and prompt.sections.get("hints"):  # advice goes first, before any work item
-        text = _trim_hints(root, prompt, budget, iteration)
+        text = _trim_hints(store, prompt, budget, iteration)
     for e in reversed(entries):  # lowest rank first: drop the detail, then the items
         if len(text) <= budget:
             break
@@ -174,7 +173,7 @@ def build(root: Path, sections: dict[str, str], actionable: list[CheckResult], b
             prompt.sections[name] = prompt.sections[name][:kept].rstrip() + (
                 "\n\n(truncated to fit the prompt; read the file itself)" if kept else "")
             prompt.notes.append(f"{name} section truncated to {kept} characters")
-            text = assemble(root, prompt.sections, iteration)
+            text = assemble(store, prompt.sections, iteration)
     prompt.over_budget = len(text) > budget
     if prompt.over_budget:
         prompt.notes.append(f"prompt is {len(text)} characters, over max_prompt_chars {budget}: HIGH items and the "

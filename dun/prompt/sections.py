@@ -160,10 +160,10 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
         "git": git_text,
         "loop": loop_section(session.store),
         "hints": hints_section(session, report),
-        "instructions": template(session.root, f"instructions/{mode}.md"),
-        "status_template": template(session.root, "status-block.md"),
+        "instructions": template(session.store, f"instructions/{mode}.md"),
+        "status_template": template(session.store, "status-block.md"),
     }
-    return build(session.root, sections, report.actionable(), settings.max_prompt_chars, settings.items_per_check,
+    return build(session.store, sections, report.actionable(), settings.max_prompt_chars, settings.items_per_check,
                  iteration)
 
 
@@ -172,9 +172,9 @@ def render(session: Session, report: Report, confirmation: bool, n: int) -> str:
     if not confirmation:
         git_text = git_section(session, session.store.read_iterate())
         return build_prompt(session, report, git_text, iteration=n).text
-    sections = {"mission": mission_section(session), "instructions": template(session.root, "confirm.md"),
-                "status_template": template(session.root, "status-block.md")}
+    sections = {"mission": mission_section(session), "instructions": template(session.store, "confirm.md"),
+                "status_template": template(session.store, "status-block.md")}
     handoff = session.store.read_handoff()
     if handoff and handoff.get("discrepancies"):  # e.g. the review gate rejected the last completion: say why
         sections["handoff"] = handoff_section(handoff, report)
-    return assemble(session.root, sections, n)
+    return assemble(session.store, sections, n)

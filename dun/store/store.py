@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from dun.core.atomic import make_private_dir, write_bytes_atomic, write_json_atomic, write_text_atomic
 from dun.core.errors import DunError
-from dun.core.redact import redact, redact_data
+from dun.core.redact import Redactor
 from dun.core.resources import data_dir
 from dun.core.textfiles import read_bytes
 from dun.core.timefmt import now_iso
@@ -53,9 +53,9 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _redact_in_place(record: Any) -> None:
+def _redact_in_place(record: Any, redactor: Redactor) -> None:
     """The record with its secrets redacted, in place; untouched (nested objects too) when it holds none."""
-    clean = redact_data(dict(record))
+    clean = redactor.redact_data(dict(record))
     if clean != record:
         record.clear()
         record.update(clean)
@@ -117,9 +117,12 @@ OLD_GITIGNORE_LINES = {
 class Store:
     """The `.dun/` directory of one repository (or worktree)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, redactor: Redactor | None = None) -> None:
         self.root = root
         self.dir = root / DIR
+        # what every record written here is cleaned of: the command's (`Config.redactor`, with the repository's
+        # `secrets.patterns`); a store made without a config redacts the well-known formats
+        self.redactor = redactor or Redactor()
         # a dry run's store (`dun loop --dry-run` changes nothing): what only speeds later runs up is not written
         self.dry_run = False
 
@@ -302,7 +305,7 @@ class Store:
     def write_prompt(self, n: int, prompt: str) -> Path:
         """`.dun/logs/iteration-N.prompt.md` (private; the prompt was redacted when it was rendered)."""
         path = self.iteration_file(n, ".prompt.md")
-        write_text_atomic(path, redact(prompt), private=True)
+        write_text_atomic(path, self.redactor.redact(prompt), private=True)
         return path
 
     def iteration_file(self, n: int, suffix: str) -> Path:
@@ -365,7 +368,7 @@ class Store:
         state.updated_at = now_iso()
         self.ensure()
         record = state.to_record()
-        clean = cast(StateRecord, redact_data(record))
+        clean = cast(StateRecord, self.redactor.redact_data(record))
         if clean != record:  # what the run keeps in memory is what is on disk: the history gets no secret either
             state.update_from(clean)
         write_json_atomic(self.state_path, clean, private=True)
@@ -407,7 +410,7 @@ class Store:
         return cast(IterationLog | None, read_json(self.iteration_file(n, ".json")))
 
     def write_log(self, log: IterationLog) -> None:
-        _redact_in_place(log)
+        _redact_in_place(log, self.redactor)
         write_json_atomic(self.iteration_file(int(log["iteration"]), ".json"), log, private=True)
 
     def iteration_logs(self) -> list[IterationLog]:
@@ -461,7 +464,7 @@ class Store:
 
     def write_handoff(self, handoff: Handoff) -> Path:
         self.ensure()
-        write_json_atomic(self.handoff_path, redact_data(handoff), private=True)
+        write_json_atomic(self.handoff_path, self.redactor.redact_data(handoff), private=True)
         return self.handoff_path
 
     def read_iterate(self) -> dict[str, Any] | None:
@@ -469,7 +472,7 @@ class Store:
 
     def write_iterate(self, record: Mapping[str, object]) -> None:
         self.ensure()
-        write_json_atomic(self.iterate_path, redact_data(record), private=True)
+        write_json_atomic(self.iterate_path, self.redactor.redact_data(record), private=True)
 
     # -- STOP ----------------------------------------------------------------------------------------------
     def request_stop(self, now: bool) -> None:
@@ -507,7 +510,7 @@ class Store:
         self.stop_path.unlink(missing_ok=True)  # consumed: the next start runs
 
     def write_report(self, text: str) -> Path:
-        write_text_atomic(self.report_path, redact(text), private=True)
+        write_text_atomic(self.report_path, self.redactor.redact(text), private=True)
         return self.report_path
 
     def files(self) -> Iterator[Path]:

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dun.core import redact as r
+from dun.core.redact import Redactor, redact_argv
+
+r = Redactor()  # the well-known formats only: no config
 
 CASES = {
     "anthropic-key": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345",
@@ -43,13 +45,14 @@ def test_words_that_look_alike_stay() -> None:
     assert r.redact(text) == text
 
 
-def test_configured_patterns_apply_until_reconfigured() -> None:
-    r.configure([r"CORP-[0-9]{4}"])
-    try:
-        assert r.redact("ticket CORP-1234") == "ticket <redacted:secret>"
-    finally:
-        r.configure([])
-    assert r.redact("ticket CORP-1234") == "ticket CORP-1234"
+def test_configured_patterns_and_learned_secrets_are_their_redactors_own() -> None:
+    configured = Redactor([r"CORP-[0-9]{4}"])
+    assert configured.redact("ticket CORP-1234, sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345") == \
+        "ticket <redacted:secret>, <redacted:anthropic-key>"
+    configured.add_secret("hunter22")
+    assert configured.redact("pw hunter22") == "pw <redacted:secret>"
+    # another command's redactor (another repository's config) knows neither
+    assert r.redact("ticket CORP-1234, pw hunter22") == "ticket CORP-1234, pw hunter22"
 
 
 def test_data_is_redacted_everywhere_in_it() -> None:
@@ -61,7 +64,7 @@ def test_data_is_redacted_everywhere_in_it() -> None:
 def test_secret_named_arguments_lose_their_values() -> None:
     argv = ["agent", "--api-key", "k1", "--token=k2", "API_TOKEN=k3", "--max-tokens", "100", "--author", "me",
             "--password", "-v"]
-    assert r.redact_argv(argv) == ["agent", "--api-key", "<redacted:argument>", "--token=<redacted:argument>",
+    assert redact_argv(argv, r) == ["agent", "--api-key", "<redacted:argument>", "--token=<redacted:argument>",
                                    "API_TOKEN=<redacted:argument>", "--max-tokens", "100", "--author", "me",
                                    "--password", "-v"]
 

@@ -11,7 +11,7 @@ import pytest
 from redis_support import RedisServer, free_port
 
 from dun.core.errors import ConfigError
-from dun.core.redact import redact
+from dun.core.redact import Redactor
 from dun.fleet.connect import open_store, store_url
 from dun.fleet.limits import LocalStore, SharedLimits
 from dun.fleet.link import FleetLink
@@ -101,9 +101,10 @@ def test_a_password_never_goes_in_the_repository_config(monkeypatch: pytest.Monk
     monkeypatch.setenv("DUN_FLEET_PASSWORD", "p@ss/word")
     assert store_url("redis://fleet.example:6379/1") == "redis://:p%40ss%2Fword@fleet.example:6379/1"
     monkeypatch.setenv("DUN_FLEET_STORE", "redis://u:envpass@other.example:6379/0")
-    store = open_store("local")  # the environment wins, and may hold the password
+    redactor = Redactor()
+    store = open_store("local", redactor=redactor)  # the environment wins, and may hold the password
     assert store.where == "redis://u:***@other.example:6379/0"
-    assert redact("connecting with envpass") == "connecting with <redacted:secret>"
+    assert redactor.redact("connecting with envpass") == "connecting with <redacted:secret>"
     monkeypatch.delenv("DUN_FLEET_STORE")
     monkeypatch.delenv("DUN_FLEET_PASSWORD")
     assert isinstance(open_store("local"), LocalStore)

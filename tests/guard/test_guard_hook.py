@@ -126,13 +126,14 @@ def test_config_patterns_apply_and_bad_ones_are_reported(repo: Path) -> None:
 
 def test_main_reads_guard_config_from_the_events_repository(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import dun.config.loader
+    from dun.core.redact import Redactor
 
     seen: list[Path] = []
 
     def fake_load_config(root: Path) -> SimpleNamespace:
         seen.append(root)
         guard = SimpleNamespace(allow=("git push --force origin scratch",), deny=("make deploy",))
-        return SimpleNamespace(settings=SimpleNamespace(guard=guard))
+        return SimpleNamespace(settings=SimpleNamespace(guard=guard), redactor=Redactor())
 
     monkeypatch.setattr(dun.config.loader, "load_config", fake_load_config)
     out = io.StringIO()

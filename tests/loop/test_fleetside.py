@@ -12,6 +12,7 @@ from dun.fleet.limits import LocalStore
 from dun.fleet.status import is_stale
 from dun.loop.fleetside import FleetSide
 from dun.store.state import LoopState
+from dun.store.store import Store
 
 
 def record() -> dict[str, object]:
@@ -20,7 +21,7 @@ def record() -> dict[str, object]:
 
 
 def test_the_record_follows_the_loop(repo: Path) -> None:
-    side = FleetSide(repo, settings_with(fleet__heartbeat_s=3600).fleet, "claude", lambda text: None)
+    side = FleetSide(Store(repo), settings_with(fleet__heartbeat_s=3600).fleet, "claude", lambda text: None)
     state = LoopState(status="running", run_id="r1", iteration=1, in_progress=2, call_started=1000.0)
     side.beat(state)
     assert (record()["status"], record()["in_progress"], record()["driver"]) == ("running", 2, "loop")
@@ -34,7 +35,7 @@ def test_the_record_follows_the_loop(repo: Path) -> None:
 
 
 def test_the_shell_drivers_loop_says_how_long_it_may_be_quiet(repo: Path) -> None:
-    side = FleetSide(repo, settings_with().fleet, "claude", lambda text: None, quiet_s=1800)
+    side = FleetSide(Store(repo), settings_with().fleet, "claude", lambda text: None, quiet_s=1800)
     side.beat(LoopState(status="running", run_id="r1", in_progress=1))
     found = record()
     assert found["driver"] == "shell" and float(found["quiet_until"]) > time.time() + 1700  # type: ignore[arg-type]

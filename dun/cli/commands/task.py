@@ -113,6 +113,6 @@ def focused_prompt(session: Session, result: CheckResult, item: Item | None) -> 
     work = render_entry(1, Entry(shown, len(shown.items), True))
     mode = session.settings.iterate.automation
     sections = {"mission": mission_section(session), "work": work,
-                "instructions": template(session.root, f"instructions/{mode}.md"),
-                "status_template": template(session.root, "status-block.md")}
-    return assemble(session.root, sections, None)
+                "instructions": template(session.store, f"instructions/{mode}.md"),
+                "status_template": template(session.store, "status-block.md")}
+    return assemble(session.store, sections, None)
