@@ -42,7 +42,8 @@ def run_status(path: str | None, as_json: bool) -> int:
     holder = _loop_pid(store, state)
     others = _other_loops(repo)
     if as_json:
-        sys.stdout.write(json.dumps({"state": state, "loop_pid": holder, "other_loops": others}, indent=2) + "\n")
+        record = state.to_record() if state is not None else None
+        sys.stdout.write(json.dumps({"state": record, "loop_pid": holder, "other_loops": others}, indent=2) + "\n")
         return ExitCode.OK
     if state is None:
         lines = ["no loop has run here yet (`dun loop` starts one)", *([_others_line(others)] if others else [])]
