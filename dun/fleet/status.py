@@ -21,8 +21,9 @@ def loop_info(worktree: Worktree, name: str) -> dict[str, object]:
     """One worktree's loop: `running` when a process holds its lock, `died` when the state says running but
     nobody holds it, else the state's own status (or `never run`)."""
     present = worktree.path.is_dir()
-    state = Store(worktree.path).peek_state() if present else None
-    pid = lock_holder(Store(worktree.path)) if present else None
+    store = Store(worktree.path)
+    state = store.peek_state() if present else None
+    pid = lock_holder(store) if present else None
     if pid:
         status = "running"
     elif state is None:

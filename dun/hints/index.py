@@ -15,7 +15,6 @@ import math
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from dun.config.sections import Hints
@@ -166,9 +165,10 @@ def load(store: Store, settings: Hints) -> Index | None:
     return found if isinstance(found, Index) else None
 
 
-def update(root: Path, settings: Hints, store: Store | None = None, rebuild: bool = False) -> Index:
-    """The index brought up to date with HEAD's history and the iteration logs, written back when it changed."""
-    store = store or Store(root)
+def update(store: Store, settings: Hints, rebuild: bool = False) -> Index:
+    """The index of `store`'s repository (the session's store: a dry run's writes nothing) brought up to date with
+    HEAD's history and the iteration logs, written back when it changed."""
+    root = store.root
     index = None if rebuild else load(store, settings)
     now = head(root)
     if index is not None and index.head and index.head != now and (now is None or not is_ancestor(root, index.head)):

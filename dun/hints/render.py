@@ -104,13 +104,14 @@ def section_lines(index: Index, seeds: Sequence[str], per_file: int, max_chars: 
     return lines
 
 
-def prompt_section(root: Path, settings: Hints, seeds: Sequence[str], store: Store | None = None) -> str:
+def prompt_section(store: Store, settings: Hints, seeds: Sequence[str]) -> str:
     """The prompt's hints for `seeds` (work-list files, `check:ID` for checks naming none): "" when there are none,
     `hints.in_prompt` is off, or the index cannot be had (the prompt never fails because of advice)."""
     if not settings.in_prompt or not seeds:
         return ""
+    root = store.root
     try:
-        index = update(root, settings, store)
+        index = update(store, settings)
     except (OSError, DunError, ValueError, subprocess.SubprocessError):
         return ""
     lines = section_lines(index, [_relative(root, seed) for seed in seeds], settings.per_file, settings.max_chars)

@@ -106,7 +106,7 @@ def hints_section(session: Session, report: Report) -> str:
     """Files that usually change with those of the work list (dun/hints/): advice, bounded by hints.max_chars."""
     if not session.repo.is_git:
         return ""
-    return prompt_section(session.root, session.settings.hints, work_seeds(report.actionable()), session.store)
+    return prompt_section(session.store, session.settings.hints, work_seeds(report.actionable()))
 
 
 def loop_section(store: Store) -> str:

@@ -47,9 +47,8 @@ class Night:
     rows: list[Row] = field(default_factory=list)
 
 
-def run_dirs(root: Path) -> dict[str, Path]:
+def run_dirs(store: Store) -> dict[str, Path]:
     """run id -> the directory holding its state.json and logs/ (`.dun/` for the current run, else its archive)."""
-    store = Store(root)
     found: dict[str, Path] = {}
     for directory in [*store.archived_runs(), store.dir]:
         state = read_json(directory / "state.json") or {}
@@ -111,13 +110,13 @@ def collect_night(history: History, last_runs: int, several: bool) -> Night:
     root = history.root
     runs = history.runs(limit=last_runs)
     newest = runs[-1] if runs else None
-    dirs = run_dirs(root)
+    store = Store(root)  # the one of this report
+    dirs = run_dirs(store)
     state = read_json(dirs[newest["run_id"]] / "state.json") if newest and newest["run_id"] in dirs else None
     night = Night(run=newest, state=state)
     mission = _mission(root)
     if mission is not None:
         night.boxes_done, night.boxes_total = mission
-    store = Store(root)
     for run in runs:
         directory = dirs.get(run["run_id"])
         for log, path in _logs(store, directory) if directory is not None else []:

@@ -142,9 +142,10 @@ def status(name: str, platform: str, root: Path) -> dict[str, Any]:
     supervisor: dict[str, str] | None = None
     if present and can_manage(platform):
         supervisor = launchd.job_status(name) if platform == "launchd" else systemd.unit_status(name)
-    state = Store(root).peek_state()
+    store = Store(root)
+    state = store.peek_state()
     loop = None if state is None else {k: getattr(state, k) for k in ("run_id", "status", "stop_reason", "iteration",
                                                                       "cost_usd_total", "updated_at")}
     return {"name": name, "platform": platform, "root": str(root), "installed": bool(present),
             "files": [str(p) for p in present], "timer": timer, "logs": logs_hint(name, platform) if present else None,
-            "supervisor": supervisor, "loop_pid": lock_holder(Store(root)), "loop": loop}
+            "supervisor": supervisor, "loop_pid": lock_holder(store), "loop": loop}

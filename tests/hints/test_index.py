@@ -38,7 +38,7 @@ def settings(root: Path, **changes: Any) -> Hints:
 
 
 def hinted(root: Path, seed: str, **changes: Any) -> list[str]:
-    return [h.path for h in update(root, settings(root, **changes)).graph.hints([seed], 10)]
+    return [h.path for h in update(Store(root), settings(root, **changes)).graph.hints([seed], 10)]
 
 
 @pytest.fixture
@@ -116,19 +116,19 @@ def test_the_iteration_logs_link_files_and_the_checks_they_were_for_once(repo: P
     iteration_log(store, 1, ["src/x.py", "tests/test_x.py"])
     iteration_log(store, 2, ["src/y.py"], ended_at=None)  # still running: learned once it has ended
     s = settings(repo)
-    index = update(repo, s)
+    index = update(Store(repo), s)
     assert [h.path for h in index.graph.hints(["src/x.py"])] == ["tests/test_x.py"]
     assert {h.path for h in index.graph.hints([CHECK_PREFIX + "pytest"])} == {"src/x.py", "tests/test_x.py"}
     seq = index.graph.seq
-    assert update(repo, s).graph.seq == seq  # the same logs are not learned twice
+    assert update(Store(repo), s).graph.seq == seq  # the same logs are not learned twice
     iteration_log(store, 2, ["src/y.py"])
-    assert update(repo, s).graph.seq == seq + 1
+    assert update(Store(repo), s).graph.seq == seq + 1
     store.archive_run("run1")  # a new run: the logs move to the archive, already learned
-    again = update(repo, s)
+    again = update(Store(repo), s)
     assert again.graph.seq == seq + 1
     assert {h.path for h in again.graph.hints([CHECK_PREFIX + "pytest"])} == {"src/x.py", "tests/test_x.py",
                                                                                 "src/y.py"}
-    rebuilt = update(repo, s, rebuild=True)  # built again: the archived logs are read again, once
+    rebuilt = update(Store(repo), s, rebuild=True)  # built again: the archived logs are read again, once
     assert {h.path for h in rebuilt.graph.hints([CHECK_PREFIX + "pytest"])} == {"src/x.py", "tests/test_x.py",
                                                                                  "src/y.py"}
 
@@ -156,7 +156,7 @@ def test_a_damaged_or_hostile_index_file_is_built_again(repo: Path) -> None:
     commit(repo, "one", "a.py", "b.py")
     s = settings(repo)
     store = Store(repo)
-    good = update(repo, s).payload(s)
+    good = update(Store(repo), s).payload(s)
     path = store.cochange_path
     for payload in hostile_payloads(good):
         path.write_bytes(marshal.dumps((MAGIC, VERSION, COCHANGE_KIND, payload)))

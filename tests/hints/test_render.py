@@ -15,6 +15,7 @@ from dun.hints.graph import CHECK_PREFIX, Graph
 from dun.hints.index import Index
 from dun.hints.render import HEADER, MAX_SEEDS, mentioned, prompt_section, section_lines
 from dun.prompt.sections import work_seeds
+from dun.store.store import Store
 
 
 def test_paths_written_in_an_items_text_are_candidates() -> None:
@@ -96,7 +97,7 @@ def test_the_section_from_a_repository_asks_about_absolute_and_dotted_paths_as_t
     git(repo, "commit", "-qm", "a and b")
     hints = load_config(repo).settings.hints
     for seed in (str(repo / "src" / "a.py"), "./src/a.py", "src/a.py"):
-        section = prompt_section(repo, hints, [seed])
+        section = prompt_section(Store(repo), hints, [seed])
         assert section.startswith(HEADER) and section.endswith("- src/a.py: src/b.py (1.00)"), seed
-    assert prompt_section(repo, hints, ["/elsewhere/src/a.py"]) == ""
-    assert prompt_section(repo, replace(hints, in_prompt=False), ["src/a.py"]) == ""
+    assert prompt_section(Store(repo), hints, ["/elsewhere/src/a.py"]) == ""
+    assert prompt_section(Store(repo), replace(hints, in_prompt=False), ["src/a.py"]) == ""

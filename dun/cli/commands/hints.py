@@ -39,7 +39,7 @@ def run_hints(files: list[str], path: str | None, limit: int, as_json: bool, reb
         raise UsageError(f"{session.root}: not a git repository; hints are learned from its history")
     base = Path(path).resolve() if path else Path.cwd()
     seeds = [repo_path(session.root, base, f) for f in files]
-    index = update(session.root, session.settings.hints, session.store, rebuild=rebuild)
+    index = update(session.store, session.settings.hints, rebuild=rebuild)
     found: dict[str, list[Hint]] = {seed: index.graph.hints([seed], limit) for seed in seeds}
     sys.stdout.write(json.dumps(as_dict(index, found), indent=2) + "\n" if as_json else as_text(found))
     return ExitCode.OK if any(found.values()) else ExitCode.WORK_REMAINS
