@@ -4,6 +4,7 @@ these with the verbs the command uses."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from dun.guard.effects import Facts, program_name
@@ -75,15 +76,18 @@ _COMMAND_WORDS = frozenset({"rm", "shred", "dd", "mkfs", "git", "kubectl", "dock
                             "crontab", "systemctl", "dropdb", "sqlite3", "wipefs", "fdisk", "parted", "sfdisk",
                             "shutdown", "reboot", "eval", "exec", "sudo", "env", "tee", "sed", "awk", "twine", "cargo",
                             "gem", "rclone", "nc", "socat", "unlink", "rimraf", "trash-put", "gio"})
-_known: frozenset[str] | None = None
+
+
+@functools.cache
+def _rule_programs() -> frozenset[str]:
+    """The programs some built-in rule names (they judge their own operands): a memo of a constant, built once."""
+    from dun.guard.rules import BUILTIN_RULES
+
+    return frozenset(p for r in BUILTIN_RULES for m in r.matches for p in m.programs)
 
 
 def _named_by_rules(prog: str) -> bool:
-    global _known  # built once from the rules: the programs some rule names judge their own operands
-    if _known is None:
-        from dun.guard.rules import BUILTIN_RULES
-        _known = frozenset(p for r in BUILTIN_RULES for m in r.matches for p in m.programs)
-    return prog in _known
+    return prog in _rule_programs()
 
 
 def wrapped_command(prog: str, args: list[Val]) -> list[Val] | None:
