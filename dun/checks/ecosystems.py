@@ -227,11 +227,15 @@ def js_tools(directory: Path) -> list[str]:
         return [package_manager(directory), *(r for r in WORKSPACE_RUNNERS if r in used),
                 *_js_extras(directory, scripts, deps)]
     words = set(re.findall(r"[\w@/.-]+", test))
-    named = (["node-test"] if re.search(r"\bnode\b[^&|;]*\s--test\b", test) else []) + \
+    named = (["node-test"] if _NODE_TEST.search(test) else []) + \
         [runner for runner in JS_RUNNERS[1:] if runner in words]
     # the runners the test script names; else the one among the dependencies (a script dun cannot read)
     tools = [package_manager(directory), *(named or [r for r in JS_RUNNERS[1:] if r in deps])]
     return tools + _js_extras(directory, scripts, deps)
+
+
+# `node --test`, with node's own options before --test (`--import tsx`); not `node scripts/x.js --test`
+_NODE_TEST = re.compile(r"\bnode(?:\s+--?[\w-]+(?:=\S+|\s+(?!-)[^\s&|;]+)?)*?\s+--test\b")
 
 
 def _js_extras(directory: Path, scripts: dict[str, str], deps: set[str]) -> list[str]:

@@ -220,9 +220,12 @@ def test_node_options_before_test_are_kept_and_other_programs_are_not_taken_for_
         "NODE_ENV=test node --test --test-reporter spec test/": "test/",
         "node scripts/build.js --test": "",  # a script given --test is not node's test runner
     }
+    from dun.checks.ecosystems import js_tools
+
     for script, args in cases.items():
         write(tmp_path, "package.json", json.dumps({"scripts": {"test": script}}))
         assert script_args(tmp_path, "node --test") == args, script
+        assert ("node-test" in js_tools(tmp_path)) is bool(args), script  # build.js --test: not node's runner
 
 
 # --- a toolchain that is not installed: its checks skip, so test-suites must say so (never "nothing actionable") ----
