@@ -217,3 +217,12 @@ def self_calls(body: list[Pipeline], name: str) -> int:
             elif stage.words and stage.words[0].raw == name:
                 count += 1
     return count
+
+
+_SHELL_SINK = re.compile(r">\(\s*(?:exec\s+)?(?:\S*/)?(?:sh|bash|zsh|dash|ksh|ash|python[0-9.]*|node|perl|ruby|php)"
+                         r"(?:\s+-[a-zA-Z]*s?)*\s*\)")
+
+
+def shell_sink(raw: str) -> bool:
+    """A process substitution that runs what is written into it: `>(sh)`, `>(bash -s)`, `>(python3)`."""
+    return bool(_SHELL_SINK.fullmatch(raw.strip()))

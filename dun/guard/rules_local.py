@@ -104,7 +104,7 @@ GIT_RULES: tuple[Rule, ...] = (
          (Match(programs=_GIT, subcommands=("reset",), flags_any=("--hard",)),)),
     Rule("git.clean", "git clean -f deletes untracked files, which may be uncommitted work (-n and -X are allowed)",
          (Match(programs=_GIT, subcommands=("clean",), flags_any=("-f", "--force"),
-                flags_none=("-n", "--dry-run", "-X")),
+                flags_none=("-n", "--dry-run", "-X"), values_none=("clean-scope=build",)),
           Match(programs=_GIT, subcommands=("clean",), values_any=("-c=clean.requireforce=*",),
                 flags_none=("-n", "--dry-run", "-X")))),
     Rule("git.discard-changes", "discards uncommitted changes to the whole tree (checkout/restore ., rm -f ., "

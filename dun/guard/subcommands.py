@@ -65,6 +65,8 @@ def _git(args: list[Val], line_config: dict[str, str]) -> tuple[str, Opts, list[
     opts = Opts(gitread.expand_flags(sub, opts.flags), gitread.expand_values(sub, opts.values), opts.operands)
     values = config + option_values(opts)
     values += _remote_url(sub, opts, {**line_config, **dict(pairs)})
+    if sub == "clean" and opts.operands and all(_BUILD_DIR.fullmatch(o.text) for o in opts.operands):
+        values.append("clean-scope=build")  # git clean -fd build/: build output only
     if sub == "config" and (setting := gitread.config_set(opts)) is not None:
         values.append(f"config={setting[0]}={setting[1]}")
         if gitread.plain_tool(*setting):
@@ -73,6 +75,11 @@ def _git(args: list[Val], line_config: dict[str, str]) -> tuple[str, Opts, list[
 
 
 _URL = re.compile(r"^(?!file://)[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w.-]+:|^[\w-]+(?:\.[\w-]+)+:(?!\d+$)[\w~./-]+")
+
+
+_BUILD_DIR = re.compile(r"(?:\./)?(?:[\w.-]+/)*(?:build|dist|out|target|coverage|htmlcov|\.cache|tmp|\.tmp|"
+                        r"node_modules|\.next|\.nuxt|\.turbo|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|"
+                        r"\.tox|\.nox|bin|obj|_build|site|public/build|storybook-static)/?")
 
 
 def _remote_url(sub: str, opts: Opts, config: dict[str, str]) -> list[str]:

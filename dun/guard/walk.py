@@ -8,16 +8,17 @@ from __future__ import annotations
 import contextlib
 import re
 
-from dun.guard import linestate, longtail, marks, programs, secrets, testdb
+from dun.guard import linestate, longtail, marks, programs, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
-from dun.guard.lexer import LIT, ShellError, Word, expand_body
+from dun.guard.lexer import LIT, ShellError, Word
 from dun.guard.names import MAX_CALLS, Names
 from dun.guard.options import sliced
 from dun.guard.paths import classify
+from dun.guard.redirs import Redirections
 from dun.guard.runs import Stream, run_code, runner_files
-from dun.guard.shell import Group, Pipeline, Redirect, Simple
+from dun.guard.shell import Group, Pipeline, Simple
 from dun.guard.shell import parse as parse_shell
 from dun.guard.shellstate import ASSIGN, ShellState
 from dun.guard.sqlclients import queries
@@ -27,11 +28,9 @@ from dun.guard.unwrap import unwrap
 MAX_DEPTH = 12
 MAX_UNROLLED = 64  # loop bodies analysed once per value while nested loops multiply to at most this
 MAX_COMMANDS = 5000  # simple commands analysed per decision (loops are unrolled, substitutions re-analysed)
-_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_STDOUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>"})
 
 
-class Walker(ShellState, Names):
+class Walker(Redirections, ShellState, Names):
     def __init__(self, env: Env) -> None:
         self.env = env
         self.facts: list[Facts] = []
@@ -44,6 +43,7 @@ class Walker(ShellState, Names):
         self.in_pids = False
         self.group_secret: str | None = None
         self.raw: list[str] = []  # the words of the simple command being analysed, as written
+        Redirections.__init__(self)
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
         """Analyse the command string; return the programs it runs. Raises ShellError when it cannot be read."""
@@ -132,48 +132,6 @@ class Walker(ShellState, Names):
                 ctx.written[e.path] = None
         return Stream(secret=secret)
 
-    def redirects(self, redirects: list[Redirect], ctx: Ctx, seen: set[str]) -> tuple[
-            list[Effect], str | None, bool, str, list[str]]:
-        """(file effects, text fed on stdin, whether stdin is network content, the redirections as text, the files
-        that receive stdout); `self.in_secret`: the secret a `<` redirection reads."""
-        self.in_secret, self.in_pids = None, False
-        effects: list[Effect] = []
-        stdout: list[str] = []
-        herein: str | None = None
-        in_dl = False
-        shown: list[str] = []
-        for r in redirects:
-            if r.heredoc is not None:
-                body = r.heredoc.body
-                if not r.heredoc.quoted:
-                    expanded = self.word(expand_body(body), ctx, seen)
-                    body, in_dl = expanded.text, in_dl or expanded.dl
-                herein = body
-                shown.append(f"{r.fd}{r.op}{r.heredoc.delimiter}")
-                continue
-            val = self.word(r.target, ctx, seen)
-            shown.append(f"{r.fd}{r.op}{val.text}" if r.op in (">&", "<&") else f"{r.fd}{r.op} {val.text}")
-            if r.op == "<<<":
-                herein, in_dl = val.text + "\n", in_dl or val.dl
-                self.in_pids = self.in_pids or any(marks.finds_pids(body) for body in val.subs)  # <<< "$(pgrep x)"
-            elif r.op == "<":
-                in_dl = in_dl or val.dl
-                path = classify(val, ctx, self.env)[0]
-                self.in_secret = secrets.val_secret(val, ctx, self.env) or self.marks.secret_files.get(path)
-                self.in_pids = path in self.marks.pid_files
-                if val.text.startswith("<(") and val.subs:  # cmd < <(echo ...)
-                    sub = self.output_of(val.subs[-1], ctx)
-                    herein, in_dl = sub.text if sub.text is not None else herein, in_dl or sub.dl
-                    self.in_secret, self.in_pids = self.in_secret or sub.secret, self.in_pids or sub.pids
-                elif ctx.written.get(path) is not None:  # a file written earlier in the line
-                    herein = ctx.written[path]
-            elif r.op in _OUTPUT_OPS or (r.op == ">&" and not re.fullmatch(r"[0-9]+-?|-", val.text)):
-                path, where = classify(val, ctx, self.env)
-                effects.append(Effect("write", path, where))
-                if r.fd in ("", "1") and r.op in _STDOUT_OPS:
-                    stdout.append(path)
-        return effects, herein, in_dl, " ".join(shown), stdout
-
     def simple(self, cmd: Simple, ctx: Ctx, stdin: Stream | None, seen: set[str]) -> tuple[Stream, str,
                                                                                              Facts | None]:
         self.budget -= 1
@@ -185,7 +143,7 @@ class Walker(ShellState, Names):
         vals = [self.word(w, ctx, seen) for w in cmd.words[:n]] + self.words(cmd.words[n:], ctx, seen)
         effects, herein, in_dl, redirs, stdout = self.redirects(cmd.redirects, ctx, seen)
         raw = [w.raw for w in cmd.words[n:]]
-        in_secret, in_pids, self.raw = self.in_secret, self.in_pids, raw
+        in_secret, in_pids, self.raw, to_shell = self.in_secret, self.in_pids, raw, self.to_shell
         for word, val in zip(cmd.words[:n], vals[:n], strict=True):  # GIT_PAGER='...' git -p log
             m = _assignment(word)
             if m is not None and m.group(1) in programs.COMMAND_VARS and n < len(vals):
@@ -221,6 +179,10 @@ class Walker(ShellState, Names):
                     copied.get(e.path)
         for path in stdout:
             ctx.written[path] = out.text
+        if to_shell or (facts is not None and facts.program == "tee" and any(linestate.shell_sink(w.raw)
+                                                                           for w in cmd.words[n + 1:])):
+            self.into_shell(out.text if not to_shell or facts is None or facts.program != "tee" else
+                            (feed.text if feed else None), ctx, facts.unit if facts else redirs)
         for text in linestate.hook_texts([e.path for e in (facts.effects if facts else effects)] + stdout, ctx):
             with contextlib.suppress(ShellError):
                 self.run(text, ctx.child())  # .husky/pre-push written: what git will run, judged now
