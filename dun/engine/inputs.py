@@ -5,9 +5,10 @@ environment variable is `env:NAME` with its value; git refs and config keys are 
 `git-config:ROOT\\0KEY` with a hash of what git prints for them. `dun.core.cache.look` takes any of these afresh,
 so the result cache and the replay compare them alike.
 
-`files` globs are walked on disk (ignored paths included) from their literal directory; a literal path names that
-file, or for a directory its listing (`dir/**` names everything beneath). `~` and `$VAR` are expanded. A walk that
-meets more than `WALK_LIMIT` entries cannot be kept cheaply: the inputs are then unknown and nothing is reused.
+`files` globs are walked on disk (ignored paths included, links to directories followed) from their literal
+directory; a literal path names that file, or for a directory its listing (`dir/**` names everything beneath).
+`~` and `$VAR` are expanded. A walk that meets more than `WALK_LIMIT` entries cannot be kept cheaply: the inputs are
+then unknown and nothing is reused.
 """
 
 from __future__ import annotations
@@ -63,8 +64,13 @@ def _file_looks(root: str, pattern: str) -> list[Look] | None:
     out: list[Look] = [(base, stamp(base))]  # its listing: a first matching file appearing changes it
     walked: list[str] = []
     seen = 0
-    for dirpath, dirnames, filenames in os.walk(base):  # links to directories are not followed
-        dirnames.sort()
+    visited = {os.path.realpath(base)}
+    # links to directories are followed (what they hold is read through them, often from outside the work tree),
+    # each real directory once: a link back up is no loop
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=True):
+        real = {d: os.path.realpath(os.path.join(dirpath, d)) for d in dirnames}
+        dirnames[:] = sorted(d for d in dirnames if real[d] not in visited)
+        visited.update(real[d] for d in dirnames)
         seen += len(dirnames) + len(filenames)
         if seen > WALK_LIMIT:
             return None

@@ -1,0 +1,52 @@
+"""Cache truth for inputs reached from outside the work tree: a cached run agrees with a fresh one after an edit to a
+file that a check reads through a link to a directory (a declared `dir/**` glob) or through an editable install
+outside the repository (`pip install -e ../lib`, a `.pth` line in the project's virtual environment). Both were
+stale before: the walk did not follow links to directories, and only site-packages' listing was looked at."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import git, write
+
+from dun.engine.session import open_session
+
+DISABLED = "plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, rust, test-suites]}\n"
+
+
+def age(*bases: Path) -> None:
+    for base in bases:
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            for name in [*filenames, *dirnames, "."]:
+                os.utime(os.path.join(dirpath, name), ns=(1_600_000_000_000_000_000,) * 2, follow_symlinks=False)
+
+
+def agree(repo: Path, check: str) -> None:
+    cached = next(r for r in open_session(repo).report().results if r.id == check)
+    fresh = next(r for r in open_session(repo, fresh=True).report().results if r.id == check)
+    assert (cached.status, cached.signal) == (fresh.status, fresh.signal)
+
+
+def project(repo: Path, command: str, inputs: str) -> None:
+    write(repo, ".dun/config.yaml", DISABLED)
+    write(repo, ".gitignore", ".venv/\ndata/\n")
+    write(repo, ".dun/plugins/r.yaml", f"id: r\nchecks:\n  - id: reads\n    type: command\n"
+                                       f"    command: '{command}'\n    inputs: {inputs}\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "plugin")
+
+
+def test_a_declared_glob_follows_a_link_to_a_directory_outside(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write(outside, "x.txt", "ok\n")
+    project(repo, "grep -q ok data/linked/x.txt", "{files: ['data/**']}")
+    (repo / "data").mkdir()
+    (repo / "data/linked").symlink_to(outside)
+    age(repo, outside)
+    open_session(repo).report()
+    assert next(r for r in open_session(repo).report().results if r.id == "reads").cached  # reused while unchanged
+    write(outside, "x.txt", "no\n")
+    age(outside)
+    agree(repo, "reads")
