@@ -200,8 +200,9 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
 
 
 def python_inputs(root: Path, cwd: Path) -> list[str] | None:
-    """The project's interpreter, its virtual environment's config and its site-packages directories (installing,
-    upgrading or removing a distribution changes their listing); None when it is not a virtual environment."""
+    """The project's interpreter, its virtual environment's config, its site-packages directories (installing,
+    upgrading or removing a distribution changes their listing), and what editable installs outside the repository
+    hold (`editable_files`); None when it is not a virtual environment."""
     from dun.checks.pyenv import project_python
 
     python = project_python(root, cwd)
@@ -214,7 +215,41 @@ def python_inputs(root: Path, cwd: Path) -> list[str] | None:
     sites = sorted(glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages"))
                    + glob.glob(os.path.join(glob.escape(venv), "Lib", "site-packages")))
     pth = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))]
-    return [interpreter, os.path.join(venv, "pyvenv.cfg"), *sites, *pth]
+    finders = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "__editable__*.py")))]
+    editable = editable_files(str(root), [*pth, *finders])
+    if editable is None:
+        return None
+    return [interpreter, os.path.join(venv, "pyvenv.cfg"), *sites, *pth, *finders, *editable]
+
+
+def editable_files(root: str, named_in: list[str]) -> list[str] | None:
+    """Every directory and source file beneath the directories outside the repository that `.pth` files and
+    editable finders (`__editable__*.py`) put on the path (`pip install -e ../lib`): edited there, they change what
+    the tests import. None when there are more than WALK_LIMIT entries (the check then runs every time)."""
+    import re
+
+    from dun.engine.inputs import WALK_LIMIT
+
+    dirs: list[str] = []
+    for path in named_in:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read(1 << 20)
+        except OSError:
+            continue
+        found = re.findall(r"['\"](/[^'\"\n]+)['\"]", text) if path.endswith(".py") else [
+            line.strip() for line in text.splitlines() if line.strip() and not line.startswith(("#", "import"))]
+        dirs += [d for d in found if os.path.isabs(d) and os.path.isdir(d)
+                 and not (d + os.sep).startswith(root.rstrip(os.sep) + os.sep)]
+    out: list[str] = []
+    for top in dict.fromkeys(dirs):
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".git")]
+            out.append(dirpath)
+            out += [os.path.join(dirpath, name) for name in filenames]
+            if len(out) > WALK_LIMIT:
+                return None
+    return out
 
 
 @hookimpl

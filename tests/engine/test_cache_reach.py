@@ -6,6 +6,8 @@ stale before: the walk did not follow links to directories, and only site-packag
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import git, write
@@ -49,4 +51,19 @@ def test_a_declared_glob_follows_a_link_to_a_directory_outside(repo: Path, tmp_p
     assert next(r for r in open_session(repo).report().results if r.id == "reads").cached  # reused while unchanged
     write(outside, "x.txt", "no\n")
     age(outside)
+    agree(repo, "reads")
+
+
+def test_an_editable_install_outside_the_repository_is_an_input(repo: Path, tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    write(lib, "extlib.py", "X = 1\n")
+    project(repo, '{python} -c "import extlib; assert extlib.X == 1"', "{}")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (site,) = (repo / ".venv/lib").glob("python*/site-packages")
+    (site / "lib.pth").write_text(f"{lib}\n")
+    age(repo, lib)
+    open_session(repo).report()
+    assert next(r for r in open_session(repo).report().results if r.id == "reads").cached  # reused while unchanged
+    write(lib, "extlib.py", "X = 2\n")
+    age(lib)
     agree(repo, "reads")
