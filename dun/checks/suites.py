@@ -19,7 +19,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
 
 
 def _answer(spec: CheckSpec, root: Path) -> Outcome:
-    from dun.checks.ecosystems import NOT_INSTALLED, detect, unrun_suites
+    from dun.checks.ecosystems import detect
+    from dun.checks.unrun import NOT_INSTALLED, unrun_suites
 
     unrun = unrun_suites(root)
     if unrun:
@@ -42,10 +43,10 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
     elsewhere changes one of these: made before they are stamped, it is within the racy window and the result is
     not kept; made after, the stamps differ. So the result needs no second look at the tree
     (`CheckType.stamped`), whether the paths are tracked, untracked or ignored."""
-    from dun.checks import ecosystems
+    from dun.checks import ecosystems, unrun
 
     _, seen = ecosystems.reads(lambda: _answer(spec, ctx.root))
-    return [*seen, str(ecosystems.__file__)]
+    return [*seen, str(ecosystems.__file__), str(unrun.__file__)]
 
 
 @hookimpl

@@ -234,8 +234,9 @@ def test_a_suite_whose_toolchain_is_missing_is_a_warning_naming_the_program(tmp_
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from dun.checks.ecosystems import reads, unrun_suites
+    from dun.checks.ecosystems import reads
     from dun.checks.suites import _answer
+    from dun.checks.unrun import unrun_suites
     from dun.engine.model import Status
 
     write(tmp_path, "Cargo.toml", "[package]\nname = 'x'\n")
@@ -518,7 +519,8 @@ FAILED (failures=2)
 # --- a project in a subdirectory (backend/go.mod, frontend/package.json): the checks run at the root only ----------
 
 def test_projects_in_subdirectories_are_a_warning_not_nothing_actionable(tmp_path: Path) -> None:
-    from dun.checks.ecosystems import reads, unrun_suites
+    from dun.checks.ecosystems import reads
+    from dun.checks.unrun import unrun_suites
 
     write(tmp_path, "backend/go.mod", "module example.com/backend\n")
     write(tmp_path, "frontend/package.json", json.dumps({"scripts": {"test": "vitest run"}}))

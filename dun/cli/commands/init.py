@@ -79,7 +79,7 @@ def run_init(path: str | None, force: bool, ci: str | None = None, schedule: str
     if (root / "MISSION.md").is_file() and not _has_boxes(root, "MISSION.md"):
         sys.stdout.write("note: MISSION.md has no boxes yet (`- [ ] ...` lines): until it has, the mission gives "
                          "the loop no work\n")
-    from dun.checks.ecosystems import init_report  # which built-in checks apply here (issue 25)
+    from dun.checks.unrun import init_report  # which built-in checks apply here (issue 25)
 
     sys.stdout.writelines(init_report(root))
     if rendered is not None and rendered.manifest is not None:

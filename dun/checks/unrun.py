@@ -1,0 +1,160 @@
+"""Test suites in the repository that no built-in check runs (the `test-suites` check, `dun init`): another
+ecosystem's (Ruby, Maven, ...), a JavaScript runner dun does not read, a toolchain not on PATH, a project in a
+subdirectory. Every look at the disk goes through dun/checks/ecosystems.py's recorded helpers, so `reads` can tell
+what an answer depended on."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from dun.checks.ecosystems import (
+    JS_RUNNERS,
+    WORKSPACE_RUNNERS,
+    Ecosystem,
+    _is_dir,
+    _is_file,
+    _names,
+    _read,
+    _seen,
+    delegates,
+    detect,
+    js_has_tests,
+    js_tools,
+    npm_scripts,
+    package_json,
+    uses,
+    workspace_dirs,
+)
+
+# Test suites of ecosystems dun has no built-in check for: marker -> (what it is, directories holding its tests)
+FOREIGN_SUITES = (
+    ("Gemfile", "Ruby (rspec or minitest: `bundle exec rake test`)", ("spec", "test")),
+    ("pom.xml", "Maven (`mvn -q test`, Surefire's JUnit XML in target/surefire-reports)", ("src/test",)),
+    ("build.gradle", "Gradle (`./gradlew test`, JUnit XML in build/test-results)", ("src/test",)),
+    ("build.gradle.kts", "Gradle (`./gradlew test`, JUnit XML in build/test-results)", ("src/test",)),
+    ("composer.json", "PHP (`vendor/bin/phpunit --log-junit FILE`)", ("tests", "test")),
+    ("mix.exs", "Elixir (`mix test`)", ("test",)),
+    ("Package.swift", "Swift (`swift test --xunit-output FILE`)", ("Tests",)),
+    ("deno.json", "Deno (`deno test --reporter=junit`)", ("",)),
+    ("deno.jsonc", "Deno (`deno test --reporter=junit`)", ("",)),
+    ("CMakeLists.txt", "CMake/CTest (`ctest --output-junit FILE`)", ("",)),
+)
+_CMAKE_TESTS = re.compile(r"^\s*(enable_testing|add_test)\s*\(", re.M | re.I)
+_MAKE_TEST = re.compile(r"^(test|check|tests)\s*:", re.M)
+
+
+# ecosystem -> the program its built-in test checks need (`requires:`): without it they skip, and nothing else says so
+TOOLCHAINS = {"javascript": "node", "rust": "cargo", "go": "go"}
+NOT_INSTALLED = "is not installed (not on PATH)"
+
+
+def on_path(program: str) -> bool:
+    """Whether `program` is an executable on PATH; every place it was looked for is recorded (installing it there
+    changes that place's stamp)."""
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        path = Path(directory or ".") / program
+        if _seen(path).is_file() and os.access(path, os.X_OK):
+            return True
+    return False
+
+
+def unrun_suites(root: Path) -> list[tuple[str, str]]:
+    """(file, why) for every test suite in the repository that no built-in check runs: a runner dun does not read,
+    an ecosystem it has no check for, or one whose toolchain is not installed here (its checks skip)."""
+    found: list[tuple[str, str]] = []
+    ours = detect(root)
+    monorepo = any(eco.name == "javascript" for eco in ours) and delegates(root)
+    for sub in workspace_dirs(root) if monorepo else []:
+        runners = [t for t in js_tools(sub) if t in JS_RUNNERS]
+        if js_has_tests(sub) and not set(runners) & set(WORKSPACE_RUNNERS):
+            rel = sub.relative_to(root).as_posix()
+            script = npm_scripts(package_json(str(sub))).get("test", "").strip()
+            why = f"runs {runners[0]}, which dun runs only at the top of a project, not in each workspace package" \
+                if runners else f"has a `test` script running `{script[:80]}`, which no built-in check reads"
+            found.append((f"{rel}/package.json", f"workspace package {rel} {why}"))
+    for eco in ours:
+        program = TOOLCHAINS.get(eco.name)
+        if eco.tests and program is not None and not on_path(program):
+            found.append((eco.marker, f"a {eco.name} test suite, but `{program}` {NOT_INSTALLED}: "
+                                      f"its built-in checks are skipped, so nothing runs these tests"))
+            continue
+        if eco.name == "javascript" and eco.tests and not monorepo and not set(JS_RUNNERS) & set(eco.tools):
+            script = npm_scripts(package_json(str(root))).get("test", "").strip()
+            found.append(("package.json", f"the `test` script runs `{script[:80]}`, which no built-in check reads "
+                                          f"(they read {', '.join(JS_RUNNERS)})"))
+    for marker, what, dirs in FOREIGN_SUITES:
+        if not _is_file(root / marker):
+            continue
+        if marker == "CMakeLists.txt":
+            if _CMAKE_TESTS.search(_read(root / marker, root)):
+                found.append((marker, f"a {what} test suite"))
+        elif any(_is_dir(root / d) if d else True for d in dirs):
+            found.append((marker, f"a {what} test suite"))
+    if not ours and not found and _MAKE_TEST.search(_read(root / "Makefile", root)):
+        found.append(("Makefile", "a `make test` target"))
+    return found + _subprojects(root, ours)
+
+
+# directories whose projects are not the repository's own suites: fixtures, examples, vendored code
+_NOT_SUBPROJECTS = {"node_modules", "vendor", "third_party", "testdata", "fixtures", "examples", "example", "test",
+                    "tests", "docs", "target", "build", "dist"}
+
+
+def _subprojects(root: Path, ours: list[Ecosystem]) -> list[tuple[str, str]]:
+    """Projects one or two directories down (`backend/go.mod`, `services/web/package.json`) with a test suite: the
+    built-in checks run at the repository root only, so nothing runs theirs. Not: a JavaScript workspace package, a
+    crate of a root Cargo workspace, a Python package under a Python root (their root's checks run them)."""
+    names = {eco.name for eco in ours}
+    covered = set(workspace_dirs(root)) if "javascript" in names else set()
+    found: list[tuple[str, str]] = []
+    tops = _subdirs(root)
+    for sub in tops + [d for top in tops if top.name in _CONTAINERS for d in _subdirs(top)]:
+        if sub not in covered:
+            rel = sub.relative_to(root).as_posix()
+            found += [(f"{rel}/{eco.marker}", f"a {eco.name} project in {rel}/ whose tests no built-in check runs "
+                                              f"(they run at the repository root): add a check with `cwd: {rel}`")
+                      for eco in detect(sub) if eco.tests and not (eco.name in _ROOT_RUNS and eco.name in names)]
+    return found
+
+
+_ROOT_RUNS = ("rust", "python")  # a root of these runs what lies below it (cargo's workspace, pytest's collection)
+# directories that hold projects a level further down (`services/api/go.mod`); others are looked into one level only
+_CONTAINERS = {"services", "apps", "packages", "libs", "crates", "modules", "projects", "components", "cmd"}
+
+
+def _subdirs(directory: Path) -> list[Path]:
+    return [directory / name for name in sorted(_names(directory, dirs_only=True))
+            if not name.startswith(".") and name not in _NOT_SUBPROJECTS]
+
+
+def applying_checks(root: Path) -> dict[str, list[str]]:
+    """Built-in manifest id -> its checks that apply here: the manifest's trigger matches, the check's `uses` holds."""
+    from dun.engine.runner import trigger_miss
+    from dun.engine.session import open_session
+
+    session = open_session(root, agents=False)
+    catalog, ctx = session.catalog(), session.context()
+    out: dict[str, list[str]] = {}
+    for manifest in catalog.manifests:
+        if manifest.origin == "builtin" and trigger_miss(manifest.triggers, ctx) is None:
+            out[manifest.id] = [c.id for c in manifest.checks
+                                if not c.options.get("uses") or uses(root, str(c.options["uses"]))]
+    return out
+
+
+def init_report(root: Path) -> list[str]:
+    """What `dun init` says: each ecosystem found, what it uses and the built-in checks that apply; the test suites
+    no built-in check runs."""
+    checks = applying_checks(root)
+    lines = []
+    for eco in detect(root):
+        applying = checks.get(eco.name, [])
+        lines.append(f"found {eco.name} ({eco.marker}; uses {', '.join(eco.tools) or 'nothing dun knows'}): "
+                     f"{'checks ' + ', '.join(applying) if applying else 'no built-in check applies'}\n")
+    for marker, why in unrun_suites(root):
+        until = "it is installed" if NOT_INSTALLED in why else "a check runs it (docs/plugins.md)"
+        lines.append(f"found {marker}: {why}; `dun check` warns until {until}\n")
+    return lines or ["found no ecosystem dun has built-in checks for (package.json, Cargo.toml, pyproject.toml, "
+                     "go.mod)\n"]
