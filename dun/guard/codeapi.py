@@ -71,7 +71,10 @@ HOME_IDIOMS = re.compile(r"""
   | \bDeno\.env\.get\(\s*(['"])HOME\8\s*\)
   | \bSys\.getenv\(\s*(['"])HOME\9\s*\) | \bos\.getenv\(\s*"HOME"\s*\) | \brequire\(\s*['"]os['"]\s*\)\.homedir\(\)
   | \bFile\.expand_path\(\s*(['"])~\10\s*\) | \$env:USERPROFILE | \$env:HOME
-  | \$_(?:SERVER|ENV)\[\s*['"]HOME['"]\s*\] | (?<![\w.])homedir\(\) | \bpath\.expand\(\s*(['"])~\11\s*\)
+  | \$_(?:SERVER|ENV)\[\s*['"]HOME['"]\s*\] | (?<![\w.])homedir\(\) | \bos\.Getenv\(\s*"HOME"\s*\)
+  | \bos\.UserHomeDir\(\)
+  | \b(?:std::)?env::var\(\s*"HOME"\s*\)(?:\.unwrap\(\))? | \b(?:dirs|home)::home_dir\(\)(?:\.unwrap\(\))?
+  | \bpath\.expand\(\s*(['"])~\11\s*\)
 """, re.X)
 # Code that publishes what it builds: R's devtools release and CRAN submission, Julia's package registration
 PUBLISH_CODE = re.compile(r"\bdevtools::(?:release|submit_cran)\s*\(|\b(?:release|submit_cran)\s*\(\s*\)"

@@ -158,9 +158,12 @@ _ARGV_LISTS = re.compile(r"\bsys\.argv\[(\d+):\]|@ARGV\b|(?<![\w$@.])ARGV\b(?!\s
 
 _SQL_LITERAL = re.compile(r"^\s*(?:drop|truncate|delete\s+from|update\s+\S+\s+set|alter\s+table)\b", re.I)
 # Deletes of every row through an ORM: User.delete_all, Order.objects.all().delete(), session.query(X).delete(),
-# Model.destroy({ where: {} }), Model.destroy({ truncate: true })
+# Model.destroy({ where: {} }), Model.destroy({ truncate: true }), prisma's deleteMany(), schemas dropped through an
+# ORM or driver (metadata.drop_all, drop_database, dropCollection, knex.schema.dropTable)
 _ORM_ALL = re.compile(r"\b[A-Z]\w*(?:\.all)?\.(?:delete_all|destroy_all)\b|\.objects(?:\.all\(\))?\.delete\(\)"
-                      r"|\bquery\(\s*\w+\s*\)\.delete\(\)|\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)")
+                      r"|\bquery\(\s*\w+\s*\)\.delete\(\)|\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)"
+                      r"|\.deleteMany\(\s*(?:\{\s*\})?\s*\)|\bdrop_all\s*\(|\bdrop_database\s*\(|\bdropDatabase\s*\("
+                      r"|\bdrop_collection\s*\(|\bdropCollection\s*\(|\bdrop_table\s*\(|\bdropTable\s*\(")
 _HTTP_DELETE = re.compile(rf"\b(?:requests|httpx|axios|session|client|http)\.delete\s*\(\s*{_L}"
                           rf"|\bfetch\s*\(\s*{_L}\s*,\s*\{{[^}}]*method\s*:\s*{_L}"
                           rf"|\bRequest\s*\(\s*{_L}[^)]*method\s*=\s*{_L}")

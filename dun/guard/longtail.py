@@ -113,6 +113,33 @@ _TEXT_PROGRAMS = frozenset({"man", "which", "whatis", "info", "tldr", "type", "h
                             "grep", "rg", "ag", "ack", "fzf", "history", "fc", "mc", "gsutil", "hdfs", "hadoop"})
 
 
+_DESTRUCTIVE = re.compile(r"(?i)(?:^|[\s/_.-])(?:clean(?:up)?|wipe|purge|prune|nuke|delete|remove|reset|destroy|rm"
+                          r"|erase|reclaim|scrub|shred|obliterate|clear)(?:$|[\s/_.-])")
+_CODE_RUNNERS = {"go": "run", "cargo": "run", "deno": "run", "bun": "run"}
+
+
+def destructive_targets(prog: str, args: list[Val]) -> list[Val]:
+    """A program the guard cannot read, named for destroying (`go run ./cmd/cleanup`, `python scripts/wipe.py`,
+    `./bin/purge`), given directories: the directories (`--dir ~/projects`), which its name says it removes."""
+    words = [a.text for a in args]
+    if prog in _CODE_RUNNERS and words[:1] == [_CODE_RUNNERS[prog]]:
+        named = " ".join(words[1:3])
+    elif prog.startswith(("python", "node", "ruby", "perl", "php", "bash", "sh")) and words:
+        named = words[0]
+    elif prog.startswith(("./", "/")) or "/" in prog:
+        named = prog
+    else:
+        return []
+    if not _DESTRUCTIVE.search(named):
+        return []
+    out = []
+    for a in args:
+        text = a.text.partition("=")[2] if a.text.startswith("-") else a.text
+        if text.startswith("/") and not text.startswith(("/tmp", "/dev/")):
+            out.append(Val(text) if text != a.text else a)
+    return out
+
+
 def forwarded(argv: list[Val]) -> Facts | None:
     """ssh runs its command elsewhere and leaves no facts of its own: its -R, judged before it is unwrapped."""
     prog = program_name(argv[0]) if argv else ""

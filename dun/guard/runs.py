@@ -52,6 +52,7 @@ class Stream:
 
 class Runner(Protocol):
     env: Env
+    facts: list[Facts]
 
     def run(self, src: str, ctx: Ctx) -> set[str]: ...
 
@@ -262,7 +263,11 @@ def _task_file(w: Runner, facts: Facts, source: tasks.Source, ctx: Ctx, seen: se
     code = source.pick(text)
     if not code.strip():
         return
-    if from_disk:
+    if from_disk and source.kind != "shell":  # go run ./cmd/x: the code on disk, its parameters not held against it
+        found = Facts(unit=f"{facts.unit} (runs {source.path})", program=facts.program, lenient=True)
+        _program(w, found, source.kind, code, ctx, seen)
+        w.facts.append(found)
+    elif from_disk:
         _on_disk(w, code, ctx, seen)
     else:
         _program(w, facts, source.kind, code, ctx, seen)

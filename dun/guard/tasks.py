@@ -51,6 +51,22 @@ def _whole(text: str) -> str:
     return text
 
 
+def _go_files(args: list[Val], cwd: str) -> list[str]:
+    """The Go files `go run` builds: the .go files named, else those of the package directory named first (on disk,
+    at most 32, not its tests)."""
+    named = [normalize(a.text, cwd) for a in args if a.text.endswith(".go")]
+    if named:
+        return [p for p in named if p is not None]
+    first = next((a.text for a in args if not a.text.startswith("-")), "")
+    where = normalize(first, cwd) if first.startswith(("./", "../")) else None
+    try:
+        names = sorted(os.listdir(where))[:256] if where and os.path.isdir(where) else []
+    except OSError:
+        return []
+    return [posixpath.join(where, n) for n in names if n.endswith(".go") and not n.endswith("_test.go")][:32] \
+        if where else []
+
+
 def sources(prog: str, args: list[Val], cwd: str | None) -> list[Source]:
     if cwd is None:
         return []
@@ -72,6 +88,8 @@ def sources(prog: str, args: list[Val], cwd: str | None) -> list[Source]:
             a.text in (".", "./", "-e.") or a.text.startswith(".[") for a in args)) or (
             prog.startswith("python") and args[:1] and args[0].text == "setup.py"):
         return [Source(at("setup.py"), "python", _whole, False)]
+    if prog == "go" and args[:1] and args[0].text == "run":  # go run main.go, go run ./cmd/x: what it compiles
+        return [Source(path, "rust", _whole) for path in _go_files(args[1:], cwd)]
     if prog == "just":
         return [Source(at(n), "shell", just_recipes) for n in ("justfile", "Justfile", ".justfile")]
     if prog == "nox":

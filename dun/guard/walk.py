@@ -223,6 +223,9 @@ class Walker(Redirections, ShellState, Names):
         facts = Facts(unit=unit, program=prog, sub=sub, flags=opts.flags, operands=[v.text for v in opts.operands],
                       effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args),
                       values=values)
+        named = u.argv[0].text if "/" in u.argv[0].text else prog  # ./bin/purge-cache DIR: what its name says
+        facts.effects += [Effect("delete", *classify(v, where, self.env, False), True)
+                          for v in longtail.destructive_targets(named, args)]
         facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
         longtail.mark(facts, args)
