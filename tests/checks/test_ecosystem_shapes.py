@@ -592,3 +592,33 @@ def test_the_runner_and_its_arguments_come_from_the_scripts_the_test_script_runs
         "test": "yarn test:all", "test:all": "yarn workspaces foreach -A run test"}}))
     write(tmp_path, "packages/a/package.json", json.dumps({"scripts": {"test": "jest"}}))
     assert delegates(tmp_path) and "jest" in js_tools(tmp_path)
+
+
+# --- vitest `projects: ['packages/*']` run from the root: its frames are relative to each project ------------------
+
+def test_vitest_projects_frames_are_placed_under_their_project(tmp_path: Path) -> None:
+    write(tmp_path, "packages/a/test/a.test.js", "x\n")
+    write(tmp_path, "packages/a/src/check.js", "x\n")
+    xml = """<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="2" failures="2" errors="0" time="0.1">
+  <testsuite name="packages/a/test/a.test.js" tests="2" failures="2" errors="0" skipped="0" time="0.1">
+    <testcase classname="packages/a/test/a.test.js" name="a &gt; fails" time="0.03">
+      <failure message="expected 'a' to be 'z' // Object.is equality" type="AssertionError">
+AssertionError: expected 'a' to be 'z' // Object.is equality
+ ❯ test/a.test.js:3:15
+      </failure>
+    </testcase>
+    <testcase classname="packages/a/test/a.test.js" name="a &gt; helper" time="0.01">
+      <failure message="total should be 10" type="Error">
+Error: total should be 10
+ ❯ check src/check.js:2:9
+ ❯ test/a.test.js:7:5
+      </failure>
+    </testcase>
+  </testsuite>
+</testsuites>"""
+    write(tmp_path, ".dun/cache/vitest.xml", xml)
+    parsed = parse(tmp_path, "junit-xml", "", file=".dun/cache/vitest.xml")
+    assert [(i.file, i.line, i.text.split(":")[0]) for i in parsed.items] == [
+        ("packages/a/test/a.test.js", 3, "a > fails"), ("packages/a/src/check.js", 2, "a > helper")]
+    assert parsed.items[1].text.endswith("\n  at packages/a/test/a.test.js:7")

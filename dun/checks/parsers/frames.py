@@ -36,12 +36,25 @@ def first_project_frame(texts: list[str], ctx: ParseContext) -> tuple[str, int] 
 def located(texts: list[str], ctx: ParseContext, test_file: str | None) -> tuple[tuple[str, int] | None, str]:
     """The failing assertion's frame and, when that is outside the test's own file, an `at FILE:LINE` line naming
     the test's call into it."""
-    frames = [f for text in texts if text for f in project_frames(text, ctx)]
+    frames = _rebased([f for text in texts if text for f in project_frames(text, ctx)], test_file, ctx)
     if not frames:
         return None, ""
     own = next((f for f in frames if f[0] == test_file), None)
     call = f"\n  at {own[0]}:{own[1]}" if own is not None and own != frames[0] else ""
     return frames[0], call
+
+
+def _rebased(frames: list[tuple[str, int]], test_file: str | None, ctx: ParseContext) -> list[tuple[str, int]]:
+    """Frames relative to a project below the root (vitest's `projects: ['packages/*']` prints `test/a.test.js` for
+    `packages/a/test/a.test.js`): when the test's own file ends with such a frame's path, that directory is the base of
+    every frame that is not a file from the root."""
+    if not test_file:
+        return frames
+    missing = [f for f, _ in frames if not (ctx.root / f).is_file()]
+    base = next((test_file[: -len(f)] for f in missing if test_file.endswith("/" + f)), None)
+    if base is None:
+        return frames
+    return [(base + f if f in missing and (ctx.root / (base + f)).is_file() else f, n) for f, n in frames]
 
 
 def message_lines(text: str) -> str:
