@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from dun.guard import linestate
 from dun.guard.effects import Effect, Facts
 from dun.guard.expand import Ctx, Env, Val
 from dun.guard.lexer import ShellError
@@ -75,6 +76,9 @@ def decide(event: Mapping[str, object], root: Path, rules: RuleSet) -> Verdict:
         if verdict.decision == "allow" and tool == "Write" and isinstance(content, str) and is_shell_script(path,
                                                                                                           content):
             return decide_script(content, path, cwd, root, rules)
+        if verdict.decision == "allow" and tool == "Write" and isinstance(content, str) and path.endswith(
+                linestate.EDITOR_CONFIGS):  # tasks run on folder open, a dev container's lifecycle commands
+            return decide_script("\n".join(linestate.editor_commands(content)), path, cwd, root, rules)
         return verdict
     return ALLOW
 

@@ -5,6 +5,7 @@ prints for the next stage of a pipe."""
 from __future__ import annotations
 
 import binascii
+import json
 import posixpath
 import re
 from collections.abc import Callable, Iterator
@@ -131,6 +132,35 @@ def hook_texts(paths: list[str], ctx: Ctx) -> list[str]:
         shell = not first.startswith("#!") or re.search(r"\b(?:sh|bash|zsh|dash)\b", first)
         if text and shell and posixpath.basename(path) in _GIT_HOOKS and "/.git/hooks/" not in path:
             out.append(text)
+        elif text and path.endswith(EDITOR_CONFIGS):
+            out += editor_commands(text)
+    return out
+
+
+# Files whose commands an editor runs when the folder is opened or its container made: .vscode/tasks.json with
+# "runOn": "folderOpen", a dev container's lifecycle commands
+EDITOR_CONFIGS = ("/.vscode/tasks.json", "/.devcontainer/devcontainer.json", "/.devcontainer.json")
+_LIFECYCLE = frozenset({"initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand",
+                        "postStartCommand", "postAttachCommand"})
+
+
+def editor_commands(text: str) -> list[str]:
+    """The shell commands of a tasks.json (tasks run on folder open) or devcontainer.json (lifecycle commands)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    out: list[str] = []
+    if not isinstance(data, dict):
+        return out
+    for task in data.get("tasks", []) if isinstance(data.get("tasks"), list) else []:
+        if isinstance(task, dict) and isinstance(task.get("runOptions"), dict) and task["runOptions"].get(
+                "runOn") == "folderOpen":
+            out.append(" ".join(str(x) for x in [task.get("command", ""), *(task.get("args") or [])]))
+    for key in _LIFECYCLE & data.keys():
+        value = data[key]
+        items = value.values() if isinstance(value, dict) else [value]
+        out += [v if isinstance(v, str) else " ".join(map(str, v)) for v in items if isinstance(v, (str, list))]
     return out
 
 

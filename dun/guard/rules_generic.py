@@ -81,7 +81,11 @@ GENERIC_DESTROY: tuple[Match, ...] = (
                 programs_none=_OWN),
           Match(programs=("restic", "borg", "kopia", "duplicity", "tarsnap", "rdiff-backup", "duplicati-cli"),
                 verbs=("forget", "prune", "delete", "remove-*", "cleanup", "compact"), flags_none=_HELP),
-          Match(programs=("tarsnap",), flags_any=("-d",)),
+          Match(programs=("crictl", "ctr"), verbs=("rm", "rmi", "rmp", "remove", "delete", "del", "prune"),
+          flags_any=("--all", "-a", "--prune")),  # a node's containers and images, all of them
+    Match(programs=("crictl", "ctr"), verbs=("rm", "rmi", "rmp", "remove", "delete", "del"),
+          args_any=("*$(*", "*`*", "{}")),
+    Match(programs=("tarsnap",), flags_any=("-d",)),
           Match(programs=("borg",), verbs=("delete", "prune", "recreate")))
 # publish.release (rules_shared.py): the verbs of publishing, pushes to a registry, deploys to production
 GENERIC_PUBLISH: tuple[Match, ...] = (
