@@ -622,3 +622,13 @@ Error: total should be 10
     assert [(i.file, i.line, i.text.split(":")[0]) for i in parsed.items] == [
         ("packages/a/test/a.test.js", 3, "a > fails"), ("packages/a/src/check.js", 2, "a > helper")]
     assert parsed.items[1].text.endswith("\n  at packages/a/test/a.test.js:7")
+
+
+# --- unittest discovery that found nothing: not an all-clear while test modules are there --------------------------
+
+def test_a_unittest_run_of_no_test_fails_when_test_modules_are_there(tmp_path: Path) -> None:
+    out = "\n----------------------------------------------------------------------\nRan 0 tests in 0.000s\n\nOK\n"
+    assert parse(tmp_path, "unittest", out).items == []  # no test module: nothing to run is right
+    write(tmp_path, "tests/calc_test.py", "import unittest\n")  # named outside discovery's `test*.py`
+    [item] = parse(tmp_path, "unittest", out).items
+    assert item.text.startswith("no test ran: discovery found no test module")

@@ -9,7 +9,9 @@ SyntaxError is one item at the broken file and line, however many test modules f
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
 from dun.core.textfiles import read_bytes
@@ -70,6 +72,10 @@ class UnittestParser(LineParser):
         for (file, line, text), importers in syntax.items():
             shown = ", ".join(importers[:5]) + (f" and {len(importers) - 5} more" if len(importers) > 5 else "")
             items.insert(0, Item(text=bounded(f"{text}\n(imported by {shown})"), file=file, line=line))
+        if self.ran == 0 and not items and _test_modules(self.ctx.cwd):
+            # exit 0 before Python 3.12: all clear on a suite discovery did not find
+            items.append(Item(text="no test ran: discovery found no test module (its default pattern is `test*.py`; "
+                                   "tests named otherwise need a check of your own with `-p PATTERN`)"))
         return Parsed(items, summary=self._summary())
 
     def _summary(self) -> str:
@@ -124,6 +130,17 @@ class UnittestParser(LineParser):
         code = block[block.index(place.string) + 1:error] if place else []
         text = "\n".join([block[error], *code])
         return (where[0] if where else None, where[1] if where else None, text)
+
+
+def _test_modules(cwd: Path) -> bool:
+    """Whether there are test modules a discovery could have meant: `*test*.py` at the top or in tests/, test/."""
+    for directory in (cwd, cwd / "tests", cwd / "test"):
+        try:
+            if any(n.endswith(".py") and "test" in n and n != "__init__.py" for n in os.listdir(directory)):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _method_line(test_id: str, ctx: ParseContext) -> tuple[str, int] | None:
