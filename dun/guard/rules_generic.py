@@ -65,7 +65,8 @@ _LOCAL_RUNTIMES = ("docker", "podman", "nerdctl", "docker-compose", "podman-comp
                    "perl", "php", "rails")
 _REGISTRY = ("oci://*", "docker://*", "*.io/*", "*.com/*", "*.dev/*", "*.net/*", "*.org/*", "*.azurecr.io*",
              "*.nupkg", "*.snap", "*.vsix", "*.gem", "*.whl", "*.crate")
-_LOCAL = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*", "docker-daemon:*", "oci-archive:*", "dir:*")
+_LOCAL = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*", "*://localhost*", "*://127.0.0.1*", "docker-daemon:*",
+          "oci-archive:*", "dir:*")
 _VCS = ("hg", "jj", "sl", "bzr", "fossil", "darcs", "dvc", "git-lfs", "datalad")
 
 # tool.destroy (rules_cloud.py): the verbs of destroying, wherever they stand

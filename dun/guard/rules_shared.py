@@ -210,7 +210,7 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("goreleaser",), subcommands=("release", ""), flags_none=_DRY),
           *_anywhere(("mvn", "mvnw"), ("deploy", "release:perform", "deploy:deploy*")),
           *_anywhere(("gradle", "gradlew"), _GRADLE_PUBLISH),
-          *_anywhere(("sbt",), ("publish*", "+publish*")),
+          *_anywhere(("sbt",), ("publish", "+publish", "publish[!LM]*", "+publish[!LM]*")),  # not publishLocal
           Match(programs=("lein",), subcommands=("deploy",)),
           Match(subcommands=("publish",), programs_none=(*TEXT_AND_OWN, "dotnet"), flags_none=_DRY),  # opam publish
           Match(actions=("publish",), programs_none=(*TEXT_AND_OWN, "dotnet", "gh"), flags_none=_DRY),
@@ -221,7 +221,7 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("nuget",), subcommands=("push",)),
           Match(programs=("pod",), subcommands=("trunk",), actions=("push",)),
           Match(programs=("mix",), subcommands=("hex.publish",)),
-          Match(programs=("helm",), subcommands=("push", "cm-push")),
+          Match(programs=("helm",), subcommands=("push", "cm-push"), args_none=(*_LOCAL_REGISTRY, "*://localhost*")),
           Match(programs=("gcloud",), args_any=("upload",), subcommands=("artifacts",)),
           Match(programs=("aws",), subcommands=("codeartifact",), actions=("publish-package-version",)),
           Match(programs=("jfrog", "jf"), subcommands=("rt",), actions=("upload", "u")),

@@ -92,7 +92,7 @@ def sink_secret(facts: Facts, args: list[Val], stdin_secret: str | None, ctx: Ct
     """The secret this command hands to the clipboard, a transfer tool, a hosted secret store, or to an unknown
     program together with a network address; None when it sends none."""
     prog = facts.program
-    if prog in USERS or INTERPRETERS.fullmatch(prog):
+    if prog in USERS or INTERPRETERS.fullmatch(prog) or any(a.text.startswith("--dry-run") for a in args):
         return None
     if prog in CLIPBOARD:
         name = _secret_in(args, stdin_secret, ctx, env)
