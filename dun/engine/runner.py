@@ -182,6 +182,15 @@ class _Gates:
         manifest, _ = self.triggers.get(check_id, ("", []))
         return bool(self._misses.get(manifest))
 
+    def settled_miss(self, check_id: str) -> str | None:
+        """Why the check does not apply, when its triggers are all `path-exists` (decided at once, a stat each, no
+        thread to start: most built-in plugins do not apply to a given repository); None when it applies or its
+        triggers need a look at the tree (decided in the check's thread)."""
+        _, triggers = self.triggers.get(check_id, ("", []))
+        if not triggers or not all(set(t) == {"path-exists"} for t in triggers):
+            return None
+        return self.miss(check_id)
+
     def miss(self, check_id: str) -> str | None:
         manifest, triggers = self.triggers.get(check_id, ("", []))
         if not triggers:
@@ -222,6 +231,13 @@ def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
                 continue
             del waiting[cid]
             running[cid] = time.monotonic() + check.timeout + TIMEOUT_GRACE_S
+            try:
+                skipped = gates.settled_miss(cid)
+            except Exception:  # a trigger that cannot be looked at: the check's thread reports it
+                skipped = None
+            if skipped:  # not applicable: its result needs no thread (starting 14 of them cost 2-3 ms a run)
+                done_q.put(to_result(check, Outcome(Status.SKIP, skipped), 0.0))
+                continue
             # Daemon threads: a check stuck past its deadline must not keep dun alive at exit.
             threading.Thread(target=worker, args=(check,), daemon=True, name=f"check:{cid}").start()
         if not running:

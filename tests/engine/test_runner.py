@@ -135,6 +135,33 @@ checks:
     assert result.status is Status.FAIL
 
 
+def test_a_plugin_whose_files_are_missing_is_skipped_without_a_thread(repo: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Path-exists triggers are decided as the check is scheduled (a stat each); only a check that applies, or
+    whose triggers need the listing, gets a thread. The skip reads the same either way."""
+    write(repo, ".dun/plugins/p.yaml", """\
+id: p
+triggers: [{path-exists: Cargo.toml}, {path-exists: rust-toolchain}]
+checks:
+  - {id: rusty, type: files, rule: path-exists, paths: [Cargo.toml]}
+""")
+    started: list[str] = []
+    real = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        started.append(self.name)
+        real(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    (result,) = build_report(open_session(repo), CheckOptions(only=["rusty"])).results
+    assert (result.status, result.signal) == (
+        Status.SKIP, "not applicable: no trigger matched (path-exists Cargo.toml, path-exists rust-toolchain)")
+    assert "check:rusty" not in started
+    write(repo, "rust-toolchain", "stable\n")
+    (result,) = build_report(open_session(repo), CheckOptions(only=["rusty"])).results
+    assert result.status is Status.FAIL and "check:rusty" in started
+
+
 def test_only_and_skip_select_by_id_or_plugin(repo: Path) -> None:
     write(repo, ".dun/plugins/p.yaml", "id: p\nchecks:\n"
           "  - {id: one, type: files, rule: path-exists, paths: [README.md]}\n"
