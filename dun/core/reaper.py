@@ -163,12 +163,14 @@ def descendants(pid: int) -> list[int]:
 
 def become_subreaper() -> bool:
     """Linux: orphans of our children (processes they started in sessions of their own) re-parent to us, not to
-    init, so they can still be found below us and reaped."""
+    init, so they can still be found below us and reaped. Asked on every call: a forked child does not inherit it.
+    prctl is reached through ctypes' own handle on the process (`pythonapi`, which keeps the function it looks up):
+    a `ctypes.CDLL` made per call made a function-pointer class ctypes never frees, about 10-50 bytes per agent
+    call."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(36, 1, 0, 0, 0) == 0)  # PR_SET_CHILD_SUBREAPER
+        return bool(ctypes.pythonapi.prctl(36, 1, 0, 0, 0) == 0)  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         return False
 

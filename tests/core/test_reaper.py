@@ -68,3 +68,24 @@ def test_a_recorded_pid_dies_only_with_its_recorded_start_time() -> None:
             proc.kill()
             proc.wait()
     assert process_start_time(os.getpid()) is not None
+
+
+def test_asking_to_be_a_subreaper_again_and_again_keeps_no_memory() -> None:
+    """The agent runner asks before every agent call: a loop of thousands of calls must not grow by it."""
+    import gc
+    import tracemalloc
+
+    from dun.core.reaper import become_subreaper
+
+    first = become_subreaper()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        assert all(become_subreaper() == first for _ in range(2000))
+        gc.collect()
+        grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename")
+                    if "tracemalloc" not in s.traceback[0].filename)
+    finally:
+        tracemalloc.stop()
+    assert grown < 2000, f"{grown} bytes kept by 2,000 calls"  # was about 20 KB: a ctypes class per call
