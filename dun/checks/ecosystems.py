@@ -287,6 +287,53 @@ def python_runner(root: Path) -> str:
     return "unittest" if any(_UNITTEST_CASE.search(_read(p, root, 256 * 1024)) for p in _test_files(root)) else "pytest"
 
 
+_DISCOVER = re.compile(r"-m\s+unittest\s+discover\b(?P<args>[^\n&|;]*)")
+_DISCOVER_OPTIONS = {"-s": "-s", "--start-directory": "-s", "-p": "-p", "--pattern": "-p", "-t": "-t",
+                     "--top-level-directory": "-t"}
+
+
+def unittest_args(root: Path) -> str:
+    """What `python -m unittest discover` is given here: the start directory, pattern and top-level directory the
+    project's own command names (tox.ini, a Makefile, setup.cfg, pyproject.toml, noxfile.py, a workflow), else
+    `-s tests` for a tests/ that is not a package (discovery from the root would not enter it), else `-s .`."""
+    import shlex  # here: most commands never ask
+
+    for name in _UNITTEST_FILES:
+        path = root / name
+        files = _glob(path, "*.y*ml")[:20] if _is_dir(path) else [path]
+        for found in (m for f in files for m in _DISCOVER.finditer(_read(f, root, 256 * 1024))):
+            words = _shell_words(found["args"])
+            if words is None:
+                continue
+            picked: dict[str, str] = {}
+            positional = [w for w in words if not w.startswith("-")]
+            for i, word in enumerate(words):
+                option = _DISCOVER_OPTIONS.get(word.split("=", 1)[0])
+                if option and "=" in word:
+                    picked[option] = word.split("=", 1)[1]
+                elif option and i + 1 < len(words):
+                    picked[option] = words[i + 1]
+                    positional = [w for w in positional if w != words[i + 1]]
+            for option, value in zip(("-s", "-p", "-t"), positional, strict=False):  # `discover START PATTERN TOP`
+                picked.setdefault(option, value)
+            if picked:
+                return " ".join(f"{o} {shlex.quote(v)}" for o, v in picked.items())
+    tests = root / "tests"
+    return "-s tests" if _is_dir(tests) and not _is_file(tests / "__init__.py") else "-s ."
+
+
+def _shell_words(text: str) -> list[str] | None:
+    """The words of a command's arguments; a YAML or TOML string's closing quote after them is dropped."""
+    import shlex
+
+    for candidate in (text.strip(), text.strip()[:-1]):
+        try:
+            return shlex.split(candidate)
+        except ValueError:
+            continue
+    return None
+
+
 _UNITTEST_CASE = re.compile(r"^\s*(import unittest|from unittest import)", re.M)
 
 

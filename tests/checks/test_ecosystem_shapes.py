@@ -632,3 +632,16 @@ def test_a_unittest_run_of_no_test_fails_when_test_modules_are_there(tmp_path: P
     write(tmp_path, "tests/calc_test.py", "import unittest\n")  # named outside discovery's `test*.py`
     [item] = parse(tmp_path, "unittest", out).items
     assert item.text.startswith("no test ran: discovery found no test module")
+
+
+def test_unittest_runs_with_the_discovery_arguments_the_project_gives_it(tmp_path: Path) -> None:
+    from dun.checks.ecosystems import unittest_args
+
+    assert unittest_args(tmp_path) == "-s ."
+    write(tmp_path, "tests/test_a.py", "")
+    assert unittest_args(tmp_path) == "-s tests"  # not a package: discovery from the root would not enter it
+    write(tmp_path, ".github/workflows/ci.yml",
+          "jobs:\n  t:\n    steps:\n      - run: python -m unittest discover src/tests '*_spec.py' .\n")
+    assert unittest_args(tmp_path) == "-s src/tests -p '*_spec.py' -t ."
+    write(tmp_path, "Makefile", 'test:\n\tpython -m unittest discover -v --start-directory=tests -p "*_test.py"\n')
+    assert unittest_args(tmp_path) == "-s tests -p '*_test.py'"  # the Makefile is read before the workflows

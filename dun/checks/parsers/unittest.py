@@ -74,8 +74,8 @@ class UnittestParser(LineParser):
             items.insert(0, Item(text=bounded(f"{text}\n(imported by {shown})"), file=file, line=line))
         if self.ran == 0 and not items and _test_modules(self.ctx.cwd):
             # exit 0 before Python 3.12: all clear on a suite discovery did not find
-            items.append(Item(text="no test ran: discovery found no test module (its default pattern is `test*.py`; "
-                                   "tests named otherwise need a check of your own with `-p PATTERN`)"))
+            items.append(Item(text="no test ran: discovery found no test module (its pattern is `test*.py` unless "
+                                   "the project's own `python -m unittest discover -p PATTERN` names another)"))
         return Parsed(items, summary=self._summary())
 
     def _summary(self) -> str:
