@@ -107,7 +107,9 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
         return configs
     directory = hooks_dir(ctx.root) if ctx.is_git else None
     hooks = [str(directory), *(str(directory / h) for h in sorted(GIT_HOOKS))] if directory else []
-    return [*PRE_COMMIT_CONFIGS, *LEFTHOOK_CONFIGS, *hooks]
+    # where the hooks live is the user's core.hooksPath (any config file, includes): set, the answer looks elsewhere
+    where = [f"git-config:{ctx.root}\0core.hooksPath"] if ctx.is_git else []
+    return [*PRE_COMMIT_CONFIGS, *LEFTHOOK_CONFIGS, *hooks, *where]
 
 
 # Registered by the git module's hook (dun/checks/git_status.py): git-status and hooks are both about the clone.

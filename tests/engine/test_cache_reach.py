@@ -1,7 +1,8 @@
 """Cache truth for inputs reached from outside the work tree: a cached run agrees with a fresh one after an edit to a
 file that a check reads through a link to a directory (a declared `dir/**` glob) or through an editable install
 outside the repository (`pip install -e ../lib`, a `.pth` line in the project's virtual environment). Both were
-stale before: the walk did not follow links to directories, and only site-packages' listing was looked at."""
+stale before: the walk did not follow links to directories, and only site-packages' listing was looked at. Also
+through git's config: where the hooks live (core.hooksPath)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,18 @@ def test_an_editable_install_outside_the_repository_is_an_input(repo: Path, tmp_
     write(lib, "extlib.py", "X = 2\n")
     age(lib)
     agree(repo, "reads")
+
+
+def test_where_git_looks_for_hooks_is_an_input_of_the_hooks_check(repo: Path) -> None:
+    """git-hooks read the hooks where core.hooksPath says: setting it (here, in the repository's config) moves them."""
+    write(repo, ".dun/config.yaml", DISABLED.replace(" hooks,", ""))
+    write(repo, ".pre-commit-config.yaml", "repos: []\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "hooks")
+    hook = write(repo, ".git/hooks/pre-commit", "#!/bin/sh\n# pre-commit\n")
+    age(repo, hook.parent)
+    open_session(repo).report()
+    assert next(r for r in open_session(repo).report().results if r.id == "git-hooks").cached
+    git(repo, "config", "core.hooksPath", ".elsewhere")
+    agree(repo, "git-hooks")
+
