@@ -24,6 +24,7 @@ NOT_LOOKED = b"w"  # skip-worktree or assume-unchanged: git status does not look
 LINK = b"l"
 SUBMODULE = b"m"
 MAX_DEPTH = 4  # nested repositories inside nested repositories
+HASHED_TARGET_MAX = 1 << 20
 
 
 def index_extras(root: str) -> list[tuple[bytes, bytes]]:
@@ -76,7 +77,8 @@ def changed_paths(root: str) -> set[str]:
 
 
 def target_hash(path: bytes) -> bytes:
-    """What a tracked link points at: a regular file's content, a directory's stamp (its listing), else its type."""
+    """What a tracked link points at: a regular file's content (its stamp past HASHED_TARGET_MAX), a directory's
+    stamp (its listing), else its type."""
     from dun.core.digest import file_sha256
 
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -90,6 +92,8 @@ def target_hash(path: bytes) -> bytes:
             return repr((st.st_mtime_ns, st.st_ctime_ns, st.st_ino)).encode()
         if not stat.S_ISREG(st.st_mode):
             return b"special"
+        if st.st_size > HASHED_TARGET_MAX:  # a link to a large file (a data set) is not read every run: its stamp
+            return repr((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)).encode()
         with os.fdopen(os.dup(fd), "rb") as fh:
             return file_sha256(fh)
     except OSError as exc:
