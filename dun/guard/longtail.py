@@ -17,6 +17,20 @@ _PROD_START = re.compile(r"^(?:prod|production)[-_][A-Za-z0-9]{1,5}$", re.I)
 _PROD_FLAGS = frozenset({"--prod", "--production", "--promote", "--live"})
 
 
+_NONPROD = re.compile(r"^(?:.*[-_.])?(?:staging|stage|stg|dev|development|preview|test|testing|qa|sandbox)"
+                      r"(?:[-_][A-Za-z0-9]{1,5})?(?:\.[A-Za-z0-9]{1,8})*$", re.I)
+
+
+def nonprod_target(args: list[Val]) -> bool:
+    """A deploy aimed at staging, a preview or a test environment by name (fly deploy -c fly.staging.toml,
+    firebase deploy -P staging, wrangler deploy --env staging)."""
+    for arg in args:
+        text = arg.text.partition("=")[2] if arg.text.startswith("-") else arg.text
+        if "://" not in text and any(_NONPROD.match(p) for p in re.split(r"[/:@=,]", text) if p):
+            return True
+    return False
+
+
 def _prod_word(text: str) -> bool:
     return any(_PROD_END.match(part) or _PROD_START.match(part) for part in re.split(r"[/:@=,]", text))
 
@@ -159,6 +173,8 @@ def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
 
 def mark(facts: Facts, args: list[Val]) -> None:
     """Raise the long tail's signals on these facts."""
+    if nonprod_target(args) and not prod_target(args):
+        facts.signals.add("nonprod-target")
     if how := exposes(facts.program, args):
         facts.signals.add("expose")
         facts.notes["expose"] = f"why: {how}"

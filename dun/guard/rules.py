@@ -66,7 +66,7 @@ def _match_one(m: Match, f: Facts) -> str | None:
     if (m.values_any and not _any(m.values_any, f.values)) or (m.values_none and _any(m.values_none, f.values)):
         return None
     hit = f.signals.intersection(m.signals)
-    if m.signals and not hit:
+    if (m.signals and not hit) or (m.signals_none and f.signals.intersection(m.signals_none)):
         return None
     if (m.flags_any and not _any(m.flags_any, f.flags)) or (m.flags_none and _any(m.flags_none, f.flags)):
         return None

@@ -35,9 +35,11 @@ CONTAINER_RULES: tuple[Rule, ...] = (
           Match(programs=_DOCKERS, subcommands=("container",), actions=("prune",)),
           Match(programs=_DOCKERS, subcommands=("image",), actions=("prune",), flags_any=("-a", "--all")),
           Match(programs=_DOCKERS, subcommands=("builder", "buildx"), actions=("prune",), flags_any=("-a", "--all")),
-          Match(programs=_DOCKERS, subcommands=("system", "volume", "network", "buildx", "secret",
+          Match(programs=_DOCKERS, subcommands=("system", "volume", "buildx", "secret",
                                                 "config", "service", "stack", "node", "pod"),
                 actions=("rm", "remove", "prune", "reset", "kill")),
+          Match(programs=_DOCKERS, subcommands=("network",), actions=("prune",)),
+          Match(programs=_DOCKERS, subcommands=("network",), actions=("rm", "remove"), args_any=_BULK),  # no data
           Match(programs=_DOCKERS, subcommands=("compose",), actions=("down",), flags_any=("-v", "--volumes", "--rmi")),
           Match(programs=_DOCKERS, subcommands=("compose",), actions=("rm",), flags_any=("-v", "--volumes")),
           Match(programs=_COMPOSE, subcommands=("down",), flags_any=("-v", "--volumes", "--rmi")),
@@ -147,6 +149,7 @@ _NODE = ("npm", "pnpm", "yarn", "bun")
 _DRY = ("--dry-run", "-n", "--dryrun", "--snapshot", "--skip-publish", "--skip=publish", "--help", "-h", "--build-only")
 _GRADLE_PUBLISH = ("publish", "publish[!T]*", "publishTo[!M]*", "publishToMaven[!L]*",  # not ...ToMavenLocal
                    "*:publish", "*:publish[!T]*", "*:publishTo[!M]*", "*:publishToMaven[!L]*")
+_NOT_PROD = ("nonprod-target",)  # fly deploy -c fly.staging.toml, firebase deploy -P staging: not production
 _RELEASE_NAMES = ("publish", "release", "deploy", "upload", "ship")  # targets and scripts named for releasing
 _LOCAL_REGISTRY = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*")
 # Deploys to hosting platforms' production, like fly deploy and netlify deploy --prod (infrastructure deploys through
@@ -226,11 +229,14 @@ PUBLISH_RULES: tuple[Rule, ...] = (
           Match(programs=("aws",), subcommands=("codeartifact",), actions=("publish-package-version",)),
           Match(programs=("jfrog", "jf"), subcommands=("rt",), actions=("upload", "u")),
           Match(programs=("firebase", "wrangler", "fly", "flyctl", "eas"), subcommands=("deploy", "publish",
-                                                                                      "submit"), flags_none=_DRY),
+                                                                                      "submit"), flags_none=_DRY,
+                signals_none=_NOT_PROD),
           Match(programs=("firebase",), subcommands=("hosting:channel:deploy",), args_any=("live",)),
           Match(programs=("vercel",), flags_any=("--prod",)),
-          Match(programs=("wrangler", "firebase", "flyctl", "fly"), args_any=("deploy", "publish"), flags_none=_DRY),
-          Match(programs=("firebase",), subcommands=("*:deploy",), subcommands_none=("hosting:channel:deploy",)),
+          Match(programs=("wrangler", "firebase", "flyctl", "fly"), args_any=("deploy", "publish"), flags_none=_DRY,
+                signals_none=_NOT_PROD),
+          Match(programs=("firebase",), subcommands=("*:deploy",), subcommands_none=("hosting:channel:deploy",),
+                signals_none=_NOT_PROD),
           Match(programs=("netlify",), subcommands=("deploy",), flags_any=("--prod",)),
           Match(programs=("heroku",), subcommands=("container:release", "container:push", "releases:rollback",
                                                    "builds:create", "deploy:*")),

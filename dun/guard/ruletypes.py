@@ -30,6 +30,7 @@ class Match:
     recursive: bool | None = None  # ... which is (or is not) recursive
     queries: tuple[str, ...] = ()  # regexes (case-insensitive) over the SQL/queries it sends
     signals: tuple[str, ...] = ()  # one of these signals is raised (see effects.Facts.signals)
+    signals_none: tuple[str, ...] = ()  # none of these signals is raised
     exec_download: bool = False  # it runs code fetched from the network
     download_exec: bool = False  # it runs a file downloaded earlier in the same command line
 
