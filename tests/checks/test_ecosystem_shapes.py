@@ -645,3 +645,24 @@ def test_unittest_runs_with_the_discovery_arguments_the_project_gives_it(tmp_pat
     assert unittest_args(tmp_path) == "-s src/tests -p '*_spec.py' -t ."
     write(tmp_path, "Makefile", 'test:\n\tpython -m unittest discover -v --start-directory=tests -p "*_test.py"\n')
     assert unittest_args(tmp_path) == "-s tests -p '*_test.py'"  # the Makefile is read before the workflows
+
+
+def test_tape_an_error_thrown_in_an_async_test_is_the_message_not_a_name(tmp_path: Path) -> None:
+    out = f"""TAP version 13
+# async throws
+not ok 1 Error: async boom
+  ---
+    operator: error
+    stack: |-
+      Error: async boom
+          at Test.<anonymous> (file://{tmp_path}/test/a.js:17:9)
+          at process.processTicksAndRejections (node:internal/process/task_queues:95:5)
+  ...
+
+1..1
+# tests 1
+# pass  0
+# fail  1
+"""
+    [item] = parse(tmp_path, "tap", out).items
+    assert (item.file, item.line, item.text) == ("test/a.js", 17, "async throws: Error: async boom")

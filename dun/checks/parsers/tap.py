@@ -120,6 +120,10 @@ class TapParser(LineParser):
             frame = first_project_frame(comments, self.ctx)
             return Item(text=bounded(f"{name}: {error}"), file=frame[0] if frame else None,
                         line=frame[1] if frame else None)
+        if diag.get("operator") == "error" and not message and " > " in name:
+            # tape: an error thrown in the test (or given to t.error) is the assertion's name; it is the message
+            name, _, message = name.rpartition(" > ")
+            diag = {k: v for k, v in diag.items() if k != "operator"}
         for key in ("expected", "actual"):  # a structure's diff is in the message already when there is one
             if key in diag and _plain(diag[key]) not in message and (not message or not isinstance(diag[key],
                                                                                                  dict | list)):
