@@ -7,8 +7,12 @@ hundred tests large, as a small real project has). Timed alternately, median of 
 - subject: `dun check --only CHECK`: the runner's check (the runner with its structured reporter, the report
   parsed into items), with dun's own start, git status and report around it. A source file is changed before
   every run (of both), as between two runs of a working day, so the result is never reused; dun's catalog and
-  config caches are read as they always are (`--no-cache` would parse every manifest again). The other checks a
-  full `dun check` adds (go vet, clippy, tsc, lint) are work of their own, not the cost of reading the tests.
+  config caches are read as they always are (`--no-cache` would parse every manifest again), and so is the plan
+  of the last identical run (dun/engine/launch.py: the runner starts as dun starts). The other checks a full `dun
+  check` adds (go vet, clippy, tsc, lint) are work of their own, not the cost of reading the tests.
+- Go compared like with like: `go-test` writes the coverage profile `go-coverage` judges (`-coverprofile`, which
+  compiles the packages with instrumentation), so the baseline writes one too; plain `go test ./...` is timed in
+  the same rounds and reported beside it.
 Target: dun check costs at most 10% more wall time than the bare command (ratio <= 1.1).
 A project whose toolchain is missing is reported as skipped, with the reason.
 Run: .venv/bin/python bench/test_runners.py [--runs N] [--copies N] [--only vitest,cargo]
@@ -76,6 +80,7 @@ def unittest_project(root: Path, copies: int) -> list[str]:
 
 
 def go_project(root: Path, copies: int) -> list[str]:
+    """The like-for-like baseline (with a coverage profile, as go-test writes); plain `go test ./...` is PLAIN_GO."""
     import test_real_projects as real
 
     for rel, text in real.GO_FILES.items():
@@ -89,21 +94,27 @@ def go_project(root: Path, copies: int) -> list[str]:
     from checks_support import git
 
     git(root, "init", "-q", "-b", "main")
-    return ["go", "test", "./..."]
+    return ["go", "test", f"-coverprofile={root.parent / 'go-cover.out'}", "./..."]
 
 
-def alternate(subject: list[str], baseline: list[str], root: Path, runs: int) -> tuple[Timing, Timing]:
-    """Baseline then subject, `runs` rounds after one untimed; a source file changed before every run."""
+PLAIN_GO = ["go", "test", "./..."]
+
+
+def alternate(subject: list[str], baseline: list[str], root: Path, runs: int,
+              also: list[str] | None = None) -> tuple[Timing, Timing, Timing | None]:
+    """Baseline (and `also`) then subject, `runs` rounds after one untimed; a source file changed before every
+    run."""
     pair = (Timing(subject), Timing(baseline))
+    extra = Timing(also) if also else None
     touched = _source(root)
     for round_ in range(runs + 1):
-        for timing in (pair[1], pair[0]):
+        for timing in (pair[1], *([extra] if extra else []), pair[0]):
             with touched.open("a") as fh:
                 fh.write("\n" if touched.suffix == ".py" else "\n// touched\n")
             run = run_once(timing.argv, root)
             if round_:
                 timing.runs.append(run)
-    return pair
+    return (*pair, extra)
 
 
 def _source(root: Path) -> Path:
@@ -147,9 +158,14 @@ def main() -> int:
             root = base / kind
             baseline = builders[kind](root)
             check = {"cargo": "cargo-test", "go": "go-test"}.get(kind, kind)
-            subject, bare = alternate([*dun_command(), "check", "--only", check], baseline, root, args.runs)
+            subject, bare, plain = alternate([*dun_command(), "check", "--only", check], baseline, root, args.runs,
+                                             PLAIN_GO if kind == "go" else None)
             notes = [f"overhead {(subject.median - bare.median) * 1000:+.0f} ms; CPU {subject.cpu_median * 1000:.0f} ms"
                      f" against {bare.cpu_median * 1000:.0f} ms"]
+            if plain is not None:
+                notes.append(f"plain `{' '.join(PLAIN_GO)}` {plain.median * 1000:.0f} ms (CPU "
+                             f"{plain.cpu_median * 1000:.0f} ms): ratio {subject.median / plain.median:.2f} against it;"
+                             " go-test also writes the coverage profile go-coverage reads")
             if report(f"{kind}: dun check against the bare runner", subject, " ".join(baseline), bare.median,
                       TARGET, notes) != EXIT_PASS:
                 code = EXIT_FAIL
