@@ -34,17 +34,19 @@ def main() -> int:
         # A check run lives a tenth of a second and frees everything at exit: collecting cycles while it allocates
         # 100,000s of objects (the listing, the caches) only costs time (2 ms on a 50,000-file repository).
         gc.disable()
-    if here == "check" and status is not None and "--output" not in sys.argv and "-o" not in sys.argv:
+    if here == "check" and status is not None:
         from dun.engine.launch import TreeLook, start
-        from dun.engine.replay import replay
 
         tree_look = TreeLook(status)
-        try:
-            code = replay(sys.argv[1:], status, _warm, tree_look.of)
-        except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
-            code = 0
-        if code is not None:
-            return _leave(code)
+        if "--output" not in sys.argv and "-o" not in sys.argv:
+            from dun.engine.replay import replay
+
+            try:
+                code = replay(sys.argv[1:], status, _warm, tree_look.of)
+            except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
+                code = 0
+            if code is not None:
+                return _leave(code)
         # not replayed: the test runners the last identical run ran start now, while the rest of dun loads
         launches = start(sys.argv[1:], tree_look)
     if here:

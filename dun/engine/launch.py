@@ -24,6 +24,7 @@ Import-light until a command starts (os, marshal and the stamps): it runs before
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # not signal: it loads enum; this one is loaded at start-up
 import os
 import sys
 import time
@@ -170,7 +171,11 @@ class Launches:
         with self._saving:  # one writer at a time, each with every command started so far
             with self._lock:
                 entries = [(*e[:7], self._looked.get(e[0])) for e in self._made.values()][:self.jobs]
-            _file(self.root).store((_setup(self.argv), self.tree_made, sorted(looks.items()), entries))
+            try:
+                setup = _setup(self.argv)
+            except OSError:  # the working directory was removed: no next identical run to plan for
+                return
+            _file(self.root).store((setup, self.tree_made, sorted(looks.items()), entries))
 
 
 def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
@@ -206,13 +211,10 @@ def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
             todo.append((entry, pre))
     if not todo:
         return launches
-    import _signal  # type: ignore[import-not-found]  # not signal: it loads enum
-
     _guard(launches._live)
-    stopping = {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP}
     for entry, pre in todo:
         # held back from the moment the command starts until the guard knows its process group
-        _signal.pthread_sigmask(_signal.SIG_BLOCK, stopping)
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, _STOPPING)
         try:
             launched = _start(entry)
             if launched is not None:
@@ -220,17 +222,15 @@ def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
                 launches._started[entry[0]] = launched
                 launches._pre[entry[0]] = pre
         finally:
-            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, stopping)
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOPPING)
     return launches
 
 
 def _start(entry: Entry) -> Launched | None:
     """`entry`'s command started as its check starts it (dun/core/proc.py): its own session and process group, stdin
-    from /dev/null, output and errors to one pipe, its processes' environment tagged for the reaper; by
-    `posix_spawn`, without the subprocess and threading modules (a fifth of dun's start-up). None when it cannot."""
+    from /dev/null, output and errors to one pipe, its processes' environment tagged for the reaper; by fork and
+    exec, without the subprocess and threading modules (a fifth of dun's start-up). None when it cannot."""
     _, argv, cwd, env, report, _, _, _ = entry
-    if env and "PATH" in env:
-        return None  # the program would be looked up on dun's PATH, not the command's
     if report is not None:
         if not os.path.isdir(os.path.dirname(report)):
             return None
@@ -252,29 +252,75 @@ def _start(entry: Entry) -> Launched | None:
         fcntl.fcntl(write, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
     except OSError:
         pass
-    here = os.open(".", os.O_RDONLY)
+    # where the program may be, in the order of the command's PATH, as subprocess tries them: looked up here, since
+    # the child must not run Python that could import anything (os.execvpe imports warnings)
+    program = argv[0]
+    if os.sep in program:
+        programs = [program]
+    else:
+        programs = [os.path.join(d, program) for d in environ.get("PATH", os.defpath).split(os.pathsep)]
+    failed_r, failed_w = os.pipe()  # closed on exec; the child writes to it only when exec failed
+    started = time.monotonic()
     try:
-        os.chdir(cwd)  # one thread runs (checked): posix_spawn has no directory of its own to start in
-        started = time.monotonic()
-        pid = os.posix_spawnp(argv[0], argv, environ, setsid=True, setsigmask=(), file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, write, 1),
-            (os.POSIX_SPAWN_DUP2, write, 2)])
+        pid = os.fork()  # one thread runs (checked): the child makes a few system calls and execs
     except OSError:
+        for fd in (read, write, failed_r, failed_w):
+            os.close(fd)
+        return None
+    if pid == 0:
+        _child(programs, argv, cwd, environ, write, failed_w)
+    os.close(write)
+    os.close(failed_w)
+    try:
+        failed = os.read(failed_r, 64)
+    finally:
+        os.close(failed_r)
+    if failed:
+        os.waitpid(pid, 0)
         os.close(read)
         return None
-    finally:
-        os.fchdir(here)
-        os.close(here)
-        os.close(write)
     return Launched(entry, pid, read, token, started)
+
+
+def _child(programs: list[str], argv: list[str], cwd: str, environ: dict[str, str], output: int,
+           failed: int) -> None:
+    """In the forked child: what subprocess.Popen(start_new_session=True, stdin=DEVNULL, stdout=PIPE,
+    stderr=STDOUT, cwd=cwd) does, then exec; never returns."""
+    try:
+        os.setsid()
+        os.chdir(cwd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        # as subprocess does (restore_signals): SIGPIPE and SIGXFSZ back to their default, which Python ignores;
+        # the guard's handlers too (exec would reset them), then nothing blocked
+        for sig in (*_RESTORED, *_STOPPING):
+            _signal.signal(sig, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
+        for program in programs:
+            try:
+                os.execve(program, argv, environ)
+            except OSError:
+                continue
+        raise FileNotFoundError(argv[0])  # as the check would find: it cannot start
+    except BaseException:  # whatever it was, the child must not run on as a copy of dun
+        try:  # noqa: SIM105 (contextlib is not loaded yet)
+            os.write(failed, b"x")
+        except OSError:
+            pass
+    finally:
+        os._exit(127)
+
+
+_RESTORED = tuple(getattr(_signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(_signal, name))
+_STOPPING = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 
 
 def _guard(live: list[int]) -> None:
     """Until the reaper takes them over (`proc.Started.adopt`), SIGINT, SIGTERM and SIGHUP kill the process groups
     in `live` first, then do what they did before: in a session of their own, the commands would outlive dun."""
-    import _signal
-
-    for sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+    for sig in _STOPPING:
         previous = _signal.getsignal(sig)
 
         def handler(signum: int, frame: object, previous: object = previous) -> None:

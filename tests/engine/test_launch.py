@@ -109,6 +109,28 @@ def test_after_an_edit_the_runner_starts_before_dun_has_loaded_and_reports_the_s
     assert runs(project) == 3
 
 
+def test_the_early_runner_runs_as_the_check_would_run_it(project: Path) -> None:
+    """The same process state as a command the check starts itself: SIGPIPE at its default (Python ignores it; a
+    pipeline like `yes | head` would otherwise fail with EPIPE errors), no signal blocked, a session and process
+    group of its own, stdin from /dev/null."""
+    # the shell itself reads its status at last (exec): a shell blocks every signal for a moment as it forks
+    state = "ps -o sid= -o pgid= -p $$; readlink /proc/$$/fd/0; exec grep -E '^Sig(Ign|Blk)' /proc/self/status"
+    plugin(project, body=state)
+    first = check(project)
+    edit(project, "two\n")
+    second = check(project)
+    assert started_early(second)
+    assert _state(result(second)) == _state(result(first))
+    assert _state(result(first))[2:] == (True, "/dev/null")
+
+
+def _state(found: dict[str, object]) -> tuple[object, ...]:
+    ids, stdin, blocked, ignored = str(found["detail"]).splitlines()
+    sid, pgid = ids.split()
+    # signals 32 and 33 are glibc's own (no program may handle them): posix_spawn leaves them ignored, fork does not
+    return int(blocked.split()[1], 16), int(ignored.split()[1], 16) & ~(0b11 << 31), sid == pgid, stdin
+
+
 def test_a_changed_manifest_or_other_arguments_start_nothing_early(project: Path) -> None:
     check(project)
     plugin(project, tag="b")  # the check's command changed: the plan is not used, the new command runs
