@@ -110,8 +110,7 @@ def _pattern_count(ctx: CheckContext, o: dict[str, Any], cache: FileCache, match
     base = str(ctx.root)
     searched = 0
     vouched = cache.vouched_many(matched)  # git vouches for these files: no stat
-    for rel in matched:
-        found = vouched.get(rel)
+    for rel, found in zip(matched, map(vouched.get, matched), strict=True):
         if found is None:
             path = os.path.join(base, rel)  # plain strings: pathlib costs more than the stat on big trees
             stamp = cache.stamp(path)

@@ -199,6 +199,12 @@ class _Columns:
             wanted = self.commits.index(commit)
         except ValueError:
             return {}
+        if keys == self.keys and set(self.commit_of) == {wanted}:
+            # the usual case: the same paths as stored, every entry read at this commit; no per-path lookup
+            out = dict(zip(keys, map(self.values.__getitem__, self.value_of), strict=True))
+            for key in changed:
+                out.pop(key, None)
+            return out
         self._index_of("")
         index, commit_of, value_of, values = self._index, self.commit_of, self.value_of, self.values
         assert index is not None

@@ -198,3 +198,24 @@ def test_a_stamp_that_does_not_read_is_a_miss(tmp_path: Path) -> None:
     payload = ("a", "1,2,x,4,5", (None,), b"\0\0", ("v",), b"\0\0\0\0")
     cache.path.write_bytes(marshal.dumps((MAGIC, VERSION, "files:unit", payload)))
     assert FileCache(tmp_path, "unit").get("a", (1, 2, 3, 4, 5)) is None
+
+
+def test_the_same_paths_at_one_commit_are_vouched_for_at_once_less_the_changed(tmp_path: Path) -> None:
+    """Asked for exactly the stored paths, all read at HEAD: every value comes back but for the files git names
+    as changed; a commit that is not HEAD's, or other paths, still go entry by entry."""
+    now = time.time_ns()
+    old = now - 10 * RACY_WINDOW_NS
+    paths = [f"f{i}.txt" for i in range(5)]
+    cache = FileCache(tmp_path, "unit", view=("c0ffee", set(), now))
+    for i, rel in enumerate(paths):
+        path = tmp_path / rel
+        path.write_text(f"content {i}\n")
+        os.utime(path, ns=(old, old))
+        cache.put(rel, FileCache.stamp(path), i, path)
+    cache.save()
+    values = {rel: i for i, rel in enumerate(paths)}
+    assert FileCache(tmp_path, "unit", view=("c0ffee", {"f2.txt"}, now)).vouched_many(paths) == {
+        k: v for k, v in values.items() if k != "f2.txt"}
+    assert FileCache(tmp_path, "unit", view=("c0ffee", set(), now)).vouched_many(paths[1:]) == {
+        k: v for k, v in values.items() if k != "f0.txt"}
+    assert FileCache(tmp_path, "unit", view=("beef", set(), now)).vouched_many(paths) == {}
