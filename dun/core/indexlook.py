@@ -31,6 +31,8 @@ def index_extras(root: str) -> list[tuple[bytes, bytes]]:
     """(kind, path) of every index entry git status does not fully look at: NOT_LOOKED, LINK or SUBMODULE."""
     index = _index_path(root)
     st = file_stamp(index) if index is not None else None
+    if index is not None and st is None and not os.path.lexists(index):
+        return []  # no index yet (`git init`, nothing added): nothing is tracked, no git to start
     from dun.core.cache.file import CacheFile
     from dun.core.cachedir import cache_dir_path
 
