@@ -147,7 +147,7 @@ def judge(session: Session, settings: Settings, state: LoopState, adapter: Agent
     decision = after_iteration(state, settings, outcome)
     handoff = build_handoff(session.store, parsed, n, {"base_head": start.head, "head": head_after,
                                                        "commits": commits[:20], "files_changed": files_changed})
-    handoff["discrepancies"] = [d["detail"] for d in found]
+    handoff["discrepancies"] = [d.detail for d in found]
     session.store.write_handoff(handoff)
     log["verification"] = verification.to_log()
     if facts.interrupted:

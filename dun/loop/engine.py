@@ -274,7 +274,7 @@ class Engine:
                     if found:
                         log["verification"] = Verification(found, [], reverted=reverted).to_log()
                         self.say(f"iteration {n}, interrupted, changed what decides 'done': "
-                                 f"{', '.join(found[0]['paths'][:5])}" + (" (reverted)" if reverted else ""))
+                                 f"{', '.join((found[0].paths or [])[:5])}" + (" (reverted)" if reverted else ""))
                     if reverted:
                         self._reload()
                 self.store.write_log(log)

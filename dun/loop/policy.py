@@ -15,8 +15,8 @@ from dun.answer.transcript import ParseResult
 from dun.core.kinds import LIMIT_KINDS, Action, ContinueReason, DiscrepancyKind, StopReason, WaitReason
 from dun.core.ratewindow import prune, wait_needed
 from dun.loop import circuit as breaker
-from dun.store.records import Discrepancy
 from dun.store.state import Blocked, LoopState
+from dun.trust.claims import Discrepancy
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
@@ -156,7 +156,7 @@ def after_iteration(state: LoopState, settings: Settings, out: IterationOutcome,
     answered_confirmation = out.confirmation and out.error is None and out.parsed.block is not None
     state.circuit = breaker.record(state.circuit, settings.circuit, out.progress or answered_confirmation,
                                    error_text, out.denials, limited, now)
-    oscillation = any(d.get("kind") == DiscrepancyKind.OSCILLATION for d in out.discrepancies)
+    oscillation = any(d.kind == DiscrepancyKind.OSCILLATION for d in out.discrepancies)
     state.circuit = breaker.record_trust(state.circuit, settings.circuit, len(out.discrepancies), oscillation,
                                          now)
     # only an answer counts: a failed call's text (a crash, a timeout, an API error) agrees to nothing

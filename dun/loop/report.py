@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dun.core.kinds import StopReason
-from dun.store.records import Discrepancy, IterationLog
+from dun.store.records import DiscrepancyRecord, IterationLog
 from dun.store.state import LoopState
 from dun.store.store import Store
 
@@ -43,7 +43,7 @@ RESUME: dict[str, str] = {
 }
 
 
-def discrepancies_of(log: IterationLog | dict[str, object]) -> list[Discrepancy]:
+def discrepancies_of(log: IterationLog | dict[str, object]) -> list[DiscrepancyRecord]:
     """What verification found in an iteration, as its log has it (an older or damaged log may have nothing)."""
     verification = log.get("verification")
     found = verification.get("discrepancies") if isinstance(verification, dict) else None

@@ -27,9 +27,9 @@ from dun.core.git import git
 from dun.core.kinds import DiscrepancyKind
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.store.records import Discrepancy
 from dun.store.state import Start
 from dun.store.store import Store
+from dun.trust.claims import Discrepancy
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
@@ -213,6 +213,6 @@ def review(session: Session, settings: Settings, n: int, block: StatusBlock | No
                           for v in result.verdicts)
     if result.outcome == "rejected":
         reasons = "; ".join(f"{v.reviewer}: {v.reasons}" for v in result.verdicts if v.verdict == "REJECT")
-        result.discrepancies.append({"kind": DiscrepancyKind.REVIEW_REJECTED.value,
-                                     "detail": f"the review gate rejected this iteration ({reasons})"})
+        result.discrepancies.append(Discrepancy(DiscrepancyKind.REVIEW_REJECTED.value,
+                                                f"the review gate rejected this iteration ({reasons})"))
     return result

@@ -72,7 +72,7 @@ def _discrepancies(handoff: Handoff, report: Report) -> list[str]:
     git = handoff.get("git") or {}
     changed = git.get("files_changed")
     found, _ = verify_claims(block, report, changed if changed is not None else 1, len(git.get("commits") or []))
-    return [d["detail"] for d in found]
+    return [d.detail for d in found]
 
 
 def git_section(session: Session, previous: dict[str, Any] | None) -> str:

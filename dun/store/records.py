@@ -164,9 +164,9 @@ class Box(TypedDict, total=False):
     raw: str  # the line as written, to restore it
 
 
-class Discrepancy(TypedDict, total=False):
+class DiscrepancyRecord(TypedDict, total=False):
     """What trust verification or the review gate found in one iteration (`verification.discrepancies[]`): its kind
-    (DiscrepancyKind), what the agent is told, and the facts of its kind."""
+    (DiscrepancyKind), what the agent is told, and the facts of its kind (in memory: dun.trust.claims.Discrepancy)."""
 
     kind: Required[str]
     detail: Required[str]
@@ -189,7 +189,7 @@ class Discrepancy(TypedDict, total=False):
 class VerificationLog(TypedDict, total=False):
     """An iteration's `verification` (dun/trust/verify.Verification.to_log)."""
 
-    discrepancies: Required[list[Discrepancy]]
+    discrepancies: Required[list[DiscrepancyRecord]]
     notes: Required[list[str]]
     restored: Required[list[str]]
     reverted: Required[list[str]]

@@ -25,9 +25,8 @@ from dun.core.textfiles import read_bytes
 from dun.engine.catalog import Catalog
 from dun.engine.checkapi import CheckContext
 from dun.store.layout import CONFIG, DIR, PLUGINS, TEMPLATES
-from dun.store.records import Discrepancy
 from dun.store.store import Store, read_json
-from dun.trust.claims import discrepancy
+from dun.trust.claims import Discrepancy
 
 WALKED = (PLUGINS, TEMPLATES)  # every file under them, whatever git ignores
 CHECKER_FILES = (CONFIG, ".coveragerc")
@@ -162,7 +161,7 @@ def compare(root: Path, ctx: CheckContext, before: dict[str, Any], after: dict[s
     files = before.get("files") or {}
     blobs = before.get("blobs") or {}
     keep = {PYPROJECT if p == TOOL_DUN else p for p in paths}
-    return [discrepancy("checker_tampered", f"what decides 'done' was changed: {', '.join(paths[:5])}",
+    return [Discrepancy("checker_tampered", f"what decides 'done' was changed: {', '.join(paths[:5])}",
                         paths=paths, diff=diff[-2000:], head=head, existed=[p for p in paths if p in files],
                         blobs={p: b for p, b in blobs.items() if p in keep})]
 
@@ -174,16 +173,16 @@ def baseline_missing(root: Path, before: Mapping[str, object]) -> list[Discrepan
     if now is not None and now.get("files") == before.get("files"):
         return []
     what = "deleted" if not fingerprint_path(root).exists() else "rewritten"
-    return [discrepancy("checker_tampered", f"dun's fingerprint of what decides 'done' ({FINGERPRINT_FILE}) was "
+    return [Discrepancy("checker_tampered", f"dun's fingerprint of what decides 'done' ({FINGERPRINT_FILE}) was "
                         f"{what}", paths=[FINGERPRINT_FILE], blobs={})]
 
 
 def revert(root: Path, found: Discrepancy) -> list[str]:
     """Put back what the agent found: the blob of the snapshot (else the commit it started from); a file that did
     not exist then is removed. `[tool.dun]` comes back with the whole pyproject.toml."""
-    head, blobs, existed = found.get("head"), found.get("blobs") or {}, set(found.get("existed") or ())
+    head, blobs, existed = found.head, found.blobs or {}, set(found.existed or ())
     reverted = []
-    for key in found.get("paths", []):
+    for key in found.paths or []:
         if key == FINGERPRINT_FILE or key.startswith("<"):
             continue
         rel = PYPROJECT if key == TOOL_DUN else key
@@ -214,7 +213,7 @@ def tests_removed(root: Path, tree_before: str | None, tree_after: str | None, n
         return []
     detail = f"tests removed while {', '.join(newly_passing)} turned green: " + (
         f"deleted {', '.join(deleted[:5])}" if deleted else f"test count {counts[0]} -> {counts[1]}")
-    return [discrepancy("tests_removed", detail, deleted=deleted, count_before=counts[0], count_after=counts[1])]
+    return [Discrepancy("tests_removed", detail, deleted=deleted, count_before=counts[0], count_after=counts[1])]
 
 
 def _test_count(root: Path, tree: str) -> int:

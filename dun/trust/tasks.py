@@ -12,9 +12,9 @@ from dun.core.atomic import inside, write_inside, write_json_atomic
 from dun.core.proc import run_streaming
 from dun.core.textfiles import read_bytes, read_text
 from dun.engine.model import Report
-from dun.store.records import Box, Discrepancy
+from dun.store.records import Box
 from dun.store.store import Store, read_json
-from dun.trust.claims import discrepancy
+from dun.trust.claims import Discrepancy
 
 VERIFY_TIMEOUT_S = 300
 Confine = Callable[[list[str]], list[str]]
@@ -133,14 +133,14 @@ def compare(root: Path, ledger: list[Box], files: list[str], after: Report,
     for task in ledger:
         new = now_by_id.get(task["id"])
         if new is None:
-            found.append(discrepancy("task_tampered", f"box removed or reworded: {task['file']}:{task['line']} "
+            found.append(Discrepancy("task_tampered", f"box removed or reworded: {task['file']}:{task['line']} "
                                      f"'{task['text']}'", task=task))
             accepted.append(task)  # the ledger keeps the original
             continue
         if new["checked"] and not task["checked"]:
             verdict, detail = _evidence(root, task, after, confine)
             if verdict == "fail":
-                found.append(discrepancy("unverified_completion", f"box ticked but its evidence fails: "
+                found.append(Discrepancy("unverified_completion", f"box ticked but its evidence fails: "
                                          f"{task['file']}:{new['line']} '{task['text']}' ({detail})",
                                          task={**task, "line": new["line"], "raw": new["raw"]}, flip=True))
                 accepted.append(task)
@@ -169,15 +169,21 @@ def _positions(text: str, rel: str) -> dict[str, int]:
     return out
 
 
+def _box(found: Discrepancy) -> Box:
+    """The box a box's discrepancy (task_tampered, unverified_completion of a box) is about."""
+    assert found.task is not None, found.kind
+    return found.task
+
+
 def _restore_file(lines: list[str], rel: str, items: list[Discrepancy], ledger: list[Box]) -> list[str]:
     """Untick unverified flips, then put each missing box back after the nearest surviving box that preceded it
     at the start (replacing a new box standing exactly there: a rewording)."""
     for d in items:
-        if d.get("flip"):
-            at = d["task"]["line"] - 1  # a flip is located in the current file
+        if d.flip:
+            at = _box(d)["line"] - 1  # a flip is located in the current file
             if 0 <= at < len(lines):
                 lines[at] = lines[at].replace("[x]", "[ ]", 1).replace("[X]", "[ ]", 1)
-    missing = {d["task"]["id"] for d in items if not d.get("flip")}
+    missing = {_box(d)["id"] for d in items if not d.flip}
     order = [t for t in ledger if t["file"] == rel]
     known = {t["id"].split("#", 1)[1] for t in order}
     for index, task in enumerate(order):
@@ -201,7 +207,7 @@ def restore(root: Path, tampered: list[Discrepancy], ledger: list[Box],
     files changed. The agent's other edits in the same files stay. A deleted file comes back whole."""
     by_file: dict[str, list[Discrepancy]] = {}
     for d in tampered:
-        by_file.setdefault(d["task"]["file"], []).append(d)
+        by_file.setdefault(_box(d)["file"], []).append(d)
     changed = []
     for rel, items in by_file.items():
         path = inside(root, rel)

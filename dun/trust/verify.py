@@ -11,10 +11,10 @@ from dun.answer.block import StatusBlock
 from dun.core.git import git
 from dun.engine.model import Report
 from dun.engine.session import Session
-from dun.store.records import Discrepancy, VerificationLog
+from dun.store.records import VerificationLog
 from dun.store.state import LoopState
 from dun.trust import tamper, tasks
-from dun.trust.claims import discrepancy, verify_claims
+from dun.trust.claims import Discrepancy, verify_claims
 
 if TYPE_CHECKING:
     from dun.config.sections import Settings
@@ -35,8 +35,8 @@ class Verification:
     review: dict[str, object] | None = None  # the review gate's verdicts
 
     def to_log(self) -> VerificationLog:
-        out: VerificationLog = {"discrepancies": self.discrepancies, "notes": self.notes, "restored": self.restored,
-                                "reverted": self.reverted}
+        out: VerificationLog = {"discrepancies": [d.to_record() for d in self.discrepancies], "notes": self.notes,
+                                "restored": self.restored, "reverted": self.reverted}
         if self.tasks is not None:
             out["tasks"] = self.tasks
         if self.committed is not None:
@@ -119,9 +119,9 @@ def verify_iteration(session: Session, settings: Settings, state: LoopState, blo
         task_found, facts, accepted = tasks.compare(root, recorded, files, after, session.confine)
         out.tasks = facts
         found += task_found
-        tampered = [d for d in task_found if d["kind"] in ("task_tampered", "unverified_completion")]
+        tampered = [d for d in task_found if d.kind in ("task_tampered", "unverified_completion")]
         if tampered and trust.on_task_tamper == "restore":
-            files_hit = sorted({d["task"]["file"] for d in tampered})
+            files_hit = sorted({d.task["file"] for d in tampered if d.task is not None})
             dirty = _dirty(root, files_hit)
             out.restored = tasks.restore(root, tampered, recorded, checker.get("head"))
             out.committed = _commit(root, out.restored, dirty, "dun: restore mission boxes the agent "
@@ -136,7 +136,7 @@ def verify_iteration(session: Session, settings: Settings, state: LoopState, blo
     found += changed
     found += tamper.tests_removed(root, tree_before, tree_after, newly_passing)
     if oscillated(state, trust.oscillation_window, tree_before, tree_after, bool(after.actionable())):
-        found.append(discrepancy("oscillation", "the work tree went back to a state of an earlier iteration while "
+        found.append(Discrepancy("oscillation", "the work tree went back to a state of an earlier iteration while "
                                  "checks still fail", tree=tree_after))
     return out
 
@@ -150,7 +150,7 @@ def _checker(session: Session, settings: Settings, before: dict[str, Any], out: 
     found = tamper.compare(root, session.context(), before, after, trust.protected, before.get("head"))
     found += tamper.baseline_missing(root, before)
     if found and trust.on_checker_tamper == "revert":
-        out.reverted = tamper.revert(root, found[0]) if found[0]["paths"] != [tamper.FINGERPRINT_FILE] else []
+        out.reverted = tamper.revert(root, found[0]) if found[0].paths != [tamper.FINGERPRINT_FILE] else []
         if out.reverted:
             # a reverted file holds dun's version only, so committing it takes nothing of the agent's
             _commit(root, out.reverted, set(), "dun: revert changes to what decides 'done'")
