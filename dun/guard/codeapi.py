@@ -17,7 +17,8 @@ EXEC_CALLS = re.compile(r"""
     \s*[(\s'"]
   | \bchild_process\b | \b(?:IO\.popen|Open3\.\w+|Kernel\.(?:system|exec|spawn)|Process\.spawn)\b
   | \bos\.execute\s*\( | \bio\.popen\s*\( | \bdo\s+shell\s+script\b | \bRuntime\.getRuntime\b
-  | \bDeno\.(?:run|Command)\b | \bBun\.(?:spawn\w*|\$) | \bInvoke-Expression\b | \bStart-Process\b
+  | \bDeno\.(?:run|Command)\b | \bBun\.(?:spawn\w*|\$) | \bexeca(?:Sync|Command\w*|Node)?\s*\(
+  | (?<![\w.])\$(?=\s*[`\x00]) | \bInvoke-Expression\b | \bStart-Process\b
   | \bsystem2?\s*\( | \bshell\s*\( | \|\s*getline | \bprint\s*\|
   | \bsession\.run(?:_always|_install)?\s*\( | (?<![\w.])sh\s*[(\s]
   | \bgetattr\s*\(\s*\w+\s*,\s*\x00\d+\x00\s*\)\s*\(
@@ -33,7 +34,7 @@ DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
                 r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|os\.replace|FileUtils\.mv|renameSync|rename"
                 r"|fsp\.rm|remove_file|os\.Remove"
-                r"|promises\.rm)\b|\)\.rm(?=\s*\()|(?<![\w.])remove(?=\s*\()"), False),
+                r"|promises\.rm)\b|\)\.rm(?=\s*\()|(?<![\w.])remove(?=\s*\()|(?<![\w.$])rm(?=\s*\()"), False),
 )
 # Calls that write (the argument index that names the file).
 OPEN_CALLS = re.compile(r"(?:(?<![\w.])(?:open|fopen|io\.open|File\.open|file)"  # (path, mode)
@@ -94,3 +95,14 @@ JOIN_CALLS = re.compile(r"\b(?:os\.path\.join|path\.join|path\.resolve|File\.joi
 # With subprocess imported under another name (import subprocess as s), its calls by their own names.
 SUBPROCESS_CALLS = re.compile(r"(?<![\w])(?:\w+\.)?(?:check_call|check_output|getoutput|getstatusoutput|Popen|call|run)"
                               r"\s*\(")
+
+# Calls that destroy what a remote service holds, through its SDK: boto3's delete_bucket/terminate_instances, the
+# Kubernetes client's delete_namespace, deleteBucket, AWS SDK v3's DeleteBucketCommand, redis flushall; not one row,
+# key, item or file (delete_one, deleteById, remove_file: the file rules judge files)
+DESTROY_CODE = re.compile(r"\b(?:delete|terminate|destroy|purge|drop|deregister|deprovision)_(?!(?:one|by_\w+|key|item"
+                          r"|file|files|dir\w*|line|row|entry|message|cookie|session|local|tmp|temp|cache|duplicates|na"
+                          r"|level|index|columns)\b)[a-z_]+\s*\("
+                          r"|\b(?:delete|terminate|destroy|purge|drop|deregister)(?!One|ById|By[A-Z]|Key|Item|File|Row"
+                          r"|Entry|Message|Cookie|Session|Local|Temp|Cache|Many|Duplicates)[A-Z]\w*\s*\("
+                          r"|\bnew\s+(?:Delete|Terminate|Destroy|Purge|Drop)\w*Command\s*\(|\bflush_?(?:all|db)\s*\("
+                          r"|\bflush(?:All|Db)\s*\(|\.get_repo\([^)]*\)\.delete\s*\(|\.bucket\([^)]*\)\.delete\s*\(")

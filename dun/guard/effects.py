@@ -20,7 +20,7 @@ _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
 # program -> (kind, option spec, options whose value is the program)
 _INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "python": ("python", "python", ("-c",)),
-    **{name: ("node", "node", ("-e", "--eval", "-p", "--print")) for name in ("node", "nodejs", "bun")},
+    **{name: ("node", "node", ("-e", "--eval", "-p", "--print")) for name in ("node", "nodejs", "bun", "zx")},
     "perl": ("perl", "interp", ("-e", "-E")), "ruby": ("ruby", "interp", ("-e",)), "php": ("php", "interp", ("-r",)),
     **{name: ("lua", "interp", ("-e",)) for name in ("lua", "luajit", "lua5.1", "lua5.3", "lua5.4")},
     "Rscript": ("r", "interp", ("-e",)), "R": ("r", "interp", ("-e",)), "osascript": ("osascript", "interp", ("-e",)),
@@ -46,6 +46,7 @@ SIGNALS = {
     "exfiltrate": "sends a secret off the machine, or copies one into the repository",
     "detached-loop": "starts an endless loop detached from the session (nohup/setsid/disown/screen -d)",
     "expose": "opens this machine to the network (ssh -R, a tunnel of a sensitive port, a shell on a socket)",
+    "code-destroys": "interpreter code calls an SDK that destroys remote state (delete_bucket, terminate_instances)",
     "publishes": "interpreter code that releases or registers a package (devtools::release(), register())",
     "nonprod-target": "names staging, a preview or a test environment (and not production) among its arguments",
     "prod-target": "names production among its arguments (--stage production, acme-prod)",

