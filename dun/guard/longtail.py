@@ -7,8 +7,11 @@ from __future__ import annotations
 import functools
 import re
 
+from dun.guard.codeapi import DESTROY_CODE, PUBLISH_CODE
 from dun.guard.effects import Facts, program_name
 from dun.guard.expand import Val
+from dun.guard.marks import code_kills_all, code_kills_by_name
+from dun.guard.secrets import code_exfiltration
 
 # Production named as a word of an argument: `prod`, `acme-prod`, `inventories/production`, `values-prod.yaml`,
 # `prod-eu`, `HEAD:production` (not `feature/production-logging`, a branch about production)
@@ -181,3 +184,21 @@ def mark(facts: Facts, args: list[Val]) -> None:
     if target := prod_target(args):
         facts.signals.add("prod-target")
         facts.notes.setdefault("prod-target", f"why: aims at production, {target}")
+
+
+def code_signals(facts: Facts, text: str) -> None:
+    """The signals interpreter code raises by what it calls: processes killed by name or all of them, an SDK that
+    destroys remote state, a package released, a secret sent."""
+    if code_kills_by_name(text):
+        facts.signals.add("kill-by-name")
+    if code_kills_all(text):
+        facts.signals.add("kill-all")
+    if (m := DESTROY_CODE.search(text)) is not None:
+        facts.signals.add("code-destroys")
+        facts.notes["code-destroys"] = f"why: interpreter code calls {m.group(0).rstrip('( ')}"
+    if PUBLISH_CODE.search(text):
+        facts.signals.add("publishes")
+        facts.notes["publishes"] = "why: interpreter code that releases or registers a package"
+    if code_exfiltration(text):
+        facts.signals.add("exfiltrate")
+        facts.notes["exfiltrate"] = "secret: a key file or the environment, sent by interpreter code"

@@ -16,16 +16,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dun.guard import code as interp_code
-from dun.guard import tasks
-from dun.guard.codeapi import DESTROY_CODE, PUBLISH_CODE
+from dun.guard import longtail, tasks
 from dun.guard.effects import Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import ShellError, tokenize
-from dun.guard.marks import code_kills_all, code_kills_by_name
 from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
-from dun.guard.secrets import ENV_DUMP_CODE, code_exfiltration, text_secret
+from dun.guard.secrets import ENV_DUMP_CODE, text_secret
 from dun.guard.sqlclients import SQL_CLIENTS
 from dun.guard.textops import make_recipes, sed_commands
 
@@ -142,21 +140,9 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
     if found.chdir is not None:  # os.chdir(os.path.expanduser('~')); os.system('rm -rf projects')
         ctx = ctx.child(deeper=False)
         ctx.cwd = classify(path_val(found.chdir, ctx, w.env), ctx, w.env)[0] if ctx.cwd else None
-    if code_kills_by_name(text):
-        facts.signals.add("kill-by-name")
-    if code_kills_all(text):
-        facts.signals.add("kill-all")
+    longtail.code_signals(facts, text)  # kills by name or all, SDK calls that destroy, publishing, exfiltration
     if found.writes and (name := text_secret(text, ctx, w.env)):  # tarfile.open('/tmp/k.tgz', 'w').add('~/.ssh')
         facts.notes["reads-secret"] = name
-    if (m := DESTROY_CODE.search(text)) is not None:
-        facts.signals.add("code-destroys")
-        facts.notes["code-destroys"] = f"why: interpreter code calls {m.group(0).rstrip('( ')}"
-    if PUBLISH_CODE.search(text):
-        facts.signals.add("publishes")
-        facts.notes["publishes"] = "why: interpreter code that releases or registers a package"
-    if code_exfiltration(text):
-        facts.signals.add("exfiltrate")
-        facts.notes["exfiltrate"] = "secret: a key file or the environment, sent by interpreter code"
     for command in found.commands:
         try:
             seen |= w.run(command, ctx.child())

@@ -12,47 +12,13 @@ from dun.guard.expand import Val
 from dun.guard.options import Spec, parse
 from dun.guard.programs import COMMAND_VARS, hidden_commands
 from dun.guard.remote import cloud_remote
+from dun.guard.wrappers import SYSTEMD_SCOPE, WRAPPERS
 
 
 def _long(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
-_WRAPPERS: dict[str, Spec] = {
-    "sudo": Spec("ugpCDhrtTU", _long("--user", "--group", "--prompt", "--chdir", "--host", "--role", "--type",
-                                      "--other-user", "--close-from", "--command-timeout"), stop=True),
-    "doas": Spec("uC", stop=True),
-    "shx": Spec(stop=True),  # npx shx rm -rf x: shelljs's commands
-    "coproc": Spec(stop=True),  # coproc CMD: CMD, in the background
-    "sshpass": Spec("pfde", stop=True),  # sshpass -p PW ssh host CMD
-    "nohup": Spec(stop=True), "setsid": Spec(stop=True), "unbuffer": Spec(stop=True), "builtin": Spec(stop=True),
-    "busybox": Spec(stop=True), "chronic": Spec(stop=True), "torsocks": Spec(stop=True), "exec": Spec("a", stop=True),
-    "caffeinate": Spec("tw", stop=True), "stdbuf": Spec("ioe", stop=True), "nice": Spec("n", stop=True),
-    "ionice": Spec("cnp", stop=True), "time": Spec("fo", _long("--format", "--output"), stop=True),
-    "taskset": Spec(stop=True), "strace": Spec("eoOpsSuUP", stop=True), "ltrace": Spec("eouns", stop=True),
-    "npx": Spec("p", _long("--package"), stop=True), "bunx": Spec("p", _long("--package"), stop=True),
-    "uvx": Spec(long=_long("--from", "--with", "--python"), stop=True),
-    "systemd-cat": Spec("tp", _long("--identifier", "--priority"), stop=True),
-    "unshare": Spec("S", _long("--setuid", "--setgid", "--propagation", "--setgroups", "--wd", "--root",
-                               "--map-user", "--map-group"), stop=True),
-    "nsenter": Spec("tSGrwT", _long("--target", "--setuid", "--setgid", "--root", "--wd"), stop=True),
-    "xvfb-run": Spec("nsef", _long("--server-num", "--server-args", "--error-file", "--auth-file"), stop=True),
-    "fakeroot": Spec("ils", stop=True), "proxychains": Spec("f", stop=True), "proxychains4": Spec("f", stop=True),
-    "firejail": Spec(stop=True), "catchsegv": Spec(stop=True), "faketime": Spec("f", stop=True),
-    "chrt": Spec(stop=True), "prlimit": Spec("p", stop=True), "cgexec": Spec("g", stop=True),
-    "runuser": Spec("ugGl", _long("--user", "--group", "--supp-group", "--login"), stop=True),
-    "screen": Spec("SceptTLh", stop=True), "dotenv": Spec("ecv", stop=True),
-    "pkexec": Spec(long=_long("--user"), stop=True), "toybox": Spec(stop=True), "host-spawn": Spec(stop=True),
-    "run0": Spec("uDg", _long("--user", "--unit", "--property", "--slice", "--setenv", "--chdir", "--description",
-                              "--group", "--nice", "--machine"), stop=True),
-    "flatpak-spawn": Spec(long=_long("--directory", "--env", "--forward-fd"), stop=True),
-    "distrobox-host-exec": Spec(stop=True), "entr": Spec(stop=True), "valgrind": Spec(stop=True),
-    "numactl": Spec("CNmlip", stop=True), "setpriv": Spec(stop=True), "systemd-inhibit": Spec(stop=True),
-    "chpst": Spec("ugUeln", stop=True), "nocache": Spec(stop=True), "ccache": Spec(stop=True),
-    "with-contenv": Spec(stop=True), "tini": Spec(stop=True), "dumb-init": Spec(stop=True),
-}
-_SYSTEMD_SCOPE = Spec("puEM", _long("--unit", "--property", "--slice", "--description", "--setenv",
-                                    "--working-directory", "--uid", "--gid", "--nice", "--machine"), stop=True)
 _RUNNERS = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pipx": "run", "pdm": "run",
             "hatch": "run", "rye": "run", "npm": "exec", "pnpm": "exec", "yarn": "exec", "conda": "run",
             "mamba": "run", "pixi": "run", "doppler": "run", "infisical": "run", "op": "run",
@@ -132,9 +98,9 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
     if prog in ("gosu", "su-exec") and len(rest) > 1:
         return rest[1:]  # gosu USER CMD
     if prog == "systemd-run" and any(v.text == "--scope" for v in rest):  # runs here, in a scope: its command runs
-        return parse(rest, _SYSTEMD_SCOPE).operands
-    if prog in _WRAPPERS:
-        o = parse(rest, _WRAPPERS[prog])
+        return parse(rest, SYSTEMD_SCOPE).operands
+    if prog in WRAPPERS:
+        o = parse(rest, WRAPPERS[prog])
         if prog in ("npx", "bunx"):
             return _package_bin(o.operands)
         if prog in ("chrt", "taskset") and o.operands and re.fullmatch(r"[0-9a-fA-Fx,-]+", o.operands[0].text):
