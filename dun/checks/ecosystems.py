@@ -179,7 +179,7 @@ def package_manager(directory: Path) -> str:
 WORKSPACE_RUNNERS = ("node-test", "vitest", "jest", "mocha")
 # a `test` script that runs each workspace package's own: npm -ws / --workspaces, pnpm -r / --filter, yarn
 # workspaces, lerna, turbo, nx
-_DELEGATES = re.compile(r"--workspaces?\b|(?:^|\s)-ws\b|\b(?:pnpm|yarn)\b[^&|;]*\s(?:-r|--recursive|--filter|"
+_DELEGATES = re.compile(r"--workspaces\b|(?:^|\s)-ws\b|\b(?:pnpm|yarn)\b[^&|;]*\s(?:-r|--recursive|--filter|"
                         r"workspaces)\b|\blerna\s+run\b|\bturbo\b[^&|;]*\btest\b|\bnx\s+run-many\b")
 
 

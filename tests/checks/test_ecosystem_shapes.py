@@ -372,7 +372,7 @@ def test_workspace_packages_come_from_package_json_or_pnpm_workspace_yaml(tmp_pa
     assert workspace_dirs(tmp_path) == [tmp_path / "apps/web", tmp_path / "tools/gen"]
     scripts = {"pnpm -r test": True, "npm test --workspaces --if-present": True, "npm -ws test": True,
                "yarn workspaces foreach run test": True, "lerna run test": True, "turbo run test": True, "": True,
-               "jest": False, "vitest run --project web": False}
+               "jest": False, "vitest run --project web": False, "npm test --workspace=packages/a": False}
     for script, runs_packages in scripts.items():
         write(tmp_path, "package.json", json.dumps({"scripts": {"test": script}}))
         assert delegates(tmp_path) is runs_packages, script
