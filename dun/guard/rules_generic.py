@@ -55,10 +55,13 @@ _OWN = (*TEXT_AND_OWN, *_SHELL, *PACKAGE_TOOLS, *CLOUD_TOOLS, "gh", "glab", "hub
 _HELP = ("-h", "--help", "--dry-run", "--dryrun", "--noop", "--check", "--plan", "--what-if", "--whatif")
 _DRY = (*_HELP, "--snapshot", "--skip-publish", "--skip=publish", "--build-only", "--local")
 PUBLISH_VERBS = ("publish", "publish-*", "*:publish", "upload", "upload-*", "*:upload", "release", "release:*",
-                 "*:release", "full-release", "submit", "ship")
+                 "*:release", "full-release", "ship")
 DEPLOY_VERBS = ("deploy", "deploy:*", "*:deploy", "redeploy", "up", "apply", "upgrade", "rollout", "rollback",
                 "promote", "release", "update", "sync", "push", "migrate", "db:migrate", "scale", "switch", "activate",
                 "set", "patch", "replace", "edit", "install", "reconcile", "restart", "import", "reset")
+# Leading words that pick or configure where later commands go (gcloud config set project acme-prod)
+_CHOOSING = ("config", "configure", "account", "accounts", "auth", "login", "logout", "profile", "profiles", "context",
+             "contexts", "use", "use-context", "select", "repo", "stack", "link", "env:pull", "target")
 # Programs that take words as text, and local runtimes (a compose file named for production run here is a test)
 _TEXT = tuple(p for p in TEXT_AND_OWN if p not in ("git", "make", "gmake", "just", "task", "kubectl", "oc", "helm"))
 _LOCAL_RUNTIMES = ("docker", "podman", "nerdctl", "docker-compose", "podman-compose", "python*", "node", "ruby",
@@ -67,6 +70,9 @@ _REGISTRY = ("oci://*", "docker://*", "*.io/*", "*.com/*", "*.dev/*", "*.net/*",
              "*.nupkg", "*.snap", "*.vsix", "*.gem", "*.whl", "*.crate")
 _LOCAL = ("localhost[:/]*", "127.0.0.1[:/]*", "*localhost:*", "*://localhost*", "*://127.0.0.1*", "docker-daemon:*",
           "oci-archive:*", "dir:*")
+# Container runners whose --publish maps a port (finch run --publish 8080:80)
+_CONTAINER_RUNNERS = ("finch", "lima", "limactl", "colima", "apptainer", "singularity", "incus", "lxc", "k3d", "kind",
+                      "minikube", "podman-remote", "docker-machine", "ctr", "crictl", "act", "devcontainer")
 _VCS = ("hg", "jj", "sl", "bzr", "fossil", "darcs", "dvc", "git-lfs", "datalad")
 
 # tool.destroy (rules_cloud.py): the verbs of destroying, wherever they stand
@@ -94,12 +100,12 @@ GENERIC_PUBLISH: tuple[Match, ...] = (
     Match(signals=("publishes",)),
     Match(verbs=PUBLISH_VERBS, verbs_none=READ_VERBS, programs_none=(*_OWN, *DEVICE_TOOLS), flags_none=_DRY),
           Match(flags_any=("--publish", "--push", "--upload", "--upload-*", "--deploy", "--release-to-*"),
-                programs_none=(*_OWN, *DEVICE_TOOLS, *_VCS), flags_none=_DRY),
+                programs_none=(*_OWN, *DEVICE_TOOLS, *_VCS, *_CONTAINER_RUNNERS), flags_none=_DRY),
           Match(verbs=("push", "push-*", "copy", "cp", "mirror", "put"), args_any=_REGISTRY, args_none=_LOCAL,
                 programs_none=(*TEXT_AND_OWN, *_SHELL, *CLOUD_TOOLS, *_VCS, *DEVICE_TOOLS), flags_none=_DRY),
           Match(programs=("ghr", "github-release", "gh-release", "*-upload", "*-publish", "dzil", "cpan-upload",
                           "shipit"), flags_none=_DRY, verbs_none=READ_VERBS),
-          Match(signals=("prod-target",), verbs=DEPLOY_VERBS, verbs_none=READ_VERBS,
+          Match(signals=("prod-target",), verbs=DEPLOY_VERBS, verbs_none=(*READ_VERBS, *_CHOOSING),
                 programs_none=(*_TEXT, *_SHELL, *PACKAGE_TOOLS, *_LOCAL_RUNTIMES), flags_none=_DRY),
           Match(signals=("prod-target",), programs=("ansible-playbook", "ansible", "salt", "salt-ssh", "pyinfra",
                                                     "chef-client", "knife", "puppet", "bolt"),
