@@ -47,6 +47,7 @@ SIGNALS = {
     "detached-loop": "starts an endless loop detached from the session (nohup/setsid/disown/screen -d)",
     "expose": "opens this machine to the network (ssh -R, a tunnel of a sensitive port, a shell on a socket)",
     "code-destroys": "interpreter code calls an SDK that destroys remote state (delete_bucket, terminate_instances)",
+    "db-destroy": "drops, resets or wipes a database by its words (wp db reset, dotnet ef database drop)",
     "publishes": "interpreter code that releases or registers a package (devtools::release(), register())",
     "nonprod-target": "names staging, a preview or a test environment (and not production) among its arguments",
     "prod-target": "names production among its arguments (--stage production, acme-prod)",

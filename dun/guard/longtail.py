@@ -174,8 +174,25 @@ def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
             facts.notes["prod-target"] = f"why: aims at production, {name}={value}"
 
 
+_DB_NOUNS = frozenset({"db", "database", "databases", "schema", "sql", "table", "tables", "collection", "keyspace"})
+_DB_VERBS = frozenset({"drop", "reset", "wipe", "purge", "truncate", "flush", "fresh", "nuke", "erase", "destroy"})
+_DB_WORD = re.compile(r"(?:db|database|schema|sql|ecto|tables?)[:._-]"
+                      r"(?:drop|reset|wipe|purge|truncate|flush|fresh|nuke)(?:[:._-]\w+)?"
+                      r"|(?:drop|reset|wipe|purge|truncate|flush)[:._-](?:db|database|schema|tables?)")
+
+
+def destroys_database(facts: Facts) -> bool:
+    """Any tool's command line that drops, resets or wipes a database by its words (wp db reset, dotnet ef database
+    drop, cargo sqlx database drop, drush sql-drop): the database rules, which know test databases, then decide."""
+    verbs = facts.verbs
+    return bool(_DB_NOUNS.intersection(verbs) and _DB_VERBS.intersection(verbs)) or any(
+        _DB_WORD.fullmatch(v) for v in verbs)
+
+
 def mark(facts: Facts, args: list[Val]) -> None:
     """Raise the long tail's signals on these facts."""
+    if destroys_database(facts) and not any(f.startswith("--dry-run") for f in facts.flags):
+        facts.signals.add("db-destroy")
     if nonprod_target(args) and not prod_target(args):
         facts.signals.add("nonprod-target")
     if how := exposes(facts.program, args):

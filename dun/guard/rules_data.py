@@ -58,6 +58,7 @@ DATA_RULES: tuple[Rule, ...] = (
     Rule("sql.drop", "sends SQL DROP or TRUNCATE", (Match(queries=(r"\bdrop\b", r"\btruncate\b")),)),
     Rule("db.drop", "drops, resets or flushes a database",
          (Match(programs=("dropdb", "dropuser")), Match(programs=("mysqladmin",), subcommands=("drop",)),
+          Match(signals=("db-destroy",)),  # any tool's words: wp db reset, dotnet ef database drop, drush sql-drop
           Match(programs=("pg_restore",), flags_any=("-c", "--clean"), values_any=("-d=*", "--dbname=*")),
           Match(queries=(r"\bflush(all|db)\b", r"\bdropDatabase\s*\(", r"\.drop\s*\(", r"\._drop(?:Database)?\s*\(",
                          r"\bdrop_(?:all|database|collection|table)\s*\(", r"\bdrop(?:Collection|Table)\s*\(")),

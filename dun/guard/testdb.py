@@ -46,5 +46,5 @@ def test_scoped(facts: Facts, env: Mapping[str, str | None]) -> bool:
         names += [facts.sub] if facts.sub and not facts.sub.startswith("-") else []
         return bool(names) and all(_TEST_NAME.search(_db_name(n)) for n in names)
     url = env.get("DATABASE_URL")
-    return prog in ("prisma", "knex", "sequelize", "sequelize-cli", "typeorm") and bool(url) and bool(
-        _TEST_NAME.search(_db_name(url or "")))
+    tools = prog in ("prisma", "knex", "sequelize", "sequelize-cli", "typeorm") or "db-destroy" in facts.signals
+    return tools and bool(url) and bool(_TEST_NAME.search(_db_name(url or "")))
