@@ -181,8 +181,8 @@ class Launches:
 def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
     """Start the commands of the plan stored by the last identical `dun check` (module doc); None without a plan
     or when anything it depends on moved."""
-    if env_disabled() or "--no-cache" in argv:
-        return None
+    if env_disabled() or "--no-cache" in argv or not hasattr(os, "fork") or not hasattr(_signal, "pthread_sigmask"):
+        return None  # without fork (Windows) the check starts its command itself, as before
     from dun.engine.replay import guess_root
 
     root = guess_root()
@@ -314,7 +314,7 @@ def _child(programs: list[str], argv: list[str], cwd: str, environ: dict[str, st
 
 
 _RESTORED = tuple(getattr(_signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(_signal, name))
-_STOPPING = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
+_STOPPING = tuple(getattr(_signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(_signal, name))
 
 
 def _guard(live: list[int]) -> None:
