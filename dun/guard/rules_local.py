@@ -81,10 +81,11 @@ GIT_RULES: tuple[Rule, ...] = (
          "this command adds or points elsewhere): the code leaves for a place the user did not set up; push to the "
          "remotes the repository has",
          (Match(programs=_GIT, subcommands=("push",), values_any=("push-url=*",), flags_none=_DRY_RUN),)),
-    Rule("git.remote-config", "configures every later git push to force, delete or mirror (remote.*.push with + or "
-         ":, remote.*.mirror)",
+    Rule("git.remote-config", "configures every later git push to force, delete or mirror, or to go elsewhere "
+         "(remote.*.push with + or :, remote.*.mirror, url.*.insteadOf, remote.*.pushurl)",
          (Match(programs=_GIT, subcommands=("config",), values_any=(
-             f"config=remote.*.mirror={_TRUE}", "config=remote.*.push=+*", "config=remote.*.push=:*")),)),
+             f"config=remote.*.mirror={_TRUE}", "config=remote.*.push=+*", "config=remote.*.push=:*",
+             "redirect=*", "config=remote.*.pushurl=*")),)),
     Rule("git.plant-config", "sets git config that runs a command (hooks path, fsmonitor, pager, editor, filters, "
          "drivers, gpg.program, credential helper, include.path): git would run it later, outside this session; "
          "pass it for one call with git -c instead",

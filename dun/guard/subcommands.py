@@ -69,6 +69,8 @@ def _git(args: list[Val], line_config: dict[str, str]) -> tuple[str, Opts, list[
         values.append("clean-scope=build")  # git clean -fd build/: build output only
     if sub == "config" and (setting := gitread.config_set(opts)) is not None:
         values.append(f"config={setting[0]}={setting[1]}")
+        if (host := _redirected(*setting)) is not None:
+            values.append(f"redirect={host}")
         if gitread.plain_tool(*setting):
             values.append(f"config-plain={setting[0]}")
     return sub, opts, values
@@ -80,6 +82,20 @@ _URL = re.compile(r"^(?!file://)[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w.-]+:|^[\w-]+(?
 _BUILD_DIR = re.compile(r"(?:\./)?(?:[\w.-]+/)*(?:build|dist|out|target|coverage|htmlcov|\.cache|tmp|\.tmp|"
                         r"node_modules|\.next|\.nuxt|\.turbo|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|"
                         r"\.tox|\.nox|bin|obj|_build|site|public/build|storybook-static)/?")
+
+
+def _host(url: str) -> str:
+    m = re.match(r"^(?:[a-z][a-z0-9+.-]*://)?(?:[^@/]*@)?([^:/]+)", url)
+    return m.group(1).lower() if m else url
+
+
+def _redirected(key: str, value: str) -> str | None:
+    """The host a url.<base>.insteadOf setting sends another host's fetches or pushes to (not https to ssh of the
+    same host, which is everyday)."""
+    if not (key.startswith("url.") and key.endswith((".insteadof", ".pushinsteadof"))):
+        return None
+    base = key[4:].rsplit(".", 1)[0]
+    return _host(base) if _host(base) != _host(value) else None
 
 
 def _remote_url(sub: str, opts: Opts, config: dict[str, str]) -> list[str]:
