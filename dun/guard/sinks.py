@@ -38,6 +38,9 @@ KEY_OPTIONS = frozenset({"-i", "--identity", "--identity-file", "--key", "--key-
                          "--ssh-key", "--ssh-key-file", "--cert", "--cacert", "--kubeconfig", "--config", "-F",
                          "--defaults-file", "--defaults-extra-file", "--env-file", "--credentials",
                          "--credentials-file", "--keystore", "--ks", "--password-file", "--auth-file", "-e"})
+# ... and any option named for a key, a certificate or credentials it uses (mysql --ssl-key=..., --client-cert)
+_KEY_OPTION = re.compile(r"^--?[\w-]*(?:key|cert|identity|cred|kubeconfig|config|auth|pass|env-?file|ssl|tls|cafile"
+                         r"|keystore)[\w-]*(?:=.*)?$", re.I)
 # Programs that use a key they are given (ssh and its kin, configuration tools) or only look at it
 USERS = frozenset({"ssh-add", "ssh-keygen", "ssh-copy-id", "sshfs", "mosh", "autossh", "ansible", "ansible-playbook",
                    "chmod", "chown", "ls", "stat", "file", "test", "[", "cat", "less", "more", "head", "tail", "grep",
@@ -61,8 +64,8 @@ def _candidates(args: list[Val]) -> list[Val]:
         if skip:
             skip = False
             continue
-        if text in KEY_OPTIONS:
-            skip = True
+        if text in KEY_OPTIONS or _KEY_OPTION.match(text):
+            skip = "=" not in text
             continue
         if text.startswith("-") and "=" in text:
             flag, _, text = text.partition("=")
