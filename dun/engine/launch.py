@@ -234,11 +234,7 @@ def _start(entry: Entry) -> Launched | None:
     if report is not None:
         if not os.path.isdir(os.path.dirname(report)):
             return None
-        try:  # as the check does before its command: only this run's report is read
-            os.unlink(report)
-        except FileNotFoundError:
-            pass
-        except OSError:
+        if not _remove_reports(report):
             return None
     token = os.urandom(12).hex()  # as dun.core.reaper.new_token
     environ = {**os.environ, **(env or {})}
@@ -280,6 +276,29 @@ def _start(entry: Entry) -> Launched | None:
         os.close(read)
         return None
     return Launched(entry, pid, read, token, started)
+
+
+def _remove_reports(report: str) -> bool:
+    """What the check removes before its command starts (ParserRun.before), so only this run's reports are read: the
+    report and the per-package ones a workspace root's runner writes beside it (`NAME@PACKAGE.EXT`), which the parser
+    merges when the report itself is missing (a stale one of a removed package was read as this run's). False when
+    one cannot be removed."""
+    directory, name = os.path.split(report)
+    stem, suffix = os.path.splitext(name)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    for other in names:
+        if other == name or (other.startswith(f"{stem}@") and other.endswith(suffix)
+                             and len(other) > len(stem) + len(suffix) + 1):
+            try:
+                os.unlink(os.path.join(directory, other))
+            except FileNotFoundError:
+                pass
+            except OSError:
+                return False
+    return True
 
 
 def _child(programs: list[str], argv: list[str], cwd: str, environ: dict[str, str], output: int,
@@ -355,5 +374,11 @@ def _accept(payload: tuple[object, ...]) -> tuple[str, str, Looks, list[Entry]]:
                 and (report is None or isinstance(report, str)) and isinstance(timeout, int | float)
                 and isinstance(tail_lines, int) and (inputs is None or isinstance(inputs, list))):
             raise TypeError("another shape")
+        # every part start() reads, down to the inputs' pairs and the variables (a wrong one there was a traceback)
+        if env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise TypeError("another shape")
+        for path, _ in inputs or ():
+            if not isinstance(path, str):
+                raise TypeError("another shape")
         out.append((check_id, argv, cwd, env, report, float(timeout), tail_lines, inputs))
     return setup, tree, looks, out
