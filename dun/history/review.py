@@ -19,6 +19,7 @@ from dun.core.atomic import write_json_atomic
 from dun.core.errors import UsageError
 from dun.core.timefmt import now_iso as now
 from dun.history.deficiency import Finding, detect
+from dun.history.incremental import Detector
 from dun.history.store import History
 from dun.store.store import Store, read_json
 
@@ -54,10 +55,11 @@ def read_decisions(root: Path) -> dict[str, dict[str, object]]:
     return dict((read_json(decisions_path(root)) or {}).get("items") or {})
 
 
-def update(history: History, settings: Review | None = None) -> list[Finding]:
+def update(history: History, settings: Review | None = None, detector: Detector | None = None) -> list[Finding]:
     """Run the detector and store its findings as review items; returns the findings never notified yet (open,
-    in the order found), for the caller to notify."""
-    found = detect(history, settings)
+    in the order found), for the caller to notify. `detector`: one kept from the previous call (a loop's), which
+    reads only what was added since; without it, the whole history is read."""
+    found = detector.findings(history, settings) if detector is not None else detect(history, settings)
     decided = read_decisions(history.root)
     with history.transaction() as conn:
         conn.execute("DELETE FROM review_items")

@@ -66,11 +66,56 @@ CREATE TABLE sources (path TEXT PRIMARY KEY, inode INTEGER, size INTEGER, mtime_
 CREATE INDEX iterations_by_time ON iterations (started_ts);
 CREATE INDEX guard_by_time ON guard_decisions (ts);
 """),
+    # The incremental deficiency detector reads only rows added since its last look. Anything else (a row replaced,
+    # deleted or re-timed, a database rebuilt or swapped) moves this counter or its token, and the detector then
+    # reads everything again: the database itself says so, whichever process or command wrote.
+    (2, """
+CREATE TABLE rewrites (token TEXT NOT NULL, n INTEGER NOT NULL);
+INSERT INTO rewrites VALUES (lower(hex(randomblob(8))), 0);
+CREATE TRIGGER iterations_replaced BEFORE INSERT ON iterations WHEN EXISTS (SELECT 1 FROM iterations
+    WHERE run_id = NEW.run_id AND iteration = NEW.iteration) BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER iterations_updated AFTER UPDATE ON iterations BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER iterations_deleted AFTER DELETE ON iterations BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER check_results_replaced BEFORE INSERT ON check_results WHEN EXISTS (SELECT 1 FROM check_results
+    WHERE run_id = NEW.run_id AND iteration = NEW.iteration AND check_id = NEW.check_id)
+    BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER check_results_updated AFTER UPDATE ON check_results BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER check_results_deleted AFTER DELETE ON check_results BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER discrepancies_replaced BEFORE INSERT ON discrepancies WHEN EXISTS (SELECT 1 FROM discrepancies
+    WHERE run_id = NEW.run_id AND iteration = NEW.iteration AND seq = NEW.seq)
+    BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER discrepancies_updated AFTER UPDATE ON discrepancies BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER discrepancies_deleted AFTER DELETE ON discrepancies BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER guard_replaced BEFORE INSERT ON guard_decisions WHEN EXISTS (SELECT 1 FROM guard_decisions
+    WHERE run_id = NEW.run_id AND seq = NEW.seq) BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER guard_updated AFTER UPDATE ON guard_decisions WHEN OLD.iteration IS NOT NULL OR
+    OLD.run_id IS NOT NEW.run_id OR OLD.seq IS NOT NEW.seq OR OLD.ts IS NOT NEW.ts OR OLD.time IS NOT NEW.time OR
+    OLD.decision IS NOT NEW.decision OR OLD.rule IS NOT NEW.rule OR OLD.tool IS NOT NEW.tool OR
+    OLD.command IS NOT NEW.command OR OLD.path IS NOT NEW.path BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER guard_deleted AFTER DELETE ON guard_decisions BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER boxes_deleted AFTER DELETE ON boxes BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER runs_retimed BEFORE INSERT ON runs WHEN EXISTS (SELECT 1 FROM runs
+    WHERE run_id = NEW.run_id AND started_ts IS NOT NEW.started_ts) BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER runs_updated AFTER UPDATE OF run_id, started_ts ON runs BEGIN UPDATE rewrites SET n = n + 1; END;
+CREATE TRIGGER runs_deleted AFTER DELETE ON runs BEGIN UPDATE rewrites SET n = n + 1; END;
+"""),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 DATA_TABLES = ("runs", "iterations", "check_results", "discrepancies", "guard_decisions", "events", "notifications",
                "boxes", "review_items")  # `sources` is bookkeeping of the incremental sync, not history
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a migration, each whole (a trigger's body holds semicolons of its own)."""
+    out, pending = [], ""
+    for piece in sql.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n\t;"):
+                out.append(pending)
+            pending = ""
+    return out
 
 
 def applied(conn: sqlite3.Connection) -> int:
@@ -93,9 +138,8 @@ def migrate(conn: sqlite3.Connection, migrations: list[tuple[int, str]] | None =
         for number, sql in steps:
             if number <= version:
                 continue
-            for statement in sql.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in statements(sql):
+                conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations VALUES (?, ?)",
                          (number, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
         conn.execute("COMMIT")

@@ -172,11 +172,16 @@ class History:
                            + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
         return found[::-1]
 
-    def iterations(self, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
-        """Iterations in the order they ran: by run start, then number; JSON columns decoded."""
+    def iterations(self, run_ids: list[str] | None = None, after: int | None = None) -> list[dict[str, Any]]:
+        """Iterations in the order they ran: by run start, then number; JSON columns decoded. `after`: only the
+        rows stored after that rowid, each with its `rowid` and its run's start as `order_ts` (the sort key)."""
         where = f"WHERE i.run_id IN ({', '.join('?' for _ in run_ids)})" if run_ids is not None else ""
-        found = self.query(f"SELECT i.* FROM iterations i LEFT JOIN runs r ON r.run_id = i.run_id {where} "
-                           "ORDER BY COALESCE(r.started_ts, i.started_ts, 0), i.run_id, i.iteration", run_ids or [])
+        if after is not None:
+            where = "WHERE i.rowid > ?"
+        extra = ", i.rowid AS rowid, COALESCE(r.started_ts, i.started_ts, 0) AS order_ts" if after is not None else ""
+        found = self.query(f"SELECT i.*{extra} FROM iterations i LEFT JOIN runs r ON r.run_id = i.run_id {where} "
+                           "ORDER BY COALESCE(r.started_ts, i.started_ts, 0), i.run_id, i.iteration",
+                           [after] if after is not None else run_ids or [])
         for row in found:
             for key in ("newly_passing", "boxes_ticked", "restored", "reverted", "flags"):
                 row[key] = json.loads(row[key]) if row[key] else []

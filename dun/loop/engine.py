@@ -34,6 +34,7 @@ from dun.core.redact import redact_argv
 from dun.core.timefmt import now_iso
 from dun.engine.model import Report
 from dun.engine.session import Session
+from dun.history.incremental import Detector
 from dun.loop import circuit as breaker
 from dun.loop import confinement, operator
 from dun.loop.conclude import MAX_ITEMS, AgentFacts, item_key, judge
@@ -121,6 +122,7 @@ class Engine:
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.live_record: LiveRecord | None = None  # the last one written
         self.live_writer = LiveWriter(self.store)
+        self.detector = Detector()  # the deficiency detector, kept between iterations: it reads only what is new
         # the shared limits and the registry of loops
         self.fleet = FleetSide(self.store, settings.fleet, settings.agent.name, self.say,
                                quiet_s=settings.loop.iteration_timeout_s + settings.loop.kill_grace_s + 60
@@ -415,7 +417,7 @@ class Engine:
         self.save()
         self.live(LivePhase.DECIDED, decision_entry(n, str(decision.action), str(decision.reason)))
         self.last = (after, *look_after)
-        operator.on_iteration(self.session.root, dict(log), dict(state.to_record()), self.settings)
+        operator.on_iteration(self.session.root, dict(log), dict(state.to_record()), self.settings, self.detector)
         self.fleet.concluded(log.get("cost_usd") or 0.0, decision, state.resume_at)  # the others of this agent
         return decision
 
@@ -432,7 +434,7 @@ class Engine:
         self.save()
         self.live(LivePhase.STOPPED, decision_entry(None, str(decision.action), reason))
         report = write_report(self.store, self.state, self.settings)
-        operator.on_stop(self.session.root, dict(self.state.to_record()), self.settings)
+        operator.on_stop(self.session.root, dict(self.state.to_record()), self.settings, self.detector)
         return report
 
     def waiting(self, decision: Decision, until: float | None = None) -> None:
