@@ -3,13 +3,17 @@ never free text the agent can inflate."""
 
 from __future__ import annotations
 
-from dun.answer.transcript import ParseResult
+from typing import TYPE_CHECKING
+
 from dun.core.git import diff_stat, head, recent_commits, worktree_tree
 from dun.core.timefmt import now_iso
 from dun.engine.model import CheckResult
 from dun.store.records import HANDOFF_SCHEMA_VERSION as SCHEMA_VERSION
 from dun.store.records import Handoff
 from dun.store.store import Store
+
+if TYPE_CHECKING:  # `dun iterate` records where it starts and parses nothing: the parser's modules cost it 10 ms
+    from dun.answer.transcript import ParseResult
 
 MAX_TEXT = 300
 

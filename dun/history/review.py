@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from dun.core.atomic import write_json_atomic
 from dun.core.errors import UsageError
 from dun.core.timefmt import now_iso as now
-from dun.history.deficiency import Finding, detect
-from dun.history.incremental import Detector
-from dun.history.store import History
 from dun.store.store import Store, read_json
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the detector and the database load when used: `dun iterate`'s prompt section rarely needs them
     from dun.config.sections import Review
+    from dun.history.deficiency import Finding
+    from dun.history.incremental import Detector
+    from dun.history.store import History
 
 STATUSES = ("open", "acked", "dismissed")
 PROMPT_ITEMS = 5
@@ -59,6 +59,8 @@ def update(history: History, settings: Review | None = None, detector: Detector 
     """Run the detector and store its findings as review items; returns the findings never notified yet (open,
     in the order found), for the caller to notify. `detector`: one kept from the previous call (a loop's), which
     reads only what was added since; without it, the whole history is read."""
+    from dun.history.deficiency import detect
+
     found = detector.findings(history, settings) if detector is not None else detect(history, settings)
     decided = read_decisions(history.root)
     with history.transaction() as conn:
@@ -121,6 +123,8 @@ def prompt_section(root: Path, settings: Review | None) -> str:
         return ""
     if not Store(root).history_db.exists():  # no run yet: nothing to show, and a read creates nothing
         return ""
+    from dun.history.store import History
+
     try:
         with History.open(root) as history:
             shown = items(history, ("open", "acked"))

@@ -4,9 +4,8 @@ of `dun iterate` and the confirmation prompt when every check passes."""
 from __future__ import annotations
 
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dun.config.sections import Iterate
 from dun.core.errors import DunError, UsageError
 from dun.core.git import diff_stat, recent_commits
 from dun.core.textfiles import read_text
@@ -19,6 +18,9 @@ from dun.history import review
 from dun.prompt.build import MODES, Prompt, assemble, build, template
 from dun.store.records import Handoff
 from dun.store.store import Store
+
+if TYPE_CHECKING:
+    from dun.config.sections import Iterate
 
 
 def mission_section(session: Session) -> str:
