@@ -100,13 +100,20 @@ def recent_commits(root: Path, count: int = 10, since: str | None = None) -> lis
 _CHANGED = re.compile(r"^\s*(\d+) files? changed", re.M)
 
 
-def diff_stat(root: Path, base: str, untracked: list[str] | None = None) -> tuple[str, int]:
+def diff_stat(root: Path, base: str, untracked: list[str] | None = None,
+              paths: list[str] | None = None) -> tuple[str, int]:
     """`git diff --stat` from `base` to the work tree (commits and uncommitted edits), and the files changed,
-    untracked ones included (`untracked`: the caller's listing of them, when it has one)."""
-    proc = git(root, "diff", "--stat=100", base, check=False)
-    if proc.returncode != 0:
-        return "", 0
-    text = proc.stdout.decode("utf-8", "replace").rstrip()
+    untracked ones included (`untracked`: the caller's listing of them, when it has one). `paths`: every tracked
+    path that can differ (from the caller's `git status`, HEAD being `base`): git then looks at those alone,
+    not at every file of the tree."""
+    if paths == []:
+        text = ""
+    else:
+        spec = ["--", *(f":(top,literal){p}" for p in paths)] if paths is not None else []
+        proc = git(root, "diff", "--stat=100", base, *spec, check=False)
+        if proc.returncode != 0:
+            return "", 0
+        text = proc.stdout.decode("utf-8", "replace").rstrip()
     found = _CHANGED.findall(text)  # the summary line counts what `--name-only` would list
     if untracked is None:
         untracked = split_z(git(root, "ls-files", "-z", "--others", "--exclude-standard", check=False).stdout)

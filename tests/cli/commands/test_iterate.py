@@ -185,3 +185,28 @@ checks:
     assert len(boxes["items"]) == 20
     assert boxes["items_folded"] == 230
     assert "- ... and 230 more boxes in MISSION.md" in data["prompt"]
+
+
+@pytest.mark.parametrize("rename", [False, True])
+def test_changes_since_the_previous_iteration_are_gits_own_diff_stat(project: Path, rename: bool) -> None:
+    """The diff stat reads only the paths the run's `git status` names (no second walk of the tree): the same
+    text and count as git's whole diff, whatever the names hold and whatever changed."""
+    write(project, "a [b]*?.txt", "one\n")
+    write(project, "sub/deep.py", "x = 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "more")
+    assert dun(["iterate"], project).returncode == 0  # the base: where this iteration starts
+    base = git(project, "rev-parse", "HEAD").strip()
+    write(project, "a [b]*?.txt", "one\ntwo\n")
+    (project / "sub" / "deep.py").unlink()
+    write(project, "MISSION.md", (project / "MISSION.md").read_text() + "more\n")
+    git(project, "add", "MISSION.md")
+    write(project, "new file.txt", "untracked\n")
+    if rename:  # a rename names two paths: the whole diff is asked for
+        git(project, "mv", "a [b]*?.txt", "renamed.txt")
+    proc = dun(["iterate"], project)
+    assert proc.returncode == 0, proc.stderr
+    expected = git(project, "diff", "--stat=100", base).rstrip()
+    names = [n for n in git(project, "diff", "--name-only", base).split("\n") if n]
+    assert f"Changes since the previous iteration ({len(names) + 1} files):\n{expected}\n" in proc.stdout
+    assert "files changed" in expected
