@@ -43,7 +43,8 @@ step = st.one_of(
     st.tuples(st.just("iteration"), iteration),
     st.tuples(st.just("replace"), iteration),
     st.tuples(st.just("forget"), st.sampled_from(RUNS)),
-    st.tuples(st.just("guard"), st.fixed_dictionaries({"run": st.sampled_from(RUNS), "at_h": st.floats(0, 12),
+    st.tuples(st.just("guard"), st.fixed_dictionaries({"run": st.sampled_from(RUNS),
+                                                         "at_h": st.one_of(st.none(), st.floats(0, 12)),
                                                          "rule": st.sampled_from(["git.push_force", "rm.root"]),
                                                          "deny": st.booleans()})),
     st.tuples(st.just("boxes"), st.sets(st.sampled_from([*BOXES, "omega"]), min_size=1)),
@@ -79,7 +80,8 @@ def apply(history: History, starts: dict[str, float], done: dict[str, list[int]]
         history.forget_iterations(arg, set(done[arg]))
     elif kind == "guard":
         seq = seqs[arg["run"]] = seqs.get(arg["run"], -1) + 1
-        history.record_guard(arg["run"], seq, {"time": iso(starts[arg["run"]] + arg["at_h"] * 3600), "tool": "Bash",
+        when = "not a time" if arg["at_h"] is None else iso(starts[arg["run"]] + arg["at_h"] * 3600)
+        history.record_guard(arg["run"], seq, {"time": when, "tool": "Bash",
                                                "session_id": None, "command": "git push -f", "rule": arg["rule"],
                                                "decision": "deny" if arg["deny"] else "allow"})
     elif kind == "boxes":
