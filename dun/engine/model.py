@@ -77,8 +77,10 @@ def cap_items(items: list[Item], limit: int, noun: str = "") -> list[Item]:
 
 def folded_count(item: Item) -> int | None:
     """The count of a `more_item`, or None for a real item."""
+    if not item.text.startswith(MORE_PREFIX):  # asked of every item of a prompt (10,000 boxes): split no real one
+        return None
     words = item.text.split()
-    if item.text.startswith(MORE_PREFIX) and len(words) > 2 and words[2].isdigit():
+    if len(words) > 2 and words[2].isdigit():
         return int(words[2])
     return None
 
