@@ -81,7 +81,12 @@ GENERIC_DESTROY: tuple[Match, ...] = (
           Match(verbs=("rm", "remove", "del"), subcommands_none=("rm", "remove", "del"), verbs_none=READ_VERBS,
           programs_none=(*_OWN, "cmake"), flags_none=_HELP,
                 flags_any=("-r", "-R", "--recursive", "-rf", "-fr", "--force", "-f", "--all", "-a", "--purge")),
-          Match(verbs=("reset", "reset-*", "*:reset"), subcommands_none=("reset", "reset-*", "*:reset"),
+          Match(subcommands=("rm", "remove", "del"), programs_none=(*_OWN, "cmake"), flags_none=_HELP,
+          flags_any=("-r", "-R", "--recursive", "-rf", "-fr", "--all", "-a"),
+          args_none=("/*", "~*", ".*", "*/*", "$*")),  # pass rm -rf work: names, not paths (paths: a wrapped rm)
+    Match(verbs=("rm", "remove", "del", "untag"), programs_none=_OWN, flags_none=_HELP,
+          args_any=("oci://*", "docker://*", "*.io/*:*", "*.com/*:*", "*.dev/*:*")),  # regctl tag rm REF
+    Match(verbs=("reset", "reset-*", "*:reset"), subcommands_none=("reset", "reset-*", "*:reset"),
           verbs_none=(*READ_VERBS, "migrate", "migrate:*", "migration*", "db", "db:*", "database", "schema"),
           programs_none=_OWN, flags_none=_HELP),  # neonctl branches reset, after a noun; databases: rules_data.py
     Match(verbs=("forget", "prune"), flags_any=("--prune", "--keep-last=0", "--keep-daily=0"),
