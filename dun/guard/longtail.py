@@ -185,6 +185,8 @@ def destroys_database(facts: Facts) -> bool:
     """Any tool's command line that drops, resets or wipes a database by its words (wp db reset, dotnet ef database
     drop, cargo sqlx database drop, drush sql-drop): the database rules, which know test databases, then decide."""
     verbs = facts.verbs
+    if any(re.search(r"(?:^|[:._-])tests?(?:$|[:._-])", v) for v in verbs):
+        return False  # npm run db:reset:test: the test database, by name
     return bool(_DB_NOUNS.intersection(verbs) and _DB_VERBS.intersection(verbs)) or any(
         _DB_WORD.fullmatch(v) for v in verbs)
 
