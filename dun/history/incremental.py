@@ -189,14 +189,18 @@ class Detector:
             from dun.config.loader import defaults_only
 
             thresholds = defaults_only().settings.review
-        with _snapshot(history):
-            token, count = history.conn.execute("SELECT token, n FROM rewrites").fetchone()
-            source = (str(history.root), token, count)
-            if source != self.source or thresholds != self.thresholds:
-                self._start(thresholds, source)
-            if not self._read(history):
-                self._start(thresholds, source)
-                self._read(history)
+        try:
+            with _snapshot(history):
+                token, count = history.conn.execute("SELECT token, n FROM rewrites").fetchone()
+                source = (str(history.root), token, count)
+                if source != self.source or thresholds != self.thresholds:
+                    self._start(thresholds, source)
+                if not self._read(history):
+                    self._start(thresholds, source)
+                    self._read(history)
+        except BaseException:
+            self.source = None  # a read cut short (a busy database, an interrupt) leaves no half-read state behind
+            raise
         return self._assemble()
 
     def _new(self, history: History, table: str) -> list[dict[str, Any]]:

@@ -5,10 +5,12 @@ re-timed. And on a plain append it reads only the new rows: it starts over only 
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import settings_with
 from history_support import T0, iso, make_log
 from hypothesis import HealthCheck, given, settings
@@ -131,3 +133,29 @@ def test_a_loop_of_appends_is_read_once_and_then_only_what_is_new(tmp_path: Path
         history.record_iteration(make_log("r1", 3))  # an iteration replaced: the database says so
         assert dicts(detector.findings(history, REVIEW)) == dicts(detect(history, REVIEW))
         assert detector.full_reads == 2
+
+
+def test_a_read_cut_short_is_read_again_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure in the middle of a read (the database busy past its timeout) must not leave rows counted as read:
+    the next look starts over and finds what a full read finds."""
+    with History.open(tmp_path) as history:
+        detector = Detector()
+        for n in (1, 2):
+            history.record_iteration(make_log("r1", n, status="COMPLETE", task="lint", after=("lint",),
+                                              found=({"kind": "unverified_completion", "check": "lint"},)))
+            detector.findings(history, REVIEW)
+        history.record_iteration(make_log("r1", 3, status="COMPLETE", task="lint", after=("lint",),
+                                          found=({"kind": "unverified_completion", "check": "lint"},)))
+        real = History.query
+
+        def busy(self: History, sql: str, params: Any = ()) -> Any:
+            if "discrepancies" in sql:
+                raise sqlite3.OperationalError("database is locked")
+            return real(self, sql, params)
+
+        monkeypatch.setattr(History, "query", busy)
+        with pytest.raises(sqlite3.OperationalError):
+            detector.findings(history, REVIEW)  # check results read, discrepancies not
+        monkeypatch.setattr(History, "query", real)
+        assert dicts(detector.findings(history, REVIEW)) == dicts(detect(history, REVIEW))
+        assert [e["iteration"] for e in detect(history, REVIEW)[0].evidence] == [1, 2, 3]
