@@ -148,11 +148,14 @@ EXEC_RULES: tuple[Rule, ...] = (
 
 PROCESS_RULES: tuple[Rule, ...] = (
     Rule("sys.kill-by-name", "kills processes by name, pattern or port, which may be the user's and not this "
-         "session's (pkill, killall, fuser -k, kill $(pgrep ...)); kill the PID you started ($!) instead",
+         "session's (pkill, killall, fuser -k, kill $(pgrep ...), pm2 stop all); kill the PID you started ($!) instead",
          (Match(programs=("pkill", "killall", "skill", "snice", "kill-port", "fkill", "fkill-cli", "killport",
                           "portkill", "kill-ports", "killall5", "pkill2", "pgrep-kill"),
                 flags_none=("-l", "--list", "-V", "--version", "-h", "--help", "-0", "--signal=0")),
           Match(programs=("fuser",), flags_any=("-k", "--kill")),
+          Match(verbs=("kill", "stop", "delete", "signal", "restart"), args_any=("all",),  # pm2 stop all
+                programs_none=("git", "docker", "podman", "kubectl", "helm", "echo", "printf", "make", "just", "task")),
+          Match(programs=("pm2",), subcommands=("kill",)), Match(programs=("forever",), subcommands=("stopall",)),
           Match(signals=("kill-by-name",)))),
     Rule("sys.persist", "makes something run later or at login, outside this session and its sandbox (services "
          "enabled, lingering, launch agents, init scripts, restart policies, endless detached loops, ssh-copy-id)",
