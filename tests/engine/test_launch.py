@@ -63,12 +63,17 @@ def project(repo: Path) -> Path:
 # the console script, as a user runs dun (`python -m dun` would put the work tree on sys.path, whose look the plan
 # keeps); each module dun loads is written to stderr as it loads
 DUN = str(Path(sys.executable).parent / "dun")
-ENV = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+
+
+def env() -> dict[str, str]:
+    """The environment at the call, the test's own home with it (one taken at import had the real one: every dun
+    here stored its caches and plans in the user's ~/.cache/dun)."""
+    return {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
 
 
 def check(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([DUN, "check", "--format", "json", *args], cwd=repo, capture_output=True, text=True,
-                          env=ENV, check=False)
+                          env=env(), check=False)
 
 
 def started_early(proc: subprocess.CompletedProcess[str], tag: str = "a") -> bool:
@@ -185,7 +190,7 @@ def test_terminating_dun_kills_the_runner_it_started_early(project: Path) -> Non
     check(project)
     flag.touch()
     edit(project, "two\n")
-    proc = subprocess.Popen([DUN, "check", "--format", "json"], cwd=project, env=ENV, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([DUN, "check", "--format", "json"], cwd=project, env=env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while not pid_file.exists() or not pid_file.read_text().strip():
@@ -229,7 +234,7 @@ def test_the_plan_is_claimed_only_by_the_same_command(project: Path) -> None:
     dun runs it (one thread, its own signal handlers)."""
     check(project)
     edit(project, "two\n")
-    out = subprocess.run([sys.executable, "-c", CLAIM], cwd=project, capture_output=True, text=True, env=ENV,
+    out = subprocess.run([sys.executable, "-c", CLAIM], cwd=project, capture_output=True, text=True, env=env(),
                          check=True)
     first, second = (json.loads(line) for line in out.stdout.splitlines())
     assert first == {"started": True, "code": 0, "lines": ["two"]}
