@@ -41,14 +41,18 @@ def _setup(argv: list[str]) -> str:
 
 
 def module_looks() -> dict[str, object]:
-    """The source of every loaded module outside the standard library: dun's own and any plugin's code."""
+    """The source of every loaded module outside the standard library: dun's own and any plugin's code. Installed
+    packages count even where they live inside the standard library's directory (a Python without a venv keeps
+    site-packages under lib/python3.X: an upgraded plugin there must be seen)."""
     import sysconfig
 
-    stdlib = tuple({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+    paths = sysconfig.get_paths()
+    stdlib = tuple({paths["stdlib"], paths["platstdlib"]})
+    installed = tuple({paths["purelib"], paths["platlib"]})
     out: dict[str, object] = {}
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
-        if isinstance(path, str) and not path.startswith(stdlib):
+        if isinstance(path, str) and (not path.startswith(stdlib) or path.startswith(installed)):
             out[path] = stamp(path)
     return out
 

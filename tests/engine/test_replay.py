@@ -146,3 +146,27 @@ def test_a_replay_loads_the_runs_modules_while_git_looks_only_after_a_run_that_w
     assert replay_module._missed_last(root)
     os.utime(directory / replay_module.FILE, ns=(3 * 10**18, 3 * 10**18))
     assert not replay_module._missed_last(root)
+
+
+def test_installed_plugins_are_watched_where_site_packages_lies_inside_the_stdlib_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python without a venv (a CI runner's, a container's) keeps site-packages under lib/python3.X: a plugin
+    upgraded there must stop the replay, while the standard library's own modules are not looked at."""
+    import sysconfig
+    import types
+
+    from dun.engine.replay import module_looks
+
+    lib = tmp_path / "lib" / "python3.x"
+    site = lib / "site-packages"
+    write(site, "dun_plugin_x.py", "X = 1\n")
+    write(lib, "json_like.py", "X = 1\n")
+    monkeypatch.setattr(sysconfig, "get_paths", lambda: {"stdlib": str(lib), "platstdlib": str(lib),
+                                                          "purelib": str(site), "platlib": str(site)})
+    for name, path in (("dun_plugin_x", site / "dun_plugin_x.py"), ("json_like", lib / "json_like.py")):
+        module = types.ModuleType(name)
+        module.__file__ = str(path)
+        monkeypatch.setitem(sys.modules, name, module)
+    looks = module_looks()
+    assert str(site / "dun_plugin_x.py") in looks
+    assert str(lib / "json_like.py") not in looks
