@@ -117,7 +117,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     python = project_python(ctx.root, cwd) if PLACEHOLDER in command else None
     if python is not None:
         command = command.replace(PLACEHOLDER, python.shell)
-    if CACHE in command or CACHE in str((opts["parser"] or {}).get("file")):
+    scratch = CACHE in command or CACHE in str((opts["parser"] or {}).get("file"))
+    if scratch:
         ensure_cache_dir(ctx.root)
     parser = ParserRun(opts["parser"], ParseContext(ctx.root, cwd)) if opts["parser"] else None
     argv = shell_argv(opts["shell"], command)
@@ -125,8 +126,9 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if ctx.launches is not None and ctx.confine is None:  # `dun check` may have started it already
         report = str(parser.file) if parser is not None and parser.file is not None else None
         added = {k: str(v) for k, v in (_environment(opts["env"]) or {}).items() if k in opts["env"]} or None
+        needs = [str(ctx.root / CACHE / ".gitignore")] if scratch else []  # made just above, before the command
         started = ctx.launches.claim((spec.id, argv, str(cwd), added, report, float(spec.timeout),
-                                      opts["tail_lines"], None), after=bool(spec.after))
+                                      opts["tail_lines"], None, needs), after=bool(spec.after))
     if parser is not None and started is None:
         parser.before()
     on_line = (lambda line: parser.feed(strip_ansi(line))) if parser is not None else None

@@ -46,9 +46,10 @@ TOKEN_ENV = "DUN_PROC_TOKENS"  # dun.core.reaper's
 
 Looks = list[tuple[str, object]]
 # check id, argv, cwd, the variables the check adds to dun's environment (None: none), report file or None,
-# timeout, tail lines, the inputs' looks (None: not knowable). Only what the check adds: dun's own environment is
-# the setup's, and a secret in it is not written to a cache.
-Entry = tuple[str, list[str], str, "dict[str, str] | None", "str | None", float, int, "Looks | None"]
+# timeout, tail lines, the inputs' looks (None: not knowable), and the paths that must exist before it starts (the
+# directory of dun's scratch files the check makes first). Only what the check adds to the environment: dun's own
+# is the setup's, and a secret in it is not written to a cache.
+Entry = tuple[str, list[str], str, "dict[str, str] | None", "str | None", float, int, "Looks | None", list[str]]
 
 
 def _setup(argv: list[str]) -> str:
@@ -170,7 +171,7 @@ class Launches:
         looks = {**self.basis, **module_looks()}
         with self._saving:  # one writer at a time, each with every command started so far
             with self._lock:
-                entries = [(*e[:7], self._looked.get(e[0])) for e in self._made.values()][:self.jobs]
+                entries = [(*e[:7], self._looked.get(e[0]), e[8]) for e in self._made.values()][:self.jobs]
             try:
                 setup = _setup(self.argv)
             except OSError:  # the working directory was removed: no next identical run to plan for
@@ -230,7 +231,9 @@ def _start(entry: Entry) -> Launched | None:
     """`entry`'s command started as its check starts it (dun/core/proc.py): its own session and process group, stdin
     from /dev/null, output and errors to one pipe, its processes' environment tagged for the reaper; by fork and
     exec, without the subprocess and threading modules (a fifth of dun's start-up). None when it cannot."""
-    _, argv, cwd, env, report, _, _, _ = entry
+    _, argv, cwd, env, report, _, _, _, needs = entry
+    if not all(os.path.lexists(path) for path in needs):
+        return None  # removed since (`git clean -X`): the check makes it again before its command runs
     if report is not None:
         if not os.path.isdir(os.path.dirname(report)):
             return None
@@ -368,11 +371,12 @@ def _accept(payload: tuple[object, ...]) -> tuple[str, str, Looks, list[Entry]]:
         if not isinstance(path, str):
             raise TypeError("another shape")
     out: list[Entry] = []
-    for check_id, argv, cwd, env, report, timeout, tail_lines, inputs in entries:
+    for check_id, argv, cwd, env, report, timeout, tail_lines, inputs, needs in entries:
         if not (isinstance(check_id, str) and isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
                 and isinstance(cwd, str) and os.path.isabs(cwd) and (env is None or isinstance(env, dict))
                 and (report is None or isinstance(report, str)) and isinstance(timeout, int | float)
-                and isinstance(tail_lines, int) and (inputs is None or isinstance(inputs, list))):
+                and isinstance(tail_lines, int) and (inputs is None or isinstance(inputs, list))
+                and isinstance(needs, list) and all(isinstance(n, str) for n in needs)):
             raise TypeError("another shape")
         # every part start() reads, down to the inputs' pairs and the variables (a wrong one there was a traceback)
         if env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
@@ -380,5 +384,5 @@ def _accept(payload: tuple[object, ...]) -> tuple[str, str, Looks, list[Entry]]:
         for path, _ in inputs or ():
             if not isinstance(path, str):
                 raise TypeError("another shape")
-        out.append((check_id, argv, cwd, env, report, float(timeout), tail_lines, inputs))
+        out.append((check_id, argv, cwd, env, report, float(timeout), tail_lines, inputs, needs))
     return setup, tree, looks, out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -134,6 +135,20 @@ def _state(found: dict[str, object]) -> tuple[object, ...]:
     sid, pgid = ids.split()
     # signals 32 and 33 are glibc's own (no program may handle them): posix_spawn leaves them ignored, fork does not
     return int(blocked.split()[1], 16), int(ignored.split()[1], 16) & ~(0b11 << 31), sid == pgid, stdin
+
+
+def test_a_removed_scratch_directory_is_made_before_the_command_starts(project: Path) -> None:
+    """A command writing into dun's scratch directory (`.dun/cache`, as go-test's profile): once it is gone (`git
+    clean -X`), nothing starts early, and the check makes it before its command runs, as always."""
+    plugin(project, body="cat src.txt > .dun/cache/copy.txt && cat .dun/cache/copy.txt")
+    check(project)
+    shutil.rmtree(project / ".dun" / "cache")
+    edit(project, "two\n")
+    out = check(project)
+    assert not started_early(out)
+    assert result(out)["status"] == "pass" and "two" in str(result(out)["detail"])
+    edit(project, "three\n")
+    assert started_early(check(project))  # there again
 
 
 def test_a_changed_manifest_or_other_arguments_start_nothing_early(project: Path) -> None:
