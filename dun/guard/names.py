@@ -16,6 +16,7 @@ from dun.guard.options import SPECS, parse
 from dun.guard.paths import normalize
 from dun.guard.runs import Stream, with_params
 from dun.guard.shell import Pipeline
+from dun.guard.shell import parse as parse_shell
 from dun.guard.subcommands import git_config
 
 MAX_CALLS = 12  # alias, function and git alias expansions nested in one another
@@ -87,7 +88,7 @@ class Names:
         try:
             if name in self.aliases:
                 rest = " ".join(shlex.quote(v.text) if v.known else v.text for v in argv[1:])
-                seen |= self.run(f"{self.aliases[name]} {rest}", ctx)
+                seen |= self.pipelines(parse_shell(f"{self.aliases[name]} {rest}"), ctx, feed)  # stdin too
             else:
                 seen |= self.pipelines(self.functions[name], with_params(ctx.child(), argv), feed)
         finally:
