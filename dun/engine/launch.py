@@ -16,8 +16,9 @@ What makes it safe:
   those looks are what its result is stored under (dun/engine/reuse.py), so a change made while it runs is seen by
   the look after it and the result is not kept.
 - Never with `--no-cache` or DUN_NO_CACHE=1, in a loop's sandbox (checks confined), for a check that waits for
-  another (`after:`), nor for more checks than `check.jobs`. The plan lives with dun's other caches, which hold the
-  check definitions themselves (the catalog), out of the agent's reach in the sandbox.
+  another (`after:`), nor when the run has more command checks than `check.jobs` (started together they would run
+  side by side where the run keeps them apart). The plan lives with dun's other caches, which hold the check
+  definitions themselves (the catalog), out of the agent's reach in the sandbox.
 
 Import-light until a command starts (os, marshal and the stamps): it runs before everything else.
 """
@@ -171,7 +172,11 @@ class Launches:
         looks = {**self.basis, **module_looks()}
         with self._saving:  # one writer at a time, each with every command started so far
             with self._lock:
-                entries = [(*e[:7], self._looked.get(e[0]), e[8]) for e in self._made.values()][:self.jobs]
+                entries = [(*e[:7], self._looked.get(e[0]), e[8]) for e in self._made.values()]
+            if len(entries) > self.jobs:
+                # more commands than `check.jobs` runs at once: started together they would run side by side where
+                # the run keeps some apart (`jobs: 1` for suites sharing a database): none starts early
+                entries = []
             try:
                 setup = _setup(self.argv)
             except OSError:  # the working directory was removed: no next identical run to plan for

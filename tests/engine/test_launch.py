@@ -151,6 +151,19 @@ def test_a_removed_scratch_directory_is_made_before_the_command_starts(project: 
     assert started_early(check(project))  # there again
 
 
+def test_commands_kept_apart_by_jobs_are_not_started_together(project: Path) -> None:
+    """`check.jobs: 1` with two command checks (suites sharing a database): the run keeps them apart, so neither
+    starts early beside the other."""
+    write(project, ".dun/config.yaml", DISABLED + "check: {jobs: 1}\n")
+    write(project, ".dun/plugins/q.yaml", "id: q\nchecks:\n  - {id: other, type: command, inputs: {}, "
+                                          "command: 'echo started-b > /proc/$PPID/fd/2'}\n")
+    age(project, ".dun/config.yaml", ".dun/plugins/q.yaml", ".dun/plugins")
+    check(project)
+    edit(project, "two\n")
+    out = check(project)
+    assert not started_early(out) and not started_early(out, "b") and result(out)["status"] == "pass"
+
+
 def test_a_changed_manifest_or_other_arguments_start_nothing_early(project: Path) -> None:
     check(project)
     plugin(project, tag="b")  # the check's command changed: the plan is not used, the new command runs
