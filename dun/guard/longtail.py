@@ -11,6 +11,7 @@ from dun.guard.codeapi import DESTROY_CODE, PUBLISH_CODE
 from dun.guard.effects import Facts, program_name
 from dun.guard.expand import Val
 from dun.guard.marks import code_kills_all, code_kills_by_name
+from dun.guard.rules_generic import TEXT_AND_OWN
 from dun.guard.secrets import code_exfiltration
 
 # Production named as a word of an argument: `prod`, `acme-prod`, `inventories/production`, `values-prod.yaml`,
@@ -110,7 +111,7 @@ def _named_by_rules(prog: str) -> bool:
 def wrapped_command(prog: str, args: list[Val]) -> list[Val] | None:
     """The command an unknown program seems to run: what follows `--`, or a command word among its first operands
     (`host-run --user dev rm -rf /srv`); None for programs the rules know and for programs that take words as text."""
-    if not prog or prog in _COMMAND_WORDS or _named_by_rules(prog) or prog in _TEXT_PROGRAMS:
+    if not prog or prog in _COMMAND_WORDS or _named_by_rules(prog) or prog in _TEXT_PROGRAMS or prog in TEXT_AND_OWN:
         return None
     words = [a.text for a in args]
     if "--" in words and words.index("--") + 1 < len(words):
