@@ -91,13 +91,13 @@ def install_termination_handlers() -> None:
         _REGISTRY.installed = True
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         previous = signal.getsignal(sig)
+        if previous == signal.SIG_IGN:
+            continue  # started ignoring it (nohup, a script's background job): dun and its commands go on
 
         def handler(signum: int, frame: FrameType | None, previous: object = previous) -> None:
             kill_live()
             if callable(previous):
                 previous(signum, frame)
-                return
-            if previous == signal.SIG_IGN:
                 return
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)

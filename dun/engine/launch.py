@@ -321,8 +321,9 @@ def _child(programs: list[str], argv: list[str], cwd: str, environ: dict[str, st
         os.dup2(output, 1)
         os.dup2(output, 2)
         # as subprocess does (restore_signals): SIGPIPE and SIGXFSZ back to their default, which Python ignores;
-        # the guard's handlers too (exec would reset them), then nothing blocked
-        for sig in (*_RESTORED, *_STOPPING):
+        # the guard's handlers too (exec would reset them), not a signal dun was started ignoring (nohup): that
+        # stays ignored, as subprocess leaves it; then nothing blocked
+        for sig in (*_RESTORED, *(s for s in _STOPPING if _signal.getsignal(s) != _signal.SIG_IGN)):
             _signal.signal(sig, _signal.SIG_DFL)
         _signal.pthread_sigmask(_signal.SIG_SETMASK, ())
         for program in programs:
@@ -349,6 +350,8 @@ def _guard(live: list[int]) -> None:
     in `live` first, then do what they did before: in a session of their own, the commands would outlive dun."""
     for sig in _STOPPING:
         previous = _signal.getsignal(sig)
+        if previous == _signal.SIG_IGN:
+            continue  # started ignoring it (nohup, a script's background job): dun and its commands go on
 
         def handler(signum: int, frame: object, previous: object = previous) -> None:
             for pid in list(live):
@@ -358,8 +361,6 @@ def _guard(live: list[int]) -> None:
                     pass
             if callable(previous):
                 previous(signum, frame)
-                return
-            if previous == _signal.SIG_IGN:
                 return
             _signal.signal(signum, _signal.SIG_DFL)
             os.kill(os.getpid(), signum)

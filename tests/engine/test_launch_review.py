@@ -5,11 +5,12 @@ runs with the test's own home (the environment is read at each call), so no plan
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
 from conftest import git, write
-from test_launch import DISABLED, DUN, age, edit, project, result, started_early  # noqa: F401 (a fixture)
+from test_launch import DISABLED, DUN, age, edit, plugin, project, result, started_early  # noqa: F401 (a fixture)
 
 from dun.core.cache.file import CacheFile
 from dun.core.cachedir import cache_dir_path
@@ -85,3 +86,30 @@ def test_a_plan_of_another_shape_inside_is_a_miss(project: Path) -> None:  # noq
         out = check(project)
         assert out.returncode == 0 and "Traceback" not in out.stderr, (how, out.stderr[-2000:])
         assert result(out)["status"] == "pass" and f"{n}" in str(result(out)["detail"]), how
+
+
+def _ignoring(repo: Path) -> subprocess.CompletedProcess[str]:
+    """`dun check` started ignoring SIGINT and SIGHUP, as `nohup` or a script's background job starts it; its
+    command sends dun both signals (a terminal closed, Ctrl-C pressed in the script's terminal) and reports what
+    it ignores itself."""
+    def ignore() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    return subprocess.run([DUN, "check", "--format", "json"], cwd=repo, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}, check=False, preexec_fn=ignore)
+
+
+def test_signals_dun_was_started_ignoring_neither_kill_its_commands_nor_fail_them(project: Path) -> None:  # noqa: F811
+    """A signal dun ignores (`nohup dun check`) went to the termination handlers anyway (the reaper's and the early
+    runner's guard): they killed the running tests and the run reported them failed, `exit -9`, exit 1. Now it is
+    ignored, the commands run to their end, and the early runner ignores it as the check's own command does."""
+    plugin(project, body="kill -HUP $PPID; kill -INT $PPID; sleep 1; grep -E '^SigIgn' /proc/self/status; "
+                         "cat src.txt")
+    first = _ignoring(project)
+    assert first.returncode == 0 and result(first)["status"] == "pass", first.stdout[-2000:]
+    edit(project, "two\n")
+    second = _ignoring(project)
+    assert started_early(second), second.stderr[-2000:]
+    assert second.returncode == 0 and result(second)["status"] == "pass", second.stdout[-2000:]
+    assert str(result(second)["detail"]).splitlines()[0] == str(result(first)["detail"]).splitlines()[0]
