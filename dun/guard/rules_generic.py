@@ -25,7 +25,8 @@ TEXT_AND_OWN = ("git", "make", "gmake", "just", "task", "kubectl", "oc", "docker
 DESTROY_VERBS = ("delete", "destroy", "purge", "terminate", "drop", "wipe", "nuke", "erase", "deleteall",
                  "deprovision", "decommission", "teardown", "undefine", "obliterate", "delete-*", "destroy-*",
                  "purge-*", "terminate-*", "drop-*", "wipe-*", "remove-*", "delete_*", "drop_*", "*:delete",
-                 "*:destroy", "*:remove", "*:drop", "*:wipe", "*:purge", "*:terminate")
+                 "*:destroy", "*:remove", "*:drop", "*:wipe", "*:purge", "*:terminate", "*-delete", "*-destroy",
+                 "*-purge", "*-terminate", "*-rm", "*_delete")
 # Leading words that mean the command looks, installs or runs something else: the verb after them is not the tool's
 READ_VERBS = ("get", "list", "ls", "describe", "show", "view", "status", "info", "inspect", "help", "search", "logs",
               "log", "diff", "plan", "explain", "why", "history", "cat", "print", "install", "add", "i", "doctor",
