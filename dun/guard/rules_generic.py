@@ -55,8 +55,8 @@ _OWN = (*TEXT_AND_OWN, *_SHELL, *PACKAGE_TOOLS, *CLOUD_TOOLS, "gh", "glab", "hub
         "vault", "consul", "heroku", "fly", "flyctl", "vercel", "netlify", "firebase", "wrangler")
 _HELP = ("-h", "--help", "--dry-run", "--dryrun", "--noop", "--check", "--plan", "--what-if", "--whatif")
 _DRY = (*_HELP, "--snapshot", "--skip-publish", "--skip=publish", "--build-only", "--local")
-PUBLISH_VERBS = ("publish", "publish-*", "*:publish", "upload", "upload-*", "*:upload", "release", "release:*",
-                 "*:release", "full-release", "ship")
+PUBLISH_VERBS = ("publish", "publish-*", "*:publish", "*-publish", "upload", "upload-*", "*:upload", "*-upload",
+                 "release", "release:*", "*:release", "full-release", "ship")
 DEPLOY_VERBS = ("deploy", "deploy:*", "*:deploy", "redeploy", "up", "apply", "upgrade", "rollout", "rollback",
                 "promote", "release", "update", "sync", "push", "migrate", "db:migrate", "scale", "switch", "activate",
                 "set", "patch", "replace", "edit", "install", "reconcile", "restart", "import", "reset")
