@@ -58,13 +58,22 @@ def test_kill_9_at_50_random_moments_loses_nothing_and_leaves_no_agent(repo: Pat
     sessions = tmp_path / "session.pids"
     sc = scenario(tmp_path, monkeypatch, [idle(actions=[session_child(sessions), {"sleep": 0.4}], repeat=True)])
     rnd = random.Random(SEED)
+    # how long a start takes to reach its agent on this machine (seconds at load 8): the random moments span it and
+    # 1.2 s beyond, so the kills land in every phase, an agent call included, however loaded the machine is
+    began = time.monotonic()
+    first = start(repo, tmp_path / "loop", "loop")
+    leftovers.append(first.pid)
+    until(lambda: calls(sc), "the first start's agent call")
+    reach = time.monotonic() - began
+    first.kill()
+    assert first.wait(timeout=10) == -signal.SIGKILL
     orphans_at_kill = 0
     for kill in range(KILLS):
         before = agent_pids(sc, sessions)
         calls_before = len(calls(sc))
         loop = start(repo, tmp_path / "loop", "loop")
         leftovers.append(loop.pid)
-        time.sleep(rnd.uniform(0.05, 1.6))  # a random moment, not a synchronisation
+        time.sleep(rnd.uniform(0.05, reach + 1.2))  # a random moment, not a synchronisation
         loop.kill()
         assert loop.wait(timeout=10) == -signal.SIGKILL
         orphans_at_kill += any(alive(pid) for pid in agent_pids(sc, sessions))
