@@ -116,17 +116,17 @@ def evidence_text(evidence: list[dict[str, Any]], limit: int = 6) -> str:
     return ", ".join(refs[:limit]) + (f" (+{len(refs) - limit} more)" if len(refs) > limit else "")
 
 
-def prompt_section(root: Path, settings: Review | None) -> str:
-    """Open and acknowledged items as a short prompt section ("" when there are none, `review.in_prompt` is off,
-    or the history cannot be read: the prompt never fails because of it)."""
+def prompt_section(store: Store, settings: Review | None) -> str:
+    """Open and acknowledged items of `store`'s repository (the session's) as a short prompt section ("" when there
+    are none, `review.in_prompt` is off, or the history cannot be read: the prompt never fails because of it)."""
     if settings is not None and not settings.in_prompt:
         return ""
-    if not Store(root).history_db.exists():  # no run yet: nothing to show, and a read creates nothing
+    if not store.history_db.exists():  # no run yet: nothing to show, and a read creates nothing
         return ""
     from dun.history.store import History
 
     try:
-        with History.open(root) as history:
+        with History.open(store.root) as history:
             shown = items(history, ("open", "acked"))
     except Exception:
         return ""

@@ -417,7 +417,8 @@ class Engine:
         self.save()
         self.live(LivePhase.DECIDED, decision_entry(n, str(decision.action), str(decision.reason)))
         self.last = (after, *look_after)
-        operator.on_iteration(self.session.root, dict(log), dict(state.to_record()), self.settings, self.detector)
+        operator.on_iteration(self.session.root, dict(log), dict(state.to_record()), self.settings, self.detector,
+                              redactor=store.redactor)
         self.fleet.concluded(log.get("cost_usd") or 0.0, decision, state.resume_at)  # the others of this agent
         return decision
 
@@ -434,7 +435,8 @@ class Engine:
         self.save()
         self.live(LivePhase.STOPPED, decision_entry(None, str(decision.action), reason))
         report = write_report(self.store, self.state, self.settings)
-        operator.on_stop(self.session.root, dict(self.state.to_record()), self.settings, self.detector)
+        operator.on_stop(self.session.root, dict(self.state.to_record()), self.settings, self.detector,
+                         redactor=self.store.redactor)
         return report
 
     def waiting(self, decision: Decision, until: float | None = None) -> None:
@@ -445,7 +447,7 @@ class Engine:
                   wait_until=until, wait_reason=str(decision.reason))
         self.fleet.waiting(self.state, str(decision.reason), until - time.time())
         operator.on_wait(self.session.root, dict(self.state.to_record()), self.settings, str(decision.reason),
-                         decision.wait_s)
+                         decision.wait_s, redactor=self.store.redactor)
 
     def tick(self) -> None:
         """While a driver waits: the loop's heartbeat in the fleet's registry (every `fleet.heartbeat_s`)."""

@@ -5,9 +5,10 @@
     on_wait(root, state, settings, reason, s)   when the loop is about to wait (a usage limit, the hourly call limit)
     on_stop(root, state, settings)              after `finish` saved the stopped state and wrote REPORT.md
 
-`settings` is the run's typed config, flags applied (`effective_config(...)`). None of them raises: the loop must
-never stop because its history or a notification failed; a failure is one line on stderr, and the JSON files still hold
-everything (`dun history rebuild`).
+`settings` is the run's typed config, flags applied (`effective_config(...)`); `redactor` the run's (its store's: the
+config's `secrets.patterns`, the fleet store's password), which cleans what they write. None of them raises: the loop
+must never stop because its history or a notification failed; a failure is one line on stderr, and the JSON files
+still hold everything (`dun history rebuild`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dun.store.store import Store
 
 if TYPE_CHECKING:
     from dun.config.sections import Review, Settings
+    from dun.core.redact import Redactor
 
 
 def _guarded(what: str, fn: Callable[[], None]) -> None:
@@ -59,14 +61,15 @@ def _who(root: Path) -> str:
 
 
 def _deficiencies(history: History, root: Path, state: Mapping[str, object], settings: Settings,
-                  detector: Detector | None) -> None:
+                  detector: Detector | None, redactor: Redactor | None) -> None:
     """New findings become review items, each notified once."""
     from dun import notify
 
     fresh = review.update(history, settings.review, detector)
     for finding in fresh:
         notify.emit(root, "deficiency", {**_payload(root, state, settings), **finding.to_dict(),
-                                         "evidence": review.evidence_text(finding.evidence)}, settings.notify)
+                                         "evidence": review.evidence_text(finding.evidence)}, settings.notify,
+                    redactor)
     if fresh:
         review.mark_notified(root, [f.id for f in fresh])
 
@@ -81,7 +84,7 @@ def on_run_start(root: Path, state: Mapping[str, object], settings: Settings) ->
 
 
 def on_iteration(root: Path, log: dict[str, object], state: dict[str, Any], settings: Settings,
-                 detector: Detector | None = None) -> None:
+                 detector: Detector | None = None, redactor: Redactor | None = None) -> None:
     """Record the iteration (and the guard decisions made during it), run the detector, notify. `detector`: the
     run's own, kept between iterations, so each reads only the rows added since (a full read grows with the
     history: hundreds of ms and MB at 1,000 iterations)."""
@@ -98,19 +101,21 @@ def on_iteration(root: Path, log: dict[str, object], state: dict[str, Any], sett
             if found:
                 notify.emit(root, "tampering", {**_payload(root, state, settings), "iteration": log.get("iteration"),
                                                 "kinds": sorted({str(d.get("kind")) for d in found}),
-                                                "details": [str(d.get("detail")) for d in found]}, settings.notify)
+                                                "details": [str(d.get("detail")) for d in found]}, settings.notify,
+                            redactor)
             cap = settings.loop.max_budget_usd
             share = settings.notify.budget_fraction
             spent = float(state.get("cost_usd_total") or 0)
             if cap > 0 and spent >= share * cap and not history.sent(state.get("run_id"), "budget"):
                 notify.emit(root, "budget", {**_payload(root, state, settings), "percent": 100 * spent / cap},
-                            settings.notify)
-            _deficiencies(history, root, state, settings, detector)
+                            settings.notify, redactor)
+            _deficiencies(history, root, state, settings, detector, redactor)
 
     _guarded("iteration", run)
 
 
-def on_wait(root: Path, state: Mapping[str, object], settings: Settings, reason: str, wait_s: float) -> None:
+def on_wait(root: Path, state: Mapping[str, object], settings: Settings, reason: str, wait_s: float,
+            redactor: Redactor | None = None) -> None:
     """Record the wait; notify when it is a rate or usage limit (the hourly call limit is dun's own pacing)."""
     from dun import notify
     from dun.history.events import append
@@ -118,15 +123,16 @@ def on_wait(root: Path, state: Mapping[str, object], settings: Settings, reason:
     def run() -> None:
         resume_at = time.time() + wait_s
         append(root, {"run_id": state.get("run_id"), "kind": "wait", "reason": reason, "wait_s": round(wait_s, 1),
-                      "resume_at": round(resume_at, 3), "iteration": state.get("iteration")})
+                      "resume_at": round(resume_at, 3), "iteration": state.get("iteration")}, redactor)
         if reason in LIMIT_KINDS:
             notify.emit(root, "waiting", {**_payload(root, state, settings), "reason": reason, "resume_at": resume_at},
-                        settings.notify)
+                        settings.notify, redactor)
 
     _guarded("wait", run)
 
 
-def on_stop(root: Path, state: dict[str, Any], settings: Settings, detector: Detector | None = None) -> None:
+def on_stop(root: Path, state: dict[str, Any], settings: Settings, detector: Detector | None = None,
+            redactor: Redactor | None = None) -> None:
     """Record the stop, write an (unacknowledged) status report, notify complete / circuit_open / stopped."""
     from dun import notify
     from dun.history import reports
@@ -135,7 +141,7 @@ def on_stop(root: Path, state: dict[str, Any], settings: Settings, detector: Det
         with History.open(root) as history:
             history.record_stop(state)
             sync(history)
-            _deficiencies(history, root, state, settings, detector)
+            _deficiencies(history, root, state, settings, detector, redactor)
             reports.write(history)
         reason = str(state.get("stop_reason") or "stopped")
         from dun.loop.report import resume_hint
@@ -144,7 +150,7 @@ def on_stop(root: Path, state: dict[str, Any], settings: Settings, detector: Det
                    "circuit_reason": (state.get("circuit") or {}).get("reason"),
                    "detail": state.get("stop_detail"), "next": resume_hint(reason)}
         event = "complete" if reason == "complete" else "circuit_open" if reason == "circuit_open" else "stopped"
-        notify.emit(root, event, payload, settings.notify)
+        notify.emit(root, event, payload, settings.notify, redactor)
 
     _guarded("stop", run)
 

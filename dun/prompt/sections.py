@@ -168,7 +168,7 @@ def build_prompt(session: Session, report: Report, git_text: str, iteration: int
     sections = {
         "mission": mission_section(session),
         "handoff": handoff_section(session.store.read_handoff(), report),
-        "review": review.prompt_section(session.root, session.settings.review),
+        "review": review.prompt_section(session.store, session.settings.review),
         "git": git_text,
         "loop": loop_section(session.store),
         "hints": hints_section(session, report),

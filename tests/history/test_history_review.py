@@ -11,6 +11,7 @@ from history_support import dun, make_log, new_repo, write_run
 
 from dun.config.loader import defaults_only
 from dun.history.review import prompt_section
+from dun.store.store import Store
 
 
 def streak_repo(tmp_path: Path) -> Path:
@@ -67,20 +68,20 @@ def test_decisions_outlive_a_rebuild_and_a_lost_database(tmp_path: Path) -> None
 def test_the_prompt_section_shows_open_and_acked_items_only(tmp_path: Path) -> None:
     repo = streak_repo(tmp_path)
     shown = defaults_only().settings.review
-    assert prompt_section(repo, shown) == ""  # nothing detected until the history syncs
+    assert prompt_section(Store(repo), shown) == ""  # nothing detected until the history syncs
     _, items = listing(repo)
-    section = prompt_section(repo, shown)
+    section = prompt_section(Store(repo), shown)
     assert section.startswith("dun found these patterns")
     assert "check lint still fails" in section and "'beta'" in section
-    assert prompt_section(repo, replace(shown, in_prompt=False)) == ""
+    assert prompt_section(Store(repo), replace(shown, in_prompt=False)) == ""
     dun(repo, "ack", str(items[0]["id"]))
     dun(repo, "review", "dismiss", str(items[1]["id"]))
-    section = prompt_section(repo, None)
+    section = prompt_section(Store(repo), None)
     assert "check lint" in section and "'beta'" not in section
     (repo / ".dun" / "history.db").write_bytes(b"garbage" * 100)
     for side in ("history.db-wal", "history.db-shm"):
         (repo / ".dun" / side).unlink(missing_ok=True)
-    assert prompt_section(repo, None) == ""  # a broken history never breaks the prompt
+    assert prompt_section(Store(repo), None) == ""  # a broken history never breaks the prompt
 
 
 def test_the_repository_may_be_named_before_or_after_the_subcommand(tmp_path: Path) -> None:
