@@ -336,7 +336,11 @@ def _read_pyproject(pyproject: Path, root: Path) -> tuple[object, str]:
     return positioned(section, lines, ("tool", "dun")), f"{pyproject} [tool.dun]"
 
 
-def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Config:
+def load_config(root: Path, extra_fields: dict[str, Field] | None = None, others_unchecked: bool = False) -> Config:
+    """The repository's config, validated against dun's sections and `extra_fields` (the loaded plugins'). With
+    `others_unchecked`, a top-level section neither declares is left out unchecked: a command that loads no plugin
+    (`dun guard`, `dun respond`, `dun service`, ...) cannot tell a plugin's section from a typo, and must not refuse
+    the whole config (its guard rules and secret patterns) for it; `dun check` and `dun loop` still report typos."""
     fields = dict(CONFIG_FIELDS)
     for name, spec in (extra_fields or {}).items():
         if name in fields:
@@ -346,6 +350,9 @@ def load_config(root: Path, extra_fields: dict[str, Field] | None = None) -> Con
     validator = Validator(source.split(" ")[0])
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}:1:1: the config must be a mapping of sections, got {type_name(raw)}")
+    if others_unchecked:
+        for name in [k for k in raw if k not in fields]:
+            del raw[name]
     values = validator.check_map(raw, {k: _with_defaults(v) for k, v in fields.items()})
     _check_patterns(validator, raw, values)
     if validator.errors:
@@ -376,3 +383,9 @@ def _with_defaults(section: Field) -> Field:
 def defaults_only() -> Config:
     return Config(values={k: {n: f.default for n, f in (v.fields or {}).items()} for k, v in CONFIG_FIELDS.items()},
                   source="defaults", fields=dict(CONFIG_FIELDS))
+
+
+def dun_config(root: Path) -> Config:
+    """dun's own sections of the repository's config, for a command that loads no plugin (`load_config`)."""
+    return load_config(root, others_unchecked=True)
+

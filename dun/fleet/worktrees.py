@@ -115,13 +115,13 @@ def ensure_worktree(main: Path, name: str, branch: str | None = None, directory:
 def prepare(path: str | Path | None, name: str, branch: str | None = None) -> Worktree:
     """For `dun loop --worktree NAME [--branch B]`: the worktree to run the loop in, created when missing, under
     `fleet.worktrees_dir` of the main work tree's config."""
-    from dun.config.loader import load_config
+    from dun.config.loader import dun_config
 
     repo = find_repo(path)
     if not repo.is_git:
         raise UsageError(f"{repo.root} is not a git repository; --worktree needs one")
     main = main_root(repo.root)
-    configured = load_config(main).settings.fleet.worktrees_dir
+    configured = dun_config(main).settings.fleet.worktrees_dir
     worktree, _created = ensure_worktree(main, name, branch, worktrees_dir(main, configured))
     return worktree
 

@@ -183,9 +183,9 @@ def config_patterns(root: Path, err: IO[str]) -> tuple[list[str], list[str], Red
     """guard.allow and guard.deny from the repository's dun config, and its redactor (`secrets.patterns`); empty
     and the well-known formats only (with a line on stderr) when unreadable."""
     try:
-        from dun.config.loader import load_config
+        from dun.config.loader import dun_config
 
-        config = load_config(root)
+        config = dun_config(root)
         guard = config.settings.guard
         return list(guard.allow), list(guard.deny), config.redactor
     except Exception as exc:

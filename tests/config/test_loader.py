@@ -61,3 +61,18 @@ def test_pyproject_wrong_type_names_the_key(repo: Path) -> None:
     write(repo, "pyproject.toml", "[tool.dun.check]\njobs = 'x'\n")
     with pytest.raises(ConfigError, match=r"pyproject.toml:2:1: check.jobs: expected an integer, got str"):
         load_config(repo)
+
+
+def test_a_command_without_plugins_keeps_dun_sections_beside_a_plugins_section(repo: Path) -> None:
+    """`dun guard`, `dun respond`, `dun service` load no plugin: a plugin's section is left unchecked, dun's sections
+    still read (and still checked); the full load (`dun check`, with the plugins' fields) still names a typo."""
+    from dun.config.loader import dun_config
+
+    write(repo, ".dun/config.yaml", "acme_plugin: {level: 3}\nsecrets:\n  patterns: ['ACME-[0-9]+']\n")
+    assert dun_config(repo).get("secrets.patterns") == ["ACME-[0-9]+"]
+    with pytest.raises(ConfigError):
+        load_config(repo)
+    write(repo, ".dun/config.yaml", "acme_plugin: {level: 3}\ncheck:\n  jobs: many\n")
+    with pytest.raises(ConfigError) as info:
+        dun_config(repo)
+    assert info.value.errors == [f"{repo / '.dun' / 'config.yaml'}:3:9: check.jobs: expected an integer, got str"]

@@ -130,18 +130,28 @@ def test_main_reads_guard_config_from_the_events_repository(repo: Path, monkeypa
 
     seen: list[Path] = []
 
-    def fake_load_config(root: Path) -> SimpleNamespace:
+    def fake_dun_config(root: Path) -> SimpleNamespace:
         seen.append(root)
         guard = SimpleNamespace(allow=("git push --force origin scratch",), deny=("make deploy",))
         return SimpleNamespace(settings=SimpleNamespace(guard=guard), redactor=Redactor())
 
-    monkeypatch.setattr(dun.config.loader, "load_config", fake_load_config)
+    monkeypatch.setattr(dun.config.loader, "dun_config", fake_dun_config)
     out = io.StringIO()
     data = json.dumps(event(repo, command="git push --force origin scratch")).encode()
     assert main(io.BytesIO(data), out, io.StringIO()) == 0 and out.getvalue() == ""
     data = json.dumps(event(repo, command="make deploy")).encode()
     assert main(io.BytesIO(data), out, io.StringIO()) == 0 and "config.deny" in out.getvalue()
     assert seen and all(root.resolve() == repo.resolve() for root in seen)
+
+
+def test_a_plugins_config_section_does_not_lose_the_guard_rules(repo: Path) -> None:
+    """A section a third-party plugin declares (the hook loads no plugin) is not a reason to drop guard.deny and
+    run on the built-in rules only."""
+    (repo / ".dun").mkdir()
+    (repo / ".dun" / "config.yaml").write_text("acme_plugin:\n  level: 3\nguard:\n  deny: [make deploy]\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(io.BytesIO(json.dumps(event(repo, command="make deploy")).encode()), out, err) == 0
+    assert "config.deny" in out.getvalue() and err.getvalue() == ""
 
 
 def test_main_survives_an_unreadable_config(repo: Path) -> None:

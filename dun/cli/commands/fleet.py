@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from dun.config.loader import defaults_only, load_config
+from dun.config.loader import defaults_only, dun_config
 from dun.core.errors import UsageError
 from dun.core.kinds import ExitCode
 from dun.fleet.connect import open_store
@@ -59,7 +59,7 @@ def run_fleet_status(path: str | None, as_json: bool, store_url: str | None = No
     info: dict[str, Any] = {}
     if repo.is_git:
         main = main_root(repo.root)
-        config = load_config(main)
+        config = dun_config(main)
         info = fleet_status(main, config.settings.fleet.worktrees_dir)
     elif store_url or os.environ.get(STORE_ENV):
         config = defaults_only()  # an operator's machine: only the fleet store is asked

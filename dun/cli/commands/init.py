@@ -111,9 +111,9 @@ def mission_dirs(root: Path, mission_dir: str | None) -> list[Path]:
 
     if mission_dir is not None:
         return [named_dir(Path.cwd(), mission_dir, "--mission-dir")]
-    from dun.config.loader import load_config
+    from dun.config.loader import dun_config
 
-    configured = load_config(root).settings.missions.dir
+    configured = dun_config(root).settings.missions.dir
     return [] if configured is None else [named_dir(root, configured, "missions.dir")]
 
 

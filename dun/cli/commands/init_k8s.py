@@ -6,7 +6,7 @@ import sys
 from urllib.parse import urlsplit
 
 from dun.cli.commands.init import check_cron
-from dun.config.loader import load_config
+from dun.config.loader import dun_config
 from dun.core.atomic import write_text_atomic
 from dun.core.errors import UsageError
 from dun.core.git import git
@@ -32,7 +32,7 @@ def run_init_k8s(path: str | None, force: bool, schedule: str | None, budget: fl
     if urlsplit(url).password or (urlsplit(url).username and "://" in url and urlsplit(url).scheme != "ssh"):
         raise UsageError("the origin URL holds credentials: give them in the dun-git Secret instead "
                          "(docs/scale-out.md)")
-    store = load_config(repo.root).settings.fleet.store
+    store = dun_config(repo.root).settings.fleet.store
     opts = K8sOptions(repository=identity.repository(repo.root), repo_url=url, branch=BRANCH,
                       image=image or default_image(), budget_usd=budget, store=store,
                       schedule=check_cron(schedule) if schedule is not None else None)

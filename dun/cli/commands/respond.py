@@ -9,6 +9,7 @@ from typing import BinaryIO
 
 from dun.answer.handoff import build_handoff
 from dun.answer.transcript import ParseResult, parse_stream
+from dun.config.loader import dun_config
 from dun.core.errors import UsageError
 from dun.core.kinds import ExitCode
 from dun.store.layout import find_repo
@@ -64,11 +65,13 @@ def run_respond(source: str | None, file: str | None, iteration: int | None, pat
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    store = Store(find_repo(path).root)
+    root = find_repo(path).root
+    # the answer may echo a secret: the repository's `secrets.patterns` are redacted from what is written, as in a loop
+    store = Store(root, redactor=dun_config(root).redactor)
     store.write_handoff(build_handoff(store, parsed, iteration))
     if iteration is not None:
         record_iteration_log(store, iteration, parsed)
-    sys.stdout.write(json.dumps(parsed.to_dict(), indent=2) + "\n")
+    sys.stdout.write(json.dumps(store.redactor.redact_data(parsed.to_dict()), indent=2) + "\n")
     for note in parsed.notes:
-        sys.stderr.write(f"dun: {note}\n")
+        sys.stderr.write(f"dun: {store.redactor.redact(note)}\n")
     return ExitCode.OK if parsed.outcome == "parsed" else ExitCode.NO_BLOCK

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from dun.config.loader import load_config
+from dun.config.loader import dun_config
 from dun.core.errors import UsageError
 from dun.core.kinds import ExitCode
 from dun.service import manage
@@ -56,7 +56,7 @@ def check_loop_args(loop_cmd: click.Command, args: tuple[str, ...]) -> None:
 def build_spec(opts: ServiceOptions) -> tuple[ServiceSpec, str]:
     root = find_repo(opts.path).root
     platform = opts.platform or default_platform()
-    configured = load_config(root).settings.service.env_file
+    configured = dun_config(root).settings.service.env_file
     env_file = resolve_path(opts.env_file, Path.cwd()) if opts.env_file else (
         resolve_path(configured, root) if configured else default_env_file())
     log_file = resolve_path(opts.log_file, Path.cwd()) if opts.log_file else None

@@ -70,14 +70,14 @@ def _source(path: str | None, store_url: str | None) -> LoopSource:
     """This machine's loops: the repository's work trees and the loops of the fleet store's registry running on
     this host (the store `--store` names, else $DUN_FLEET_STORE, else the repository's `fleet.store`); with a store
     other than this machine's file, the other machines' loops in it too."""
-    from dun.config.loader import defaults_only, load_config
+    from dun.config.loader import defaults_only, dun_config
     from dun.fleet.connect import open_store
     from dun.fleet.identity import host
     from dun.fleet.remote import FleetLoops, together
     from dun.fleet.store import LOCAL
 
     start = _start(path)
-    fleet = (load_config(start) if start is not None else defaults_only()).settings.fleet
+    fleet = (dun_config(start) if start is not None else defaults_only()).settings.fleet
     store = open_store(fleet.store, explicit=store_url)
     local = LocalLoops(start, store)
     if store.where == LOCAL:

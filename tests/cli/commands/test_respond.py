@@ -130,3 +130,16 @@ def test_pipeline_iterate_agent_respond(project: Path, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"]["next_recommendation"] == "go on"
+
+
+def test_the_repositorys_secret_patterns_are_redacted_from_what_respond_writes(project: Path) -> None:
+    """`secrets.patterns` apply to the handoff `dun respond` writes, as in a loop; a plugin's config section beside
+    them changes nothing."""
+    write(project, ".dun/config.yaml", "plugins:\n  disabled: [python]\nacme_plugin: {level: 3}\n"
+                                       "secrets:\n  patterns: ['ACME-[0-9]{6}']\n")
+    answer = BLOCK.format(task="mission-boxes@MISSION.md:2", exit="false", next="use token ACME-123456 next")
+    proc = dun(["respond", "-"], project, answer)
+    assert proc.returncode == 0, proc.stderr
+    written = b"".join(p.read_bytes() for p in (project / ".dun").rglob("*") if p.is_file())
+    assert b"ACME-123456" not in written
+    assert b"ACME-123456" not in proc.stdout
