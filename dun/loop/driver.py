@@ -154,7 +154,9 @@ class Loop:
         self.wakeup.set()
 
     def run(self) -> int:
-        handlers = {sig: signal.signal(sig, self._on_signal) for sig in HANDLED_SIGNALS}
+        # not over a signal dun was started ignoring: `nohup dun loop &` must outlive the hangup of its terminal
+        handlers = {sig: signal.signal(sig, self._on_signal) for sig in HANDLED_SIGNALS
+                    if signal.getsignal(sig) != signal.SIG_IGN}
         try:
             with LoopLock(self.store):
                 try:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from fake_agent import alive, calls, write_scenario
-from loop_support import idle, make_repo, until
-from robust_support import dead, dun, kill_all, logs, pids_in, session_child, start, state
+from loop_support import idle, make_repo, until, work
+from robust_support import DUN, dead, dun, kill_all, logs, pids_in, session_child, start, state
 
 from dun.core.reaper import process_start_time
 from dun.store.records import state_problem
@@ -113,6 +113,24 @@ def test_sighup_stops_the_loop_and_its_agents_whole_tree(repo: Path, tmp_path: P
     s = state(repo)
     assert (s["status"], s["stop_reason"]) == ("stopped", "interrupted")
     assert (repo / ".dun" / "REPORT.md").is_file()
+
+
+def test_a_loop_started_under_nohup_outlives_the_hangup(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        leftovers: list[int]) -> None:
+    """`nohup dun loop &` then logging out: the hangup dun was told to ignore does not stop the night's run."""
+    make_repo(repo, boxes=("alpha", "beta"))
+    first = work("alpha")
+    first["actions"] = [{"sleep": 1.0}, *first["actions"]]
+    sc = scenario(tmp_path, monkeypatch, [first, work("beta", exit=True)])
+    with (tmp_path / "nohup.out").open("wb") as out:
+        loop = subprocess.Popen(["nohup", *DUN, "loop"], cwd=repo, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT)
+    leftovers.append(loop.pid)
+    until(lambda: calls(sc), "the first agent call")
+    loop.send_signal(signal.SIGHUP)
+    assert loop.wait(timeout=120) == 0, (tmp_path / "nohup.out").read_text()
+    assert state(repo)["stop_reason"] == "complete"
+    assert len(calls(sc)) == 2
 
 
 def other_session(tmp_path: Path, name: str) -> subprocess.Popen[bytes]:
