@@ -13,6 +13,7 @@ from pathlib import Path
 
 from conftest import git, write
 
+from dun.engine.model import CheckResult
 from dun.engine.session import open_session
 
 DISABLED = "plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, rust, test-suites]}\n"
@@ -26,9 +27,12 @@ def age(*bases: Path) -> None:
                 os.utime(os.path.join(dirpath, name), ns=(1_600_000_000_000_000_000,) * 2, follow_symlinks=False)
 
 
+def result(repo: Path, check: str, fresh: bool = False) -> CheckResult:
+    return next(r for r in open_session(repo, fresh=fresh).report().results if r.id == check)
+
+
 def agree(repo: Path, check: str) -> None:
-    cached = next(r for r in open_session(repo).report().results if r.id == check)
-    fresh = next(r for r in open_session(repo, fresh=True).report().results if r.id == check)
+    cached, fresh = result(repo, check), result(repo, check, fresh=True)
     assert (cached.status, cached.signal) == (fresh.status, fresh.signal)
 
 
@@ -49,7 +53,7 @@ def test_a_declared_glob_follows_a_link_to_a_directory_outside(repo: Path, tmp_p
     (repo / "data/linked").symlink_to(outside)
     age(repo, outside)
     open_session(repo).report()
-    assert next(r for r in open_session(repo).report().results if r.id == "reads").cached  # reused while unchanged
+    assert result(repo, "reads").cached  # reused while unchanged
     write(outside, "x.txt", "no\n")
     age(outside)
     agree(repo, "reads")
@@ -64,7 +68,7 @@ def test_an_editable_install_outside_the_repository_is_an_input(repo: Path, tmp_
     (site / "lib.pth").write_text(f"{lib}\n")
     age(repo, lib)
     open_session(repo).report()
-    assert next(r for r in open_session(repo).report().results if r.id == "reads").cached  # reused while unchanged
+    assert result(repo, "reads").cached  # reused while unchanged
     write(lib, "extlib.py", "X = 2\n")
     age(lib)
     agree(repo, "reads")
@@ -79,7 +83,7 @@ def test_where_git_looks_for_hooks_is_an_input_of_the_hooks_check(repo: Path) ->
     hook = write(repo, ".git/hooks/pre-commit", "#!/bin/sh\n# pre-commit\n")
     age(repo, hook.parent)
     open_session(repo).report()
-    assert next(r for r in open_session(repo).report().results if r.id == "git-hooks").cached
+    assert result(repo, "git-hooks").cached
     git(repo, "config", "core.hooksPath", ".elsewhere")
     agree(repo, "git-hooks")
 
