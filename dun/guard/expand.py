@@ -278,15 +278,18 @@ def literal_words(body: str) -> list[str]:
     return [w for w in words if w is not None] if all(w is not None for w in words) else []
 
 
+_MKTEMP = re.compile(r"\s*mktemp(?:\s[^;&|<>`\n]*)?")
+
+
 def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
     """The value of $(...) when it is known or stands for names in a known place: $(pwd), $(mktemp -d),
     $(which rm), $(git rev-parse --show-toplevel), $(find DIR ...), $(git ls-files)."""
+    if _MKTEMP.fullmatch(body):  # a new, empty name, wherever its template puts it: $(mktemp -d "$TMPDIR/x.XXX")
+        return "/tmp/tmp.guard"
     words = literal_words(body)
     words = [w if ctx.remote or not (w == "~" or w.startswith("~/")) else env.home + w[1:] for w in words]
     if (len(words) == 2 and words[0] in ("which", "realpath")) or words[:2] in (["command", "-v"], ["type", "-P"]):
         return words[-1]  # $(which rm) -rf /
-    if words[:1] == ["mktemp"]:
-        return "/tmp/tmp.guard"
     if words[:1] == ["echo"] and len(words) > 1:  # $(echo --force), $(printf -- '--force'): known text
         return echo(words[1:]).rstrip("\n")
     if words[:1] == ["printf"] and len(words) > 1:

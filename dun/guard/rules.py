@@ -46,9 +46,36 @@ def _any(globs: tuple[str, ...], values: list[str]) -> bool:
     return any(v in exact or (rx is not None and rx.match(v) is not None) for v in values)
 
 
+# Flags with which a program only prints (help, its version, a listing) or rehearses (a dry run), whatever the rest
+# of its command line says: `gem push --help`, `mix hex.publish --dry-run`. One class for every rule: a match made
+# on the command's words alone does not fire with one of them; a match on what it does (the files it deletes or
+# writes, the SQL it sends, code it runs) still does. Flags that other programs give a value count only as the last
+# word: `psql -h HOST` is a host, `cargo yank --version 1.0.0` a version.
+NOOP_FLAGS = frozenset({"--help", "-help", "--dry-run", "--dryrun", "--noop", "--what-if", "--whatif", "-WhatIf",
+                        "--usage"})
+_LAST_NOOP = (" -h", " --version", " --list", " -help")
+_NOT_DRY = frozenset({"--dry-run=none", "--dry-run=false", "--dry-run=0", "--dry-run=no", "--dry-run=off"})
+_WORD_SIGNALS = frozenset({"prod-target", "nonprod-target", "db-destroy"})  # raised by the command's own words
+
+
+def rehearses(f: Facts) -> bool:
+    """The command only prints or rehearses: a no-op flag of its own (not an operand after `--`)."""
+    if any(v.lower() in _NOT_DRY for v in f.flags):
+        return False
+    return any(flag in NOOP_FLAGS for flag in f.flags) or f.unit.endswith(_LAST_NOOP)
+
+
+def _by_words(m: Match) -> bool:
+    return not (m.effects or m.queries or m.exec_download or m.download_exec or
+                not _WORD_SIGNALS.issuperset(m.signals))
+
+
 def match(rule: Rule, facts: Facts) -> str | None:
     """The detail ("" or the path concerned) when the rule fires on these facts, else None."""
+    noop = rehearses(facts)
     for m in rule.matches:
+        if noop and _by_words(m):
+            continue
         detail = _match_one(m, facts)
         if detail is not None:
             return detail

@@ -22,6 +22,7 @@ class ShellState:
     env: Env
     facts: list[Facts]
     marks: marks.Seen
+    traps: list[tuple[str, Ctx]]  # trap bodies set while running the current command string, with its context
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
         raise NotImplementedError
@@ -112,6 +113,6 @@ class ShellState:
                 if eq and body:
                     seen |= self.run(body, ctx.child())
         elif prog == "trap" and args and not args[0].text.startswith("-") and len(args) > 1:
-            seen |= self.run(args[0].text, ctx.child())
+            self.traps.append((args[0].text, ctx))  # it runs when the shell exits: judged with the line's last state
         elif prog == "ln":
             linestate.symlink(args, ctx)

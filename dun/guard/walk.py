@@ -43,13 +43,18 @@ class Walker(Redirections, ShellState, Names):
         self.in_pids = False
         self.group_secret: str | None = None
         self.raw: list[str] = []  # the words of the simple command being analysed, as written
+        self.traps: list[tuple[str, Ctx]] = []
         Redirections.__init__(self)
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
         """Analyse the command string; return the programs it runs. Raises ShellError when it cannot be read."""
         if ctx.depth > MAX_DEPTH:
             raise ShellError("commands nested too deeply")
+        outer, self.traps = self.traps, []
         seen = self.pipelines(parse_shell(src), ctx, None)
+        traps, self.traps = self.traps, outer
+        for body, at in traps:  # `trap 'rm -rf "$W"' EXIT; W=$(mktemp -d)`: W is known when the trap runs
+            seen |= self.run(body, at.child())
         if marks.detached_loop(src):
             self.facts.append(Facts(unit=" ".join(src.split())[:200], signals={"detached-loop"}))
         return seen

@@ -1,0 +1,45 @@
+"""False denials as classes, each with the dangerous neighbour that must stay denied: help, version and dry-run
+flags exempt every match made on a command's words; temporary directories made by mktemp; traps judged when they
+run."""
+
+from __future__ import annotations
+
+import pytest
+from guard_support import bash, fixed_home
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch) -> None:
+    fixed_home(monkeypatch)
+
+
+@pytest.mark.parametrize("command", [
+    "gem push --help", "mix hex.publish --dry-run", "heroku apps:destroy --help", "terraform destroy -help",
+    "kubectl delete namespace review --dry-run=client", "aws s3 rm s3://b/x --recursive --dryrun",
+    "npm publish --version", "twine upload -h", "git reset --hard --dry-run"])
+def test_help_version_and_dry_run_flags_exempt_every_match_on_the_words(command: str) -> None:
+    assert bash(command).decision == "allow"
+
+
+@pytest.mark.parametrize(("command", "rule"), [
+    ("gem push acme-1.0.gem", "publish.release"),
+    ("kubectl delete namespace prod --dry-run=none", "infra.destroy"),
+    ("cargo yank --version 1.0.0 acme", "hosted.delete"),  # a value, not the program's --version
+    ("redis-cli -h cache.prod FLUSHALL", "db.drop"),  # -h is a host unless it is the last word
+    ("rm -rf ~ --help", "fs.delete-system"),  # what a command does to files is judged whatever its flags
+    ("psql -c 'DROP TABLE users' --help", "sql.drop")])
+def test_the_exemption_stays_with_the_programs_own_flags(command: str, rule: str) -> None:
+    assert bash(command).rule == rule
+
+
+def test_a_trap_is_judged_with_the_variables_it_will_see_when_it_runs() -> None:
+    assert bash("trap 'rm -rf \"$W\"' EXIT; W=$(mktemp -d); cp -r src \"$W\"").decision == "allow"
+    assert bash("trap 'rm -rf \"$W\"' EXIT; W=~; ls \"$W\"").rule == "fs.delete-system"
+    assert bash("W=~; trap 'rm -rf \"$W\"' EXIT; W=$(mktemp -d)").decision == "allow"  # the value at exit
+    assert bash("trap 'rm -rf ~' EXIT").rule == "fs.delete-system"
+
+
+def test_mktemp_in_any_form_names_a_new_temporary_path() -> None:
+    assert bash('W=$(mktemp -d "${TMPDIR:-/tmp}/x.XXXXXX"); rm -rf "$W"').decision == "allow"
+    assert bash('W=$(mktemp -d -p "$PWD/.cache"); rm -rf "$W"').decision == "allow"
+    assert bash('W=$(mktemp -d; echo ~); rm -rf "$W"').rule == "fs.delete-unresolved"
