@@ -87,9 +87,9 @@ ARGV = re.compile(r"\bsys\.argv\[(\d+)\]|\bprocess\.argv\[(\d+)\]|\$ARGV\[(\d+)\
                   r"\$argv\[(\d+)\]|\bDeno\.args\[(\d+)\]")
 ARGV_BASE = (0, -1, 1, 1, 0, 1)  # what index 0 of each form above means: sys.argv[1] is the first parameter
 # Wrappers that only pass a path through: Path('x'), os.path.expanduser('x'), File.expand_path('x').
-PASS_THROUGH = re.compile(r"\b(?:pathlib\.)?(?:Pure)?(?:Posix)?Path|os\.path\.(?:expanduser|abspath|realpath|normpath)"
-                          r"|File\.expand_path|Pathname\.new|path\.resolve|String|str|glob\.glob|glob|Dir\.glob"
-                          r"|normalizePath|path\.expand")
+PASS_THROUGH = re.compile(r"\b(?:(?:pathlib\.)?(?:Pure)?(?:Posix)?Path"
+                          r"|os\.path\.(?:expanduser|abspath|realpath|normpath)|File\.expand_path|Pathname\.new|path\.resolve|String|str|glob\.glob|glob|Dir\.glob"
+                          r"|normalizePath|path\.expand)")  # \b before each: not rglob, substr
 JOIN_CALLS = re.compile(r"\b(?:os\.path\.join|path\.join|path\.resolve|File\.join|file\.path|Join-Path|joinpath"
                         r"|catfile)|\brequire\(\x00\d+\x00\)\.(?:join|resolve)")
 # With subprocess imported under another name (import subprocess as s), its calls by their own names.

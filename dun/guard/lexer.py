@@ -26,6 +26,7 @@ OPERATORS = ("&&", "||", ";;&", ";;", ";&", "|&", "|", "&", ";", "(", ")")
 _REDIRECT = re.compile(r"(\d+|\{[A-Za-z_][A-Za-z0-9_]*\})?(<<<|<<-|<<|<>|<&|>&|>>|>\||&>>|&>|<|>)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 _META = " \t\n|&;()<>"
+_QUALIFIER = re.compile(r"\([-.@/=p*%rwxRWXsStfedDLNnoOaAmMcCuUgGFT^+:0-9,\[\]]+\)(?=[\s;|&)]|$)")
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,8 @@ def _word(st: _State) -> Word:
     while st.i < len(src):
         c = src[st.i]
         if c in _META:
-            if c == "(" and (buf and buf[-1] in "=!@+*?"):  # array assignment a=(x y), extglob !(x)
+            if c == "(" and buf and (buf[-1] in "=!@+*?" or (_QUALIFIER.match(src, st.i) and set(buf) & set("*?"))):
+                # array assignment a=(x y), extglob !(x), a zsh glob qualifier *.ts(.N)
                 end = match_paren(src, st.i + 1)
                 buf.append(src[st.i:end + 1])
                 st.i = end + 1

@@ -10,6 +10,9 @@ from dun.guard.ruletypes import Match, Rule
 # the command after a noun: `multipass delete`, `hcloud server delete`, `security delete-generic-password`
 _DESTROY_VERBS = ("delete", "destroy", "purge", "undefine", "unregistervm", "teardown", "delete-*", "destroy-*",
                   "purge-*")
+# mc's `local` alias is the MinIO on this machine: one object removed there is the developer's own test data
+_NOT_LOCAL = (*(f"{'local/'[:i]}[!{c}]*" for i, c in enumerate("local/")), "l", "lo", "loc", "loca", "local")
+
 CLOUD_RULES: tuple[Rule, ...] = (
     Rule("cloud.delete", "deletes cloud resources or data (aws, gcloud, gsutil, az, doctl, heroku, fly, vercel, "
          "firebase, rclone, s3cmd, mc)",
@@ -29,7 +32,10 @@ CLOUD_RULES: tuple[Rule, ...] = (
           Match(programs=("firebase",), subcommands=("*:delete", "database:remove")),
           Match(programs=("rclone",), subcommands=("purge", "delete", "deletefile", "rmdirs", "sync")),
           Match(programs=("s3cmd",), subcommands=("del", "rm", "rb")),
-          Match(programs=("mc",), subcommands=("rm", "rb")))),
+          Match(programs=("mc",), subcommands=("rb",)),
+          Match(programs=("mc",), subcommands=("rm",), flags_any=("-r", "--recursive", "--force", "--versions",
+                                                                  "--incomplete", "--older-than", "--newer-than")),
+          Match(programs=("mc",), subcommands=("rm",), args_any=_NOT_LOCAL))),
     Rule("hosted.delete", "deletes repositories, releases, secrets or published packages (gh ... delete, "
          "gh api -X DELETE, npm unpublish, cargo/gem yank, vault/consul deletes)",
          (Match(programs=("gh", "glab"), args_any=("delete",)),

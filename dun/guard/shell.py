@@ -156,6 +156,14 @@ class _Parser:
         return self.parse_list(frozenset(stops), in_paren=False)
 
     def compound(self, word: Word) -> Group | None:
+        if word.is_reserved("coproc"):  # coproc [NAME] COMMAND: NAME only before a compound command
+            self.pos += 1
+            after = self.toks[self.pos + 1] if self.pos + 1 < len(self.toks) else None
+            named = after is not None and (after.text == "(" or (after.word is not None and after.word.is_reserved(
+                "{", "while", "for", "if")))
+            if self.peek_kind("word") and named:
+                self.pos += 1
+            return Group([Pipeline([self.parse_command()])], subshell=False)
         if word.is_reserved("{"):
             self.pos += 1
             body = self.block("}")

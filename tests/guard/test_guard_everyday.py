@@ -43,3 +43,25 @@ def test_mktemp_in_any_form_names_a_new_temporary_path() -> None:
     assert bash('W=$(mktemp -d "${TMPDIR:-/tmp}/x.XXXXXX"); rm -rf "$W"').decision == "allow"
     assert bash('W=$(mktemp -d -p "$PWD/.cache"); rm -rf "$W"').decision == "allow"
     assert bash('W=$(mktemp -d; echo ~); rm -rf "$W"').rule == "fs.delete-unresolved"
+
+
+def test_coproc_and_zsh_glob_qualifiers_are_parsed_and_what_they_run_judged() -> None:
+    assert bash("coproc SERVER { python3 -m http.server 8765; }; kill $SERVER_PID").decision == "allow"
+    assert bash("zsh -c 'print -l src/**/*.ts(.N) | wc -l'").decision == "allow"
+    assert bash("coproc CLEAN { rm -rf ~; }").rule == "fs.delete-system"
+    assert bash("coproc git push --force origin main").rule == "git.push-force"
+    assert bash("zsh -c 'rm -rf ~/*(.N)'").rule == "fs.delete-outside"
+
+
+def test_one_object_on_the_local_minio_may_be_removed() -> None:
+    assert bash("mc rm local/test-bucket/photo.jpg").decision == "allow"
+    for command in ("mc rm play/acme/photo.jpg", "mc rm local/a.jpg prod/b.jpg", "mc rm --recursive --force local/b",
+                    "mc rb local/b"):
+        assert bash(command).rule == "cloud.delete", command
+
+
+def test_rglob_patterns_are_names_under_the_directory_listed() -> None:
+    code = "import pathlib; [p.unlink() for p in pathlib.Path({}).rglob({})]"
+    assert bash(f'python3 -c "{code.format(repr("."), repr("*.pyc"))}"').decision == "allow"
+    assert bash(f'python3 -c "{code.format(repr("."), repr("*"))}"').rule == "fs.delete-repo"
+    assert bash(f'python3 -c "{code.format(repr("/etc"), repr("*.conf"))}"').rule == "fs.delete-outside"
