@@ -64,6 +64,7 @@ def test_readme_documents_commands_config_keys_and_exit_codes() -> None:
         assert flag in readme, flag
     for flag in ("--automation", "--max-prompt-chars", "--iteration", "--file", "--agent", "--model",
                  "--max-iterations", "--max-budget-usd", "--iteration-timeout", "--max-calls-per-hour", "--live",
+                 "--skip-permissions",
                  "--fresh", "--reset-circuit", "--dry-run", "--now", "--out", "--decide", "--before",
                  "--exit-code", "--confirm", "scripts/dun-loop.sh"):
         assert flag in readme, flag

@@ -160,6 +160,8 @@ def respond_cmd(source: str | None, file: str | None, iteration: int | None, pat
 @click.option("--max-calls-per-hour", type=click.IntRange(min=1), help="Default: loop.max_calls_per_hour (100).")
 @click.option("--live", is_flag=True,
               help="Stream the agent's events (Claude and Gemini stream-json) into the .out file.")
+@click.option("--skip-permissions", is_flag=True, help="Pass the agent CLI's skip-permissions flag for this run only "
+              "(agent.skip_permissions): for throwaway machines such as CI runners and pods.")
 @click.option("--fresh", is_flag=True, help="Archive the previous run's logs and state, start a new run.")
 @click.option("--reset-circuit", is_flag=True, help="Close the circuit breaker before starting.")
 @click.option("--dry-run", is_flag=True, help="Print the next prompt and the decision; call no agent.")
@@ -168,15 +170,16 @@ def respond_cmd(source: str | None, file: str | None, iteration: int | None, pat
 @click.option("--branch", metavar="B", help="With --worktree: its branch (default dun/NAME).")
 def loop_cmd(path: str | None, agent: str | None, model: str | None, max_iterations: int | None,
              max_budget_usd: float | None, iteration_timeout: float | None, max_calls_per_hour: int | None,
-             live: bool, fresh: bool, reset_circuit: bool, dry_run: bool, worktree: str | None,
-             branch: str | None) -> None:
+             live: bool, skip_permissions: bool, fresh: bool, reset_circuit: bool, dry_run: bool,
+             worktree: str | None, branch: str | None) -> None:
     """Run a fresh agent per iteration until the checks and the agent agree. Exit 0 complete, 1 stopped."""
     from dun.loop.driver import LoopOptions, run_loop
 
     _exit(run_loop(LoopOptions(path=path, agent=agent, model=model, max_iterations=max_iterations,
                                max_budget_usd=max_budget_usd, iteration_timeout=iteration_timeout,
                                max_calls_per_hour=max_calls_per_hour, fresh=fresh, reset_circuit=reset_circuit,
-                               dry_run=dry_run, live=live, worktree=worktree, branch=branch)))
+                               dry_run=dry_run, live=live, skip_permissions=skip_permissions,
+                               worktree=worktree, branch=branch)))
 
 
 @cli.command("status")

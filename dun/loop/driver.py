@@ -50,13 +50,15 @@ class LoopOptions:
     reset_circuit: bool = False
     dry_run: bool = False
     live: bool = False
+    skip_permissions: bool = False  # for this run only, whatever agent.skip_permissions says
     worktree: str | None = None  # run in the git worktree .dun/worktrees/NAME (created when missing)
     branch: str | None = None  # the worktree's branch (default dun/NAME)
 
     def overrides(self) -> dict[str, object]:
         return {"loop.max_iterations": self.max_iterations, "loop.max_budget_usd": self.max_budget_usd,
                 "loop.iteration_timeout_s": self.iteration_timeout, "loop.max_calls_per_hour": self.max_calls_per_hour,
-                "agent.name": self.agent, "agent.model": self.model, "agent.live": True if self.live else None}
+                "agent.name": self.agent, "agent.model": self.model, "agent.live": True if self.live else None,
+                "agent.skip_permissions": True if self.skip_permissions else None}
 
 
 def summary(log: IterationLog) -> str:

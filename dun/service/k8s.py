@@ -23,7 +23,9 @@ AGENT_SECRET, FLEET_SECRET, GIT_SECRET = "dun-agent", "dun-fleet", "dun-git"
 FINAL_EXIT_CODES = [int(ExitCode.WORK_REMAINS), int(ExitCode.USAGE), int(ExitCode.UNCONFIRMED)]
 
 # Clone once onto the volume (a rescheduled pod finds it there), work on the loop branch, run the loop, and push the
-# branch when git credentials were given. The loop's exit code is the pod's.
+# branch when git credentials were given. The loop's exit code is the pod's. The pod is a throwaway machine whose
+# commands `dun guard` screens: the agent runs without permission prompts (--skip-permissions), which headless
+# agents need to run tests and commit.
 SCRIPT = """set -u
 if [ -r /etc/dun-git/credentials ]; then
   git config --global credential.helper 'store --file=/etc/dun-git/credentials'
@@ -33,7 +35,7 @@ if [ ! -d repo/.git ]; then
 fi
 cd repo
 git switch --quiet "$DUN_BRANCH" 2>/dev/null || git switch --quiet -c "$DUN_BRANCH" || exit 3
-dun loop --max-budget-usd "$DUN_BUDGET_USD"
+dun loop --skip-permissions --max-budget-usd "$DUN_BUDGET_USD"
 code=$?
 if [ -r /etc/dun-git/credentials ]; then
   git push --quiet origin "HEAD:refs/heads/$DUN_BRANCH" || echo "dun-k8s: push of $DUN_BRANCH failed" >&2

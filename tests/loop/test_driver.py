@@ -1062,6 +1062,19 @@ def test_claude_adapter_argv_environment_and_redaction(repo: Path, tmp_path: Pat
     assert text not in dun(repo, "logs", "1").stdout
 
 
+def test_skip_permissions_flag_applies_to_this_run_only(repo: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI job passes --skip-permissions; the repository's config (false) is what the next plain run uses."""
+    make_repo(repo, boxes=("alpha", "beta"), agent={"name": "claude", "skip_permissions": False})
+    sc = scenario(tmp_path, monkeypatch, [work("alpha"), work("beta", exit=True)])
+    assert dun(repo, "loop", "--skip-permissions", "--max-iterations", "1").returncode == 1
+    assert dun(repo, "loop").returncode == 0
+    first, second = (call["argv"] for call in calls(sc))
+    assert "--dangerously-skip-permissions" in first
+    assert "--dangerously-skip-permissions" not in second
+    assert json.loads((repo / ".dun" / "config.yaml").read_text())["agent"]["skip_permissions"] is False
+
+
 def test_command_adapter_gets_the_prompt_on_stdin_and_a_clean_environment(repo: Path, tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     make_repo(repo, boxes=("alpha",))

@@ -108,5 +108,6 @@ def test_the_pod_script_clones_once_resumes_and_returns_the_loops_code(repo: Pat
         proc = subprocess.run(["/bin/sh", "-c", SCRIPT], cwd=volume, env=env, capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 5, proc.stderr
-    assert log.read_text().splitlines() == [f"{volume / 'repo'} dun/loop loop --max-budget-usd 3"] * 2
+    command = "loop --skip-permissions --max-budget-usd 3"
+    assert log.read_text().splitlines() == [f"{volume / 'repo'} dun/loop {command}"] * 2
     assert sorted(p.name for p in volume.iterdir()) == ["repo"]
