@@ -3,9 +3,9 @@ does to the machine: the shell commands it runs, the files it deletes and writes
 decodes at run time.
 
 This is not a parser for eight languages. It finds the string literals, folds the expressions that build paths and
-commands out of them (`'rm -rf ' + os.path.expanduser('~')`, `os.path.join('/etc', f)`, `Path.home() / '.ssh'`,
-`''.join([...])`), and looks at the calls around them (codeapi.py). A part it cannot know (a variable, `{x}` in an
-f-string) becomes an unknown shell variable, so `rm -rf {x}` is still an unresolved recursive delete.
+commands out of them (codefold.py), and looks at the calls around them (codeapi.py). A part it cannot know (a
+variable, `{x}` in an f-string) becomes an unknown shell variable, so `rm -rf {x}` is still an unresolved recursive
+delete.
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 
 from dun.guard import codeapi as api
 from dun.guard import codemore as more
+from dun.guard.codefold import Program, fold, top_level_split
 from dun.guard.codestrings import ARG, CWD, HOME, QUOTE_OPEN, UNKNOWN, balanced, inner, param, string
 
 _LIT = re.compile(r"\x00(\d+)\x00")
-_MAX_FOLD_ROUNDS = 16
 _L = r"\x00(\d+)\x00"
-_IDENT = r"\$?[A-Za-z_][\w.]*(?:\[[^\]\x00]*\])?(?:\(\))?"
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish"})
 
 
@@ -35,23 +34,9 @@ class CodeFacts:
     queries: list[str] = field(default_factory=list)  # SQL it sends, deletes of every row through an ORM
 
 
-@dataclass
-class _Program:
-    skeleton: str  # the code with every literal replaced by \x00N\x00
-    values: list[str]  # the literals' texts (unknown parts as UNKNOWN)
-    exec_literals: list[int] = field(default_factory=list)  # literals that are commands by their quoting (`...`)
-
-    def literal(self, text: str) -> int:
-        self.values.append(text)
-        return len(self.values) - 1
-
-    def lit(self, index: int) -> str:
-        return f"\x00{index}\x00"
-
-
 def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
     prog = _read(code, lang, params)
-    _fold(prog, lang)
+    fold(prog, lang)
     out = CodeFacts()
     skeleton = prog.skeleton
     prog.skeleton = more.strip_local_scripts(prog.skeleton, prog.values)
@@ -87,14 +72,14 @@ def shlex_words(text: str) -> list[str]:
         return []
 
 
-def _read(code: str, lang: str, params: list[str]) -> _Program:
+def _read(code: str, lang: str, params: list[str]) -> Program:
     """Split the code into literals and the rest; idioms for HOME, the cwd and the parameters become literals."""
     code = api.HOME_IDIOMS.sub(HOME, more.normalize_imports(code))
     code = api.CWD_IDIOMS.sub(CWD, code)
     code = more.perl_shifts(code) if lang == "perl" else code
     code = more.argv_lists(code, params)
     code = api.ARGV.sub(lambda m: ARG + str(_param_index(m, lang)) + ARG, code)
-    prog = _Program("", [])
+    prog = Program("", [])
     parts: list[str] = []
     i = 0
     while i < len(code):
@@ -119,62 +104,12 @@ def _param_index(m: re.Match[str], lang: str) -> int:
     return -1
 
 
-def _idioms(text: str, prog: _Program, params: list[str]) -> str:
+def _idioms(text: str, prog: Program, params: list[str]) -> str:
     if HOME in text:
         text = text.replace(HOME, prog.lit(prog.literal("~")))
     if CWD in text:
         text = text.replace(CWD, prog.lit(prog.literal(".")))
     return re.sub(ARG + r"(-?\d+)" + ARG, lambda m: prog.lit(prog.literal(param(int(m.group(1)), params))), text)
-
-
-_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(rf"(?:{api.PASS_THROUGH.pattern})\s*\(\s*{_L}\s*(?:,[^()]*)?\)"), "pass"),
-    (re.compile(rf"{_L}\s*\.\s*(?:expanduser|resolve|absolute|expand_path|to_s|toString)\s*\(\s*\)"), "pass"),
-    (re.compile(rf"(?:{api.JOIN_CALLS.pattern})\s*\(\s*{_L}((?:\s*,\s*(?:{_L}|{_IDENT}))+)\s*\)"), "join"),
-    (re.compile(rf"{_L}\s*\.\s*joinpath\s*\(\s*({_L}(?:\s*,\s*{_L})*)\s*\)"), "joinpath"),
-    (re.compile(rf"{_L}\s*\.\s*join\s*\(\s*\[\s*({_L}(?:\s*,\s*{_L})*)\s*,?\s*\]\s*\)"), "strjoin"),
-    (re.compile(rf"{_L}\s*(?:\+|\.\.|\.(?=\s*\x00)|\s\.\s)\s*{_L}"), "concat"),
-    (re.compile(rf"{_L}\s*/\s*{_L}"), "slash"),
-    (re.compile(rf"{_L}\s*(?:\+|\s\.\s|\.\.)\s*{_IDENT}"), "concat-unknown"),
-    (re.compile(rf"(?<![\w\x00]){_IDENT}\s*(?:\+|\s\.\s|\.\.)\s*{_L}"), "unknown-concat"),
-    *more.FOLDS,
-    *more.JOIN_FOLDS,
-)
-
-
-def _fold(prog: _Program, lang: str) -> None:
-    """Fold every foldable expression, innermost first, until nothing changes (each round is one pass per pattern);
-    a variable assigned a literal stands for it from there on."""
-    folds = _FOLDS + more.AWK_FOLDS if lang == "awk" else _FOLDS
-    for _ in range(_MAX_FOLD_ROUNDS):
-        before = prog.skeleton
-        prog.skeleton = more.callable_names(more.substitute_variables(prog.skeleton), prog.values)
-        for pattern, kind in folds:
-            def fold(m: re.Match[str], kind: str = kind) -> str:
-                return prog.lit(prog.literal(_folded(prog, kind, m)))
-
-            prog.skeleton = pattern.sub(fold, prog.skeleton)
-        if prog.skeleton == before:
-            return
-
-
-def _folded(prog: _Program, kind: str, m: re.Match[str]) -> str:
-    values = [prog.values[int(i)] for i in _LIT.findall(m.group(0))]
-    if kind in more.FOLD_KINDS:
-        return more.folded(kind, values)
-    if kind == "join":  # os.path.join('/etc', f): what it cannot know is unknown
-        values = [prog.values[int(m.group(1))]] + [
-            prog.values[int(lit.group(1))] if (lit := _LIT.fullmatch(a.strip())) else UNKNOWN
-            for a in _top_level_split(m.group(2))[1:]]
-    if kind == "pass":
-        return values[0]
-    if kind in ("join", "joinpath", "slash"):
-        return "/".join(v.rstrip("/") if n < len(values) - 1 else v for n, v in enumerate(values))
-    if kind == "strjoin":
-        return values[0].join(values[1:])
-    if kind == "concat":
-        return values[0] + values[1]
-    return values[0] + UNKNOWN if kind == "concat-unknown" else UNKNOWN + values[0]
 
 
 def _region(skeleton: str, start: int) -> str:
@@ -188,7 +123,7 @@ def _region(skeleton: str, start: int) -> str:
     return rest if end is None else rest[:end.start()]
 
 
-def _exec_calls(prog: _Program, code: str) -> list[str]:
+def _exec_calls(prog: Program, code: str) -> list[str]:
     """The argument regions of the calls that run commands."""
     found = list(api.EXEC_CALLS.finditer(prog.skeleton))
     if "subprocess" in code:
@@ -209,7 +144,7 @@ def _argv_join(texts: list[str]) -> str:
     return " ".join(out)
 
 
-def _commands(prog: _Program, regions: list[str]) -> list[str]:
+def _commands(prog: Program, regions: list[str]) -> list[str]:
     out = [prog.values[i] for i in prog.exec_literals]
     for region in regions:
         texts = [prog.values[int(i)] for i in _LIT.findall(region)]
@@ -229,7 +164,7 @@ def _path_like(text: str) -> bool:
                                                        or "*" in text)
 
 
-def _fallback_paths(prog: _Program) -> list[str]:
+def _fallback_paths(prog: Program) -> list[str]:
     """The path-like literals of the program, for a delete whose argument is not one; a directory the code lists
     stands for the things under it."""
     out = []
@@ -240,7 +175,7 @@ def _fallback_paths(prog: _Program) -> list[str]:
     return out
 
 
-def _deletes(prog: _Program) -> list[tuple[str, bool]]:
+def _deletes(prog: Program) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for pattern, recursive in api.DELETE_CALLS:
         for m in pattern.finditer(prog.skeleton):
@@ -259,17 +194,17 @@ def _deletes(prog: _Program) -> list[tuple[str, bool]]:
     return out
 
 
-def _writes(prog: _Program, lang: str) -> list[str]:
+def _writes(prog: Program, lang: str) -> list[str]:
     out: list[str] = []
     skeleton = prog.skeleton
     for m in api.OPEN_CALLS.finditer(skeleton):  # open(path, 'w'): only a mode that writes
-        args = [a.strip() for a in _top_level_split(_region(skeleton, m.end() - 1))]
+        args = [a.strip() for a in top_level_split(_region(skeleton, m.end() - 1))]
         lits = [_LIT.fullmatch(re.sub(r"^mode\s*=\s*", "", a)) for a in args[:2]]
         if len(lits) == 2 and lits[0] and lits[1] and re.search(r"[wax+]", prog.values[int(lits[1].group(1))]):
             out.append(prog.values[int(lits[0].group(1))])
     for pattern, index in api.WRITE_CALLS:
         for m in pattern.finditer(skeleton):
-            args = [a.strip() for a in _top_level_split(_region(skeleton, m.end() - (skeleton[m.end() - 1] == "(")))]
+            args = [a.strip() for a in top_level_split(_region(skeleton, m.end() - (skeleton[m.end() - 1] == "(")))]
             if len(args) > index and (lit := _LIT.fullmatch(args[index])):
                 out.append(prog.values[int(lit.group(1))])
     for m in api.PATH_METHODS.finditer(skeleton):
@@ -284,21 +219,3 @@ def _writes(prog: _Program, lang: str) -> list[str]:
         for m in re.finditer(rf"\bprintf?\b[^;{{}}\n]*?>>?\s*\(?\s*{_L}", skeleton):
             out.append(prog.values[int(m.group(1))])
     return out
-
-
-def _top_level_split(region: str) -> list[str]:
-    parts: list[str] = []
-    buf: list[str] = []
-    depth = 0
-    for ch in region:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-    parts.append("".join(buf))
-    return parts
