@@ -110,8 +110,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         command, absent = expand_js(command, ctx.root, cwd)
         if absent:
             return Outcome(Status.ERROR, absent, next=js_install_hint(cwd))
-    if "{unittest-args}" in command:  # the project's own discovery arguments (dun/checks/ecosystems.py)
-        from dun.checks.ecosystems import unittest_args
+    if "{unittest-args}" in command:  # the project's own discovery arguments (dun/checks/pyrunner.py)
+        from dun.checks.pyrunner import unittest_args
 
         command = command.replace("{unittest-args}", unittest_args(cwd))
     python = project_python(ctx.root, cwd) if PLACEHOLDER in command else None

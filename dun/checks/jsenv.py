@@ -16,7 +16,7 @@ import shlex
 import urllib.parse
 from pathlib import Path
 
-from dun.checks.ecosystems import (
+from dun.checks.jsproject import (
     WORKSPACE_RUNNERS,
     delegates,
     js_tools,

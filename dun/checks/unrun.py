@@ -1,6 +1,6 @@
 """Test suites in the repository that no built-in check runs (the `test-suites` check, `dun init`): another
 ecosystem's (Ruby, Maven, ...), a JavaScript runner dun does not read, a toolchain not on PATH, a project in a
-subdirectory. Every look at the disk goes through dun/checks/ecosystems.py's recorded helpers, so `reads` can tell
+subdirectory. Every look at the disk goes through dun/checks/looked.py's recorded helpers, so `reads` can tell
 what an answer depended on."""
 
 from __future__ import annotations
@@ -9,24 +9,18 @@ import os
 import re
 from pathlib import Path
 
-from dun.checks.ecosystems import (
+from dun.checks.ecosystems import Ecosystem, detect, uses
+from dun.checks.jsproject import (
     JS_RUNNERS,
     WORKSPACE_RUNNERS,
-    Ecosystem,
-    _is_dir,
-    _is_file,
-    _names,
-    _read,
-    _seen,
     delegates,
-    detect,
     js_has_tests,
     js_tools,
     npm_scripts,
     package_json,
-    uses,
     workspace_dirs,
 )
+from dun.checks.looked import dir_names, is_dir, is_file, read, seen
 
 # Test suites of ecosystems dun has no built-in check for: marker -> (what it is, directories holding its tests)
 FOREIGN_SUITES = (
@@ -55,7 +49,7 @@ def on_path(program: str) -> bool:
     changes that place's stamp)."""
     for directory in os.environ.get("PATH", "").split(os.pathsep):
         path = Path(directory or ".") / program
-        if _seen(path).is_file() and os.access(path, os.X_OK):
+        if seen(path).is_file() and os.access(path, os.X_OK):
             return True
     return False
 
@@ -85,14 +79,14 @@ def unrun_suites(root: Path) -> list[tuple[str, str]]:
             found.append(("package.json", f"the `test` script runs `{script[:80]}`, which no built-in check reads "
                                           f"(they read {', '.join(JS_RUNNERS)})"))
     for marker, what, dirs in FOREIGN_SUITES:
-        if not _is_file(root / marker):
+        if not is_file(root / marker):
             continue
         if marker == "CMakeLists.txt":
-            if _CMAKE_TESTS.search(_read(root / marker, root)):
+            if _CMAKE_TESTS.search(read(root / marker, root)):
                 found.append((marker, f"a {what} test suite"))
-        elif any(_is_dir(root / d) if d else True for d in dirs):
+        elif any(is_dir(root / d) if d else True for d in dirs):
             found.append((marker, f"a {what} test suite"))
-    if not ours and not found and _MAKE_TEST.search(_read(root / "Makefile", root)):
+    if not ours and not found and _MAKE_TEST.search(read(root / "Makefile", root)):
         found.append(("Makefile", "a `make test` target"))
     return found + _subprojects(root, ours)
 
@@ -125,7 +119,7 @@ _CONTAINERS = {"services", "apps", "packages", "libs", "crates", "modules", "pro
 
 
 def _subdirs(directory: Path) -> list[Path]:
-    return [directory / name for name in sorted(_names(directory, dirs_only=True))
+    return [directory / name for name in sorted(dir_names(directory, dirs_only=True))
             if not name.startswith(".") and name not in _NOT_SUBPROJECTS]
 
 

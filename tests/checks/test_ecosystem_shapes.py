@@ -220,7 +220,7 @@ def test_node_options_before_test_are_kept_and_other_programs_are_not_taken_for_
         "NODE_ENV=test node --test --test-reporter spec test/": "test/",
         "node scripts/build.js --test": "",  # a script given --test is not node's test runner
     }
-    from dun.checks.ecosystems import js_tools
+    from dun.checks.jsproject import js_tools
 
     for script, args in cases.items():
         write(tmp_path, "package.json", json.dumps({"scripts": {"test": script}}))
@@ -234,7 +234,7 @@ def test_a_suite_whose_toolchain_is_missing_is_a_warning_naming_the_program(tmp_
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from dun.checks.ecosystems import reads
+    from dun.checks.looked import reads
     from dun.checks.suites import _answer
     from dun.checks.unrun import unrun_suites
     from dun.engine.model import Status
@@ -360,7 +360,7 @@ def test_a_crate_that_does_not_compile_does_not_hide_the_other_crates_failing_te
 # --- JavaScript monorepos: the root's `test` runs each workspace package's own ------------------------------------
 
 def test_workspace_packages_come_from_package_json_or_pnpm_workspace_yaml(tmp_path: Path) -> None:
-    from dun.checks.ecosystems import delegates, workspace_dirs
+    from dun.checks.jsproject import delegates, workspace_dirs
 
     for rel in ("packages/a", "packages/b", "packages/node_modules/x", "apps/web", "tools/gen"):
         write(tmp_path, f"{rel}/package.json", "{}")
@@ -519,7 +519,7 @@ FAILED (failures=2)
 # --- a project in a subdirectory (backend/go.mod, frontend/package.json): the checks run at the root only ----------
 
 def test_projects_in_subdirectories_are_a_warning_not_nothing_actionable(tmp_path: Path) -> None:
-    from dun.checks.ecosystems import reads
+    from dun.checks.looked import reads
     from dun.checks.unrun import unrun_suites
 
     write(tmp_path, "backend/go.mod", "module example.com/backend\n")
@@ -579,7 +579,7 @@ def test_a_solution_style_tsconfig_is_type_checked_through_its_references(tmp_pa
 # --- a `test` script that runs other scripts by name (`npm run test:unit`, `run-s test:*`) -------------------------
 
 def test_the_runner_and_its_arguments_come_from_the_scripts_the_test_script_runs(tmp_path: Path) -> None:
-    from dun.checks.ecosystems import delegates, js_tools
+    from dun.checks.jsproject import delegates, js_tools
 
     scripts = {"test": "npm run lint && npm run test:unit", "test:unit": "mocha --recursive test/unit", "lint": "true"}
     write(tmp_path, "package.json", json.dumps({"scripts": scripts}))
@@ -635,7 +635,7 @@ def test_a_unittest_run_of_no_test_fails_when_test_modules_are_there(tmp_path: P
 
 
 def test_unittest_runs_with_the_discovery_arguments_the_project_gives_it(tmp_path: Path) -> None:
-    from dun.checks.ecosystems import unittest_args
+    from dun.checks.pyrunner import unittest_args
 
     assert unittest_args(tmp_path) == "-s ."
     write(tmp_path, "tests/test_a.py", "")

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from checks_support import write
 
-from dun.checks.ecosystems import _glob, detect, js_tools, package_manager, python_runner, reads
+from dun.checks.ecosystems import detect
 from dun.checks.jsenv import script_args
+from dun.checks.jsproject import js_tools, package_manager
+from dun.checks.looked import glob_paths, reads
+from dun.checks.pyrunner import python_runner
 
 DUN = str(Path(sys.executable).parent / "dun")
 
@@ -111,7 +114,7 @@ def test_the_recorded_glob_finds_what_pathlib_finds(tmp_path: Path) -> None:
                 "tests/notatest.py", "tests/x/test_f.txt"):
         write(tmp_path, rel, "")
     for pattern in ("test_*.py", "tests/test_*.py", "tests/**/test_*.py", "*/tests/test_*.py", "missing/*.py"):
-        assert _glob(tmp_path, pattern) == sorted(tmp_path.glob(pattern)), pattern
+        assert glob_paths(tmp_path, pattern) == sorted(tmp_path.glob(pattern)), pattern
 
 def test_detect_names_each_ecosystem_with_what_it_uses(tmp_path: Path) -> None:
     package(tmp_path, "jest", {"jest": "30"})
