@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,40 +84,19 @@ def _environment(extra: Mapping[str, object]) -> dict[str, str] | None:
 
 def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     # Imported here: every dun command loads this module, few run a command check.
-    import shutil  # here: a run without command checks need not load it (and bz2, lzma with it)
-
+    from dun.checks.looked import reads
     from dun.checks.parsers.base import ParseContext, Parsed
     from dun.checks.parsers.run import ParserRun
-    from dun.checks.pyenv import project_python
     from dun.core.proc import Started
     from dun.engine.sanitize import safe_text, strip_ansi
 
     opts = spec.options
-    missing = [p for p in opts["requires"] if shutil.which(p) is None]
-    if missing:
-        return Outcome(Status.SKIP, f"not installed: {', '.join(missing)}")
     cwd = (ctx.root / opts["cwd"]).resolve()
-    if not cwd.is_dir():
-        return Outcome(Status.ERROR, f"working directory does not exist: {opts['cwd']}")
-    command = opts["command"]
-    if opts["uses"]:
-        from dun.checks.ecosystems import uses
-
-        if not uses(cwd, opts["uses"]):
-            return Outcome(Status.SKIP, f"not applicable: the project does not use {opts['uses']}")
-    if "{js" in command or "{pm}" in command:
-        from dun.checks.jsenv import expand_js, js_install_hint
-
-        command, absent = expand_js(command, ctx.root, cwd)
-        if absent:
-            return Outcome(Status.ERROR, absent, next=js_install_hint(cwd))
-    if "{unittest-args}" in command:  # the project's own discovery arguments (dun/checks/pyrunner.py)
-        from dun.checks.pyrunner import unittest_args
-
-        command = command.replace("{unittest-args}", unittest_args(cwd))
-    python = project_python(ctx.root, cwd) if PLACEHOLDER in command else None
-    if python is not None:
-        command = command.replace(PLACEHOLDER, python.shell)
+    decided_ns = time.time_ns()
+    decided, looked = reads(lambda: _decide(opts, ctx.root, cwd))
+    if isinstance(decided, Outcome):
+        return decided
+    command, python = decided
     scratch = CACHE in command or CACHE in str((opts["parser"] or {}).get("file"))
     if scratch:
         ensure_cache_dir(ctx.root)
@@ -128,7 +108,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
         added = {k: str(v) for k, v in (_environment(opts["env"]) or {}).items() if k in opts["env"]} or None
         needs = [str(ctx.root / CACHE / ".gitignore")] if scratch else []  # made just above, before the command
         started = ctx.launches.claim((spec.id, argv, str(cwd), added, report, float(spec.timeout),
-                                      opts["tail_lines"], None, needs), after=bool(spec.after))
+                                      opts["tail_lines"], None, needs, _gates(looked, decided_ns)),
+                                     after=bool(spec.after))
     if parser is not None and started is None:
         parser.before()
     on_line = (lambda line: parser.feed(strip_ansi(line))) if parser is not None else None
@@ -152,6 +133,54 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if python is not None and outcome.next is None and spec.next and PLACEHOLDER in spec.next:
         outcome.next = spec.next.replace(PLACEHOLDER, python.shown)
     return outcome
+
+
+def _decide(opts: dict[str, Any], root: Path, cwd: Path) -> tuple[str, Python | None] | Outcome:
+    """The command line to run, with the project's interpreter for `{python}`; or why the check does not run (a
+    program not installed, the project not using the tool, a JavaScript tool not installed). Every file, directory
+    and place on PATH this looks at goes through dun/checks/looked.py, so `reads` names what decided it."""
+    from dun.checks.looked import is_dir, which
+
+    missing = [p for p in opts["requires"] if which(p) is None]
+    if missing:
+        return Outcome(Status.SKIP, f"not installed: {', '.join(missing)}")
+    if not is_dir(cwd):
+        return Outcome(Status.ERROR, f"working directory does not exist: {opts['cwd']}")
+    command = opts["command"]
+    if opts["uses"]:
+        from dun.checks.ecosystems import uses
+
+        if not uses(cwd, opts["uses"]):
+            return Outcome(Status.SKIP, f"not applicable: the project does not use {opts['uses']}")
+    if "{js" in command or "{pm}" in command:
+        from dun.checks.jsenv import expand_js, js_install_hint
+
+        command, absent = expand_js(command, root, cwd)
+        if absent:
+            return Outcome(Status.ERROR, absent, next=js_install_hint(cwd))
+    if "{unittest-args}" in command:  # the project's own discovery arguments (dun/checks/pyrunner.py)
+        from dun.checks.pyrunner import unittest_args
+
+        command = command.replace("{unittest-args}", unittest_args(cwd))
+    if PLACEHOLDER not in command:
+        return command, None
+    from dun.checks.pyenv import project_python
+
+    python = project_python(root, cwd)
+    return command.replace(PLACEHOLDER, python.shell), python
+
+
+def _gates(looked: list[str], decided_ns: int) -> list[tuple[str, object]] | None:
+    """The stamps of what decided that the check runs and its command line (`_decide`), for the next run's early
+    start (dun/engine/launch.py), which starts it only while they hold; None when one changed from a moment before
+    the decision on (what was read may not be what the stamp shows)."""
+    from dun.core.cache import CLOCK_TICK_NS, stamp
+
+    gates: list[tuple[str, object]] = [(path, stamp(path)) for path in looked]
+    since = decided_ns - CLOCK_TICK_NS
+    if any(isinstance(st, tuple) and (st[1] >= since or st[2] >= since) for _, st in gates):
+        return None
+    return gates
 
 
 def _judge(opts: dict[str, Any], code: int | None, tail: list[str], detail: str, parsed: Parsed,

@@ -26,6 +26,7 @@ from dun.checks.jsproject import (
     test_script,
     workspace_dirs,
 )
+from dun.checks.looked import is_file, seen
 from dun.store.layout import CACHE
 
 _SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
@@ -169,9 +170,9 @@ def _expand(command: str, root: Path, cwd: Path, bases: tuple[Path, ...]) -> tup
             return script_args(cwd, name)
         for base in dict.fromkeys(bases):
             binary = base / "node_modules" / ".bin" / name
-            if os.access(binary, os.X_OK):
+            if os.access(seen(binary), os.X_OK):
                 return shlex.quote(os.path.relpath(binary, cwd))
-        if any((base / ".pnp.cjs").is_file() for base in bases):
+        if any(is_file(base / ".pnp.cjs") for base in bases):
             return f"yarn {shlex.quote(name)}"
         missing.append(name)
         return name

@@ -1,7 +1,8 @@
-"""The recorded looks at a project's files that dun/checks/ecosystems.py, jsproject.py, pyrunner.py and unrun.py
-answer from: every look at the disk (a file's content or existence, a directory's listing) goes through
-`seen`, so `reads` can tell exactly what an answer depended on. The `test-suites` check declares that as its
-inputs."""
+"""The recorded looks at a project's files that dun/checks/ecosystems.py, jsproject.py, pyrunner.py, unrun.py,
+and a command check's placeholders (jsenv.py, pyenv.py) answer from: every look at the disk (a file's content or
+existence, a directory's listing, a place on PATH) goes through `seen`, so `reads` can tell exactly what an answer
+depended on. The `test-suites` check declares that as its inputs; a command check's early start
+(dun/engine/launch.py) happens only while none of it has moved."""
 
 from __future__ import annotations
 
@@ -32,7 +33,10 @@ def reads(answer: Callable[[], _T]) -> tuple[_T, list[str]]:
     return value, sorted(seen)
 
 
-def seen(path: Path) -> Path:
+_P = TypeVar("_P", str, Path)
+
+
+def seen(path: _P) -> _P:
     recorded = _SEEN.get()
     if recorded is not None:
         recorded.add(str(path))
@@ -45,6 +49,24 @@ def is_file(path: Path) -> bool:
 
 def is_dir(path: Path) -> bool:
     return seen(path).is_dir()
+
+
+def executable(path: Path) -> bool:
+    """Whether `path` is a file this user may run (links followed)."""
+    return seen(path).is_file() and os.access(path, os.X_OK)
+
+
+def which(program: str) -> str | None:
+    """`shutil.which(program)`, every place on PATH it could be found recorded (a stamp tells whether the program
+    is there, and which one: the first)."""
+    import shutil  # here: most answers never ask
+
+    if os.sep in program:
+        seen(program)
+    else:
+        for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+            seen(os.path.join(directory, program))
+    return shutil.which(program)
 
 
 def glob_paths(directory: Path, pattern: str) -> list[Path]:

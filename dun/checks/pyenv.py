@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from dun.checks.looked import executable, is_file, seen, which
 from dun.core.textfiles import read_bytes
 
 VENV_DIRS = (".venv", "venv")
@@ -36,14 +36,14 @@ class Python:
 def _venv_python(directory: Path) -> Path | None:
     for name in ("bin/python", "Scripts/python.exe"):
         candidate = directory / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
+        if executable(candidate):
             return candidate
     return None
 
 
 def _pyproject_mentions(root: Path, marker: str) -> bool:
     try:
-        return marker.encode() in read_bytes(root / "pyproject.toml", root=root)
+        return marker.encode() in read_bytes(seen(root / "pyproject.toml"), root=root)
     except OSError:
         return False
 
@@ -61,12 +61,12 @@ def project_python(root: Path, cwd: Path | None = None) -> Python:
         if found is not None:
             return Python((str(found),), "VIRTUAL_ENV")
     managers = (
-        ("uv", (root / "uv.lock").is_file() or _pyproject_mentions(root, "[tool.uv"), "uv.lock"),
-        ("poetry", (root / "poetry.lock").is_file() or _pyproject_mentions(root, "[tool.poetry"), "poetry.lock"),
-        ("hatch", (root / "hatch.toml").is_file() or _pyproject_mentions(root, "[tool.hatch.envs"), "hatch"),
+        ("uv", is_file(root / "uv.lock") or _pyproject_mentions(root, "[tool.uv"), "uv.lock"),
+        ("poetry", is_file(root / "poetry.lock") or _pyproject_mentions(root, "[tool.poetry"), "poetry.lock"),
+        ("hatch", is_file(root / "hatch.toml") or _pyproject_mentions(root, "[tool.hatch.envs"), "hatch"),
     )
     for tool, used, source in managers:
-        if used and shutil.which(tool):
+        if used and which(tool):
             return Python((tool, "run", "python"), source)
     return Python(("python3",), "PATH")
 

@@ -12,6 +12,11 @@ What makes it safe:
   config, manifests, plugins and dun's own modules unchanged since (their looks, as the replay path checks); and only
   for a check whose result could not be reused: the work tree's fingerprint or one of the check's inputs moved
   since the plan was made, or its inputs cannot be known.
+- A command starts only while what decided that its check applies, and its command line, still holds: the plan
+  keeps their looks (its plugin's `path-exists` triggers that existed, each place on PATH its `requires:` programs
+  could be, the files its `uses:` and its placeholders read: dun/checks/looked.py), and a stat of each tells. A
+  check that has stopped applying (trigger removed, program gone, tool no longer used) never sees its old command
+  start; nor does one whose plugin applied through a `glob-exists` trigger alone, which a stat cannot tell.
 - The cache rule holds: the tree's fingerprint and the check's inputs are looked at before its command starts, and
   those looks are what its result is stored under (dun/engine/reuse.py), so a change made while it runs is seen by
   the look after it and the result is not kept.
@@ -47,10 +52,12 @@ TOKEN_ENV = "DUN_PROC_TOKENS"  # dun.core.reaper's
 
 Looks = list[tuple[str, object]]
 # check id, argv, cwd, the variables the check adds to dun's environment (None: none), report file or None,
-# timeout, tail lines, the inputs' looks (None: not knowable), and the paths that must exist before it starts (the
-# directory of dun's scratch files the check makes first). Only what the check adds to the environment: dun's own
+# timeout, tail lines, the inputs' looks (None: not knowable), the paths that must exist before it starts (the
+# directory of dun's scratch files the check makes first), and the looks of what decided that the check applies and
+# its command line (None: not known, never started early). Only what the check adds to the environment: dun's own
 # is the setup's, and a secret in it is not written to a cache.
-Entry = tuple[str, list[str], str, "dict[str, str] | None", "str | None", float, int, "Looks | None", list[str]]
+Entry = tuple[str, list[str], str, "dict[str, str] | None", "str | None", float, int, "Looks | None", list[str],
+              "Looks | None"]
 
 
 def _setup(argv: list[str]) -> str:
@@ -108,6 +115,7 @@ class Launches:
         self.jobs = 1  # at most this many commands planned (`check.jobs`)
         self.tree = tree  # (fingerprint, when its hashing began) of the status git printed as dun started
         self.basis: dict[str, object] | None = None  # the config's and catalog's looks (`Session.report`)
+        self.triggers: dict[str, list[dict[str, str]]] = {}  # check id -> its plugin's triggers (`Session.report`)
         self.tree_made: str | None = None  # the fingerprint this run's results are stored under
         self._started: dict[str, Launched] = {}
         self._pre: dict[str, Looks | None] = {}  # check id -> its inputs as looked at before its command started
@@ -126,6 +134,8 @@ class Launches:
         """The command started for check `entry[0]` when it is exactly `entry` (argv, directory, environment,
         report file); else None, a guess of another command killed first. `entry` is recorded for the next run's
         plan unless the check waits for another (`after`)."""
+        if not after:
+            entry = (*entry[:9], self._gates(entry[0], entry[9]))
         with self._lock:
             if not after:
                 self._made[entry[0]] = entry
@@ -138,6 +148,20 @@ class Launches:
             return started
         started.stop()
         return None
+
+    def _gates(self, check_id: str, decided: Looks | None) -> Looks | None:
+        """`decided` (the looks of what decided the command line and that the check runs: its `requires:`
+        programs, its `uses:`, its placeholders' files) with its plugin's triggers that exist now, each still there
+        as the next run starts it; None when unknown: the plugin applies through a `glob-exists` trigger alone (which
+        a stat cannot tell), or its triggers are not known."""
+        triggers = self.triggers.get(check_id)
+        if decided is None or triggers is None:
+            return None
+        paths = [os.path.join(self.root, t["path-exists"]) for t in triggers if "path-exists" in t]
+        existing: Looks = [(path, True) for path in paths if os.path.exists(path)]
+        if triggers and not existing:
+            return None
+        return existing + decided
 
     def inputs(self, check_id: str, looks: Looks | None) -> Looks | None:
         """The inputs to store check `check_id`'s result under, given `looks` taken now: for a check whose command
@@ -172,11 +196,13 @@ class Launches:
         looks = {**self.basis, **module_looks()}
         with self._saving:  # one writer at a time, each with every command started so far
             with self._lock:
-                entries = [(*e[:7], self._looked.get(e[0]), e[8]) for e in self._made.values()]
+                entries = [(*e[:7], self._looked.get(e[0]), *e[8:]) for e in self._made.values()]
             if len(entries) > self.jobs:
                 # more commands than `check.jobs` runs at once: started together they would run side by side where
                 # the run keeps some apart (`jobs: 1` for suites sharing a database): none starts early
                 entries = []
+            # one whose applicability cannot be told by its looks is not planned: it may have stopped applying
+            entries = [e for e in entries if e[9] is not None]
             try:
                 setup = _setup(self.argv)
             except OSError:  # the working directory was removed: no next identical run to plan for
@@ -211,6 +237,8 @@ def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
             return launches  # a directory change below would be seen by another thread
     todo = []
     for entry in entries:
+        if any(look(path, was) != was for path, was in entry[9] or ()):
+            continue  # what decided that it applies, or its command line, moved: the check decides first
         inputs = entry[7]
         pre = [(path, look(path, was)) for path, was in inputs] if inputs is not None else None
         if pre is None or pre != inputs or now[0] != tree:  # else unchanged since its result was stored: reused
@@ -236,7 +264,7 @@ def _start(entry: Entry) -> Launched | None:
     """`entry`'s command started as its check starts it (dun/core/proc.py): its own session and process group, stdin
     from /dev/null, output and errors to one pipe, its processes' environment tagged for the reaper; by fork and
     exec, without the subprocess and threading modules (a fifth of dun's start-up). None when it cannot."""
-    _, argv, cwd, env, report, _, _, _, needs = entry
+    _, argv, cwd, env, report, _, _, _, needs, _ = entry
     if not all(os.path.lexists(path) for path in needs):
         return None  # removed since (`git clean -X`): the check makes it again before its command runs
     if report is not None:
@@ -377,18 +405,19 @@ def _accept(payload: tuple[object, ...]) -> tuple[str, str, Looks, list[Entry]]:
         if not isinstance(path, str):
             raise TypeError("another shape")
     out: list[Entry] = []
-    for check_id, argv, cwd, env, report, timeout, tail_lines, inputs, needs in entries:
+    for check_id, argv, cwd, env, report, timeout, tail_lines, inputs, needs, gates in entries:
         if not (isinstance(check_id, str) and isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
                 and isinstance(cwd, str) and os.path.isabs(cwd) and (env is None or isinstance(env, dict))
                 and (report is None or isinstance(report, str)) and isinstance(timeout, int | float)
                 and isinstance(tail_lines, int) and (inputs is None or isinstance(inputs, list))
-                and isinstance(needs, list) and all(isinstance(n, str) for n in needs)):
+                and isinstance(needs, list) and all(isinstance(n, str) for n in needs)
+                and isinstance(gates, list)):
             raise TypeError("another shape")
         # every part start() reads, down to the inputs' pairs and the variables (a wrong one there was a traceback)
         if env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
             raise TypeError("another shape")
-        for path, _ in inputs or ():
+        for path, _ in [*(inputs or ()), *gates]:
             if not isinstance(path, str):
                 raise TypeError("another shape")
-        out.append((check_id, argv, cwd, env, report, float(timeout), tail_lines, inputs, needs))
+        out.append((check_id, argv, cwd, env, report, float(timeout), tail_lines, inputs, needs, gates))
     return setup, tree, looks, out

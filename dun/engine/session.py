@@ -97,6 +97,7 @@ class Session:
         catalog = self.catalog()
         if self.launches is not None:
             self.launches.basis = self.caches.consulted.looks()  # what the config and the catalog were made from
+            self.launches.triggers = {c.id: m.triggers for m in catalog.manifests for c in m.checks}
         only, skip = split_patterns(only), split_patterns(skip)
         validate_patterns(catalog, only, skip)
         ctx = self.context()
