@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dun.guard import secrets, sinks
+from dun.guard import dumps, remotestate, secrets, sinks
 from dun.guard.effects import Effect, Facts
 from dun.guard.expand import Ctx, Env, Val, literal_words
 from dun.guard.options import Spec, parse
@@ -95,6 +95,8 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
     pids = prog in PID_FINDERS or bool(feed and feed.pids and prog != "kill")
     if printed := secrets.printed_secret(prog, args):
         return pids, printed
+    if dump := dumps.dumped(prog, args):  # pg_dump -h db.prod.internal | ...: shared data, kept like a secret
+        return pids, dump
     if prog in ("echo", "printf", "printenv") and (var := secrets.secret_var_in(raw or [a.text for a in args])):
         return pids, var
     if prog in secrets.SENDERS:
@@ -140,7 +142,9 @@ def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, 
         facts.signals.add("kill-by-name")
     stdin = (feed.secret, feed.text) if feed is not None else (None, None)
     secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, (seen.secret_vars, seen.secret_files)) \
-        or sinks.served_secret(prog, args, ctx, env) or sinks.sink_secret(facts, args, stdin[0], ctx, env)
+        or sinks.served_secret(prog, args, ctx, env) or sinks.sink_secret(facts, args, stdin[0], ctx, env) \
+        or dumps.uploaded(prog, args, stdin[0])
     if secret:
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = f"secret: {secret}"
+    remotestate.mark(facts, args, stdin[1])

@@ -1,0 +1,259 @@
+"""State shared with others, judged by what a command does to it rather than by the tool's name: a data store's access
+or server settings changed, a destructive raw HTTP request, cloud security opened, a package's owners changed or a
+long-lived token minted, and data dumped out of a shared store (`pg_dump -h db.prod | curl -T -`).
+
+What runs against this machine (a test database or search node the task started on localhost, a compose service, a
+unix socket; hosts.py) stays free for the settings and HTTP classes: that is where an agent's tests live. Cloud and
+registry calls always reach shared state. Each finding raises a signal with a `why:` note the denial shows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from dun.guard.effects import Facts
+from dun.guard.expand import Val
+from dun.guard.hosts import HOST_OPTIONS, host_of, is_local, option_hosts
+from dun.guard.options import Spec, parse
+
+TEXT = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "cat", "less",
+                  "more", "head", "tail", "jq", "yq", "man", "tldr", "which", "type", "help", "git", "diff", "test",
+                  "[", "tee", "wc", "sort", "uniq", "tr", "cut", "xargs", "find", "ls", "touch", "mkdir", "cp", "mv",
+                  "logger", "notify-send", "say", "history", "alias", "export", "set", "read", "declare", "local",
+                  "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "node", "ruby", "perl", "php",
+                  "ip", "route", "iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "ipcalc", "sipcalc", "nmap",
+                  "ping", "traceroute", "dig", "nslookup", "host", "whois", "ssh", "scp", "rsync", "sudo", "env"})
+
+# -- data stores: access and server settings ------------------------------------------------------------------------
+_SQL_ADMIN = re.compile(
+    r"\b(?:grant|revoke)\b|\b(?:create|alter|drop)\s+(?:user|role|login)\b|\bdrop\s+owned\b|\bset\s+password\b"
+    r"|\balter\s+system\b|\bset\s+global\b|\bcopy\b[^;]*\b(?:to|from)\s+program\b|\binto\s+(?:out|dump)file\b"
+    r"|\b(?:createUser|updateUser|grantRolesToUser|grantPrivilegesToRole|changeUserPassword)\s*\("
+    r"|\bsetParameter\b|\bshutdownServer\s*\(", re.I)
+_SQL_EVERYWHERE = re.compile(r"\bcopy\b[^;]*\b(?:to|from)\s+program\b|\binto\s+(?:out|dump)file\b", re.I)
+# Redis-protocol commands that change the server, not the data: CONFIG SET dir ~/.ssh, SHUTDOWN NOSAVE, REPLICAOF
+_KV_ADMIN = re.compile(r"^(?:config\s+(?:set|rewrite|resetstat)|shutdown|replicaof|slaveof|debug"
+                       r"|module\s+(?:load|unload)|acl\s+(?:setuser|deluser|load|save)|cluster\s+(?:reset|forget|failover|setslot)"
+                       r"|(?:script|function)\s+flush|failover|bgrewriteaof|migrate|swapdb)\b", re.I)
+_KV_FLUSH = re.compile(r"\bflush(?:all|db)\b|\bflush_all\b", re.I)
+_KV_SPEC = Spec("hpanusriedc", frozenset({"--user", "--pass", "--askpass", "--cacert", "--cert", "--key", "--sni",
+                                          "--eval", "--pattern", "--count", "--quoted-pattern", "--cacertdir"}))
+KV_CLIENTS = frozenset({"redis-cli", "valkey-cli", "keydb-cli", "kvrocks-cli", "memurai-cli", "dragonfly-cli",
+                        "iredis", "redli", "rdcli", "garnet-cli", "tairs-cli"})
+_RAW_SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet"})
+SQL_CLIENTS = frozenset({"psql", "mysql", "mariadb", "sqlcmd", "clickhouse-client", "cockroach", "mongosh", "mongo",
+                          "usql", "snowsql", "cqlsh", "pgcli", "mycli", "cypher-shell", "arangosh", "sqlplus", "isql",
+                          "bteq", "vsql", "trino", "presto", "beeline", "influx", "duckdb", "surreal"})
+
+# Dump and export tools: what they print is the data of the store they read
+DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mysqlpump", "mydumper", "mongodump",
+                      "mongoexport", "elasticdump", "multielasticdump", "redis-dump", "redis-dump-go", "cbexport",
+                      "neo4j-admin", "clickhouse-backup", "influxd", "etcdctl", "arangodump", "arangoexport",
+                      "cqlsh", "dsbulk", "riak-admin", "pgcopydb"})
+_OUT = ("--output=", "--out=", "--to=", "--target=", "--dest=", "--destination=")
+
+# -- raw HTTP ---------------------------------------------------------------------------------------------------------
+HTTP_CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "curlie", "httpie", "hurl", "wget2"})
+_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
+# Endpoints whose writes change a server's settings, access or lifecycle, or delete in bulk
+_ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_close\b|/_delete_by_query"
+                         r"|/_security/|/_shutdown|/_snapshot/|/_ilm/|/_all\b|/\*|/_plugins/_security|/admin/|/acl\b|/acls?/|/v1/agent/"
+                         r"(?:force-)?leave|/v1/operator/|/v1/sys/|/api/v1/admin/|delete_series|/_flush\b|/users?/"
+                         r"[^/?]+/(?:roles|password)|/permissions\b|/_bulk\b|/update\b", re.I)
+_DELETE_BODY = re.compile(r"<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\b|\btruncate\b", re.I)
+_BODY_OPTIONS = ("-d=", "--data=", "--data-binary=", "--data-raw=", "--data-urlencode=", "--json=", "--body-data=",
+                 "--post-data=")
+
+# -- cloud security ---------------------------------------------------------------------------------------------------
+_OPEN_CIDR = re.compile(r"(?:^|[^\d.])(?:0\.0\.0\.0/0|::/0)(?:$|[^\d])"
+                        r"|^--source-address-prefix(?:es)?=(?:\*|internet|any)$", re.I)
+_ADMIN_PORT = re.compile(r"(?:^|[^\d.])(?:22|23|135|139|445|1433|1521|2375|2376|2379|3306|3389|5432|5601|5900|5984"
+                         r"|6379|6443|8500|9042|9200|9300|10250|11211|15672|27017)(?:$|[^\d.])")
+_ALL_PORTS = re.compile(r"^(?:-1|all|0-65535|1-65535|\*|tcp:0-65535|tcp:1-65535|all-traffic|-p=-1|--protocol=(?:all|-1)"
+                        r"|ports:all|fromport=0|ipprotocol=-?1|--port-range=\*|--dest(?:ination)?-port-ranges?=\*)$",
+                        re.I)
+_PORT_GIVEN = re.compile(r"port|^tcp:|^udp:|^\d+(?:-\d+)?$", re.I)
+_PUBLIC = re.compile(r"^(?:--acl=)?(?:public-read|public-read-write|authenticated-read)$|allusers|allauthenticatedusers"
+                     r"|^--allow-blob-public-access(?:=true)?$|^--public-access(?:=(?:blob|container))?$"
+                     r"|^--publicly-accessible$|^group=all$|launchpermission.*all|\"principal\"\s*:\s*(?:\"\*\"|\{\s*"
+                     r"\"aws\"\s*:\s*\"\*\")|^--principal=\*$|blockpublic\w*=false|^--no-block-public"
+                     r"|^--public-network-access=enabled$|^--anonymous(?:-access)?(?:=true)?$", re.I)
+_PUBLIC_PAIRS = {("--acl", "public-read"), ("--acl", "public-read-write"), ("--acl", "authenticated-read"),
+                 ("--public-access", "blob"), ("--public-access", "container"), ("--principal", "*"),
+                 ("--group-names", "all"), ("--allow-blob-public-access", "true"), ("--public-network-access",
+                                                                                    "enabled"),
+                 ("defacl", "public-read"), ("set", "public-read")}
+_SECURITY = re.compile(r"^security$|trail|logging|\baudit|guardduty|securityhub|security-hub|defender|\bmfa|mfa-"
+                       r"|recorder|macie|inspector|detector|encryption|\bwaf|shield|flow-?log|access-analyzer|securitycenter"
+                       r"|security-center|sentinel|key-rotation|detective|secret-scanning|diagnostic|cloudaudit"
+                       r"|containeranalysis|binaryauthorization|threat|antimalware", re.I)
+_TURN_OFF = re.compile(r"^(?:stop|disable|deactivate|suspend|pause|turn-off)(?:[-_:]\w[\w-]*)?$|^--no-enable$"
+                       r"|^--enabled?=false$|^--status=disabled$|^--tier=free$|^--disabled$|^disabled$|^free$", re.I)
+_ADMIN_ROLE = re.compile(r"administratoraccess|iamfullaccess|poweruseraccess|roles/owner\b|roles/editor\b"
+                         r"|roles/iam\.\w*admin|roles/resourcemanager\.\w*admin|^cluster-admin$"
+                         r"|--clusterrole=cluster-admin|\"action\"\s*:\s*\"\*\""
+                         r"|^(?:--role=)?(?:owner|contributor|user access administrator)$", re.I)
+_READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
+                   r"|check|preview|what-if)(?:[-_:]|$)")
+_GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modify)(?:[-_:]\w[\w-]*)?$|binding", re.I)
+_KEY_DELETION = re.compile(r"^schedule-?\w*-?deletion$|^schedule-deletion$", re.I)
+
+# -- registries: owners and tokens ------------------------------------------------------------------------------------
+_OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators",
+                          "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
+_OWNER_CHANGE = frozenset({"add", "rm", "remove", "transfer", "invite", "grant", "-a", "--add", "-r", "--remove"})
+_TOKEN_WORDS = re.compile(r"^(?:tokens?|api-?keys?|access-?keys?|pat|pats|personal-access-tokens?|authorizations?"
+                          r"|credentials?|service-accounts?-keys?)$", re.I)
+_TOKEN_MAKE = frozenset({"create", "new", "generate", "add", "issue", "mint"})
+_TOKEN_ACTIONS = re.compile(r"^(?:create-access-key|create-service-specific-credential|create-for-rbac"
+                            r"|authorizations:create|tokens?:create|create-token|generate-token|create-api-key"
+                            r"|create-login-profile)$", re.I)
+HELP = frozenset({"--help", "--dry-run", "--dryrun", "help"})
+
+
+def _note(facts: Facts, signal: str, why: str) -> None:
+    facts.signals.add(signal)
+    facts.notes.setdefault(signal, f"why: {why}")
+
+
+def hosts_of(prog: str, words: list[str]) -> list[str]:
+    """The servers a data-store client talks to (every one named, local or not)."""
+    options = HOST_OPTIONS - {"-H"} if prog not in ("sqlcmd",) else HOST_OPTIONS
+    found = option_hosts(words, options) + [h for w in words if (h := host_of(w.split("=", 1)[1] if w.startswith(
+        "-") and "=" in w else w)) is not None]
+    if prog == "sqlplus":  # sqlplus user/pass@host:1521/SID
+        found += [w.rsplit("@", 1)[1].split(":", 1)[0].split("/", 1)[0] for w in words if "@" in w]
+    return found
+
+
+def shared(hosts: list[str]) -> str | None:
+    return next((h for h in hosts if not is_local(h)), None)
+
+
+def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
+    """Raise the signals of what this command does to shared remote state."""
+    prog = facts.program
+    if not prog or prog in TEXT:
+        return
+    words = [a.text for a in args]
+    if HELP.intersection(words) or words == ["-h"]:
+        return
+    _data_store(facts, prog, words, stdin_text)
+    if prog in HTTP_CLIENTS:
+        _http(facts, prog, words)
+    _cloud(facts, words)
+    _registry(facts, prog, words)
+
+
+def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | None) -> None:
+    if prog in _RAW_SOCKETS and stdin_text:
+        lines = [line.strip() for line in re.split(r"[\r\n]+|\\r\\n|\\n", stdin_text) if line.strip()]
+        if any(_KV_FLUSH.search(line) for line in lines):
+            _note(facts, "db-destroy", f"sends {lines[0][:40]!r} to a key-value server over a raw socket")
+        elif host := next((line for line in lines if _KV_ADMIN.match(line)), None):
+            _note(facts, "db-admin", f"sends {host[:40]!r} to a server over a raw socket")
+        return
+    command = " ".join(v.text for v in parse([Val(w) for w in words], _KV_SPEC).operands)
+    if prog in KV_CLIENTS or (prog.endswith("-cli") and command.split()[:1] and command.split()[0].upper() in (
+            "FLUSHALL", "FLUSHDB", "CONFIG", "SHUTDOWN", "REPLICAOF", "SLAVEOF")):
+        if _KV_FLUSH.search(command):
+            _note(facts, "db-destroy", f"{command.split()[0]} empties the key-value store")
+        elif _KV_ADMIN.match(command) and (host := shared(hosts_of(prog, words))):
+            _note(facts, "db-admin", f"{' '.join(command.split()[:3])} changes the server {host}")
+        return
+    if prog in DUMPERS and (source := shared(hosts_of(prog, [w for w in words if not w.startswith(_OUT)]))) and (
+            sink := shared([h for w in words if w.startswith(_OUT) and (h := host_of(w.split("=", 1)[1]))])):
+        facts.signals.add("exfiltrate")  # elasticdump --input=http://es.prod:9200/x --output=https://elsewhere/
+        facts.notes.setdefault("exfiltrate", f"secret: the data on {source}, sent to {sink}")
+        return
+    if prog in SQL_CLIENTS or facts.queries:
+        for query in facts.queries or ([stdin_text] if stdin_text and prog in SQL_CLIENTS else []):
+            m = _SQL_ADMIN.search(query)
+            if m is None:
+                continue
+            host = shared(hosts_of(prog, words))
+            if host or _SQL_EVERYWHERE.search(query):
+                where = f" on {host}" if host else ""
+                _note(facts, "db-admin", f"{' '.join(query.split())[:60]}{where} changes who may do what, or the "
+                      "server itself")
+                return
+
+
+def _http(facts: Facts, prog: str, words: list[str]) -> None:
+    values = facts.values
+    if prog in ("curl", "curlie"):
+        methods = [v.split("=", 1)[1].upper() for v in values if v.startswith(("-X=", "--request="))]
+        urls = [facts.sub, *facts.operands, *(v.split("=", 1)[1] for v in values if v.startswith("--url="))]
+        bodies = [v.split("=", 1)[1] for v in values if v.startswith(_BODY_OPTIONS)]
+    elif prog in ("wget", "wget2"):
+        methods = [w.split("=", 1)[1].upper() for w in words if w.startswith("--method=")]
+        methods += [words[i + 1].upper() for i, w in enumerate(words[:-1]) if w == "--method"]
+        urls = [w for w in words if not w.startswith("-")]
+        bodies = [w.split("=", 1)[1] for w in words if w.startswith(_BODY_OPTIONS)]
+    else:  # httpie, xh: [METHOD] URL [items]
+        rest = [w for w in words if not w.startswith("-")]
+        methods = [rest[0].upper()] if rest and rest[0].upper() in _METHODS else []
+        urls = rest[1:2] if methods else rest[:1]
+        bodies = rest[2:] if methods else rest[1:]
+    urls = ["localhost" + u if u.startswith(":") else u for u in urls]  # httpie's :3000/x is localhost
+    targets = [(u, h) for u in urls if u and (h := host_of(u) or (u.split("/", 1)[0] if "/" in u else None))]
+    target = next(((u, h) for u, h in targets if not is_local(h)), None)
+    if target is None:
+        return
+    url, host = target
+    method = methods[-1] if methods else ("POST" if bodies else "GET")
+    path = url.split(host, 1)[-1]
+    if method == "DELETE":
+        _note(facts, "http-destroy", f"DELETE on {host}, a server this task did not start")
+    elif method in ("PUT", "POST", "PATCH") and (_ADMIN_PATH.search(path) or any(_DELETE_BODY.search(b)
+                                                                                 for b in bodies)):
+        _note(facts, "http-destroy", f"{method} to {path[:50] or '/'} on {host} changes the server's settings, "
+              "access or data in bulk")
+
+
+def _pairs(words: list[str]) -> set[tuple[str, str]]:
+    return {(a.lower(), b.lower()) for a, b in itertools.pairwise(words)}
+
+
+def _cloud(facts: Facts, words: list[str]) -> None:
+    leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
+    if any(_READ.match(w) for w in leading):
+        return  # describe-security-groups --filters ...0.0.0.0/0, terraform plan -var cidr=0.0.0.0/0
+    lowered = [w.lower() for w in words if not w.lower().startswith(("--filter", "--query", "name=", "values="))]
+    az_any = any(a.startswith("--source-address-prefix") and b in ("*", "internet", "any")
+                 for a, b in _pairs(words))  # az network nsg rule create --source-address-prefixes '*'
+    if (az_any or any(_OPEN_CIDR.search(w) for w in lowered)) and "egress" not in " ".join(leading):
+        ports = [w for w in lowered if _PORT_GIVEN.search(w)]
+        admin = next((w for w in lowered if _ADMIN_PORT.search(_OPEN_CIDR.sub(" ", w))), None)
+        every = next((w for w in lowered if _ALL_PORTS.match(w)), None)
+        if admin or every or not ports:
+            which = f"port {admin}" if admin else "every port"
+            _note(facts, "cloud-open", f"lets the whole internet (0.0.0.0/0) reach {which}")
+            return
+    public = next((w for w in words if _PUBLIC.search(w)), None) or next(
+        (" ".join(p) for p in _pairs(words) if p in _PUBLIC_PAIRS), None)
+    if public:
+        _note(facts, "cloud-open", f"makes data or resources public ({public[:60]})")
+        return
+    if any(_TURN_OFF.match(w) for w in [*leading, *lowered]) and any(_SECURITY.search(w) for w in [*leading,
+                                                                                                 *lowered]):
+        _note(facts, "cloud-open", "turns off audit logging, MFA or a security service")
+        return
+    if (role := next((w for w in words if _ADMIN_ROLE.search(w)), None)) and any(_GIVE.search(w) for w in leading):
+        _note(facts, "cloud-open", f"gives an administrator role ({role[:60]})")
+        return
+    if any(_KEY_DELETION.match(w) for w in leading):
+        _note(facts, "cloud-open", "schedules a key's deletion")
+
+
+def _registry(facts: Facts, prog: str, words: list[str]) -> None:
+    leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
+    if _OWNER_WORDS.intersection(leading[:2]) and (_OWNER_CHANGE.intersection(leading) or
+                                                   _OWNER_CHANGE.intersection(facts.flags)):
+        _note(facts, "registry-owner", f"changes who owns {prog}'s package or repository ({' '.join(leading[:3])})")
+        return
+    if any(_TOKEN_ACTIONS.match(w) for w in leading) or any(
+            _TOKEN_WORDS.match(a) and b in _TOKEN_MAKE for a, b in itertools.pairwise(leading)) or (
+            "service-accounts" in leading and "keys" in leading and "create" in leading):
+        _note(facts, "registry-owner", f"mints a long-lived credential ({prog} {' '.join(w for w in leading if w)})")
