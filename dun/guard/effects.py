@@ -160,7 +160,6 @@ def child(val: Val) -> Val:
 
 def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]:
     out: list[Effect] = []
-
     def add(op: str, vals: list[Val], recursive: bool = False) -> None:
         for v in vals:
             if v.text and v.text != "-":
@@ -169,8 +168,8 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
                     where = "temp"  # cp x /tmp writes /tmp/x
                 out.append(Effect(op, path, where, recursive))
 
-    if prog == "tar" and args and re.fullmatch(r"[A-Za-z]+", args[0].text):
-        args = [Val("-" + args[0].text), *args[1:]]  # tar xzf: the old bundled form
+    if prog == "tar" and args and re.fullmatch(r"[A-Za-z]+", args[0].text):  # tar xzf: the old bundled form
+        args = [Val("-" + args[0].text), *args[1:]]
     o = parse(args, SPECS.get(prog, Spec()))
     ops = o.operands
     if prog in ("rm", "unlink", "srm", "rimraf", "del", "del-cli"):
@@ -189,6 +188,10 @@ def file_effects(prog: str, args: list[Val], ctx: Ctx, env: Env) -> list[Effect]
             add("write", [Val(posixpath.basename(ops[0].text.rstrip("/")) or ".")])
         else:
             add("write", target if target else ops[-1:] if len(ops) >= 2 else [])
+            into = target[0] if target else ops[-1] if len(ops) > 2 or (ops and ops[-1].text.endswith("/")) else None
+            if into is not None and prog != "ln":  # cp x.pth site-packages/: what lands there, by name
+                add("write", [Val(f"{into.text.rstrip('/')}/{posixpath.basename(v.text.rstrip('/'))}", into.unknown_at,
+                                  into.glob_at) for v in (ops if target else ops[:-1])])
             if prog == "mv":
                 add("delete", ops if target else ops[:-1], True)
     elif prog in ("tee", "touch", "mkdir", "truncate"):

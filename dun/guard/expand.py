@@ -217,12 +217,17 @@ def literal_words(body: str) -> list[str]:
     return [w for w in words if w is not None] if all(w is not None for w in words) else []
 
 
+_SITE = re.compile(r"-m\s+site\s+--user-(?:site|base)|getusersitepackages|getsitepackages|USER_SITE|purelib|platlib"
+                   r"|get_python_lib")
 _MKTEMP = re.compile(r"\s*mktemp(?:\s[^;&|<>`\n]*)?")
 
 
 def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
     """The value of $(...) when it is known or stands for names in a known place: $(pwd), $(mktemp -d),
     $(which rm), $(git rev-parse --show-toplevel), $(find DIR ...), $(git ls-files)."""
+    if _SITE.search(body) and re.match(r"\s*\S*(?:python|pypy)[0-9.]*\s", body):  # where start-up files go
+        user = "user" in body.lower() or "USER_SITE" in body
+        return f"{env.home}/.local/lib/python3/site-packages" if user else "/usr/lib/python3/site-packages"
     if _MKTEMP.fullmatch(body):  # a new, empty name, wherever its template puts it: $(mktemp -d "$TMPDIR/x.XXX")
         return "/tmp/tmp.guard"
     words = literal_words(body)

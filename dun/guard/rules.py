@@ -115,7 +115,7 @@ def _match_one(m: Match, f: Facts) -> str | None:
     if m.effects:
         for e in f.effects:
             if e.op in m.effects and (not m.where or e.where in m.where) and (
-                    m.recursive is None or e.recursive == m.recursive):
+                    m.recursive is None or e.recursive == m.recursive) and (not m.paths or _any(m.paths, [e.path])):
                 return e.path
         return None
     return detail

@@ -26,6 +26,10 @@ _COMMAND_KEYS = ("core.hookspath", "core.fsmonitor", "core.pager", "core.editor"
                  "remote.*.receivepack", "init.templatedir", "core.alternaterefscommand", "interactive.difffilter",
                  "difftool.*.cmd", "mergetool.*.cmd", "web.browser", "browser.*.cmd", "man.*.cmd", "sendemail.*")
 
+# Files an interpreter runs at start-up, wherever its site directory is (the user site, a virtualenv in the repository)
+_STARTUP_FILES = tuple(f"*/{site}/{name}" for site in ("site-packages", "dist-packages")
+                       for name in ("*.pth", "sitecustomize.py", "usercustomize.py"))
+
 FILE_RULES: tuple[Rule, ...] = (
     Rule("fs.delete-system", "deletes /, the home directory, a system directory or a parent of the repository",
          (Match(effects=_DELETE, where=("ancestor", "home", "system")),)),
@@ -53,6 +57,9 @@ FILE_RULES: tuple[Rule, ...] = (
     Rule("disk.device-write", "writes to a disk device", (Match(effects=("write",), where=("device",)),)),
     Rule("perm.recursive-outside", "recursive chmod/chown of /, a system directory or a path outside the repository",
          (Match(effects=("chmod",), where=(*_OUT, "device", "unknown"), recursive=True),)),
+    Rule("plant.startup", "writes a Python start-up file (.pth, sitecustomize.py or usercustomize.py in a "
+         "site-packages directory), which every later Python run loads; install packages with pip instead",
+         (Match(effects=("write", "chmod"), paths=_STARTUP_FILES),)),
     Rule("fs.write-outside", "writes outside the repository (only /tmp and /dev/null are free)",
          (Match(effects=("write", "chmod"), where=_OUT),)),
     Rule("git.plant-file", "writes git hooks or git's own config (.git/hooks, .git/config, .git/info/attributes): "

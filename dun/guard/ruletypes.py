@@ -28,6 +28,7 @@ class Match:
     effects: tuple[str, ...] = ()  # delete, write, chmod, mount, use: the command has such an effect ...
     where: tuple[str, ...] = ()  # ... on a path in one of these categories
     recursive: bool | None = None  # ... which is (or is not) recursive
+    paths: tuple[str, ...] = ()  # ... whose path matches one of these globs
     queries: tuple[str, ...] = ()  # regexes (case-insensitive) over the SQL/queries it sends
     signals: tuple[str, ...] = ()  # one of these signals is raised (see effects.Facts.signals)
     signals_none: tuple[str, ...] = ()  # none of these signals is raised

@@ -5,7 +5,7 @@ run."""
 from __future__ import annotations
 
 import pytest
-from guard_support import bash, fixed_home
+from guard_support import bash, fixed_home, tool
 
 
 @pytest.fixture(autouse=True)
@@ -65,3 +65,12 @@ def test_rglob_patterns_are_names_under_the_directory_listed() -> None:
     assert bash(f'python3 -c "{code.format(repr("."), repr("*.pyc"))}"').decision == "allow"
     assert bash(f'python3 -c "{code.format(repr("."), repr("*"))}"').rule == "fs.delete-repo"
     assert bash(f'python3 -c "{code.format(repr("/etc"), repr("*.conf"))}"').rule == "fs.delete-outside"
+
+
+def test_python_start_up_files_are_planting_wherever_the_site_directory_is() -> None:
+    assert bash("echo 'import x' > .venv/lib/python3.12/site-packages/zz.pth").rule == "plant.startup"
+    assert bash("cp tools/sitecustomize.py .venv/lib/python3.11/site-packages/").rule == "plant.startup"
+    assert bash("echo 'import x' > \"$(python3 -m site --user-site)/zz.pth\"").rule == "plant.startup"
+    assert tool("Write", "/work/repo/.venv/lib/python3.12/site-packages/usercustomize.py").rule == "plant.startup"
+    assert bash("cp tools/helpers.py .venv/lib/python3.12/site-packages/").decision == "allow"
+    assert tool("Write", "/work/repo/src/sitecustomize.py").decision == "allow"  # not on a site path
