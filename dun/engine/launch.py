@@ -124,6 +124,7 @@ class Launches:
         self._lock = _thread.allocate_lock()
         self._saving = _thread.allocate_lock()
         self._live: list[int] = []  # process groups a termination signal kills until they are claimed or stopped
+        self.stored: object = None  # the plan as the file holds it (read as dun started, or written since)
 
     @property
     def started(self) -> list[str]:
@@ -207,7 +208,11 @@ class Launches:
                 setup = _setup(self.argv)
             except OSError:  # the working directory was removed: no next identical run to plan for
                 return
-            _file(self.root).store((setup, self.tree_made, sorted(looks.items()), entries))
+            plan = (setup, self.tree_made, sorted(looks.items()), entries)
+            if plan == self.stored:
+                return  # the file holds it already (a check without `inputs:` runs again on an unchanged tree)
+            if _file(self.root).store(plan):
+                self.stored = plan
 
 
 def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
@@ -230,6 +235,7 @@ def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
     if now is None:
         return None
     launches = Launches(root, argv, now)
+    launches.stored = (setup, tree, looks, entries)
     if "threading" in sys.modules:
         import threading
 

@@ -124,3 +124,25 @@ def test_the_projects_interpreter_removed_does_not_start_the_old_command(repo: P
     out = check(repo)
     assert result(out)["status"] == "pass"
     assert (repo.parent / "ran").read_text().split() == ["python3"]
+
+
+def test_the_plan_is_written_only_when_it_changed(repo: Path) -> None:
+    """A check without `inputs:` runs on every `dun check`, an unchanged tree too: its plan is the one the file
+    holds, which is not written again (atomically written, a new file each time: its inode tells)."""
+    from dun.core.cachedir import cache_dir_path
+
+    setup(repo)
+    write(repo, ".dun/plugins/p.yaml", (repo / ".dun/plugins/p.yaml").read_text().replace("    inputs: {files: []}\n",
+                                                                                            ""))
+    age(repo, ".dun/plugins/p.yaml")
+    plan = Path(cache_dir_path(str(repo))) / "launch.marshal"
+    check(repo)
+    check(repo)  # the first run read no cache (it loaded the config's parser, whose sources the plan names)
+    first = plan.stat().st_ino
+    again = check(repo)
+    assert started_early(again) and result(again)["cached"] is False
+    assert plan.stat().st_ino == first
+    write(repo, "src.txt", "two\n")
+    age(repo, "src.txt")
+    check(repo)
+    assert plan.stat().st_ino != first  # the tree it was made on moved: written anew
