@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -15,6 +17,7 @@ from dun.core.digest import sha256
 from dun.core.errors import ConfigError
 from dun.engine import hookspecs
 from dun.engine.checkapi import CheckType
+from dun.engine.hookspecs import hookimpl
 
 # Built-in plugins, registered through the same manager as third-party ones.
 BUILTIN_MODULES = (
@@ -26,13 +29,18 @@ BUILTIN_MODULES = (
     "dun.checks.checkboxes",
     "dun.checks.hooks",
     "dun.checks.suites",
-    "dun.output.text",
-    "dun.output.jsonfmt",
-    "dun.output.llm",
-    "dun.output.junit",
-    "dun.output.github",
     "dun.papers.plugin",  # the paper watch: a plugin that ships with dun (dun/papers/)
 )
+# The built-in output formats, each module's one format by name: registered without importing the module, which
+# loads when its format renders (a run renders one format; importing all five was a tenth of the engine's imports).
+# Each module's own `dun_output_formats` stays the one source of its formatter (tests/engine/test_manager.py).
+OUTPUT_MODULES = {
+    "dun.output.text": "text",
+    "dun.output.jsonfmt": "json",
+    "dun.output.llm": "llm",
+    "dun.output.junit": "junit",
+    "dun.output.github": "github",
+}
 # Only the commands that run or describe agents need these (importing them is a fifth of `dun check`'s fixed cost).
 AGENT_MODULES = (
     "dun.agents.claude",
@@ -52,6 +60,8 @@ def make_manager(entry_points: bool = True, extra: tuple[object, ...] = (), agen
     pm.add_hookspecs(hookspecs)
     for name in BUILTIN_MODULES + (AGENT_MODULES if agents else ()):
         pm.register(_Hooks(importlib.import_module(name)), name=f"builtin:{name.removeprefix('dun.')}")
+    for name, fmt in OUTPUT_MODULES.items():
+        pm.register(_Format(name, fmt), name=f"builtin:{name.removeprefix('dun.')}")
     for plugin in extra:
         pm.register(plugin)
     if entry_points and _may_have_entry_points(caches):
@@ -79,6 +89,27 @@ class _Hooks:
 
     def __repr__(self) -> str:
         return f"<dun built-in {self.__name__}>"
+
+
+class _Format:
+    """A built-in output module as pluggy sees it before it is imported: its one format, which imports the module
+    and renders through the module's own formatter when called."""
+
+    def __init__(self, module: str, fmt: str) -> None:
+        self.__name__ = module
+        self._fmt = fmt
+
+    @hookimpl
+    def dun_output_formats(self) -> dict[str, Callable[..., str]]:
+        return {self._fmt: functools.partial(_render, self.__name__, self._fmt)}
+
+    def __repr__(self) -> str:
+        return f"<dun built-in {self.__name__}>"
+
+
+def _render(module: str, fmt: str, *args: Any) -> str:
+    formatter: Callable[..., str] = importlib.import_module(module).dun_output_formats()[fmt]
+    return formatter(*args)
 
 
 def _may_have_entry_points(caches: Caches | None = None) -> bool:
