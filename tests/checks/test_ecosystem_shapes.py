@@ -6,11 +6,14 @@ the pinned runners tests/e2e/install_js_runners.sh installs."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from checks_support import git, write
-from test_js_projects import RUNNERS, run_check
+from test_js_projects import DUN, RUNNERS, run_check
 from test_js_projects import _missing as js_missing
 from test_parsers import parse
 
@@ -409,6 +412,15 @@ MONOREPO = {
 }
 
 
+def run_checks(root: Path, *check_ids: str) -> dict[str, dict[str, Any]]:
+    """`run_check` for several checks in one `dun check`: one start of dun, the runners side by side."""
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", ",".join(check_ids)], cwd=root,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "FORCE_COLOR": "1", "CI": "1"})
+    assert proc.returncode in (0, 1), proc.stderr
+    return {c["id"]: c for c in json.loads(proc.stdout)["checks"] if c["id"] in check_ids}
+
+
 def monorepo(root: Path) -> Path:
     if js_missing() is not None:
         pytest.skip(str(js_missing()))
@@ -425,18 +437,21 @@ def test_a_monorepos_failures_in_several_packages_are_items_at_each_packages_fil
     marks = {(rel, n) for rel, text in MONOREPO.items() for n, line in enumerate(text.splitlines(), 1)
              if "// FAIL" in line}
     # mocha at the root found no test files and said so as one error; each package's mocha now runs in its package
-    mocha, node = run_check(tmp_path, "mocha"), run_check(tmp_path, "node-test")
+    # one dun run for the three checks (they run side by side), as a user's `dun check` runs them
+    first = run_checks(tmp_path, "mocha", "node-test", "test-suites")
+    mocha, node, suites = first["mocha"], first["node-test"], first["test-suites"]
     found = {(i["file"], i["line"]) for i in mocha["items"] + node["items"]}
     assert found == marks, (mocha, node)
     assert mocha["signal"].startswith("exit 1: 2 failed;"), mocha["signal"]
     assert any(i["text"].startswith("alpha > adds:") and "2 !== 3" in i["text"] for i in mocha["items"])
-    suites = run_check(tmp_path, "test-suites")  # AVA is not run per package: said, not silent
+    # AVA is not run per package: said, not silent
     assert [(i["file"], i["text"]) for i in suites["items"]] == [("packages/delta/package.json", (
         "workspace package packages/delta runs ava, which dun runs only at the top of a project, not in each "
         "workspace package"))]
     for rel, text in MONOREPO.items():
         write(tmp_path, rel, "\n".join(line for line in text.splitlines() if "// FAIL" not in line) + "\n")
-    assert run_check(tmp_path, "mocha")["status"] == "pass" and run_check(tmp_path, "node-test")["status"] == "pass"
+    fixed = run_checks(tmp_path, "mocha", "node-test")
+    assert fixed["mocha"]["status"] == "pass" and fixed["node-test"]["status"] == "pass"
 
 
 # --- a failure with no stack (a thrown string, a timeout) is at its test's own line; no diff said twice -------------
@@ -540,10 +555,6 @@ def test_projects_in_subdirectories_are_a_warning_not_nothing_actionable(tmp_pat
 
 
 def test_doctor_shows_the_program_each_workspace_package_runs(tmp_path: Path) -> None:
-    import subprocess
-
-    from test_js_projects import DUN
-
     root = monorepo(tmp_path)
     proc = subprocess.run([DUN, "doctor", "--json"], cwd=root, capture_output=True, text=True, timeout=120)
     rows = {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
@@ -570,10 +581,10 @@ def test_a_solution_style_tsconfig_is_type_checked_through_its_references(tmp_pa
     write(tmp_path, ".gitignore", "node_modules\ndist\n")
     (tmp_path / "node_modules").symlink_to(RUNNERS / "node_modules")
     git(tmp_path, "init", "-q", "-b", "main")
-    check = run_check(tmp_path, "tsc-build")
-    assert check["items"] == [{"file": "packages/a/src/a.ts", "line": 1,
-                               "text": "error TS2322: Type 'string' is not assignable to type 'number'."}]
-    assert run_check(tmp_path, "tsc")["status"] == "skip"  # it passed, having checked no file
+    both = run_checks(tmp_path, "tsc-build", "tsc")
+    assert both["tsc-build"]["items"] == [{"file": "packages/a/src/a.ts", "line": 1,
+                                           "text": "error TS2322: Type 'string' is not assignable to type 'number'."}]
+    assert both["tsc"]["status"] == "skip"  # it passed, having checked no file
 
 
 # --- a `test` script that runs other scripts by name (`npm run test:unit`, `run-s test:*`) -------------------------
