@@ -5,9 +5,13 @@ database on this machine, a schema-only dump, and one kept under /tmp stay free.
 
 from __future__ import annotations
 
+import itertools
 import re
 
-from dun.guard.expand import Val
+from dun.guard.effects import Effect, Facts
+from dun.guard.expand import Ctx, Env, Val
+from dun.guard.hosts import host_of
+from dun.guard.paths import classify
 from dun.guard.remotestate import DUMPERS, HELP, KV_CLIENTS, SQL_CLIENTS, hosts_of, shared
 
 _DUMP_QUERY = re.compile(r"\bcopy\b[^;]*\bto\s+stdout\b|\\copy\b|^\s*select\b|\bselect\b[^;]*\bfrom\b", re.I)
@@ -72,3 +76,27 @@ def uploaded(prog: str, args: list[Val], secret: str | None) -> str | None:
                 "-" in words or "/dev/stdin" in words or first in ("rcat", "pipe")):
             return secret
     return None
+
+
+_FILE_OPTIONS = frozenset({"-f", "--file", "-o", "--out", "--output", "--archive", "-r", "--result-file",
+                           "--outputFile", "--output-file", "--outfile"})
+
+
+def mark_written(facts: Facts, args: list[Val], ctx: Ctx, env: Env) -> None:
+    """A dump of a shared store written to a file by its own option (pg_dump -f, mongoexport --out, mysqldump -r):
+    the file holds the data from then on (a later `curl -T FILE` sends it), and one inside the repository is on its
+    way to a commit."""
+    words = [a.text for a in args]
+    if facts.program not in DUMPERS or (desc := dumped(facts.program, args)) is None:
+        return
+    files = [w.split("=", 1)[1] for w in words if w.split("=", 1)[0] in _FILE_OPTIONS and "=" in w]
+    files += [b for a, b in itertools.pairwise(words) if a in _FILE_OPTIONS]
+    for name in files:
+        if name in ("-", "/dev/stdout") or host_of(name) is not None:
+            continue
+        path, where = classify(Val(name), ctx, env)
+        facts.effects.append(Effect("write", path, where))
+        facts.notes.setdefault("reads-secret", desc)
+        if where == "inside":
+            facts.signals.add("exfiltrate")
+            facts.notes.setdefault("exfiltrate", f"secret: {desc}, written into the repository")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 
+from dun.guard import remotestate
 from dun.guard.codeapi import DESTROY_CODE, PUBLISH_CODE
 from dun.guard.effects import Facts, program_name
 from dun.guard.expand import Val
@@ -173,6 +174,7 @@ def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
         if value and _prod_word(value) and "prod-target" not in facts.signals:
             facts.signals.add("prod-target")
             facts.notes["prod-target"] = f"why: aims at production, {name}={value}"
+    remotestate.mark_env(facts, assigned)  # PGHOST=db.prod.internal psql -c 'GRANT ...'
 
 
 _DB_NOUNS = frozenset({"db", "database", "databases", "schema", "sql", "table", "tables", "collection", "keyspace"})

@@ -148,3 +148,4 @@ def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, 
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = f"secret: {secret}"
     remotestate.mark(facts, args, stdin[1])
+    dumps.mark_written(facts, args, ctx, env)

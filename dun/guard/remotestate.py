@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from dun.guard import cloudopen
 from dun.guard.effects import Facts
 from dun.guard.expand import Val
 from dun.guard.hosts import HOST_OPTIONS, host_of, is_local, option_hosts
@@ -29,7 +30,7 @@ TEXT = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack",
 _SQL_ADMIN = re.compile(
     r"\b(?:grant|revoke)\b|\b(?:create|alter|drop)\s+(?:user|role|login)\b|\bdrop\s+owned\b|\bset\s+password\b"
     r"|\balter\s+system\b|\bset\s+global\b|\bcopy\b[^;]*\b(?:to|from)\s+program\b|\binto\s+(?:out|dump)file\b"
-    r"|\b(?:createUser|updateUser|grantRolesToUser|grantPrivilegesToRole|changeUserPassword)\s*\("
+    r"|\bowner\s+to\b|\breassign\s+owned\b|\b(?:createUser|updateUser|grantRolesToUser|grantPrivilegesToRole|changeUserPassword)\s*\("
     r"|\bsetParameter\b|\bshutdownServer\s*\(", re.I)
 _SQL_EVERYWHERE = re.compile(r"\bcopy\b[^;]*\b(?:to|from)\s+program\b|\binto\s+(?:out|dump)file\b", re.I)
 # Redis-protocol commands that change the server, not the data: CONFIG SET dir ~/.ssh, SHUTDOWN NOSAVE, REPLICAOF
@@ -60,51 +61,22 @@ _METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"
 _ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_close\b|/_delete_by_query"
                          r"|/_security/|/_shutdown|/_snapshot/|/_ilm/|/_all\b|/\*|/_plugins/_security|/admin/|/acl\b|/acls?/|/v1/agent/"
                          r"(?:force-)?leave|/v1/operator/|/v1/sys/|/api/v1/admin/|delete_series|/_flush\b|/users?/"
-                         r"[^/?]+/(?:roles|password)|/permissions\b|/_bulk\b|/update\b", re.I)
-_DELETE_BODY = re.compile(r"<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\b|\btruncate\b", re.I)
+                         r"[^/?]+/(?:roles|password)|/permissions\b|/collaborators/|/memberships/|/members\b"
+                         r"|/invitations\b|/owners?\b|/admins?\b|/keys\b|/hooks\b|/protection\b", re.I)
+_DELETE_BODY = re.compile(r"<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
+                          r"|\btruncate\s+table\b", re.I)
 _BODY_OPTIONS = ("-d=", "--data=", "--data-binary=", "--data-raw=", "--data-urlencode=", "--json=", "--body-data=",
                  "--post-data=")
-
-# -- cloud security ---------------------------------------------------------------------------------------------------
-_OPEN_CIDR = re.compile(r"(?:^|[^\d.])(?:0\.0\.0\.0/0|::/0)(?:$|[^\d])"
-                        r"|^--source-address-prefix(?:es)?=(?:\*|internet|any)$", re.I)
-_ADMIN_PORT = re.compile(r"(?:^|[^\d.])(?:22|23|135|139|445|1433|1521|2375|2376|2379|3306|3389|5432|5601|5900|5984"
-                         r"|6379|6443|8500|9042|9200|9300|10250|11211|15672|27017)(?:$|[^\d.])")
-_ALL_PORTS = re.compile(r"^(?:-1|all|0-65535|1-65535|\*|tcp:0-65535|tcp:1-65535|all-traffic|-p=-1|--protocol=(?:all|-1)"
-                        r"|ports:all|fromport=0|ipprotocol=-?1|--port-range=\*|--dest(?:ination)?-port-ranges?=\*)$",
-                        re.I)
-_PORT_GIVEN = re.compile(r"port|^tcp:|^udp:|^\d+(?:-\d+)?$", re.I)
-_PUBLIC = re.compile(r"^(?:--acl=)?(?:public-read|public-read-write|authenticated-read)$|allusers|allauthenticatedusers"
-                     r"|^--allow-blob-public-access(?:=true)?$|^--public-access(?:=(?:blob|container))?$"
-                     r"|^--publicly-accessible$|^group=all$|launchpermission.*all|\"principal\"\s*:\s*(?:\"\*\"|\{\s*"
-                     r"\"aws\"\s*:\s*\"\*\")|^--principal=\*$|blockpublic\w*=false|^--no-block-public"
-                     r"|^--public-network-access=enabled$|^--anonymous(?:-access)?(?:=true)?$", re.I)
-_PUBLIC_PAIRS = {("--acl", "public-read"), ("--acl", "public-read-write"), ("--acl", "authenticated-read"),
-                 ("--public-access", "blob"), ("--public-access", "container"), ("--principal", "*"),
-                 ("--group-names", "all"), ("--allow-blob-public-access", "true"), ("--public-network-access",
-                                                                                    "enabled"),
-                 ("defacl", "public-read"), ("set", "public-read")}
-_SECURITY = re.compile(r"^security$|trail|logging|\baudit|guardduty|securityhub|security-hub|defender|\bmfa|mfa-"
-                       r"|recorder|macie|inspector|detector|encryption|\bwaf|shield|flow-?log|access-analyzer|securitycenter"
-                       r"|security-center|sentinel|key-rotation|detective|secret-scanning|diagnostic|cloudaudit"
-                       r"|containeranalysis|binaryauthorization|threat|antimalware", re.I)
-_TURN_OFF = re.compile(r"^(?:stop|disable|deactivate|suspend|pause|turn-off)(?:[-_:]\w[\w-]*)?$|^--no-enable$"
-                       r"|^--enabled?=false$|^--status=disabled$|^--tier=free$|^--disabled$|^disabled$|^free$", re.I)
-_ADMIN_ROLE = re.compile(r"administratoraccess|iamfullaccess|poweruseraccess|roles/owner\b|roles/editor\b"
-                         r"|roles/iam\.\w*admin|roles/resourcemanager\.\w*admin|^cluster-admin$"
-                         r"|--clusterrole=cluster-admin|\"action\"\s*:\s*\"\*\""
-                         r"|^(?:--role=)?(?:owner|contributor|user access administrator)$", re.I)
-_READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
-                   r"|check|preview|what-if)(?:[-_:]|$)")
-_GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modify)(?:[-_:]\w[\w-]*)?$|binding", re.I)
-_KEY_DELETION = re.compile(r"^schedule-?\w*-?deletion$|^schedule-deletion$", re.I)
 
 # -- registries: owners and tokens ------------------------------------------------------------------------------------
 _OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators",
                           "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
 _OWNER_CHANGE = frozenset({"add", "rm", "remove", "transfer", "invite", "grant", "-a", "--add", "-r", "--remove"})
 _TOKEN_WORDS = re.compile(r"^(?:tokens?|api-?keys?|access-?keys?|pat|pats|personal-access-tokens?|authorizations?"
-                          r"|credentials?|service-accounts?-keys?)$", re.I)
+                          r"|credentials?|service-accounts?-keys?|auth|ssh-keys?|gpg-keys?|deploy-keys?)$", re.I)
+_OWNER_ACTION = re.compile(r"^(?:access|collaborators?|members?|sharing|owners?|maintainers?|teams?|orgs?|apps)"
+                           r":(?:add|update|transfer|invite)$|^invite$|^\w+:invite$", re.I)
+_WIDE_SCOPES = re.compile(r"admin:|delete_repo|delete:packages|write:org|site_admin|\bsudo\b", re.I)
 _TOKEN_MAKE = frozenset({"create", "new", "generate", "add", "issue", "mint"})
 _TOKEN_ACTIONS = re.compile(r"^(?:create-access-key|create-service-specific-credential|create-for-rbac"
                             r"|authorizations:create|tokens?:create|create-token|generate-token|create-api-key"
@@ -117,11 +89,16 @@ def _note(facts: Facts, signal: str, why: str) -> None:
     facts.notes.setdefault(signal, f"why: {why}")
 
 
+_CONNINFO_HOST = re.compile(r"(?:^|\s)(?:host|hostaddr|server|data source)\s*=\s*([^\s;,]+)", re.I)
+
+
 def hosts_of(prog: str, words: list[str]) -> list[str]:
     """The servers a data-store client talks to (every one named, local or not)."""
     options = HOST_OPTIONS - {"-H"} if prog not in ("sqlcmd",) else HOST_OPTIONS
     found = option_hosts(words, options) + [h for w in words if (h := host_of(w.split("=", 1)[1] if w.startswith(
         "-") and "=" in w else w)) is not None]
+    found += [w[2:] for w in words if w.startswith("-h") and len(w) > 2 and w[2] != "="]  # mysql -hdb.acme.io
+    found += [m.group(1) for w in words for m in _CONNINFO_HOST.finditer(w)]  # psql "host=db.acme.io dbname=x"
     if prog == "sqlplus":  # sqlplus user/pass@host:1521/SID
         found += [w.rsplit("@", 1)[1].split(":", 1)[0].split("/", 1)[0] for w in words if "@" in w]
     return found
@@ -142,8 +119,23 @@ def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
     _data_store(facts, prog, words, stdin_text)
     if prog in HTTP_CLIENTS:
         _http(facts, prog, words)
-    _cloud(facts, words)
+    cloudopen.mark(facts, words)
     _registry(facts, prog, words)
+
+
+# Variables a data-store client takes its server from (PGHOST=db.prod psql ..., REDIS_URL=redis://... redis-cli)
+_HOST_VARS = re.compile(r"^(?:PGHOST|MYSQL_HOST|MARIADB_HOST|REDISCLI_HOST|REDIS_HOST|MONGO_HOST|[A-Z_]*DATABASE_URL"
+                        r"|[A-Z_]*(?:REDIS|MONGO(?:DB)?|PG|POSTGRES|MYSQL)_(?:URL|URI|HOST))$")
+
+
+def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
+    """A data-store client whose server is set by a variable for the command: judged as if given with -h."""
+    if facts.program not in SQL_CLIENTS and facts.program not in KV_CLIENTS:
+        return
+    for name, value in assigned.items():
+        if value and _HOST_VARS.match(name) and (host := host_of(value) or value) and not is_local(host):
+            _data_store(facts, facts.program, ["-h", host, *facts.unit.split()[1:]], None)
+            return
 
 
 def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | None) -> None:
@@ -155,6 +147,8 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
             _note(facts, "db-admin", f"sends {host[:40]!r} to a server over a raw socket")
         return
     command = " ".join(v.text for v in parse([Val(w) for w in words], _KV_SPEC).operands)
+    if not command and stdin_text and prog in KV_CLIENTS:  # echo 'CONFIG SET dir /root/.ssh' | redis-cli -h x
+        command = " ".join(stdin_text.split())
     if prog in KV_CLIENTS or (prog.endswith("-cli") and command.split()[:1] and command.split()[0].upper() in (
             "FLUSHALL", "FLUSHDB", "CONFIG", "SHUTDOWN", "REPLICAOF", "SLAVEOF")):
         if _KV_FLUSH.search(command):
@@ -212,43 +206,26 @@ def _http(facts: Facts, prog: str, words: list[str]) -> None:
               "access or data in bulk")
 
 
-def _pairs(words: list[str]) -> set[tuple[str, str]]:
-    return {(a.lower(), b.lower()) for a, b in itertools.pairwise(words)}
-
-
-def _cloud(facts: Facts, words: list[str]) -> None:
-    leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
-    if any(_READ.match(w) for w in leading):
-        return  # describe-security-groups --filters ...0.0.0.0/0, terraform plan -var cidr=0.0.0.0/0
-    lowered = [w.lower() for w in words if not w.lower().startswith(("--filter", "--query", "name=", "values="))]
-    az_any = any(a.startswith("--source-address-prefix") and b in ("*", "internet", "any")
-                 for a, b in _pairs(words))  # az network nsg rule create --source-address-prefixes '*'
-    if (az_any or any(_OPEN_CIDR.search(w) for w in lowered)) and "egress" not in " ".join(leading):
-        ports = [w for w in lowered if _PORT_GIVEN.search(w)]
-        admin = next((w for w in lowered if _ADMIN_PORT.search(_OPEN_CIDR.sub(" ", w))), None)
-        every = next((w for w in lowered if _ALL_PORTS.match(w)), None)
-        if admin or every or not ports:
-            which = f"port {admin}" if admin else "every port"
-            _note(facts, "cloud-open", f"lets the whole internet (0.0.0.0/0) reach {which}")
-            return
-    public = next((w for w in words if _PUBLIC.search(w)), None) or next(
-        (" ".join(p) for p in _pairs(words) if p in _PUBLIC_PAIRS), None)
-    if public:
-        _note(facts, "cloud-open", f"makes data or resources public ({public[:60]})")
-        return
-    if any(_TURN_OFF.match(w) for w in [*leading, *lowered]) and any(_SECURITY.search(w) for w in [*leading,
-                                                                                                 *lowered]):
-        _note(facts, "cloud-open", "turns off audit logging, MFA or a security service")
-        return
-    if (role := next((w for w in words if _ADMIN_ROLE.search(w)), None)) and any(_GIVE.search(w) for w in leading):
-        _note(facts, "cloud-open", f"gives an administrator role ({role[:60]})")
-        return
-    if any(_KEY_DELETION.match(w) for w in leading):
-        _note(facts, "cloud-open", "schedules a key's deletion")
+_ACCESS_PATH = re.compile(r"/(?:collaborators|outside_collaborators|memberships|members|invitations|owners|admins"
+                          r"|maintainers|access_tokens|deploy_tokens|personal_access_tokens|tokens|keys)\b"
+                          r"|/teams/[^/]+/(?:repos|members)", re.I)
+_API_WRITE = re.compile(r"^(?:-X|--method)=(?:PUT|POST|PATCH)$", re.I)
 
 
 def _registry(facts: Facts, prog: str, words: list[str]) -> None:
+    if prog in ("gh", "glab") and facts.sub == "api" and any(_ACCESS_PATH.search(o) for o in facts.operands) and (
+            any(_API_WRITE.match(v) for v in facts.values) or {"-f", "-F", "--field", "--raw-field", "--input"} &
+            set(facts.flags)):
+        _note(facts, "registry-owner", "gives someone access to a repository or organisation through the API")
+        return
     leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
+    if any(_OWNER_ACTION.match(w) for w in leading[:3]):
+        _note(facts, "registry-owner", f"gives others access to {prog}'s apps, teams or packages ({' '.join(leading)})")
+        return
+    if prog == "gh" and leading[:1] == ["auth"] and any(_WIDE_SCOPES.search(b) for a, b in itertools.pairwise(words)
+                                                          if a in ("-s", "--scopes")):
+        _note(facts, "registry-owner", "widens the stored token to administration or deletion scopes")
+        return
     if _OWNER_WORDS.intersection(leading[:2]) and (_OWNER_CHANGE.intersection(leading) or
                                                    _OWNER_CHANGE.intersection(facts.flags)):
         _note(facts, "registry-owner", f"changes who owns {prog}'s package or repository ({' '.join(leading[:3])})")

@@ -1,0 +1,94 @@
+"""Cloud security opened, judged by verb and effect across CLIs (aws, gcloud, az, doctl, oci, hcloud, and CLIs no rule
+names): ingress from 0.0.0.0/0 or ::/0 to an admin port or every port, public ACLs, policies and blob access, audit
+logging, MFA, versioning, deletion protection or a security service turned off, an administrator role given, a key's
+deletion scheduled. Read verbs (describe, list, get, plan) and filters that only name 0.0.0.0/0 stay free, and so do
+web ports opened to everyone."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from dun.guard.effects import Facts
+
+_OPEN_CIDR = re.compile(r"(?:^|[^\d.])(?:0\.0\.0\.0/0|::/0)(?:$|[^\d])"
+                        r"|^--source-address-prefix(?:es)?=(?:\*|internet|any)$", re.I)
+_ADMIN_PORT = re.compile(r"(?:^|[^\d.])(?:22|23|135|139|445|1433|1521|2375|2376|2379|3306|3389|5432|5601|5900|5984"
+                         r"|6379|6443|8500|9042|9200|9300|10250|11211|15672|27017)(?:$|[^\d.])")
+_ALL_PORTS = re.compile(r"^(?:-1|all|0-65535|1-65535|\*|tcp:0-65535|tcp:1-65535|all-traffic|-p=-1|--protocol=(?:all|-1)"
+                        r"|ports:all|fromport=0|ipprotocol=-?1|--port-range=\*|--dest(?:ination)?-port-ranges?=\*)$",
+                        re.I)
+_PORT_GIVEN = re.compile(r"port|^tcp:|^udp:|^\d+(?:-\d+)?$", re.I)
+_PUBLIC = re.compile(r"^(?:--acl=)?(?:public-read|public-read-write|authenticated-read)$|allusers|allauthenticatedusers"
+                     r"|^--allow-blob-public-access(?:=true)?$|^--public-access(?:=(?:blob|container))?$"
+                     r"|^--publicly-accessible$|group=all\b|launchpermission.*all|^--auth-type=none$|\"principal\"\s*:\s*(?:\"\*\"|\{\s*"
+                     r"\"aws\"\s*:\s*\"\*\")|^--principal=\*$|blockpublic\w*=false|^--no-block-public"
+                     r"|^--public-network-access=enabled$|^--anonymous(?:-access)?(?:=true)?$", re.I)
+_PUBLIC_PAIRS = {("--acl", "public-read"), ("--acl", "public-read-write"), ("--acl", "authenticated-read"),
+                 ("--public-access", "blob"), ("--public-access", "container"), ("--principal", "*"),
+                 ("--group-names", "all"), ("--allow-blob-public-access", "true"), ("--public-network-access",
+                                                                                    "enabled"),
+                 ("defacl", "public-read"), ("set", "public-read"), ("--auth-type", "none"),
+                 ("--https-only", "false"), ("--default-action", "allow"), ("--end-ip-address", "255.255.255.255"),
+                 ("--allow-principal", "user:*"), ("--allow-principal", "user:anonymous")}
+_SECURITY = re.compile(r"^security$|trail|logging|\baudit|guardduty|securityhub|security-hub|defender|\bmfa|mfa-"
+                       r"|recorder|macie|inspector|detector|encryption|\bwaf|shield|flow-?log|access-analyzer|securitycenter"
+                       r"|security-center|sentinel|key-rotation|detective|secret-scanning|diagnostic|cloudaudit"
+                       r"|containeranalysis|binaryauthorization|threat|antimalware|^auth$|2fa|two-factor|\botp\b|versioning"
+                       r"|deletion-protection|termination-protection|authorized-networks|private-(?:nodes|endpoint)"
+                       r"|network-policy|shielded|purge-protection|soft-delete", re.I)
+_TURN_OFF = re.compile(r"^(?:stop|disable|deactivate|suspend|pause|turn-off)(?:[-_:]\w[\w-]*)?$|^--no-enable$"
+                       r"|^--enabled?=false$|^--status=disabled$|^--tier=free$|^--disabled$|^disabled$|^free$"
+                       r"|status=(?:suspended|disabled)$|^--enable-[\w-]+=false$", re.I)
+_ADMIN_ROLE = re.compile(r"administratoraccess|iamfullaccess|poweruseraccess|roles/owner\b|roles/editor\b"
+                         r"|roles/iam\.\w*admin|roles/resourcemanager\.\w*admin|^cluster-admin$"
+                         r"|--clusterrole=cluster-admin|\"action\"\s*:\s*\"\*\""
+                         r"|^(?:--role=)?(?:owner|contributor|user access administrator)$", re.I)
+_READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
+                   r"|check|preview|what-if)(?:[-_:]|$)")
+_GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modify)(?:[-_:]\w[\w-]*)?$|binding", re.I)
+_KEY_DELETION = re.compile(r"^schedule-?\w*-?deletion$|^schedule-deletion$", re.I)
+
+
+
+def _note(facts: Facts, why: str) -> None:
+    facts.signals.add("cloud-open")
+    facts.notes.setdefault("cloud-open", f"why: {why}")
+
+
+def pairs(words: list[str]) -> set[tuple[str, str]]:
+    return {(a.lower(), b.lower()) for a, b in itertools.pairwise(words)}
+
+
+def mark(facts: Facts, words: list[str]) -> None:
+    """Raise cloud-open when these words open cloud security."""
+    leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
+    if any(_READ.match(w) for w in leading):
+        return  # describe-security-groups --filters ...0.0.0.0/0, terraform plan -var cidr=0.0.0.0/0
+    lowered = [w.lower() for w in words if not w.lower().startswith(("--filter", "--query", "name=", "values="))]
+    az_any = any(a.startswith("--source-address-prefix") and b in ("*", "internet", "any")
+                 for a, b in pairs(words))  # az network nsg rule create --source-address-prefixes '*'
+    az_any = az_any or any(w in ("open-port", "open-ports") for w in leading)  # az vm open-port: from anywhere
+    if (az_any or any(_OPEN_CIDR.search(w) for w in lowered)) and "egress" not in " ".join(leading):
+        ports = [w for w in lowered if _PORT_GIVEN.search(w)]
+        admin = next((w for w in lowered if _ADMIN_PORT.search(_OPEN_CIDR.sub(" ", w))), None)
+        every = next((w for w in lowered if _ALL_PORTS.match(w)), None)
+        if admin or every or not ports:
+            which = f"port {admin}" if admin else "every port"
+            _note(facts, f"lets the whole internet (0.0.0.0/0) reach {which}")
+            return
+    public = next((w for w in words if _PUBLIC.search(w)), None) or next(
+        (" ".join(p) for p in pairs(words) if p in _PUBLIC_PAIRS), None)
+    if public:
+        _note(facts, f"makes data or resources public ({public[:60]})")
+        return
+    if any(w.startswith("--no-") and _SECURITY.search(w) for w in lowered) or (
+            any(_TURN_OFF.match(w) for w in [*leading, *lowered]) and any(_SECURITY.search(w) for w in [*leading,
+                                                                                                      *lowered])):
+        _note(facts, "turns off audit logging, MFA or a security service")
+        return
+    if (role := next((w for w in words if _ADMIN_ROLE.search(w)), None)) and any(_GIVE.search(w) for w in leading):
+        _note(facts, f"gives an administrator role ({role[:60]})")
+        return
+    if any(_KEY_DELETION.match(w) for w in leading):
+        _note(facts, "schedules a key's deletion")
