@@ -51,6 +51,7 @@ SIGNALS = {
     "publishes": "interpreter code that releases or registers a package (devtools::release(), register())",
     "nonprod-target": "names staging, a preview or a test environment (and not production) among its arguments",
     "prod-target": "names production among its arguments (--stage production, acme-prod)",
+    "ci-weaken": "an edit of the repository's CI files that removes a test step or makes a failure pass",
 }
 
 
@@ -250,12 +251,7 @@ def _download_and_archive_effects(prog: str, o: Opts, ctx: Ctx, env: Env) -> lis
         rest = parse(ops[1:], SPECS.get(f"git {sub}", Spec())).operands
         if (sub == "clone" and len(rest) >= 2) or (sub == "worktree" and len(rest) >= 2 and rest[0].text == "add"):
             vals.append(rest[1])
-    out = []
-    for v in vals:
-        if v.text and v.text != "-":
-            path, where = classify(v, ctx, env)
-            out.append(Effect("write", path, where))
-    return out
+    return [Effect("write", *classify(v, ctx, env)) for v in vals if v.text and v.text != "-"]
 
 
 def _find_filters(args: list[Val]) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from dun.guard import linestate, longtail, marks, programs, secrets, testdb
+from dun.guard import ciconfig, linestate, longtail, marks, programs, secrets, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -186,6 +186,8 @@ class Walker(Redirections, ShellState, Names):
                     copied.get(e.path)
         for path in stdout:
             ctx.written[path] = out.text
+            if why := ciconfig.rewritten(path, out.text):  # printf 'jobs: ... run: echo ok' > .github/workflows/ci.yml
+                self.facts.append(Facts(unit=f"{redirs}", signals={"ci-weaken"}, notes={"ci-weaken": f"why: {why}"}))
         if to_shell or (facts is not None and facts.program == "tee" and any(linestate.shell_sink(w.raw)
                                                                            for w in cmd.words[n + 1:])):
             self.into_shell(out.text if not to_shell or facts is None or facts.program != "tee" else
@@ -236,6 +238,7 @@ class Walker(Redirections, ShellState, Names):
         facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
         longtail.mark(facts, args)
+        ciconfig.shell_edit(facts, prog, args)
         self.raw = []
         if unknown:
             facts.signals.add(unknown)

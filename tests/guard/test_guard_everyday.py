@@ -4,8 +4,12 @@ run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from guard_support import bash, fixed_home, tool
+
+from dun.guard import decide, load_rules
 
 
 @pytest.fixture(autouse=True)
@@ -74,3 +78,40 @@ def test_python_start_up_files_are_planting_wherever_the_site_directory_is() -> 
     assert tool("Write", "/work/repo/.venv/lib/python3.12/site-packages/usercustomize.py").rule == "plant.startup"
     assert bash("cp tools/helpers.py .venv/lib/python3.12/site-packages/").decision == "allow"
     assert tool("Write", "/work/repo/src/sitecustomize.py").decision == "allow"  # not on a site path
+
+
+@pytest.mark.parametrize("command", [
+    "git rm .github/workflows/tests.yml", "mv .github/workflows .github/workflows.off", "rm -rf .circleci",
+    "sed -i '/pytest/d' .gitlab-ci.yml", "sed -i 's/pytest/pytest || true/' .github/workflows/ci.yml",
+    "yq -i '.jobs.test.if = \"false\"' .github/workflows/ci.yml",
+    "printf 'jobs:\\n  ok:\\n    steps:\\n      - run: echo ok\\n' > .github/workflows/ci.yml"])
+def test_ci_weakened_through_the_shell_is_denied(command: str) -> None:
+    assert bash(command).rule == "ci.weaken"
+
+
+@pytest.mark.parametrize("command", [
+    "sed -i 's/node-version: 18/node-version: 20/' .github/workflows/ci.yml",
+    "yq -i '.jobs.test.runs-on = \"ubuntu-24.04\"' .github/workflows/ci.yml", "git rm --cached -r .github",
+    "printf 'jobs:\\n  b:\\n    steps:\\n      - run: python -m build\\n' > .github/workflows/release.yml"])
+def test_ci_edited_as_developers_do_is_allowed(command: str) -> None:
+    assert bash(command).decision == "allow"
+
+
+def test_the_file_tools_are_judged_against_the_ci_file_on_disk(tmp_path: Path) -> None:
+    ci = tmp_path / ".github" / "workflows" / "ci.yml"
+    ci.parent.mkdir(parents=True)
+    ci.write_text("jobs:\n  test:\n    steps:\n      - run: pytest -q\n      - run: ruff check .\n")
+
+    def edit(tool: str, **tool_input: object) -> str | None:
+        event = {"hook_event_name": "PreToolUse", "tool_name": tool, "cwd": str(tmp_path),
+                 "tool_input": {"file_path": str(ci), **tool_input}}
+        verdict = decide(event, tmp_path, load_rules([], []))
+        return verdict.rule if verdict.decision == "deny" else None
+
+    assert edit("Edit", old_string="      - run: pytest -q\n", new_string="") == "ci.weaken"
+    assert edit("Edit", old_string="pytest -q", new_string="pytest -q || true") == "ci.weaken"
+    assert edit("MultiEdit", edits=[{"old_string": "ruff check .", "new_string": "ruff check --exit-zero ."}]) \
+        == "ci.weaken"
+    assert edit("Write", content="jobs:\n  test:\n    steps:\n      - run: echo ok\n") == "ci.weaken"
+    assert edit("Edit", old_string="pytest -q", new_string="pytest -q -n auto") is None
+    assert edit("Write", content=ci.read_text() + "      - run: mypy\n") is None

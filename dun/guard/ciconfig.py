@@ -1,0 +1,120 @@
+"""The repository's own CI and checks, weakened by editing its files: a workflow deleted or moved away, a test step
+removed, or a failure made not to count (`|| true`, `continue-on-error: true`, `allow_failure: true`, `--exit-zero`,
+`if: false`). An agent told to make CI pass can do it this way without fixing anything; the change lands with its
+next commit. Judged for shell edits (sed, yq, a file rewritten by a redirection) and for the Write, Edit and MultiEdit
+tools, against the file on disk where the guard can read it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+from dun.guard.effects import Facts
+from dun.guard.expand import Val
+from dun.guard.options import SPECS, parse
+
+# CI configuration, as written on a command line (relative) or as a resolved path
+CI_PATHS = ("*.github/workflows", "*.github/workflows/*", "*.github", "*.gitlab-ci.yml", "*.gitlab-ci/*",
+            "*.circleci", "*.circleci/*", "*.travis.yml", "*Jenkinsfile", "*azure-pipelines*.yml",
+            "*bitbucket-pipelines.yml", "*.buildkite", "*.buildkite/*", "*.drone.yml", "*.woodpecker.yml",
+            "*.woodpecker/*", "*.github/dependabot.yml", "*.github/dependabot.yaml", "*.pre-commit-config.yaml")
+_CI = re.compile(r"(?:^|/)(?:\.github/workflows/[^/]+|\.gitlab-ci\.yml|\.gitlab-ci/[^/]+|\.circleci/[^/]+|\.travis\.yml"
+                 r"|Jenkinsfile|azure-pipelines[^/]*\.yml|bitbucket-pipelines\.yml|\.buildkite/[^/]+|\.drone\.yml"
+                 r"|\.woodpecker\.yml|\.woodpecker/[^/]+|\.pre-commit-config\.yaml)$")
+# What makes a failing step or job count as passed, or never run
+_WEAK = re.compile(r"\|\|\s*(?:true|:|exit\s+0|echo\b)|continue-on-error['\"]?\s*[:=]\s*['\"]?true"
+                   r"|allow_failure['\"]?\s*[:=]\s*true"
+                   r"|--exit-zero|\bif\s*:\s*['\"]?(?:false|\$\{\{\s*false\s*\}\})|\bwhen\s*:\s*never|\bset\s+\+e\b"
+                   r"|--no-verify|\bexit\s+0\b|--passWithNoTests|\bSKIP_TESTS?\s*[:=]")
+# Steps that test or check
+_TESTS = re.compile(r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ava|karma|playwright|cypress|go\s+test"
+                    r"|go\s+vet|cargo\s+(?:test|nextest|clippy)|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|lint|check)"
+                    r"|mvn\b[^\n]*\b(?:test|verify)|gradlew?\b[^\n]*\b(?:test|check)|make\s+(?:test|check|lint)|ctest"
+                    r"|rspec|rake\s+test|phpunit|dotnet\s+test|mix\s+test|ruff|mypy|flake8|pylint|eslint|tsc|codeql"
+                    r"|golangci-lint|pre-commit\s+run|swift\s+test|dun\s+check)\b")
+
+
+def is_ci(path: str) -> bool:
+    return bool(_CI.search(path))
+
+
+def weakens(old: str | None, new: str) -> str | None:
+    """Why the new text of a CI file is weaker than the old one (a test step gone, a failure made to pass)."""
+    old = old or ""
+    added = _WEAK.findall(new)
+    if len(added) > len(_WEAK.findall(old)):
+        return f"makes a failure count as passed ({added[-1].strip()})"
+    gone = [t for t in dict.fromkeys(" ".join(m.split()) for m in _TESTS.findall(old))
+            if len(_TESTS.findall(new)) < len(_TESTS.findall(old)) and t not in " ".join(new.split())]
+    return f"removes a test or check step ({gone[0]})" if gone else None
+
+
+def read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(1 << 20)
+    except OSError:
+        return None
+
+
+def shell_edit(facts: Facts, prog: str, args: list[Val]) -> None:
+    """sed -i, yq -i and perl -i edits of a CI file: lines deleted that test, or text that makes failures pass."""
+    if prog not in ("sed", "yq", "perl", "gsed"):
+        return
+    o = parse(args, SPECS.get(prog, SPECS["sed"]))
+    paths = [e.path for e in facts.effects if e.op == "write" and is_ci(e.path)]
+    if prog == "yq" and o.has("-i", "--inplace"):
+        paths += [v.text for v in o.operands[1:] if is_ci(v.text)]
+    if not paths:
+        return
+    scripts = [v.text for v in o.value("-e", "--expression")] or [v.text for v in o.operands[:1]]
+    why = None
+    for script in scripts:
+        if prog in ("sed", "gsed") and re.search(r"(?:^|[;\n}])\s*(?:\d+(?:,\d+)?|\$|/[^/]*/(?:,/[^/]*/)?)\s*!?\s*d",
+                                                 script) and _TESTS.search(script + "\n" + _texts(paths)):
+            why = "deletes lines of a CI file that test or check"
+        elif prog == "yq" and re.search(r"\bdel\s*\(|\.if\s*\|?=\s*['\"]?false", script):
+            why = "removes or turns off a CI job or step"
+        why = why or (f"makes a failure count as passed ({m.group(0)})" if (m := _WEAK.search(script)) else None)
+    if why:
+        facts.signals.add("ci-weaken")
+        facts.notes["ci-weaken"] = f"why: {why}"
+
+
+def _texts(paths: list[str]) -> str:
+    return "\n".join(read(p) or "" for p in paths)
+
+
+def tool_edit(tool: str, path: str, tool_input: Mapping[str, object]) -> str | None:
+    """Why a Write/Edit/MultiEdit of a CI file weakens it, or None."""
+    if not is_ci(path):
+        return None
+    if tool == "Write":
+        content = tool_input.get("content")
+        return rewritten(path, content) if isinstance(content, str) else None
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    for edit in edits if isinstance(edits, list) else []:
+        if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
+            old = edit.get("old_string")
+            if why := weakens(old if isinstance(old, str) else "", str(edit["new_string"])):
+                return why
+    return None
+
+
+def rewritten(path: str, text: str | None) -> str | None:
+    """A CI file written whole (printf ... > ci.yml, the Write tool), judged against the file on disk; when there is
+    none the guard can read, a workflow whose steps all do nothing (`run: echo ok`) is a CI that checks nothing."""
+    if text is None or not is_ci(path):
+        return None
+    old = read(path) if os.path.isfile(path) else None
+    if old is not None:
+        return weakens(old, text)
+    steps = [s.strip().strip("'\"") for s in re.findall(r"^\s*(?:-\s*)?(?:run|script)\s*:\s*(.+)$", text, re.M)]
+    if steps and all(_IDLE.fullmatch(s) for s in steps):
+        return f"replaces the CI with steps that check nothing ({steps[0]})"
+    return None
+
+
+_IDLE = re.compile(r"(?:echo\b[^|;&]*|true|:|exit\s+0|\|)")
