@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from dun.checks.pyenv import Python
 
 PLACEHOLDER = "{python}"  # the project's interpreter (dun/checks/pyenv.py)
+# `{dun-file:PATH}`: a file dun ships under dun/checks/ (mocha's reporter), as an absolute path
+DUN_FILE = re.compile(r"\{dun-file:(?P<path>[\w-]+(?:/[\w.-]+)*)\}")
 
 FIELDS = {
     "command": Field("str", "Shell command, run with `sh -c` from the repo root; `{python}` stands for the "
@@ -158,6 +160,8 @@ def _decide(opts: dict[str, Any], root: Path, cwd: Path) -> tuple[str, Python | 
         command, absent = expand_js(command, root, cwd)
         if absent:
             return Outcome(Status.ERROR, absent, next=js_install_hint(cwd))
+    if "{dun-file:" in command:
+        command = DUN_FILE.sub(lambda m: shlex.quote(str(Path(__file__).parent / m["path"])), command)
     if "{unittest-args}" in command:  # the project's own discovery arguments (dun/checks/pyrunner.py)
         from dun.checks.pyrunner import unittest_args
 

@@ -501,7 +501,7 @@ def test_ava_report_blocks_with_the_file_line_ava_prints(tmp_path: Path) -> None
     parsed = parse(tmp_path, "ava", out)
     assert [(i.file, i.line, i.text) for i in parsed.items] == [
         ("test/math.js", 3, "math › adds: Difference (- actual, + expected):\n- 2\n+ 3"),
-        ("test/math.js", 9, "math › throws: Error thrown in test:\nError {\nmessage: 'boom',\n}\nError: boom")]
+        ("test/math.js", 9, "math › throws: Error thrown in test:\nError {\n  message: 'boom',\n}\nError: boom")]
     assert parsed.summary == "2 failed, 1 passed"
 
 

@@ -8,15 +8,17 @@ it, the details, `› file:line:column`), separated by blank lines, closed by an
 
 from __future__ import annotations
 
+import os
 import re
+import textwrap
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
-from dun.checks.parsers.frames import first_project_frame
+from dun.checks.parsers.frames import first_project_frame, title_line
 from dun.engine.model import Item
 
 _RULE = re.compile(r"^\s*─+\s*$")
 _RESULT = re.compile(r"^\s*(?P<mark>✔|✘|-)\s")
-_LOCATION = re.compile(r"^\s*(?:›\s*)?(?P<file>[^\s:]+\.[A-Za-z]\w*):(?P<line>\d+)(?::\d+)?\s*$")
+_LOCATION = re.compile(r"^\s*(?:›\s*)?(?:file://)?(?P<file>[^\s:]+\.[A-Za-z]\w*):(?P<line>\d+)(?::\d+)?\s*$")
 _EXCERPT = re.compile(r"^\s*\d+:\s")
 _FRAME_LINE = re.compile(r"^\s+at\s")
 _TOTALS = re.compile(r"^\s*(?P<count>\d+) (?:tests? )?(?P<what>failed|passed|skipped|todo|known failures?)")
@@ -24,6 +26,10 @@ _UNCAUGHT = re.compile(r"^\s*(?:Uncaught exception|Unhandled rejection) in (?P<f
 _ERROR = re.compile(r"^\s*[\w.]*(?:Error|Exception)\b[^:]*:\s*\S")
 MAX_LINES = 20_000
 MAX_BLOCK = 200
+MAX_TEST_FILES = 5_000  # looked at for a test's declaration
+_TEST_FILE = re.compile(r"(^|/)(test|tests|__tests__)/|(^|[./-])(test|spec)\.[cm]?[jt]sx?$"
+                        r"|(^|/)test-[^/]*\.[cm]?[jt]sx?$")
+_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
 
 
 class AvaParser(LineParser):
@@ -83,16 +89,21 @@ class AvaParser(LineParser):
         title = block[0].strip()
         where: tuple[str, int] | None = None
         message: list[str] = []
-        for line in block[1:]:
+        for at, line in enumerate(block[1:], 1):
+            if line.strip() == "Error" and at + 1 < len(block) and _FRAME_LINE.match(block[at + 1]):
+                continue  # AVA's own error for a rejection with a non-Error: its stack is AVA's
             location = _LOCATION.match(line)
             if location:
                 path = repo_path(location["file"], self.ctx)
                 where = where or ((path, int(location["line"])) if path else None)
             elif not _EXCERPT.match(line) and not _FRAME_LINE.match(line) and line.strip():
-                message.append(line.strip())
+                message.append(line.rstrip())
         if where is None:
             where = first_project_frame(["\n".join(block)], self.ctx)
-        text = f"{title}: " + "\n".join(message) if message else title
+        if where is None:  # a thrown string or object has no stack: the test's own declaration
+            where = _declared(title, self.ctx)
+        body = textwrap.dedent("\n".join(message))  # the block's margin, not a diff's own indentation
+        text = f"{title}: {body}" if message else title
         return Item(text=bounded(text), file=where[0] if where else None, line=where[1] if where else None)
 
 
@@ -113,3 +124,34 @@ def _blocks(lines: list[str]) -> list[list[str]]:
     if current:
         blocks.append(current)
     return blocks
+
+
+def _declared(title: str, ctx: ParseContext) -> tuple[str, int] | None:
+    """Where the test titled `title` is declared: AVA names a test `FILE › TITLE` when the run has several files
+    (FILE its path under the test directory, without `.test.js`), else `TITLE`; the one test file, of those whose
+    path fits, that writes the title as a string literal once."""
+    *prefix, name = title.split(" › ")
+    found: list[tuple[str, int]] = []
+    for file in _test_files(ctx.root):
+        stem = _SCRIPT.sub("", file)
+        stem = re.sub(r"[.-](test|spec)$", "", stem)
+        if prefix and not (stem == "/".join(prefix) or stem.endswith("/" + "/".join(prefix))):
+            continue
+        line = title_line(file, name, ctx)
+        if line is not None:
+            found.append((file, line))
+    return found[0] if len(found) == 1 else None
+
+
+def _test_files(root: os.PathLike[str] | str) -> list[str]:
+    files: list[str] = []
+    for top, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "node_modules" and not d.startswith("."))
+        rel = os.path.relpath(top, root).replace(os.sep, "/")
+        for name in sorted(names):
+            path = name if rel == "." else f"{rel}/{name}"
+            if _SCRIPT.search(name) and _TEST_FILE.search(path):
+                files.append(path)
+                if len(files) >= MAX_TEST_FILES:
+                    return files
+    return files

@@ -137,7 +137,7 @@ class CargoTestParser(LineParser):
         names = [name for _, name in failed]
         for binary, name in failed:  # a name failing in two binaries says which one
             shown = f"{name} (in {binary})" if names.count(name) > 1 and binary else name
-            items.append(self._item(shown, name, self.sections.get((binary, name), [])))
+            items.append(self._item(shown, name, self.sections.get((binary, name), []), binary))
         tally = [f"{self.counts['failed']} failed", f"{self.counts['passed']} passed",
                  f"{self.counts['ignored']} ignored"]
         summary = ", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran"
@@ -145,7 +145,7 @@ class CargoTestParser(LineParser):
             summary += f"; {plural(len(self.compile), 'compile error')}"
         return Parsed(items, summary=summary)
 
-    def _item(self, shown: str, name: str, lines: list[str]) -> Item:
+    def _item(self, shown: str, name: str, lines: list[str], binary: str = "") -> Item:
         where: tuple[str, int] | None = None
         message: list[str] = []
         panicking = False
@@ -184,24 +184,87 @@ class CargoTestParser(LineParser):
                     where = (no_panic["file"], int(no_panic["line"]))  # the test function
             elif line.startswith("Error: ") and not message:
                 message.append(line.strip())  # a test returning Err
+        doctest = _DOCTEST.match(name)
+        if doctest and not message:  # a doctest that did not compile, or a should_panic one that did not panic
+            message = _doctest_failure(lines)
         text = f"{shown}: " + ("\n".join(message) if message else "failed")
-        if _DOCTEST.match(name):  # rustdoc compiles a doctest apart: its panic's place is not the source's
-            return Item(text=bounded(text), file=_doctest_file(name), line=_doctest_line(name))
+        if doctest:  # rustdoc compiles a doctest apart: its panic's place is not the source's
+            return Item(text=bounded(text), file=doctest["file"], line=int(doctest["line"]))
         file = repo_path(where[0], self.ctx) if where else None
-        return Item(text=bounded(text), file=file, line=where[1] if where else None)
+        call = _test_call(name, (file, where[1]), binary, self.ctx) if file and where else None
+        via = f"\n  at {call[0]}:{call[1]}" if call else ""  # the test's own line calling the helper that panicked
+        return Item(text=bounded(text) + via, file=file, line=where[1] if where else None)
 
 
-_DOCTEST = re.compile(r"^(?P<file>\S+\.rs) - .* \(line (?P<line>\d+)\)$")
+# `src/lib.rs - double (line 9)`; a crate's or module's own (`//!`) doctest has no item: `src/lib.rs - (line 3)`
+_DOCTEST = re.compile(r"^(?P<file>\S+\.rs) - (?:.* )?\(line (?P<line>\d+)\)$")
+_DOCTEST_NOISE = re.compile(r"^(Test executable failed|stderr:|stdout:|error: aborting|For more information|"
+                            r"Couldn't compile the test|\s*\|\s*$)")
 
 
-def _doctest_file(name: str) -> str | None:
-    match = _DOCTEST.match(name)
-    return match["file"] if match else None
+def _doctest_failure(lines: list[str]) -> list[str]:
+    """What rustdoc says of a doctest that failed without a panic: the compiler's errors (`error[E0425]: ...` with
+    its `-->` place), or `Test executable succeeded, but it's marked should_panic`."""
+    kept = [line.rstrip() for line in lines if line.strip() and not _DOCTEST_NOISE.match(line)]
+    errors = [line for line in kept if line.startswith(("error", "  -->", "warning: unused"))]
+    return (errors or kept)[:20]
 
 
-def _doctest_line(name: str) -> int | None:
-    match = _DOCTEST.match(name)
-    return int(match["line"]) if match else None
+_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+)*fn\s+(?P<name>\w+)")
+
+
+def _test_call(name: str, where: tuple[str, int], binary: str, ctx: ParseContext) -> tuple[str, int] | None:
+    """When a test panicked inside a helper function (an `assert!` in `fn check(..)` that the test calls), the
+    line of the test calling it: the test function found by its name in the panicking file, or in the test
+    binary's own source (`tests/it.rs`, beside the helper's module); None when the test panicked in its own body
+    or the call cannot be told from the source."""
+    test = name.split(" - ")[0].rsplit("::", 1)[-1]
+    lines = _source(where[0], ctx)
+    if lines is None or not 0 < where[1] <= len(lines):
+        return None
+    helper = next((m["name"] for line in reversed(lines[: where[1]]) if (m := _FN.match(line))), None)
+    if helper is None or helper == test:
+        return None
+    candidates = [where[0]]
+    own = re.search(r"\((?P<source>[^()]+\.rs)\)$", binary)
+    crate = _crate_dir(where[0], ctx)
+    if own and crate is not None:
+        candidates.append(f"{crate}{own['source']}")
+    calls = re.compile(rf"\b{re.escape(helper)}\s*(?:::<[^>]*>)?\s*\(")
+    for file in dict.fromkeys(candidates):
+        text = _source(file, ctx)
+        starts = [n for n, line in enumerate(text or [], 1) if (m := _FN.match(line)) and m["name"] == test]
+        if text is None or len(starts) != 1:
+            continue
+        start = starts[0]
+        indent = len(text[start - 1]) - len(text[start - 1].lstrip())
+        for n in range(start + 1, len(text) + 1):
+            line = text[n - 1]
+            if line.strip() and len(line) - len(line.lstrip()) <= indent:
+                break  # the test function's closing brace
+            if calls.search(line):
+                return file, n
+    return None
+
+
+def _source(file: str, ctx: ParseContext) -> list[str] | None:
+    from dun.core.textfiles import read_bytes
+
+    try:
+        return read_bytes(ctx.root / file, 4 * 1024 * 1024, root=ctx.root).decode("utf-8", "replace").splitlines()
+    except (OSError, ValueError):
+        return None
+
+
+def _crate_dir(file: str, ctx: ParseContext) -> str | None:
+    """The directory of the crate holding `file` ('' for the root, else ending in '/')."""
+    parts = file.split("/")[:-1]
+    while True:
+        if (ctx.root.joinpath(*parts) / "Cargo.toml").is_file():
+            return "/".join(parts) + "/" if parts else ""
+        if not parts:
+            return None
+        parts.pop()
 
 
 class CargoMessagesParser(LineParser):

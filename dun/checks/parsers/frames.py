@@ -81,3 +81,36 @@ def title_line(file: str | None, title: str, ctx: ParseContext) -> int | None:
     quoted = [f"{q}{title}{q}" for q in ("'", '"', "`")]
     lines = [n for n, line in enumerate(text.splitlines(), 1) if any(q in line for q in quoted)]
     return lines[0] if len(lines) == 1 else None
+
+
+_TEST_CALL = re.compile(r"""\b(?:\w+\.)?test(?:\.only|\.skip|\.todo)?\s*\(\s*(?P<q>['"`])(?P<name>.*?)(?P=q)""")
+
+
+def enclosing_titles(file: str | None, line: int, ctx: ParseContext) -> list[str]:
+    """The titles of the `test('NAME', ...)`/`t.test('NAME', ...)` calls around line `line` of `file`, outermost
+    first, told by indentation: for tape, whose TAP names every test, nested or not, as a flat `# NAME` comment.
+    Empty when the file cannot be read; the caller checks the innermost against the name the runner printed."""
+    if not file:
+        return []
+    from dun.core.textfiles import read_bytes
+
+    try:
+        text = read_bytes(ctx.root / file, 4 * 1024 * 1024, root=ctx.root).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return []
+    lines = text.splitlines()
+    if not 0 < line <= len(lines):
+        return []
+    limit = len(lines[line - 1]) - len(lines[line - 1].lstrip())
+    titles: list[str] = []
+    for source in reversed(lines[: line - 1]):
+        indent = len(source) - len(source.lstrip())
+        if not source.strip() or indent >= limit:
+            continue
+        limit = indent
+        call = _TEST_CALL.search(source)
+        if call:
+            titles.insert(0, call["name"])
+        if indent == 0:
+            break
+    return titles

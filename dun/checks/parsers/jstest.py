@@ -98,8 +98,12 @@ class MochaParser(DocumentParser):
 
     def _failure(self, failure: Mapping[str, object]) -> Item:
         title, full = str(failure.get("title") or ""), str(failure.get("fullTitle") or "")
-        parents = full[: -len(title)].strip() if title and full.endswith(title) else ""
-        name = f"{parents} > {title}" if parents else full or title or "test"
+        titles = _title_path(full, title)
+        if titles is not None:  # dun's reporter: the describe blocks kept apart
+            name = " > ".join(t for t in titles if t) or "test"
+        else:  # mocha's own: its describe blocks joined with spaces, the levels lost
+            parents = full[: -len(title)].strip() if title and full.endswith(title) else ""
+            name = f"{parents} > {title}" if parents else full or title or "test"
         err = _mapping(failure.get("err"))
         file = repo_path(str(failure.get("file") or ""), self.ctx)
         stack = strip_ansi(str(err.get("stack") or ""))
@@ -110,3 +114,17 @@ class MochaParser(DocumentParser):
             message += f"\nexpected: {err['expected']}\nactual: {err['actual']}"  # no diff in the message
         line = where[1] if where else title_line(file, title, self.ctx)  # no stack: the test's own line
         return Item(text=bounded(f"{name}: {message}") + call, file=where[0] if where else file, line=line)
+
+
+def _title_path(full: str, title: str) -> list[str] | None:
+    """The titles dun's mocha reporter (dun/checks/js/mocha-reporter.cjs) writes as `fullTitle`: a JSON list of
+    strings ending with the test's own title; None for mocha's own space-joined `fullTitle`."""
+    if not full.startswith("["):
+        return None
+    try:
+        titles = json.loads(full)
+    except ValueError:
+        return None
+    if not isinstance(titles, list) or not titles or titles[-1] != title or not all(isinstance(t, str) for t in titles):
+        return None
+    return titles

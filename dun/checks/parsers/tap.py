@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
-from dun.checks.parsers.frames import first_project_frame, located
+from dun.checks.parsers.frames import enclosing_titles, first_project_frame, located
 from dun.checks.parsers.tapyaml import load
 from dun.engine.model import Item
 
@@ -33,6 +33,7 @@ class TapParser(LineParser):
         self.group = ""  # tape: the `# test name` comment the assertions follow
         self.pending: tuple[int, str, list[str]] | None = None  # a failure waiting for its YAML block
         self.block: list[str] | None = None
+        self.block_indent = 0  # the `---` line's: a `...` inside a block scalar (node's diff) is deeper
         self.items: list[Item] = []
         self.counts = {"fail": 0, "pass": 0, "skip": 0}
         self.tally: dict[str, int] = {}
@@ -44,13 +45,14 @@ class TapParser(LineParser):
 
     def feed(self, line: str) -> None:
         if self.block is not None:
-            if line.strip() == "...":
+            if line.strip() == "..." and len(line) - len(line.lstrip()) <= self.block_indent:
                 self._close_failure()
             elif len(self.block) < MAX_BLOCK_LINES:
                 self.block.append(line)
             return
         if self.pending is not None and line.strip() == "---":
             self.block = []
+            self.block_indent = len(line) - len(line.lstrip())
             return
         if self.pending is not None:
             self._close_failure()
@@ -139,6 +141,12 @@ class TapParser(LineParser):
                               declared[0] if declared else None)
         if frame is None:
             frame = declared
+        if not self.subtests and self.group and frame is not None and (name == self.group or
+                                                                       name.startswith(f"{self.group} > ")):
+            # tape prints nested tests' names flat: their parents from the source, when its innermost test is this
+            parents = enclosing_titles(frame[0], frame[1], self.ctx)
+            if parents and parents[-1] == self.group:
+                name = " > ".join([*parents[:-1], name])
         text = f"{name}: {message.strip()}" if message.strip() else name
         return Item(text=bounded(text) + call, file=frame[0] if frame else None, line=frame[1] if frame else None)
 

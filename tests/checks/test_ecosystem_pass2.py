@@ -1,0 +1,492 @@
+"""Project shapes from the second independent ecosystem pass: each was wrong before, as a user would see it.
+
+The parsers are fed what the real runners printed on those projects (node's TAP with a long diff, tape's flat
+names of nested tests, AVA's non-Error throws and ESM locations, rustdoc's crate-level and compile-fail doctests);
+mocha's describe levels and a Rust panic inside a helper are run for real (skipped with a message when the pinned
+JavaScript runners or cargo are missing)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from checks_support import git, write
+
+from dun.checks.parsers.base import ParseContext, Parsed
+from dun.checks.parsers.run import ParserRun
+
+HERE = Path(__file__).parent
+DUN = str(Path(sys.executable).parent / "dun")
+SPEC = HERE / "projects" / "js-runners.json"
+CACHE = Path(os.environ.get("DUN_E2E_CACHE", HERE.parent / "e2e" / ".cache"))
+RUNNERS = CACHE / f"js-runners-{hashlib.sha256(SPEC.read_bytes()).hexdigest()[:12]}"
+
+
+def parse(root: Path, kind: str, output: str) -> Parsed:
+    options = {"type": kind, "pattern": None, "file": None, "issue_path": "", "issue_fields": None,
+               "fail_on_items": False, "max_items": 50}
+    run = ParserRun(options, ParseContext(root, root))
+    for line in output.split("\n"):
+        run.feed(line)
+    return run.finish()
+
+
+# --- node --test: a `...` line inside a diff is not the end of the YAML block -----------------------------------
+
+NODE_TAP = """\
+TAP version 13
+# Subtest: Calculator
+    # Subtest: builds a user
+    not ok 1 - builds a user
+      ---
+      duration_ms: 10.4
+      location: '{root}/test/math.test.js:11:3'
+      failureType: 'testCodeFailure'
+      error: |-
+        Expected values to be strictly deep-equal:
+        + actual - expected ... Lines skipped
+
+          {{
+        +   age: 4,
+        -   age: 3,
+            name: 'ann',
+        ...
+              'y'
+            ]
+          }}
+      code: 'ERR_ASSERTION'
+      name: 'AssertionError'
+      operator: 'deepStrictEqual'
+      stack: |-
+        TestContext.<anonymous> (file://{root}/test/math.test.js:12:12)
+        Test.runInAsyncScope (node:async_hooks:206:9)
+      ...
+    1..1
+not ok 1 - Calculator
+  ---
+  duration_ms: 23.2
+  type: 'suite'
+  location: '{root}/test/math.test.js:5:1'
+  failureType: 'subtestsFailed'
+  error: '1 subtest failed'
+  ...
+1..1
+# tests 1
+# suites 1
+# pass 0
+# fail 1
+"""
+
+
+def test_node_diff_with_a_skipped_lines_marker_keeps_its_whole_message_and_the_assertion_line(tmp_path: Path) -> None:
+    # node prints `...` inside an error's diff where it skips lines; read as the block's end, the item lost the rest
+    # of the diff and the stack, so it sat at the test's declaration (line 11) instead of the assertion (line 12)
+    [item] = parse(tmp_path, "tap", NODE_TAP.format(root=tmp_path)).items
+    assert (item.file, item.line) == ("test/math.test.js", 12)
+    assert item.text.startswith("Calculator > builds a user: Expected values to be strictly deep-equal:")
+    assert "name: 'ann',\n...\n      'y'\n    ]\n  }\noperator: deepStrictEqual" in item.text
+
+
+# --- tape: nested tests named with their parents ----------------------------------------------------------------
+
+TAPE_SOURCE = """\
+const test = require('tape');
+const { add, user } = require('../lib');
+
+test('math', (t) => {
+  t.test('add', (st) => {
+    st.test('adds two numbers', (sst) => {
+      sst.equal(add(2, 3), 5, 'two plus three');
+      sst.end();
+    });
+    st.end();
+  });
+  t.test('builds a user', (st) => {
+    st.deepEqual(user(), { age: 3 });
+    st.end();
+  });
+  t.end();
+});
+
+test('flat', (t) => {
+  t.equal(add(1, 1), 2);
+  t.end();
+});
+"""
+
+TAPE_OUT = """\
+TAP version 13
+# math
+# add
+# adds two numbers
+not ok 1 two plus three
+  ---
+    operator: equal
+    expected: |-
+      5
+    actual: |-
+      -1
+    at: Test.<anonymous> ({root}/test/math.js:7:11)
+  ...
+# builds a user
+not ok 2 should be deeply equivalent
+  ---
+    operator: deepEqual
+    expected: |-
+      {{ age: 3 }}
+    actual: |-
+      {{ age: 4 }}
+    at: Test.<anonymous> ({root}/test/math.js:13:8)
+  ...
+# flat
+not ok 3 should be strictly equal
+  ---
+    operator: equal
+    expected: 2
+    actual: 0
+    at: Test.<anonymous> ({root}/test/math.js:20:5)
+  ...
+
+1..3
+# tests 3
+# pass  0
+# fail  3
+"""
+
+
+def test_tape_nested_tests_are_named_with_their_parents(tmp_path: Path) -> None:
+    # tape's TAP names every test, nested or not, as one flat `# name` comment: the parents come from the source
+    write(tmp_path, "test/math.js", TAPE_SOURCE)
+    items = parse(tmp_path, "tap", TAPE_OUT.format(root=tmp_path)).items
+    assert [(i.file, i.line, i.text.split(": ")[0]) for i in items] == [
+        ("test/math.js", 7, "math > add > adds two numbers > two plus three"),
+        ("test/math.js", 13, "math > builds a user > should be deeply equivalent"),
+        ("test/math.js", 20, "flat > should be strictly equal")]
+    assert "expected: 5\nactual: -1" in items[0].text
+
+
+def test_tape_keeps_the_printed_name_when_the_source_does_not_say_the_same(tmp_path: Path) -> None:
+    # an assertion whose enclosing test in the source is not the one tape names (a helper, reformatted code)
+    write(tmp_path, "test/math.js", TAPE_SOURCE.replace("t.test('builds a user'", "t.test('renamed'"))
+    items = parse(tmp_path, "tap", TAPE_OUT.format(root=tmp_path)).items
+    assert items[1].text.split(": ")[0] == "builds a user > should be deeply equivalent"
+
+
+# --- AVA: a thrown string or object, ESM locations, diffs' indentation -----------------------------------------
+
+AVA_SOURCE = """\
+const test = require('ava');
+const { add, user } = require('../lib');
+
+test('builds a user', (t) => {
+  t.deepEqual(user(), { name: 'ann', age: 3, tags: ['x'] });
+});
+
+test('throws a string', (t) => {
+  if (add(1, 1) !== 2) throw 'plain string thrown';
+  t.pass();
+});
+
+test('rejects with a non-error', async (t) => {
+  if (add(1, 1) !== 2) await Promise.reject('rejected with a string');
+  t.pass();
+});
+"""
+
+AVA_OUT = """
+  ✘ [fail]: {prefix}builds a user
+  ✘ [fail]: {prefix}throws a string Error thrown in test
+  ✘ [fail]: {prefix}rejects with a non-error
+  ─
+
+  {prefix}builds a user
+
+  test/{path}:5
+
+   4: test('builds a user', (t) => {{
+   5:   t.deepEqual(user(), {{ name: 'ann', age: 3, tags: ['x'] }});
+   6: }});
+
+  Difference (- actual, + expected):
+
+    {{
+  -   age: 4,
+  +   age: 3,
+      name: 'ann',
+      tags: [
+        'x',
+      ],
+    }}
+
+  › file://test/{path}:5:5
+
+
+
+  {prefix}throws a string
+
+  Error thrown in test:
+
+  'plain string thrown'
+
+
+
+  {prefix}rejects with a non-error
+
+  Rejected promise returned by test. Reason:
+
+  'rejected with a string'
+
+  Error
+      at file://{root}/node_modules/ava/lib/test.js:604:28
+      at process.processTicksAndRejections (node:internal/process/task_queues:95:5)
+
+  ─
+
+  3 tests failed
+"""
+
+
+@pytest.mark.parametrize(("path", "prefix"), [("math.test.js", ""), ("sub/other.test.js", "sub › other › ")])
+def test_ava_non_error_throws_are_at_their_test_and_diffs_keep_their_indentation(tmp_path: Path, path: str,
+                                                                                 prefix: str) -> None:
+    # AVA prints no place for a thrown string or a rejection with one; with several test files it names a test
+    # `sub › other › title` for test/sub/other.test.js. A decoy file holds the same titles under another name.
+    write(tmp_path, f"test/{path}", AVA_SOURCE)
+    write(tmp_path, "test/decoy.test.js", AVA_SOURCE if prefix else "")
+    write(tmp_path, "node_modules/ava/lib/test.js", AVA_SOURCE)  # never a project's test file
+    parsed = parse(tmp_path, "ava", AVA_OUT.format(root=tmp_path, path=path, prefix=prefix))
+    deep, string, rejected = parsed.items
+    assert (deep.file, deep.line) == (f"test/{path}", 5)
+    assert deep.text == (f"{prefix}builds a user: Difference (- actual, + expected):\n  {{\n-   age: 4,\n+   age: 3,\n"
+                         "    name: 'ann',\n    tags: [\n      'x',\n    ],\n  }")  # no `› file://...` line left
+    assert (string.file, string.line) == (f"test/{path}", 8)
+    assert string.text == f"{prefix}throws a string: Error thrown in test:\n'plain string thrown'"
+    assert (rejected.file, rejected.line) == (f"test/{path}", 13)
+    assert rejected.text == (f"{prefix}rejects with a non-error: Rejected promise returned by test. Reason:\n"
+                             "'rejected with a string'")  # not AVA's own `Error` with its frames
+
+
+def test_ava_title_in_two_test_files_is_not_guessed(tmp_path: Path) -> None:
+    write(tmp_path, "test/math.test.js", AVA_SOURCE)
+    write(tmp_path, "test/copy.test.js", AVA_SOURCE)
+    string = parse(tmp_path, "ava", AVA_OUT.format(root=tmp_path, path="math.test.js", prefix="")).items[1]
+    assert (string.file, string.line) == (None, None)
+
+
+# --- rustdoc: crate-level doctests, should_panic and compile-fail doctests ------------------------------------------
+
+RUSTDOC_OUT = """\
+   Doc-tests docy
+
+running 3 tests
+test src/lib.rs - (line 3) ... FAILED
+test src/lib.rs - half (line 25) ... FAILED
+test src/lib.rs - other (line 34) ... FAILED
+
+failures:
+
+---- src/lib.rs - (line 3) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (1387) panicked at src/lib.rs:5:1:
+assertion `left == right` failed
+  left: 6
+ right: 4
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+---- src/lib.rs - half (line 25) stdout ----
+Test executable succeeded, but it's marked `should_panic`.
+---- src/lib.rs - other (line 34) stdout ----
+error[E0425]: cannot find function `nothing` in crate `docy`
+  --> src/lib.rs:36:20
+   |
+36 | let y: i32 = docy::nothing();
+   |                    ^^^^^^^ not found in `docy`
+
+error: aborting due to 1 previous error
+
+For more information about this error, try `rustc --explain E0425`.
+Couldn't compile the test.
+
+failures:
+    src/lib.rs - (line 3)
+    src/lib.rs - half (line 25)
+    src/lib.rs - other (line 34)
+
+test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.09s
+"""
+
+
+def test_crate_level_should_panic_and_compile_fail_doctests_at_their_doctest_with_rustdocs_words(
+        tmp_path: Path) -> None:
+    items = parse(tmp_path, "cargo-test", RUSTDOC_OUT).items
+    assert [(i.file, i.line, i.text) for i in items] == [
+        # a `//!` doctest: at its own line, not at its panic's line in rustdoc's generated file
+        ("src/lib.rs", 3, "src/lib.rs - (line 3): assertion `left == right` failed\n  left: 6\n right: 4"),
+        ("src/lib.rs", 25, "src/lib.rs - half (line 25): Test executable succeeded, but it's marked `should_panic`."),
+        ("src/lib.rs", 34, "src/lib.rs - other (line 34): error[E0425]: cannot find function `nothing` in crate "
+                           "`docy`\n  --> src/lib.rs:36:20")]
+
+
+# --- Rust: a panic inside a helper names the test's call (cargo, for real) --------------------------------------
+
+RUST_LIB = """\
+pub fn add(a: i32, b: i32) -> i32 {
+    a - b
+}
+
+pub fn parse(s: &str) -> i32 {
+    s.parse().unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_sum(a: i32, b: i32, want: i32) {
+        assert_eq!(add(a, b), want, "sum of {} and {}", a, b);
+    }
+
+    #[test]
+    fn adds_small() {
+        let pairs = 1;
+        check_sum(2, 3, 5 * pairs);
+    }
+
+    #[test]
+    fn parses_number() {
+        assert_eq!(parse("4x"), 4);
+    }
+
+    #[test]
+    fn own_body() {
+        assert!(add(2, 2) == 4, "two and two make {}", add(2, 2));
+    }
+}
+"""
+RUST_IT = """\
+mod common;
+
+#[test]
+fn integration_helper() {
+    common::expect_sum(1, 2, 3);
+}
+"""
+RUST_COMMON = """\
+pub fn expect_sum(a: i32, b: i32, want: i32) {
+    assert_eq!(core_lib::add(a, b), want);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def rust_helper_check(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed: the Rust fixture workspace cannot build")
+    import pwd
+
+    root = tmp_path_factory.mktemp("rust-helper")
+    write(root, "Cargo.toml", '[workspace]\nmembers = ["crates/core"]\nresolver = "2"\n')
+    write(root, "crates/core/Cargo.toml", '[package]\nname = "core-lib"\nversion = "0.1.0"\nedition = "2021"\n')
+    write(root, "crates/core/src/lib.rs", RUST_LIB)
+    write(root, "crates/core/tests/it.rs", RUST_IT)
+    write(root, "crates/core/tests/common/mod.rs", RUST_COMMON)
+    write(root, ".gitignore", "target\n")
+    git(root, "init", "-q", "-b", "main")
+    account = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the suite's HOME is not the one holding the toolchain
+    env = {**os.environ, "CARGO_TARGET_DIR": str(root / "target"), "CARGO_NET_OFFLINE": "true",
+           **{name: os.environ.get(name) or str(account / default)
+              for name, default in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo"))}}
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "cargo-test"], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "cargo-test"]
+    return check
+
+
+def test_rust_panic_in_a_helper_is_at_the_assertion_and_names_the_tests_call(rust_helper_check: dict[str, Any]) -> None:
+    items = {i["text"].split(": ", 1)[0]: i for i in rust_helper_check["items"]}
+    assert set(items) == {"tests::adds_small", "tests::parses_number", "tests::own_body", "integration_helper"}
+    small = items["tests::adds_small"]
+    assert (small["file"], small["line"]) == ("crates/core/src/lib.rs", 14)  # the failing assert_eq!, in the helper
+    assert small["text"].endswith("sum of 2 and 3\n  left: -1\n right: 5\n  at crates/core/src/lib.rs:20")
+    parse_item = items["tests::parses_number"]  # a library function that panicked: the test's line calling it
+    assert (parse_item["file"], parse_item["line"]) == ("crates/core/src/lib.rs", 6)
+    assert parse_item["text"].endswith("\n  at crates/core/src/lib.rs:25")
+    own = items["tests::own_body"]  # a panic in the test's own body names no call
+    assert (own["file"], own["line"]) == ("crates/core/src/lib.rs", 30)
+    assert own["text"] == "tests::own_body: two and two make 0"
+    helper = items["integration_helper"]  # a helper module of the integration tests: the test binary's own file
+    assert (helper["file"], helper["line"]) == ("crates/core/tests/common/mod.rs", 2)
+    assert helper["text"].endswith("\n  at crates/core/tests/it.rs:5")
+
+
+# --- mocha: describe levels kept apart (mocha, for real) ---------------------------------------------------------
+
+MOCHA_TEST = """\
+const assert = require('assert');
+
+describe('Calculator', function () {
+  describe('add()', function () {
+    context('with positives', function () {
+      it('adds two numbers', function () {
+        assert.strictEqual(1 + 1, 3);
+      });
+    });
+  });
+});
+describe('Calculator add()', function () {
+  it('adds two numbers', function () {
+    assert.strictEqual(2 + 2, 5);
+  });
+  it('passes', function () {});
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def mocha_check(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the mocha fixture project cannot run")
+    if not (RUNNERS / ".complete").is_file():
+        pytest.skip(f"the pinned JavaScript runners are not installed in {RUNNERS}: run "
+                    "tests/e2e/install_js_runners.sh (make test does)")
+    root = tmp_path_factory.mktemp("mocha-levels")
+    write(root, "package.json", json.dumps({"name": "levels", "private": True, "scripts": {"test": "mocha"},
+                                            "devDependencies": {"mocha": "*"}}))
+    write(root, "test/math.test.js", MOCHA_TEST)
+    write(root, ".gitignore", "node_modules\n")
+    (root / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(root, "init", "-q", "-b", "main")
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "mocha"], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "mocha"]
+    return check
+
+
+def test_mocha_nested_describes_keep_their_levels(mocha_check: dict[str, Any]) -> None:
+    # mocha's own JSON joins describe titles with spaces: these two tests had the same name
+    assert mocha_check["signal"].startswith("exit 2: 2 failed, 1 passed")
+    assert [(i["file"], i["line"], i["text"].split(":")[0]) for i in mocha_check["items"]] == [
+        ("test/math.test.js", 7, "Calculator > add() > with positives > adds two numbers"),
+        ("test/math.test.js", 14, "Calculator add() > adds two numbers")]
+    assert "2 !== 3" in mocha_check["items"][0]["text"]
+
+
+def test_mocha_report_without_dun_reporter_still_names_the_suite(tmp_path: Path) -> None:
+    # a repository's own manifest on mocha's `json` reporter: the joined title, as before
+    doc = {"stats": {"passes": 0, "failures": 1, "pending": 0}, "failures": [
+        {"title": "adds", "fullTitle": "[x] adds", "file": f"{tmp_path}/t.js", "err": {"message": "off"}}]}
+    [item] = parse(tmp_path, "mocha-json", json.dumps(doc)).items
+    assert item.text == "[x] > adds: off"
