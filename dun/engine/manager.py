@@ -6,6 +6,7 @@ import functools
 import importlib
 import os
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -61,7 +62,7 @@ def make_manager(entry_points: bool = True, extra: tuple[object, ...] = (), agen
     for name in BUILTIN_MODULES + (AGENT_MODULES if agents else ()):
         pm.register(_Hooks(importlib.import_module(name)), name=f"builtin:{name.removeprefix('dun.')}")
     for name, fmt in OUTPUT_MODULES.items():
-        pm.register(_Format(name, fmt), name=f"builtin:{name.removeprefix('dun.')}")
+        pm.register(_format_hooks(name, fmt), name=f"builtin:{name.removeprefix('dun.')}")
     for plugin in extra:
         pm.register(plugin)
     if entry_points and _may_have_entry_points(caches):
@@ -91,20 +92,15 @@ class _Hooks:
         return f"<dun built-in {self.__name__}>"
 
 
-class _Format:
+def _format_hooks(module: str, fmt: str) -> _Hooks:
     """A built-in output module as pluggy sees it before it is imported: its one format, which imports the module
     and renders through the module's own formatter when called."""
 
-    def __init__(self, module: str, fmt: str) -> None:
-        self.__name__ = module
-        self._fmt = fmt
-
     @hookimpl
-    def dun_output_formats(self) -> dict[str, Callable[..., str]]:
-        return {self._fmt: functools.partial(_render, self.__name__, self._fmt)}
+    def dun_output_formats() -> dict[str, Callable[..., str]]:
+        return {fmt: functools.partial(_render, module, fmt)}
 
-    def __repr__(self) -> str:
-        return f"<dun built-in {self.__name__}>"
+    return _Hooks(types.SimpleNamespace(__name__=module, dun_output_formats=dun_output_formats))
 
 
 def _render(module: str, fmt: str, *args: Any) -> str:

@@ -39,3 +39,12 @@ def test_building_the_manager_imports_no_output_module_and_rendering_one_imports
             "print(before, after)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout
     assert out.strip() == "[] ['dun.output.llm']"
+
+
+def test_a_built_in_format_shows_pluggy_its_hook_alone() -> None:
+    """pluggy looks at every name `dir` gives, each through `inspect.getattr_static` unless it is in the instance's
+    own dict: an object showing its class's 30 names made building the manager 20 times slower (6 ms)."""
+    pm = make_manager(entry_points=False, agents=False)
+    for module in OUTPUT_MODULES:
+        plugin = pm.get_plugin(f"builtin:{module.removeprefix('dun.')}")
+        assert dir(plugin) == ["dun_output_formats"] and "dun_output_formats" in vars(plugin), module
