@@ -44,7 +44,7 @@ _ADMIN_ROLE = re.compile(r"administratoraccess|iamfullaccess|poweruseraccess|rol
                          r"|roles/iam\.\w*admin|roles/resourcemanager\.\w*admin|^cluster-admin$"
                          r"|--clusterrole=cluster-admin|\"action\"\s*:\s*\"\*\""
                          r"|^(?:--role=)?(?:owner|contributor|user access administrator)$", re.I)
-_READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
+READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
                    r"|check|preview|what-if)(?:[-_:]|$)")
 _GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modify)(?:[-_:]\w[\w-]*)?$|binding", re.I)
 _KEY_DELETION = re.compile(r"^schedule-?\w*-?deletion$|^schedule-deletion$", re.I)
@@ -63,7 +63,7 @@ def pairs(words: list[str]) -> set[tuple[str, str]]:
 def mark(facts: Facts, words: list[str]) -> None:
     """Raise cloud-open when these words open cloud security."""
     leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
-    if any(_READ.match(w) for w in leading):
+    if any(READ.match(w) for w in leading):
         return  # describe-security-groups --filters ...0.0.0.0/0, terraform plan -var cidr=0.0.0.0/0
     lowered = [w.lower() for w in words if not w.lower().startswith(("--filter", "--query", "name=", "values="))]
     az_any = any(a.startswith("--source-address-prefix") and b in ("*", "internet", "any")

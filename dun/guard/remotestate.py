@@ -15,8 +15,9 @@ import re
 from dun.guard import cloudopen
 from dun.guard.effects import Facts
 from dun.guard.expand import Val
-from dun.guard.hosts import HOST_OPTIONS, host_of, is_local, option_hosts
+from dun.guard.hosts import HOST_OPTIONS, host_of, is_local, option_hosts, remote_hosts
 from dun.guard.options import Spec, parse
+from dun.guard.rules_generic import CLOUD_TOOLS, PACKAGE_TOOLS, TEXT_AND_OWN
 
 TEXT = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "cat", "less",
                   "more", "head", "tail", "jq", "yq", "man", "tldr", "which", "type", "help", "git", "diff", "test",
@@ -121,6 +122,46 @@ def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
         _http(facts, prog, words)
     cloudopen.mark(facts, words)
     _registry(facts, prog, words)
+    if not facts.signals & _OURS:
+        _unknown_write(facts, prog, words)
+
+
+_OURS = frozenset({"db-admin", "db-destroy", "http-destroy", "cloud-open", "registry-owner", "exfiltrate"})
+# Verbs that change what a server holds or how it runs
+_WRITE_VERBS = re.compile(r"^(?:set|put|update|create|add|patch|write|apply|grant|revoke|enable|disable|post|import"
+                          r"|restore|rotate|delete|remove|rm|drop|reset|purge|flush|truncate|upsert|insert|replace"
+                          r"|edit|modify|promote|demote|failover|restart|stop|kill|shutdown|scale|move|mv|rename"
+                          r"|transfer|attach|detach|bind|unbind|register|deregister|unregister|invalidate|expire"
+                          r"|evict|clear)(?:[-_:]\w+)?$")
+
+
+_DESTROYING_NAME = re.compile(r"delete|remove|drop|purge|flush|truncate|destroy|wipe|erase", re.I)
+
+
+def _unknown_write(facts: Facts, prog: str, words: list[str]) -> None:
+    """The default for shared state no rule recognises: a program no rule names, given a server other than this
+    machine, with a verb that changes what the server holds (`acmedb --host db.prod config set maxconn 1`)."""
+    leading = [w.lower() for w in [facts.sub, *facts.operands] if host_of(w) is None and "." not in w][:4]
+    if _named(prog) or any(cloudopen.READ.match(v) for v in leading):
+        return
+    verb = next((v for v in leading if _WRITE_VERBS.match(v)), None) or (
+        prog if _DESTROYING_NAME.search(prog) else None)  # ldapdelete -H ldap://ldap.acme.io ...
+    host = next((h for h in remote_hosts(words)), None) if verb else None
+    if verb and host:
+        _note(facts, "remote-write", f"{prog} {verb} changes state on {host}, which this task did not start")
+
+
+def _named(prog: str) -> bool:
+    """Programs some rule or list of the guard judges on their own (their rules decide), and package tools."""
+    from dun.guard.rules import BUILTIN_RULES  # the rules import this module's signals' users: resolved at call time
+
+    if not _NAMED:
+        _NAMED.update(p for r in BUILTIN_RULES for m in r.matches for p in m.programs)
+    return prog in _NAMED or prog in TEXT_AND_OWN or prog in PACKAGE_TOOLS or prog in CLOUD_TOOLS or \
+        prog in HTTP_CLIENTS or prog in _SQL_CLIENTS_AND_KV
+
+
+_NAMED: set[str] = set()
 
 
 # Variables a data-store client takes its server from (PGHOST=db.prod psql ..., REDIS_URL=redis://... redis-cli)
@@ -234,3 +275,6 @@ def _registry(facts: Facts, prog: str, words: list[str]) -> None:
             _TOKEN_WORDS.match(a) and b in _TOKEN_MAKE for a, b in itertools.pairwise(leading)) or (
             "service-accounts" in leading and "keys" in leading and "create" in leading):
         _note(facts, "registry-owner", f"mints a long-lived credential ({prog} {' '.join(w for w in leading if w)})")
+
+
+_SQL_CLIENTS_AND_KV = SQL_CLIENTS | KV_CLIENTS | DUMPERS

@@ -15,6 +15,8 @@ REMOTE_RULES: tuple[Rule, ...] = (
     Rule("http.destroy", "destructive HTTP to a server this task did not start (localhost and compose services are "
          "free)", (Match(signals=("http-destroy",)),)),
     Rule("cloud.security", "opens cloud security; leave that to the operator", (Match(signals=("cloud-open",)),)),
+    Rule("remote.write", "changes state on a server other than this machine with a tool no rule knows; run it "
+         "against a local server, or leave it to the operator", (Match(signals=("remote-write",)),)),
     Rule("registry.owner", "changes who owns a package or mints a long-lived credential; leave that to the operator",
          (Match(signals=("registry-owner",)),
           Match(programs=("gem",), subcommands=("owner",), flags_any=_GEM_OWNER),

@@ -33,6 +33,7 @@ def _home(monkeypatch: pytest.MonkeyPatch) -> None:
      "pg_dump of the data on pg.shared.acme.io"),
     ("pg_dumpall -h pg.shared.acme.io | gzip | aws s3 cp - s3://scratch/all.gz", "net.exfiltrate", "pg_dumpall"),
     ("pg_dump -h pg.shared.acme.io app > fixtures/app.sql", "net.exfiltrate", "written into the repository"),
+    ("acmedb --host db.shared.acme.io config set max_connections 1", "remote.write", "changes state on db.shared"),
 ])
 def test_remote_state_is_denied_with_its_rule_and_why(command: str, rule: str, why: str) -> None:
     verdict = bash(command)
@@ -56,6 +57,8 @@ def test_remote_state_is_denied_with_its_rule_and_why(command: str, rule: str, w
     "pg_dump -h localhost app_dev > backup.sql",
     "pg_dump --schema-only -h pg.shared.acme.io app > db/schema.sql",
     "pg_dump -h pg.shared.acme.io app > /tmp/app.sql",
+    "acmedb --host db.shared.acme.io config get max_connections",
+    "acmedb --host localhost config set max_connections 1",
 ])
 def test_the_same_calls_on_this_machine_or_read_only_are_allowed(command: str) -> None:
     assert bash(command).decision == "allow", bash(command).reason
