@@ -109,9 +109,28 @@ def shared(hosts: list[str]) -> str | None:
     return next((h for h in hosts if not is_local(h)), None)
 
 
+_CODE_WRITE = (re.compile(r"""\.(?:put|post|patch)\s*\(\s*['"`](https?://[^'"`\s]+)""", re.I),  # requests.put(url)
+               re.compile(r"""\b(?:fetch|request)\s*\(\s*['"`](https?://[^'"`\s]+)['"`]\s*,\s*\{[^}]*method\s*:\s*"""
+                          r"""['"](?:PUT|POST|PATCH)""", re.I))  # fetch(url, {method: 'PUT'})
+_INTERPRETER = re.compile(r"(?:python|pypy|node|nodejs|bun|deno|ruby|perl|php)[0-9.]*")
+
+
+def _code_http(facts: Facts, words: list[str]) -> None:
+    """Interpreter code writing to a server's settings, access or bulk-delete endpoints (requests.put(url), fetch
+    with method PUT): its DELETE calls are read as curl already (codemore.py)."""
+    for m in (m for rx in _CODE_WRITE for m in rx.finditer(" ".join(words))):
+        url = m.group(1)
+        host = host_of(url) or ""
+        if not is_local(host) and _ADMIN_PATH.search(url.split(host, 1)[-1]):
+            _note(facts, "http-destroy", f"code writes to {url[:60]}, a server's settings, access or bulk delete")
+            return
+
+
 def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
     """Raise the signals of what this command does to shared remote state."""
     prog = facts.program
+    if _INTERPRETER.fullmatch(prog):
+        _code_http(facts, [a.text for a in args])
     if not prog or prog in TEXT:
         return
     words = [a.text for a in args]
@@ -234,10 +253,14 @@ def _http(facts: Facts, prog: str, words: list[str]) -> None:
     urls = ["localhost" + u if u.startswith(":") else u for u in urls]  # httpie's :3000/x is localhost
     targets = [(u, h) for u in urls if u and (h := host_of(u) or (u.split("/", 1)[0] if "/" in u else None))]
     target = next(((u, h) for u, h in targets if not is_local(h)), None)
+    method = methods[-1] if methods else ("POST" if bodies else "GET")
+    if target is None and method == "DELETE" and (hidden := next((u for u in urls if u.startswith("$")), None)):
+        _note(facts, "http-destroy", f"DELETE on a server named by {hidden.split('/', 1)[0]}, which the guard "
+              "cannot resolve")
+        return
     if target is None:
         return
     url, host = target
-    method = methods[-1] if methods else ("POST" if bodies else "GET")
     path = url.split(host, 1)[-1]
     if method == "DELETE":
         _note(facts, "http-destroy", f"DELETE on {host}, a server this task did not start")
