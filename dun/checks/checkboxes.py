@@ -9,7 +9,7 @@ from dun.checks.readers import DEFAULT_OPTIONAL_HEADINGS
 from dun.config.schema import Field
 from dun.core.cache.files import FileCache
 from dun.core.globs import glob_errors, is_literal
-from dun.core.textfiles import read_text
+from dun.core.textfiles import Refusal, read_text
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType, git_view
 from dun.engine.hookspecs import hookimpl
 from dun.engine.model import Item, Outcome, Status, cap_items, more_item
@@ -69,7 +69,8 @@ def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[s
             if hit is None:
                 text, problem = read_text(path, strict_utf8=True, root=ctx.root)
                 if text is None:
-                    problems.append(f"{rel}: {problem}")
+                    line = f"{rel}: {problem}"
+                    problems.append(Refusal(line) if isinstance(problem, Refusal) else line)
                     continue
                 from dun.checks.readers.markdown import parse_boxes
 
@@ -99,8 +100,10 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     if optional_open:
         tally += f", {optional_open} optional open"
     if problems:
+        # a file refused for what it is (outside the repository, binary...) stays refused while it is unchanged
         return Outcome(Status.ERROR, f"cannot read {problems[0]}" + (f" (+{len(problems) - 1} more)"
-                       if len(problems) > 1 else ""), detail="\n".join(problems), items=items)
+                       if len(problems) > 1 else ""), detail="\n".join(problems), items=items,
+                       lasting=all(isinstance(p, Refusal) for p in problems))
     if open_boxes:
         rel, line, text = open_boxes[0]
         return Outcome(Status.FAIL, f"{len(open_boxes)} open: {rel}:{line} {text}"[:200],

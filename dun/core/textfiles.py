@@ -20,6 +20,12 @@ class Unreadable(OSError):
         self.filename = str(path)
 
 
+class Refusal(str):
+    """A reason `read_text` gives for a file it refuses for what the file is (where it leads, its type, size or
+    content): the same file gives the same reason, so a result made of it may be reused while the file is unchanged.
+    The reason of an OSError (permission denied, an I/O error) is a plain str: it may not repeat."""
+
+
 def inside(path: Path | str, root: Path | str) -> bool:
     """Whether `path`, with every symlink resolved, is `root` or below it."""
     return _within(os.path.realpath(path), root)
@@ -89,13 +95,15 @@ def read_text(path: Path, strict_utf8: bool = False, root: Path | None = None,
     """
     try:
         data = read_bytes(path, limit, root)
+    except Unreadable as exc:
+        return None, Refusal(exc.strerror)
     except OSError as exc:
         return None, exc.strerror or str(exc)
     if b"\0" in data[:8192]:
-        return None, "binary"
+        return None, Refusal("binary")
     try:
         return data.decode("utf-8"), ""
     except UnicodeDecodeError as exc:
         if strict_utf8:
-            return None, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            return None, Refusal(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})")
         return data.decode("utf-8", "replace"), ""

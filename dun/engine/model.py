@@ -94,6 +94,9 @@ class Outcome:
     detail: str = ""
     items: list[Item] = field(default_factory=list)
     next: str | None = None
+    # an error that repeats while the check's inputs are unchanged (a file it refuses to read): kept and reused like
+    # any result; any other error (a crash, a timeout, a tool that failed) is run again next time
+    lasting: bool = False
 
 
 @dataclass
@@ -113,6 +116,7 @@ class CheckResult:
     description: str = ""
     cached: bool = False  # reused from an earlier run with the same inputs (`dun check` without --no-cache)
     since: float | None = None  # when a reused result was made (seconds since the epoch)
+    lasting: bool = False  # `Outcome.lasting`: an error the result cache may keep
 
     @property
     def level(self) -> Level | None:

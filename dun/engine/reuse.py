@@ -13,7 +13,8 @@ unchanged.
   `path-exists` trigger exists.
 
 A `command` check may read anything: it is reused only when it declares `inputs:`. A result older than the check's
-`ttl:` is not reused; nor is an error (a timeout or crash may not repeat), nor a failure of a `flaky: true` check.
+`ttl:` is not reused; nor is an error (a timeout or crash may not repeat) unless the check says it repeats on the
+same inputs (`Outcome.lasting`: a file it refuses to read), nor a failure of a `flaky: true` check.
 A result is stored only when its inputs and the work tree looked the same after the checks ran as before: one
 fixed while the checks ran is run again next time. A result made in the loop's sandbox is reused only inside it;
 the loop reuses what `dun check` found outside it. `--no-cache` runs everything and still stores what it found.
@@ -156,14 +157,15 @@ class ResultCache:
 
     def put(self, check: CheckSpec, triggers: list[dict[str, str]], inputs: Looks | None, result: CheckResult,
             inapplicable: Looks | None = None) -> None:
-        """Remember `result`, with its inputs as looked at before the check ran. Not kept: errors, failures of a
-        flaky check, results whose inputs cannot be known or were written within the racy window. A check found
+        """Remember `result`, with its inputs as looked at before the check ran. Not kept: errors but lasting ones
+        (`Outcome.lasting`), failures of a flaky check, results whose inputs cannot be known or were written within
+        the racy window. A check found
         not applicable (no trigger matched) is kept with its triggers' looks alone, whatever it would read: those
         given as `inapplicable`, taken before the triggers were decided (a trigger that appears after the decision
         then differs from them)."""
         if inapplicable is not None:
             inputs = inapplicable
-        if inputs is None or result.status is Status.ERROR or any_racy(inputs):
+        if inputs is None or (result.status is Status.ERROR and not result.lasting) or any_racy(inputs):
             return
         if check.flaky and result.status is not Status.PASS and result.status is not Status.SKIP:
             return

@@ -103,7 +103,7 @@ def to_result(check: CheckSpec, outcome: Outcome, duration: float) -> CheckResul
         id=check.id, plugin=check.plugin, type=check.type, status=outcome.status, priority=check.priority,
         signal=outcome.signal, detail=outcome.detail, items=outcome.items,
         next=(outcome.next or check.next) if outcome.status in ACTIONABLE_STATUSES else None,
-        duration_s=duration, description=check.description,
+        duration_s=duration, description=check.description, lasting=outcome.lasting,
     )
 
 

@@ -1,0 +1,64 @@
+"""Cache truth for the classes a cache-truth pass left stale or never reused, each a cached run compared with a run
+with every cache off (`DUN_NO_CACHE=1`, here `fresh=True`):
+
+- a checkbox file the check refuses to read (a tracked link leading outside the repository): the error repeats
+  while nothing changed, and was never reused, so the check ran every time."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import git, write
+
+from dun.engine.model import CheckResult, Status
+from dun.engine.session import open_session
+
+DISABLED = "plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, rust, test-suites]}\n"
+OLD_NS = 1_600_000_000_000_000_000
+
+
+def age(*bases: Path) -> None:
+    """Every file dated back to one instant: outside the racy window, only size, ctime or content can tell."""
+    for base in bases:
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            for name in [*filenames, *dirnames, "."]:
+                os.utime(os.path.join(dirpath, name), ns=(OLD_NS, OLD_NS), follow_symlinks=False)
+
+
+def result(repo: Path, check: str, fresh: bool = False) -> CheckResult:
+    return next(r for r in open_session(repo, fresh=fresh).report().results if r.id == check)
+
+
+def agree(repo: Path, check: str) -> CheckResult:
+    cached, fresh = result(repo, check), result(repo, check, fresh=True)
+    assert (cached.status, cached.signal, cached.detail) == (fresh.status, fresh.signal, fresh.detail)
+    return cached
+
+
+def commit(repo: Path, plugin: str) -> None:
+    write(repo, ".dun/config.yaml", DISABLED)
+    write(repo, ".dun/plugins/c.yaml", f"id: c\nchecks:\n{plugin}")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "plugin")
+
+
+def test_a_refused_checkbox_file_is_reused_while_unchanged(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write(outside, "plan.md", "- [ ] outside\n")
+    write(repo, "plans/inside.md", "- [ ] inside\n")
+    (repo / "plans/linked.md").symlink_to(outside / "plan.md")
+    commit(repo, "  - {id: boxes, type: checkboxes, files: ['plans/*.md']}\n")
+    age(repo, outside)
+    first = result(repo, "boxes")
+    assert first.status is Status.ERROR and "outside the repository" in first.signal
+    assert result(repo, "boxes").cached  # was run again every time
+    write(outside, "plan.md", "- [x] outside\n")  # what the link leads to: still refused
+    age(outside)
+    assert agree(repo, "boxes").status is Status.ERROR
+    (repo / "plans/linked.md").unlink()  # the link now leads inside
+    (repo / "plans/linked.md").symlink_to("inside.md")
+    age(repo)
+    assert agree(repo, "boxes").status is Status.FAIL
+
