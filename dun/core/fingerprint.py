@@ -35,9 +35,10 @@ def entries(status: bytes) -> list[tuple[bytes, bytes]]:
 def fingerprint(root: str, status: bytes, depth: int = 0) -> str:
     """A hash of HEAD, the branch, the index's view of every change and the content of every changed or untracked
     file, and of what git status does not look at (dun/core/indexlook.py: skip-worktree and assume-unchanged files,
-    what tracked links point at, the state of submodules and nested repositories): equal fingerprints mean the same
+    what tracked links point at, the state of submodules and nested repositories, executable bits under
+    core.fileMode=false): equal fingerprints mean the same
     commit and the same tracked-plus-untracked content."""
-    from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, target_hash
+    from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, mode_changes, target_hash
 
     digest = sha256(status)
     for _, name in entries(status):
@@ -48,6 +49,7 @@ def fingerprint(root: str, status: bytes, depth: int = 0) -> str:
         look = content_hash(root, name, depth) if kind == NOT_LOOKED else target_hash(path) if kind == LINK else (
             nested(path, depth))
         digest.update(b"\1" + kind + name + b"\0" + look)
+    digest.update(b"\2" + mode_changes(root))
     return digest.hexdigest()
 
 

@@ -41,7 +41,8 @@ NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
 # Settings under which git status would miss an edit dun's caches must see (a same-size rewrite with its mtime set
 # back looks unchanged without ctime, or with only the seconds of mtime; dun's own `git add` would set
 # assume-unchanged bits): git compares the whole stat, as by default. Only what git re-reads changes, not what it
-# reports. core.fileMode is left alone: on a filesystem without exec bits it would report every file modified.
+# reports. core.fileMode is left alone: on a filesystem without exec bits it would report every file modified (the
+# caches see a mode change under core.fileMode=false through dun/core/indexlook.py's mode_changes instead).
 STAT_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.trustctime", "true"),
     ("core.checkStat", "default"),
@@ -134,40 +135,69 @@ def config_files(cwd: str, env: dict[str, str]) -> list[str]:
 def filter_drivers(cwd: str, env: dict[str, str]) -> set[str]:
     """The names of the filter drivers the repository's config defines (any file, includes followed), and those
     given in the environment."""
-    names: set[str] = set()
-    for path in config_files(cwd, env):
-        _scan(path, names, 0, env)
-    try:
-        count = int(env.get("GIT_CONFIG_COUNT", "0"))
-    except ValueError:
-        count = 0
-    for i in range(count):
-        parts = env.get(f"GIT_CONFIG_KEY_{i}", "").split(".")
+    names = {name for section, name, _, _ in _config_lines(cwd, env) if section == "filter" and name is not None}
+    for key, _ in _env_pairs(env):
+        parts = key.split(".")
         if len(parts) >= 3 and parts[0].lower() == "filter":
             names.add(".".join(parts[1:-1]))
     return names
 
 
-def _scan(path: str, names: set[str], depth: int, env: dict[str, str]) -> None:
-    """Add the filter drivers `path` defines to `names`; follow its include and includeIf paths."""
+def file_mode_off(cwd: str, env: dict[str, str] | None = None) -> bool:
+    """Whether git ignores the executable bit for the repository at `cwd` (`core.fileMode` false in any config file
+    or the environment, the last one read winning): `git status` then misses a `chmod +x`."""
+    env = dict(os.environ) if env is None else env
+    value = None
+    for section, name, key, found in _config_lines(cwd, env):
+        if section == "core" and name is None and key == "filemode":
+            value = found
+    for key, found in _env_pairs(env):
+        if key.lower() == "core.filemode":
+            value = found
+    return value is not None and value.strip().strip('"').lower() in ("false", "no", "off", "0", "")
+
+
+def _env_pairs(env: dict[str, str]) -> list[tuple[str, str]]:
+    """The config pairs given in the environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n)."""
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    return [(env.get(f"GIT_CONFIG_KEY_{i}", ""), env.get(f"GIT_CONFIG_VALUE_{i}", "")) for i in range(count)]
+
+
+def _config_lines(cwd: str, env: dict[str, str]) -> list[tuple[str, str | None, str, str]]:
+    """(section, subsection, key, value) of every line of every config file git reads for `cwd`, includes followed,
+    in git's order; section and key lower-cased (a section header alone gives key "")."""
+    out: list[tuple[str, str | None, str, str]] = []
+    for path in config_files(cwd, env):
+        _scan(path, out, 0, env)
+    return out
+
+
+def _scan(path: str, out: list[tuple[str, str | None, str, str]], depth: int, env: dict[str, str]) -> None:
+    """Add the lines of `path` to `out`; follow its include and includeIf paths where they stand."""
     if depth > MAX_INCLUDE_DEPTH:
         return
-    section = ""
+    section, name = "", None
     for raw in _read_small(path).splitlines():
         line = raw.strip()
         if line.startswith("["):
             header = line[1:line.find("]")] if "]" in line else line[1:]
             section, name = _header(header)
-            if section == "filter" and name is not None:
-                names.add(name)
+            out.append((section, name, "", ""))
             continue
-        if section in ("include", "includeif") and "=" in line:
-            key, value = line.split("=", 1)
-            if key.strip().lower() == "path":
-                target = value.strip().strip('"')
-                if target.startswith("~/"):
-                    target = os.path.join(env.get("HOME") or os.path.expanduser("~"), target[2:])
-                _scan(os.path.join(os.path.dirname(path), target), names, depth + 1, env)
+        key, eq, value = line.partition("=")
+        key = key.split("#")[0].split(";")[0].strip().lower()
+        if not key or key.startswith(("#", ";")):
+            continue
+        value = value.split(" #")[0].split(" ;")[0].strip() if eq else "true"  # a bare key is true
+        out.append((section, name, key, value))
+        if section in ("include", "includeif") and key == "path":
+            target = value.strip('"')
+            if target.startswith("~/"):
+                target = os.path.join(env.get("HOME") or os.path.expanduser("~"), target[2:])
+            _scan(os.path.join(os.path.dirname(path), target), out, depth + 1, env)
 
 
 def _header(header: str) -> tuple[str, str | None]:

@@ -2,7 +2,7 @@
 tracked files git is told not to look at (skip-worktree, assume-unchanged: git status never reports their edits),
 tracked symbolic links (git sees the link's text, not the file it points at, often outside the work tree), and
 submodules and nested repositories (git status says only that one is modified, not what changed in it, and nothing
-at all under `submodule.*.ignore`).
+at all under `submodule.*.ignore`), and executable bits under `core.fileMode=false` (`mode_changes`).
 
 The index is listed (`git ls-files -s -v`) only when it changed since the last listing: the list is kept with the
 index's stamp in the repository's cache directory, so a run costs one stat and a small read (most repositories
@@ -72,6 +72,56 @@ def parse(listing: bytes) -> list[tuple[bytes, bytes]]:
         elif tag in (b"S", b"s", b"h"):
             out.append((NOT_LOOKED, name))
     return out
+
+
+def mode_changes(root: str) -> bytes:
+    """Under `core.fileMode=false` git status misses a `chmod +x` (or -x) of a tracked file, which changes what a
+    check that runs it does: the tracked files whose executable bit differs from the index's, as `git diff-files`
+    sees them with the bit looked at (no walk of untracked directories: a stat per tracked file), each with the mode
+    it has. Empty when git looks at the bit itself, or when the filesystem keeps no executable bits (probed as git
+    does at `git init`: nothing can change then; dun never pins core.fileMode, which on such a filesystem would
+    report every file modified). On a filesystem that reports every file executable the list is long but the same
+    from run to run: it changes only with a mode."""
+    from dun.core.gitsafe import file_mode_off, git_dirs
+
+    dirs = git_dirs(root, dict(os.environ)) if file_mode_off(root) else None
+    if dirs is None or not _keeps_exec_bits(dirs[0]):
+        return b""
+    from dun.core.spawn import start_git
+
+    try:
+        code, out, _ = start_git(("-c", "core.fileMode=true", "diff-files", "--raw", "-z"), root).collect()
+    except OSError:
+        return b"git failed"
+    if code != 0:
+        return b"git failed"
+    fields = out.split(b"\0")
+    changed = [b"%s\0%s" % (path, head[8:14]) for head, path in zip(fields[::2], fields[1::2], strict=False)
+               if head[1:7] != head[8:14]]
+    return b"\0".join(changed)
+
+
+def _keeps_exec_bits(gitdir: str) -> bool:
+    """Whether the filesystem holding `gitdir` keeps an executable bit set and cleared (git's own probe at `git init`,
+    on a file of its own made there); True when it cannot be told (the look then costs, but misses nothing)."""
+    probe = os.path.join(gitdir, f"dun-mode-probe-{os.getpid()}")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return True
+    try:
+        os.fchmod(fd, 0o700)
+        on = bool(os.fstat(fd).st_mode & stat.S_IXUSR)
+        os.fchmod(fd, 0o600)
+        return on and not os.fstat(fd).st_mode & stat.S_IXUSR
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+        try:  # noqa: SIM105 (contextlib is not imported on the replay path)
+            os.unlink(probe)
+        except OSError:
+            pass
 
 
 def changed_paths(root: str) -> set[str]:

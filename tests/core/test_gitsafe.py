@@ -191,3 +191,17 @@ def test_a_linked_user_config_is_read(repo: Path, tmp_path: Path) -> None:
     dotfiles = write(tmp_path, "dotfiles/gitconfig", '[filter "lfs"]\n\tclean = git-lfs clean -- %f\n')
     (home / ".gitconfig").symlink_to(dotfiles)
     assert "lfs" in filter_drivers(str(repo), dict(os.environ))
+
+
+def test_file_mode_off_read_as_git_reads_it(repo: Path, tmp_path: Path) -> None:
+    from dun.core.gitsafe import file_mode_off
+
+    env = {"HOME": str(tmp_path / "home"), "GIT_CONFIG_NOSYSTEM": "1"}
+    assert not file_mode_off(str(repo), env)  # `git init` wrote core.filemode = true
+    git(repo, "config", "core.fileMode", "false")
+    assert file_mode_off(str(repo), env)
+    write(tmp_path, "inc", "[core]\n  filemode  # a bare key is true\n")
+    git(repo, "config", "include.path", str(tmp_path / "inc"))  # read where it stands: after the line above
+    assert not file_mode_off(str(repo), env)
+    env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fileMode", "GIT_CONFIG_VALUE_0": "off"})
+    assert file_mode_off(str(repo), env)

@@ -2,7 +2,8 @@
 with every cache off (`DUN_NO_CACHE=1`, here `fresh=True`):
 
 - a checkbox file the check refuses to read (a tracked link leading outside the repository): the error repeats
-  while nothing changed, and was never reused, so the check ran every time."""
+  while nothing changed, and was never reused, so the check ran every time;
+- a `chmod +x` under core.fileMode=false: git status does not report it, what a command runs changes."""
 
 from __future__ import annotations
 
@@ -62,3 +63,18 @@ def test_a_refused_checkbox_file_is_reused_while_unchanged(repo: Path, tmp_path:
     age(repo)
     assert agree(repo, "boxes").status is Status.FAIL
 
+
+def test_a_chmod_under_core_filemode_false_is_seen(repo: Path) -> None:
+    """git status under core.fileMode=false does not report a `chmod +x`; what the command runs does change. The
+    git-status check still reports the tree clean: the mode is looked at for the caches only."""
+    write(repo, "run.sh", "#!/bin/sh\nexit 0\n")
+    commit(repo, "  - {id: runs, type: command, command: 'test -x run.sh && ./run.sh', inputs: {}}\n"
+                 "  - {id: tree, type: git-status}\n")
+    git(repo, "config", "core.fileMode", "false")
+    age(repo)
+    assert result(repo, "runs").status is Status.FAIL  # not executable
+    assert result(repo, "runs").cached
+    for mode in (0o755, 0o644, 0o755):
+        os.chmod(repo / "run.sh", mode)
+        assert agree(repo, "runs").status is (Status.PASS if mode & 0o100 else Status.FAIL)
+    assert result(repo, "tree").status is Status.PASS
