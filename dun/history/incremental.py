@@ -290,9 +290,12 @@ class Detector:
                 self.unplaced.discard(key)
                 changed = True
         if changed:
-            assert self.thresholds is not None
-            self.denied = repeated_denials(sorted(self.denials.values(), key=_denial_order),
-                                           self.thresholds.denial_repeats)
+            self.refresh_denied()
+
+    def refresh_denied(self) -> None:
+        """The repeated-denial findings over every denial read."""
+        assert self.thresholds is not None
+        self.denied = repeated_denials(sorted(self.denials.values(), key=_denial_order), self.thresholds.denial_repeats)
 
     def _assemble(self) -> list[Finding]:
         assert self.thresholds is not None

@@ -122,7 +122,9 @@ class Engine:
         self.last: tuple[Report, str | None, str | None] | None = None  # checks, HEAD, tree after an iteration
         self.live_record: LiveRecord | None = None  # the last one written
         self.live_writer = LiveWriter(self.store)
-        self.detector = Detector()  # the deficiency detector, kept between iterations: it reads only what is new
+        # the deficiency detector, kept between iterations: it reads only what is new (the shell driver's process
+        # lives one step: it resumes the one the store keeps, `operator.on_iteration(resumed=True)`)
+        self.detector = Detector()
         # the shared limits and the registry of loops
         self.fleet = FleetSide(self.store, settings.fleet, settings.agent.name, self.say,
                                quiet_s=settings.loop.iteration_timeout_s + settings.loop.kill_grace_s + 60
@@ -418,7 +420,7 @@ class Engine:
         self.live(LivePhase.DECIDED, decision_entry(n, str(decision.action), str(decision.reason)))
         self.last = (after, *look_after)
         operator.on_iteration(self.session.root, dict(log), dict(state.to_record()), self.settings, self.detector,
-                              redactor=store.redactor)
+                              redactor=store.redactor, resumed=self.external)
         self.fleet.concluded(log.get("cost_usd") or 0.0, decision, state.resume_at)  # the others of this agent
         return decision
 
@@ -436,7 +438,7 @@ class Engine:
         self.live(LivePhase.STOPPED, decision_entry(None, str(decision.action), reason))
         report = write_report(self.store, self.state, self.settings)
         operator.on_stop(self.session.root, dict(self.state.to_record()), self.settings, self.detector,
-                         redactor=self.store.redactor)
+                         redactor=self.store.redactor, resumed=self.external)
         return report
 
     def waiting(self, decision: Decision, until: float | None = None) -> None:

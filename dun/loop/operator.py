@@ -61,11 +61,20 @@ def _who(root: Path) -> str:
 
 
 def _deficiencies(history: History, root: Path, state: Mapping[str, object], settings: Settings,
-                  detector: Detector | None, redactor: Redactor | None) -> None:
-    """New findings become review items, each notified once."""
+                  detector: Detector | None, redactor: Redactor | None, resumed: bool = False) -> None:
+    """New findings become review items, each notified once. `resumed`: the detector is the one the store keeps
+    (`.dun/detector.state`), for a driver that starts a process per step: read back, run, and kept again."""
     from dun import notify
 
+    if resumed:
+        from dun.history.resume import resume, to_record
+
+        detector = resume(Store(root).read_detector(), history)
     fresh = review.update(history, settings.review, detector)
+    if resumed and detector is not None:
+        record = to_record(detector)
+        if record is not None:
+            Store(root).write_detector(record)
     for finding in fresh:
         notify.emit(root, "deficiency", {**_payload(root, state, settings), **finding.to_dict(),
                                          "evidence": review.evidence_text(finding.evidence)}, settings.notify,
@@ -84,10 +93,10 @@ def on_run_start(root: Path, state: Mapping[str, object], settings: Settings) ->
 
 
 def on_iteration(root: Path, log: dict[str, object], state: dict[str, Any], settings: Settings,
-                 detector: Detector | None = None, redactor: Redactor | None = None) -> None:
+                 detector: Detector | None = None, redactor: Redactor | None = None, resumed: bool = False) -> None:
     """Record the iteration (and the guard decisions made during it), run the detector, notify. `detector`: the
     run's own, kept between iterations, so each reads only the rows added since (a full read grows with the
-    history: hundreds of ms and MB at 1,000 iterations)."""
+    history: hundreds of ms and MB at 1,000 iterations); `resumed`: the one the store keeps, for the shell driver."""
     from dun import notify
 
     def run() -> None:
@@ -109,7 +118,7 @@ def on_iteration(root: Path, log: dict[str, object], state: dict[str, Any], sett
             if cap > 0 and spent >= share * cap and not history.sent(state.get("run_id"), "budget"):
                 notify.emit(root, "budget", {**_payload(root, state, settings), "percent": 100 * spent / cap},
                             settings.notify, redactor)
-            _deficiencies(history, root, state, settings, detector, redactor)
+            _deficiencies(history, root, state, settings, detector, redactor, resumed)
 
     _guarded("iteration", run)
 
@@ -132,7 +141,7 @@ def on_wait(root: Path, state: Mapping[str, object], settings: Settings, reason:
 
 
 def on_stop(root: Path, state: dict[str, Any], settings: Settings, detector: Detector | None = None,
-            redactor: Redactor | None = None) -> None:
+            redactor: Redactor | None = None, resumed: bool = False) -> None:
     """Record the stop, write an (unacknowledged) status report, notify complete / circuit_open / stopped."""
     from dun import notify
     from dun.history import reports
@@ -141,7 +150,7 @@ def on_stop(root: Path, state: dict[str, Any], settings: Settings, detector: Det
         with History.open(root) as history:
             history.record_stop(state)
             sync(history)
-            _deficiencies(history, root, state, settings, detector, redactor)
+            _deficiencies(history, root, state, settings, detector, redactor, resumed)
             reports.write(history)
         reason = str(state.get("stop_reason") or "stopped")
         from dun.loop.report import resume_hint

@@ -25,6 +25,11 @@ COCHANGE_SCHEMA_VERSION = 1
 CochangeRecord = tuple[int, tuple[int, int, int], str, int, int, list[str], list[float], list[dict[int, float]],
                        list[int], list[str]]
 LIVE_SCHEMA_VERSION = 1
+DETECTOR_SCHEMA_VERSION = 1
+# `.dun/detector.state`, the deficiency detector's running state (dun/history/resume.py), marshalled as the co-change
+# index is: (schema_version, the database it was read from (root, `rewrites` token, counter), the review thresholds in
+# `Review`'s field order, the state: a dict of plain values, keyed as `Detector`'s attributes)
+DetectorRecord = tuple[int, tuple[str, str, int], tuple[object, ...], dict[str, object]]
 
 
 class CircuitRecord(TypedDict, total=False):

@@ -23,6 +23,7 @@ from dun.core.timefmt import now_iso
 from dun.store.layout import CACHE, DIR, PAPERS, TEMPLATES, config_path, plugins_dir
 from dun.store.records import (
     LIVE_SCHEMA_VERSION,
+    DetectorRecord,
     Handoff,
     IterationLog,
     LiveRecord,
@@ -35,6 +36,7 @@ RESERVE_BYTES = 256 * 1024
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # dun's own records are kilobytes; a larger one is not ours
 MAX_PAPERS_BYTES = 64 * 1024 * 1024  # papers.max_papers papers of a few KB each (title, abstract, authors)
 COCHANGE_KIND = "cochange"
+DETECTOR_KIND = "detector"
 COCHANGE_CAP = 64 * 1024 * 1024  # a 5,000-commit history makes a few MB
 _ITERATION_FILE = re.compile(r"iteration-(\d+)\.json")
 _OUT_FILE = re.compile(r"iteration-\d+\.out")
@@ -220,6 +222,11 @@ class Store:
     def cochange_path(self) -> Path:
         """The co-change index `dun hints` and the prompt's hints read (dun/hints/index.py): rebuilt when unusable."""
         return self.dir / "cochange.idx"
+
+    @property
+    def detector_path(self) -> Path:
+        """The deficiency detector's state, which the shell driver's processes resume (dun/history/resume.py)."""
+        return self.dir / "detector.state"
 
     @property
     def fleet_path(self) -> Path:
@@ -457,6 +464,23 @@ class Store:
             return False
         self.ensure()
         return CacheFile(self.cochange_path, COCHANGE_KIND, COCHANGE_CAP).store(payload)
+
+    def read_detector(self) -> object:
+        """The detector's record (`DetectorRecord`, checked by dun/history/resume.py), or None when the file is
+        missing, not a regular file, too large or of another version."""
+        from dun.core.cache.file import CacheFile
+
+        return CacheFile(self.detector_path, DETECTOR_KIND, MAX_RECORD_BYTES).load(lambda payload: payload)
+
+    def write_detector(self, record: DetectorRecord) -> bool:
+        """Write the detector's record atomically; False when it could not be (too large, a read-only or full disk)
+        or this is a dry run's store."""
+        from dun.core.cache.file import CacheFile
+
+        if self.dry_run:
+            return False
+        self.ensure()
+        return CacheFile(self.detector_path, DETECTOR_KIND, MAX_RECORD_BYTES).store(record)
 
     # -- handoff and the iterate base ----------------------------------------------------------------------
     def read_handoff(self) -> Handoff | None:
