@@ -1,10 +1,12 @@
 """State shared with others, judged by what a command does to it rather than by the tool's name: a data store's access
-or server settings changed, a destructive raw HTTP request, cloud security opened, a package's owners changed or a
-long-lived token minted, and data dumped out of a shared store (`pg_dump -h db.prod | curl -T -`).
+or server settings changed (here), a destructive raw HTTP request (rawhttp.py), cloud security opened (cloudopen.py),
+a package's owners changed or a long-lived credential minted (here), data dumped out of a shared store (dumps.py:
+`pg_dump -h db.prod | curl -T -`), and the default for shared state no rule recognises: a tool no rule names, a
+server other than this machine and a verb that changes it (`remote-write`).
 
 What runs against this machine (a test database or search node the task started on localhost, a compose service, a
-unix socket; hosts.py) stays free for the settings and HTTP classes: that is where an agent's tests live. Cloud and
-registry calls always reach shared state. Each finding raises a signal with a `why:` note the denial shows.
+unix socket; hosts.py) stays free for the data-store, HTTP and default classes: that is where an agent's tests live.
+Cloud and registry calls always reach shared state. Each finding raises a signal with a `why:` note the denial shows.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from dun.guard import cloudopen
+from dun.guard import cloudopen, rawhttp
 from dun.guard.effects import Facts
 from dun.guard.expand import Val
 from dun.guard.hosts import HOST_OPTIONS, host_of, is_local, option_hosts, remote_hosts
@@ -55,20 +57,6 @@ DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mysq
                       "cqlsh", "dsbulk", "riak-admin", "pgcopydb"})
 _OUT = ("--output=", "--out=", "--to=", "--target=", "--dest=", "--destination=")
 
-# -- raw HTTP ---------------------------------------------------------------------------------------------------------
-HTTP_CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "curlie", "httpie", "hurl", "wget2"})
-_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
-# Endpoints whose writes change a server's settings, access or lifecycle, or delete in bulk
-_ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_close\b|/_delete_by_query"
-                         r"|/_security/|/_shutdown|/_snapshot/|/_ilm/|/_all\b|/\*|/_plugins/_security|/admin/|/acl\b|/acls?/|/v1/agent/"
-                         r"(?:force-)?leave|/v1/operator/|/v1/sys/|/api/v1/admin/|delete_series|/_flush\b|/users?/"
-                         r"[^/?]+/(?:roles|password)|/permissions\b|/collaborators/|/memberships/|/members\b"
-                         r"|/invitations\b|/owners?\b|/admins?\b|/keys\b|/hooks\b|/protection\b", re.I)
-_DELETE_BODY = re.compile(r"<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
-                          r"|\btruncate\s+table\b", re.I)
-_BODY_OPTIONS = ("-d=", "--data=", "--data-binary=", "--data-raw=", "--data-urlencode=", "--json=", "--body-data=",
-                 "--post-data=")
-
 # -- registries: owners and tokens ------------------------------------------------------------------------------------
 _OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators",
                           "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
@@ -109,36 +97,19 @@ def shared(hosts: list[str]) -> str | None:
     return next((h for h in hosts if not is_local(h)), None)
 
 
-_CODE_WRITE = (re.compile(r"""\.(?:put|post|patch)\s*\(\s*['"`](https?://[^'"`\s]+)""", re.I),  # requests.put(url)
-               re.compile(r"""\b(?:fetch|request)\s*\(\s*['"`](https?://[^'"`\s]+)['"`]\s*,\s*\{[^}]*method\s*:\s*"""
-                          r"""['"](?:PUT|POST|PATCH)""", re.I))  # fetch(url, {method: 'PUT'})
-_INTERPRETER = re.compile(r"(?:python|pypy|node|nodejs|bun|deno|ruby|perl|php)[0-9.]*")
-
-
-def _code_http(facts: Facts, words: list[str]) -> None:
-    """Interpreter code writing to a server's settings, access or bulk-delete endpoints (requests.put(url), fetch
-    with method PUT): its DELETE calls are read as curl already (codemore.py)."""
-    for m in (m for rx in _CODE_WRITE for m in rx.finditer(" ".join(words))):
-        url = m.group(1)
-        host = host_of(url) or ""
-        if not is_local(host) and _ADMIN_PATH.search(url.split(host, 1)[-1]):
-            _note(facts, "http-destroy", f"code writes to {url[:60]}, a server's settings, access or bulk delete")
-            return
-
-
 def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
     """Raise the signals of what this command does to shared remote state."""
     prog = facts.program
-    if _INTERPRETER.fullmatch(prog):
-        _code_http(facts, [a.text for a in args])
+    if rawhttp.INTERPRETER.fullmatch(prog):
+        rawhttp.code_writes(facts, [a.text for a in args])
     if not prog or prog in TEXT:
         return
     words = [a.text for a in args]
     if HELP.intersection(words) or words == ["-h"]:
         return
     _data_store(facts, prog, words, stdin_text)
-    if prog in HTTP_CLIENTS:
-        _http(facts, prog, words)
+    if prog in rawhttp.HTTP_CLIENTS:
+        rawhttp.mark(facts, prog, words)
     cloudopen.mark(facts, words)
     _registry(facts, prog, words)
     if not facts.signals & _OURS:
@@ -177,7 +148,7 @@ def _named(prog: str) -> bool:
     if not _NAMED:
         _NAMED.update(p for r in BUILTIN_RULES for m in r.matches for p in m.programs)
     return prog in _NAMED or prog in TEXT_AND_OWN or prog in PACKAGE_TOOLS or prog in CLOUD_TOOLS or \
-        prog in HTTP_CLIENTS or prog in _SQL_CLIENTS_AND_KV
+        prog in rawhttp.HTTP_CLIENTS or prog in _SQL_CLIENTS_AND_KV
 
 
 _NAMED: set[str] = set()
@@ -232,42 +203,6 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
                 _note(facts, "db-admin", f"{' '.join(query.split())[:60]}{where} changes who may do what, or the "
                       "server itself")
                 return
-
-
-def _http(facts: Facts, prog: str, words: list[str]) -> None:
-    values = facts.values
-    if prog in ("curl", "curlie"):
-        methods = [v.split("=", 1)[1].upper() for v in values if v.startswith(("-X=", "--request="))]
-        urls = [facts.sub, *facts.operands, *(v.split("=", 1)[1] for v in values if v.startswith("--url="))]
-        bodies = [v.split("=", 1)[1] for v in values if v.startswith(_BODY_OPTIONS)]
-    elif prog in ("wget", "wget2"):
-        methods = [w.split("=", 1)[1].upper() for w in words if w.startswith("--method=")]
-        methods += [words[i + 1].upper() for i, w in enumerate(words[:-1]) if w == "--method"]
-        urls = [w for w in words if not w.startswith("-")]
-        bodies = [w.split("=", 1)[1] for w in words if w.startswith(_BODY_OPTIONS)]
-    else:  # httpie, xh: [METHOD] URL [items]
-        rest = [w for w in words if not w.startswith("-")]
-        methods = [rest[0].upper()] if rest and rest[0].upper() in _METHODS else []
-        urls = rest[1:2] if methods else rest[:1]
-        bodies = rest[2:] if methods else rest[1:]
-    urls = ["localhost" + u if u.startswith(":") else u for u in urls]  # httpie's :3000/x is localhost
-    targets = [(u, h) for u in urls if u and (h := host_of(u) or (u.split("/", 1)[0] if "/" in u else None))]
-    target = next(((u, h) for u, h in targets if not is_local(h)), None)
-    method = methods[-1] if methods else ("POST" if bodies else "GET")
-    if target is None and method == "DELETE" and (hidden := next((u for u in urls if u.startswith("$")), None)):
-        _note(facts, "http-destroy", f"DELETE on a server named by {hidden.split('/', 1)[0]}, which the guard "
-              "cannot resolve")
-        return
-    if target is None:
-        return
-    url, host = target
-    path = url.split(host, 1)[-1]
-    if method == "DELETE":
-        _note(facts, "http-destroy", f"DELETE on {host}, a server this task did not start")
-    elif method in ("PUT", "POST", "PATCH") and (_ADMIN_PATH.search(path) or any(_DELETE_BODY.search(b)
-                                                                                 for b in bodies)):
-        _note(facts, "http-destroy", f"{method} to {path[:50] or '/'} on {host} changes the server's settings, "
-              "access or data in bulk")
 
 
 _ACCESS_PATH = re.compile(r"/(?:collaborators|outside_collaborators|memberships|members|invitations|owners|admins"
