@@ -182,9 +182,11 @@ def _deletes(prog: Program) -> list[tuple[str, bool]]:
             if m.group(0).startswith("recursive"):
                 continue
             region = _region(prog.skeleton, m.end())
-            first = _LIT.search(region)
-            targets = [prog.values[int(first.group(1))]] if first else _fallback_paths(prog)
-            is_tree = recursive or bool(re.search(r"recursive", region))
+            lits = [prog.values[int(i)] for i in _LIT.findall(region)]
+            flags = [v for v in lits if re.fullmatch(r"-[A-Za-z]+", v)]  # shelljs: rm('-rf', dir)
+            first = next((v for v in lits if v not in flags), None)
+            targets = [first] if first is not None else _fallback_paths(prog)
+            is_tree = recursive or bool(re.search(r"recursive", region)) or any("r" in f.lower() for f in flags)
             out += [(t, is_tree) for t in targets]
     for m in api.PATH_METHODS.finditer(prog.skeleton):
         if m.group(1) in api.PATH_DELETES:

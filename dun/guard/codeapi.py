@@ -34,7 +34,8 @@ DELETE_CALLS: tuple[tuple[re.Pattern[str], bool], ...] = (
                 r"\.rm|File\.delete|FileUtils\.rm\w*|FileUtils\.remove\w*|Dir\.(?:rmdir|delete|unlink)|os\.remove"
                 r"|file\.remove|Remove-Item|Deno\.remove|shutil\.move|os\.rename|os\.replace|FileUtils\.mv|renameSync|rename"
                 r"|fsp\.rm|remove_file|os\.Remove"
-                r"|promises\.rm)\b|\)\.rm(?=\s*\()|(?<![\w.])remove(?=\s*\()|(?<![\w.$])rm(?=\s*\()"), False),
+                r"|promises\.rm)\b|\)\.rm(?=\s*\()|\b(?:sh|shell|shelljs)\.rm(?=\s*\()"
+                r"|(?<![\w.])remove(?=\s*\()|(?<![\w.$])rm(?=\s*\()"), False),
 )
 # Calls that write (the argument index that names the file).
 OPEN_CALLS = re.compile(r"(?:(?<![\w.])(?:open|fopen|io\.open|File\.open|file)"  # (path, mode)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 
 from dun.guard.codestrings import UNKNOWN, balanced
+from dun.guard.textops import tr
 
 _L = r"\x00(\d+)\x00"
 _LIT = re.compile(_L)
@@ -22,6 +23,13 @@ FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"{_L}\s*%\s*(?:{_IDENT}|\([^()\x00]*\))"), "percent-unknown"),
     (re.compile(rf"{_L}\s*\.\s*format\s*\(\s*{_L}(?:\s*,\s*{_L})*\s*\)"), "format"),
     (re.compile(rf"{_L}\s*\.\s*format\s*\([^()\x00]*\)"), "format-unknown"),
+    # Text reversed or rotated where it is used: perl's reverse "...", s[::-1], s.split('').reverse().join(''),
+    # Ruby's .reverse, PHP's strrev(), codecs.decode(s, 'rot13'), Ruby's s.tr('A-Za-z', 'N-ZA-Mn-za-m')
+    (re.compile(rf"(?<![\w.$])(?:scalar\s+)?reverse\s*\(?\s*{_L}\s*\)?|{_L}\s*\[\s*::\s*-1\s*\]"
+                rf"|{_L}\s*\.\s*split\s*\(\s*{_L}\s*\)\s*\.\s*reverse\s*\(\s*\)\s*\.\s*join\s*\(\s*{_L}\s*\)"
+                rf"|{_L}\s*\.\s*reverse\b(?:\s*\(\s*\))?|\bstrrev\s*\(\s*{_L}\s*\)"), "reversed"),
+    (re.compile(rf"\bcodecs\.(?:decode|encode)\s*\(\s*{_L}\s*,\s*{_L}\s*\)|{_L}\s*\.\s*tr\s*\(\s*{_L}\s*,\s*{_L}\s*\)"),
+     "rotated"),
 )
 _AWK_WORDS = "print|printf|getline|return|in|delete|exit|if|while|for|do|else|function|system|close|BEGIN|END|next"
 AWK_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -29,7 +37,8 @@ AWK_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"{_L}[ \t]+(?:\$\w+|[A-Za-z_]\w*)(?![\w(])"), "juxtaposed-unknown"),
     (re.compile(rf"(?<![\w\x00$])(?!(?:{_AWK_WORDS})\b)(?:\$\w+|[A-Za-z_]\w*)[ \t]+{_L}"), "unknown-juxtaposed"),
 )
-FOLD_KINDS = frozenset({"paren", "percent", "percent-unknown", "format", "format-unknown", "juxtaposed",
+FOLD_KINDS = frozenset({"paren", "percent", "percent-unknown", "format", "format-unknown", "juxtaposed", "reversed",
+                        "rotated",
                         "juxtaposed-unknown", "unknown-juxtaposed", "listjoin", "arrayjoin", "arrayjoin-bare"})
 # Lists joined into one string: perl's join(SEP, LIST) and join SEP, LIST; ['a', 'b'].join(SEP) (Ruby, JS)
 JOIN_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -51,6 +60,11 @@ _PLACEHOLDER = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]|\{[^{}]*\}")
 def folded(kind: str, values: list[str]) -> str:
     if kind == "paren":
         return values[0]
+    if kind == "reversed":
+        return values[0][::-1]
+    if kind == "rotated":  # codecs' rot13 (rot_13), or a tr of two sets
+        rot = len(values) == 2 and values[1].lower().replace("_", "") == "rot13"
+        return tr(values[0], ["A-Za-z", "N-ZA-Mn-za-m"] if rot else values[1:]) or UNKNOWN
     if kind in ("percent", "format"):
         fields = iter(values[1:])
         return _PLACEHOLDER.sub(lambda m: next(fields, UNKNOWN), values[0])

@@ -65,4 +65,4 @@ class Val:
         """The fields after word splitting (only a fully known value is split)."""
         if not self.split or not self.known:
             return [self]
-        return [Val(text, dl=self.dl) for text in self.fields if text]
+        return [Val(text, subs=self.subs, dl=self.dl) for text in self.fields if text]

@@ -25,7 +25,8 @@ _INTERPRETERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     **{name: ("lua", "interp", ("-e",)) for name in ("lua", "luajit", "lua5.1", "lua5.3", "lua5.4")},
     "Rscript": ("r", "interp", ("-e",)), "R": ("r", "interp", ("-e",)), "osascript": ("osascript", "interp", ("-e",)),
     "julia": ("julia", "interp", ("-e", "-E")), "elixir": ("elixir", "interp", ("-e",)),
-    "groovy": ("groovy", "interp", ("-e",)),
+    "groovy": ("groovy", "interp", ("-e",)), "expect": ("tcl", "expect", ("-c",)),
+    **{name: ("tcl", "interp", ()) for name in ("tclsh", "wish", "jimsh", *(f"tclsh8.{v}" for v in range(4, 8)))},
     **{name: ("pwsh", "pwsh", ("-c", "-Command", "-command")) for name in ("pwsh", "powershell")},
 }
 _CHMOD_FLAGS = frozenset("cfvR")

@@ -11,7 +11,7 @@ import re
 
 from dun.guard.context import Ctx, Env, Val
 from dun.guard.lexer import ARITH, CMD, LIT, PROC, QUOTED, VAR, Part, ShellError, Word, tokenize
-from dun.guard.textops import echo, printf
+from dun.guard.textops import b64decode, echo, edited, printf, rev, tr
 
 REMOTE_HOME = "/~remote"  # the home directory on another machine (ssh, docker exec): never local
 DEFAULT_IFS = " \t\n"
@@ -23,6 +23,7 @@ FIND_TESTS = frozenset({  # find predicates that select some files (without one,
     "-newer", "-newermt", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user",
     "-group", "-nouser", "-nogroup", "-perm", "-links", "-lname", "-ilname", "-samefile", "-inum", "-used",
     "-readable", "-writable", "-executable", "-fstype", "-uid", "-gid", "-prune"})
+_PATTERN_OP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(//|/|##|#|%%|%|\^\^|,,)(.*)\Z", re.S)
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REQUIRED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*:\?")
 
@@ -108,7 +109,11 @@ def expand(word: Word, ctx: Ctx, env: Env) -> Val:
             else:
                 if special == "./*" and out.glob_at is None:
                     out.glob_at = b.length() + 2
-                b.known(special)
+                ifs = current_ifs(ctx)
+                if part.quoted or not ifs or not any(c in special for c in ifs):
+                    b.known(special)
+                else:  # $(echo rm -rf /) unquoted: split into words as the shell does
+                    b.split_into(special, ifs_split(special, ifs), special[0] in ifs, special[-1] in ifs)
         elif part.kind == ARITH:
             b.unknown(f"$(({text}))", "var")
         else:
@@ -189,7 +194,13 @@ def _home_of(user: str, ctx: Ctx, env: Env) -> str | None:
 def _parameter(expr: str, ctx: Ctx, env: Env) -> str | None:
     m = _PARAM.match(expr)
     if m is None:
-        return None
+        op = _PATTERN_OP.match(expr)  # ${x/X/ }, ${x//_/ }, ${x#pre}, ${x%suf}, ${x^^}, ${x,,}
+        value = lookup(op.group(1), ctx, env) if op is not None and "$" not in op.group(3) else None
+        return None if op is None or value is None else edited(value, op.group(2), op.group(3))
+    return _plain_parameter(m, ctx, env)
+
+
+def _plain_parameter(m: re.Match[str], ctx: Ctx, env: Env) -> str | None:
     name = m.group(1)
     if "[" in name:  # ${a[0]}: one item of an array
         base, index = name[:-1].split("[", 1)
@@ -222,6 +233,21 @@ _SITE = re.compile(r"-m\s+site\s+--user-(?:site|base)|getusersitepackages|getsit
 _MKTEMP = re.compile(r"\s*mktemp(?:\s[^;&|<>`\n]*)?")
 
 
+def _filtered(body: str) -> str | None:
+    """echo/printf text through tr, rev or base64 -d, as a pipeline of literal words prints it."""
+    stages = [literal_words(stage) for stage in body.split("|")]
+    if len(stages) < 2 or not all(stages) or stages[0][0] not in ("echo", "printf"):
+        return None
+    text: str | None = echo(stages[0][1:]) if stages[0][0] == "echo" else printf(stages[0][1], stages[0][2:]) \
+        if len(stages[0]) > 1 else None
+    for words in stages[1:]:
+        if text is None or words[0] not in ("tr", "rev", "base64"):
+            return None
+        text = tr(text, words[1:]) if words[0] == "tr" else rev(text.rstrip("\n")) if words[0] == "rev" else \
+            b64decode(text) if {"-d", "--decode", "-D"} & set(words) else None
+    return text.rstrip("\n") if text is not None else None
+
+
 def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
     """The value of $(...) when it is known or stands for names in a known place: $(pwd), $(mktemp -d),
     $(which rm), $(git rev-parse --show-toplevel), $(find DIR ...), $(git ls-files)."""
@@ -230,6 +256,8 @@ def _special_substitution(body: str, ctx: Ctx, env: Env) -> str | None:
         return f"{env.home}/.local/lib/python3/site-packages" if user else "/usr/lib/python3/site-packages"
     if _MKTEMP.fullmatch(body):  # a new, empty name, wherever its template puts it: $(mktemp -d "$TMPDIR/x.XXX")
         return "/tmp/tmp.guard"
+    if "|" in body and (piped := _filtered(body)) is not None:  # $(echo 'QEBC ...' | tr 'A-Za-z' 'N-ZA-Mn-za-m')
+        return piped
     words = literal_words(body)
     words = [w if ctx.remote or not (w == "~" or w.startswith("~/")) else env.home + w[1:] for w in words]
     if (len(words) == 2 and words[0] in ("which", "realpath")) or words[:2] in (["command", "-v"], ["type", "-P"]):

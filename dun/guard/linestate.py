@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from dun.guard import tasks
+from dun.guard import tasks, textops
 from dun.guard.effects import child, find_parts
 from dun.guard.expand import Ctx, Env, Val, current_ifs, git_listing, ifs_split
 from dun.guard.options import Spec, parse
@@ -215,6 +215,9 @@ def stream_out(prog: str, args: list[Val], feed: Stream | None) -> Stream:
             return Stream(binascii.a2b_base64(feed.text.strip()).decode("utf-8"), None, feed.dl)
         except (binascii.Error, UnicodeDecodeError):
             return Stream(None, None, feed.dl)
+    if prog in ("tr", "rev") and feed is not None and feed.text is not None:  # tr 'A-Za-z' 'N-ZA-Mn-za-m' (ROT13)
+        out = textops.tr(feed.text, [a.text for a in args]) if prog == "tr" else textops.rev(feed.text.rstrip("\n"))
+        return Stream(out, None, feed.dl)
     listed = git_listing([prog, *(a.text for a in args)]) if prog == "git" else None
     if listed is not None:  # git ls-files | xargs rm
         return Stream(None, [Val(listed, glob_at=2 if listed == "./*" else None)])

@@ -158,6 +158,7 @@ SPECS: dict[str, Spec] = {
     "python": Spec("cmWX", stop=True),
     "node": Spec("epr", _long("--eval", "--print", "--require"), stop=True),
     "interp": Spec("eErI", stop=True),
+    "expect": Spec("cfD", stop=True),
     "awk": Spec("Fvfei", _long("--field-separator", "--assign", "--file", "--source", "--include"), stop=True),
     "pwsh": Spec(long=_long("-c", "-command", "-Command", "-File", "-file", "-f", "-EncodedCommand", "-enc", "-ec",
                             "-ExecutionPolicy", "-ep", "-WorkingDirectory", "-wd"), words=True, stop=True),

@@ -177,12 +177,15 @@ def is_env_generator(body: str) -> bool:
                                          for w in words[1:4])
 
 
+DECODING = re.compile(r"\|\s*(?:base64|tr|rev|xxd|openssl|gunzip|zcat|base32|basenc)\b")
+
+
 def unknown_program(head: Val) -> str:
     """"" when the program's name is known; "generated-program" when it is a command's output ($(...), a variable
     set from one, a find/xargs placeholder), unless that command is environment setup; "unknown-program" when it is
     an unresolved variable."""
     name = posixpath.basename(head.text)
-    if name == "{}":
+    if name == "{}" or any(DECODING.search(body) for body in head.subs):  # $(echo cm0g... | base64 -d) ARGS
         return "generated-program"
     if head.known or not any(mark in name for mark in ("$(", "${", "`", ")", "}")):
         return ""

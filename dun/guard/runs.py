@@ -9,6 +9,7 @@ raises the `unseen-code` signal instead, which a rule denies.
 from __future__ import annotations
 
 import contextlib
+import functools
 import posixpath
 import re
 import shlex
@@ -25,7 +26,7 @@ from dun.guard.paths import classify, normalize
 from dun.guard.programs import git_config_commands, hidden_commands, is_env_generator
 from dun.guard.secrets import ENV_DUMP_CODE, text_secret
 from dun.guard.sqlclients import SQL_CLIENTS
-from dun.guard.textops import make_recipes, sed_commands
+from dun.guard.textops import make_recipes, sed_commands, tcl_commands
 
 STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _MAKES = frozenset({"make", "gmake", "bmake"})
@@ -128,9 +129,16 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
     if kind == "shell":
         seen |= w.run(text, with_params(ctx.child(), params or []))
         return
+    if kind == "tcl":  # tclsh/expect: exec, spawn and open "|..." run commands; code decoded at run time is unseen
+        facts.signals.update({"unseen-code"} if re.search(r"(?:exec|eval|spawn|open)\b.*binary\s+decode", text) else ())
+        for command in tcl_commands(text):
+            try:
+                seen |= w.run(command, ctx.child())
+            except ShellError:
+                facts.signals.add("unseen-code")
+        return
     if kind == "pwsh":  # PowerShell's commands read as shell once its cmdlets are named as their Unix peers
-        for cmdlet, unix in _PWSH:
-            text = cmdlet.sub(unix, text)
+        text = functools.reduce(lambda t, pair: pair[0].sub(pair[1], t), _PWSH, text)
         try:
             seen |= w.run(text, ctx.child())
         except ShellError:
@@ -219,8 +227,7 @@ def _script(w: Runner, facts: Facts, script: Val, kind: str, ctx: Ctx, feed: Str
 
 def _kind_of(text: str) -> str:
     """The interpreter a script names on its #! line (shell when it names none)."""
-    first = text.split("\n", 1)[0]
-    if not first.startswith("#!"):
+    if not (first := text.split("\n", 1)[0]).startswith("#!"):
         return "shell"
     words = first[2:].split()
     name = posixpath.basename(words[1] if words and posixpath.basename(words[0]) == "env" and len(words) > 1

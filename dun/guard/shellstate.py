@@ -47,11 +47,12 @@ class ShellState:
             ctx.arrays[name] = items
             ctx.vars[name] = items[0] if items else ("" if items is not None else None)
             return
+        decoded = any(programs.DECODING.search(body) for body in val.subs)  # x=$(... | base64 -d): as generated
         if append:
             before_text = ctx.vars.get(name, "")
             ctx.vars[name] = before_text + val.text if val.known and before_text is not None else None
         else:
-            ctx.vars[name] = val.text if val.known else None
+            ctx.vars[name] = val.text if val.known and not decoded else None
         if name in programs.COMMAND_VARS:
             self.command_var(name, val, ctx, seen)
         if any(marks.finds_pids(body, self.marks, ctx.cwd) for body in val.subs):
@@ -60,7 +61,7 @@ class ShellState:
             self.marks.secret_vars.add(name)
         if val.dl:
             ctx.tainted.add(name)
-        if not val.known and val.unknown_kind == "cmd":
+        if (not val.known and val.unknown_kind == "cmd") or decoded:
             ctx.generated.add(name)
 
     def command_var(self, name: str, val: Val, ctx: Ctx, seen: set[str]) -> None:

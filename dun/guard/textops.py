@@ -4,6 +4,7 @@ commands in a sed script (`e command`, `s///e`)."""
 
 from __future__ import annotations
 
+import binascii
 import re
 
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b", "\\": "\\",
@@ -75,3 +76,82 @@ def sed_commands(script: str) -> tuple[list[str], bool]:
     runs_text = bool(re.search(r"(?:^|[;\n{])\s*(?:\d+|\$|/[^/]*/)?\s*e\s*(?:$|[;\n}])", script)) or bool(
         re.search(r"(?:^|[;\n{])\s*(?:\d+|\$|/[^/]*/)?\s*s(.).*?\1.*?\1[gpiImM0-9]*e", script))
     return commands, runs_text
+
+
+_CLASSES = {"[:upper:]": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "[:lower:]": "abcdefghijklmnopqrstuvwxyz",
+            "[:digit:]": "0123456789", "[:space:]": " \t\n\r\f\v", "[:blank:]": " \t"}
+
+
+def _tr_set(spec: str) -> str | None:
+    """A tr set written out: ranges (a-z), escapes (\\n, \\041) and the plain classes; None for what it does not
+    model ([=c=], [c*n])."""
+    for name, chars in _CLASSES.items():
+        spec = spec.replace(name, chars)
+    if "[=" in spec or re.search(r"\[.\*\d*\]", spec) or "[:" in spec:
+        return None
+    chars = unescape(spec)
+    out: list[str] = []
+    i = 0
+    while i < len(chars):
+        if i + 2 < len(chars) and chars[i + 1] == "-" and ord(chars[i]) <= ord(chars[i + 2]):
+            out += [chr(c) for c in range(ord(chars[i]), ord(chars[i + 2]) + 1)]
+            i += 3
+        else:
+            out.append(chars[i])
+            i += 1
+    return "".join(out)
+
+
+def tr(text: str, args: list[str]) -> str | None:
+    """What `tr SET1 SET2` or `tr -d SET` prints for known input (ROT13 is `tr 'A-Za-z' 'N-ZA-Mn-za-m'`); None for
+    the forms it does not model."""
+    flags = [a for a in args if a.startswith("-") and len(a) > 1]
+    sets = [_tr_set(a) for a in args if a not in flags]
+    if None in sets:
+        return None
+    if flags == ["-d"] and len(sets) == 1:
+        return text.translate({ord(c): None for c in sets[0] or ""})
+    if flags or len(sets) != 2 or not sets[0] or not sets[1]:
+        return None
+    one, two = sets[0] or "", sets[1] or ""
+    two += two[-1] * (len(one) - len(two))
+    return text.translate({ord(a): b for a, b in zip(one, two, strict=False)})
+
+
+def rev(text: str) -> str:
+    return "\n".join(line[::-1] for line in text.split("\n"))
+
+
+def b64decode(text: str) -> str | None:
+    try:
+        return binascii.a2b_base64(text.strip()).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def tcl_commands(text: str) -> list[str]:
+    """The commands a Tcl or expect program runs (exec ..., spawn ..., open "|..."), as shell: Tcl's braces quote
+    like single quotes."""
+    found = re.findall(r"(?:^|[\[;{\n])\s*(?:exec|spawn)\s+(?:-\S+\s+)*([^\]\n;]+)", text)
+    found += re.findall(r"\bopen\s+[\"{]\|([^\"}]+)", text)
+    return [re.sub(r"\{([^{}]*)\}", r"'\1'", c.replace("&", "").strip()) for c in found]
+
+
+def _pattern(glob: str, longest: bool) -> str:
+    star = ".*" if longest else ".*?"
+    return "".join(star if c == "*" else "." if c == "?" else re.escape(c) for c in glob)
+
+
+def edited(value: str, op: str, arg: str) -> str:
+    """${x OP arg}: a pattern replaced (/ and //), a prefix or suffix removed (#, ##, %, %%), the case changed."""
+    if op in ("^^", ",,"):
+        return value.upper() if op == "^^" else value.lower()
+    if op in ("/", "//"):
+        pattern, _, replacement = arg.partition("/")
+        return re.sub(_pattern(pattern, True), lambda _: replacement, value, count=0 if op == "//" else 1) \
+            if pattern else value
+    rx = re.compile(_pattern(arg, len(op) == 2))
+    if op.startswith("#"):
+        return value[m.end():] if (m := rx.match(value)) else value
+    ends = [i for i in range(len(value), -1, -1) if rx.fullmatch(value, i)]
+    return value[:(ends[-1] if len(op) == 2 else ends[0])] if ends else value

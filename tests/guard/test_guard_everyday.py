@@ -115,3 +115,24 @@ def test_the_file_tools_are_judged_against_the_ci_file_on_disk(tmp_path: Path) -
     assert edit("Write", content="jobs:\n  test:\n    steps:\n      - run: echo ok\n") == "ci.weaken"
     assert edit("Edit", old_string="pytest -q", new_string="pytest -q -n auto") is None
     assert edit("Write", content=ci.read_text() + "      - run: mypy\n") is None
+
+
+@pytest.mark.parametrize(("command", "rule"), [
+    ("psql -h db.prod -c \"$(echo 'QEBC GNOYR hfref' | tr 'A-Za-z' 'N-ZA-Mn-za-m')\"", "sql.drop"),
+    ("git push $(echo 'ecrof--' | rev) origin main", "git.push-force"),
+    ("perl -e '$c = reverse \"hsilbup ograc\"; system($c)'", "publish.release"),
+    ("python3 -c \"import os; os.system('~ fr- mr'[::-1])\"", "fs.delete-system"),
+    ("python3 -c \"import codecs, os; os.system(codecs.decode('ez -es ~', 'rot13'))\"", "fs.delete-system"),
+    ("tclsh <<< 'exec rm -rf /home/dev/.mozilla'", "fs.delete-outside"),
+    ("expect -c 'spawn git push --force origin main'", "git.push-force"),
+    ("x=rmX-rf; ${x/X/ } ~", "fs.delete-system"),
+    ("node -e \"require('shelljs').rm('-rf', '/home/dev/projects')\"", "fs.delete-outside")])
+def test_transforms_are_evaluated_and_what_they_build_judged(command: str, rule: str) -> None:
+    assert bash(command).rule == rule
+
+
+@pytest.mark.parametrize("command", [
+    "echo hello | tr a-z A-Z", "python3 -c \"print('abc'[::-1])\"", "tclsh <<< 'puts [exec git status]'",
+    'f=src/main.py; echo "${f%.py}.pyc" "${f##*/}"', "node -e \"require('shelljs').rm('-rf', 'dist')\""])
+def test_the_same_transforms_on_everyday_text_are_allowed(command: str) -> None:
+    assert bash(command).decision == "allow"
