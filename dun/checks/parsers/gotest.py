@@ -105,26 +105,29 @@ class GoTestParser(LineParser):
                 body = [t.strip() for t in lines if t.strip() and not _NOISE.match(t.strip())]
                 name = f"{test} ({package})"
                 return Item(text=bounded(f"{name}: " + ("\n".join(body) or "failed")), file=found[0], line=found[1])
+        call = ""
         if where is None:  # a panic: its message, and the first frame inside the repository
-            for text in lines:
-                frame = _PANIC_FRAME.match(text)
-                path = repo_path(frame["file"], ctx) if frame else None
-                if frame and path and not path.startswith("/"):
-                    where = (path, int(frame["line"]))
-                    break
+            frames = [(path, int(frame["line"])) for text in lines if (frame := _PANIC_FRAME.match(text))
+                      and (path := repo_path(frame["file"], ctx)) and not path.startswith("/")]
+            where = frames[0] if frames else None
+            own = next((f for f in frames if f[0].endswith("_test.go")), None)
+            if where is not None and own is not None and not where[0].endswith("_test.go"):
+                call = f"\n  at {own[0]}:{own[1]}"  # the test's (or TestMain's) call into the code that panicked
             panic = [t.strip() for t in lines if t.strip().startswith("panic:")]
             messages = panic[:2] or [t.strip() for t in lines if t.strip() and not _NOISE.match(t.strip())][:5]
         name = f"{test} ({package})" if test else f"package {package}"
         text = f"{name}: " + ("\n".join(messages) if messages else "failed")
+        if where is None and not test:  # no test failed, the package did: its TestMain exited before or after them
+            where = _example(directory, "TestMain", ctx)
         if where is None:
             return Item(text=bounded(text), file=repo_path(directory, ctx) if directory else None)
-        return Item(text=bounded(text), file=where[0], line=where[1])
+        return Item(text=bounded(text) + call, file=where[0], line=where[1])
 
 
 def _example(directory: str, name: str, ctx: ParseContext) -> tuple[str, int] | None:
-    """Where an example's expected output is declared: its `// Output:` line, else its `func` line."""
+    """Where an example's expected output is declared: its `// Output:` line, else its `func` line (TestMain's)."""
     base = ctx.cwd / directory if directory else ctx.cwd
-    declaration = re.compile(rf"^func {re.escape(name)}\(\)")
+    declaration = re.compile(rf"^func {re.escape(name)}\(")
     for path in sorted(base.glob("*_test.go"))[:200]:
         try:
             lines = read_bytes(path).decode("utf-8", "replace").splitlines()

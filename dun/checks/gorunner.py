@@ -1,0 +1,62 @@
+"""A Go project's own test command, told from its files: the build tags its `make test` (or `just test`) gives
+`go test`, so that test files behind `//go:build integration` run in dun as they run there. Only the `test` recipe
+counts: a separate `test-integration` target may need services an honest night does not have. Every look goes
+through dun/checks/looked.py."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from dun.checks.looked import read
+
+_TARGET = re.compile(r"^(?P<names>[\w .-]+?)\s*:(?!=)")
+_TAGS = re.compile(r"^--?tags(?:=(?P<value>.*))?$")
+
+
+def go_tags(root: Path) -> str:
+    """`-tags=a,b` for the tags the project's own `go test` (its Makefile's or justfile's `test` recipe) is run
+    with, else ''."""
+    for name in ("Makefile", "GNUmakefile", "makefile", "justfile", "Justfile"):
+        for line in _recipe(read(root / name, root, 256 * 1024), "test"):
+            tags = _tags_of(line)
+            if tags:
+                return f"-tags={shlex.quote(tags)}"
+    return ""
+
+
+def _recipe(text: str, target: str) -> list[str]:
+    """The lines of `target`'s recipe: the indented lines after its `target:` rule line."""
+    lines: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        rule = _TARGET.match(line)
+        if rule and not line[:1].isspace():
+            inside = target in rule["names"].split()
+            continue
+        if inside and line[:1] in ("\t", " "):
+            lines.append(line.strip().lstrip("@-"))
+        elif inside and line.strip() and not line.lstrip().startswith("#"):
+            inside = False
+    return lines
+
+
+def _tags_of(line: str) -> str:
+    """The tags one `go test ...` command line gives (`-tags x`, `-tags=x,y`, `GOFLAGS=-tags=x`); '' for none or
+    for tags a variable holds (`-tags $(TAGS)`)."""
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:
+        return ""
+    for at, word in enumerate(words):
+        if word == "go" and words[at + 1: at + 2] == ["test"]:
+            before = [w.split("=", 1)[1] for w in words[:at] if w.startswith("GOFLAGS=")]
+            args = [*" ".join(before).split(), *words[at + 2:]]
+            for i, arg in enumerate(args):
+                found = _TAGS.match(arg)
+                if found is None:
+                    continue
+                value = found["value"] if found["value"] is not None else (args[i + 1] if i + 1 < len(args) else "")
+                return "" if "$" in value or not value else value
+    return ""
