@@ -3,7 +3,9 @@
 A project's tests must run with the interpreter and packages the project set up, not whatever `python3` is first
 on PATH. In order: a virtual environment in the repository (`.venv`, `venv`), an activated one (`VIRTUAL_ENV`),
 the project's environment manager when the project uses it and it is installed (`uv run`, `poetry run`,
-`hatch run`), else `python3`.
+`hatch run`), else `python3`. That last one, in a `src/` layout (`src/PKG/__init__.py`), runs with `src` first
+on PYTHONPATH: the project's code is installed in no environment dun can find (tox builds its own, and a copy made
+there is not the work tree), so the tests import the work tree's, as an editable install would.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from dun.checks.looked import executable, is_file, seen, which
+from dun.checks.looked import dir_names, executable, is_dir, is_file, seen, which
 from dun.core.textfiles import read_bytes
 
 VENV_DIRS = (".venv", "venv")
@@ -23,14 +25,18 @@ VENV_DIRS = (".venv", "venv")
 class Python:
     argv: tuple[str, ...]
     source: str  # why this one: ".venv", "VIRTUAL_ENV", "uv.lock", ...
+    src: str | None = None  # a src/ layout's directory put first on PYTHONPATH (relative to the command's cwd)
 
     @property
     def shell(self) -> str:
-        return " ".join(shlex.quote(a) for a in self.argv)
+        words = " ".join(shlex.quote(a) for a in self.argv)
+        if self.src is None:
+            return words
+        return f'PYTHONPATH={shlex.quote(self.src)}"${{PYTHONPATH:+:$PYTHONPATH}}" {words}'
 
     @property
     def shown(self) -> str:
-        return " ".join(self.argv)
+        return " ".join(self.argv) if self.src is None else f"PYTHONPATH={self.src} {' '.join(self.argv)}"
 
 
 def _venv_python(directory: Path) -> Path | None:
@@ -68,7 +74,20 @@ def project_python(root: Path, cwd: Path | None = None) -> Python:
     for tool, used, source in managers:
         if used and which(tool):
             return Python((tool, "run", "python"), source)
-    return Python(("python3",), "PATH")
+    src = _src_layout(root)
+    return Python(("python3",), "PATH", os.path.relpath(src, cwd or root) if src is not None else None)
+
+
+def _src_layout(root: Path) -> Path | None:
+    """`src/` when it holds a package (`src/PKG/__init__.py`) or a module and the root holds no package of its own
+    name there (a flat layout whose `src` is something else)."""
+    src = root / "src"
+    if not is_dir(src) or is_file(src / "__init__.py"):
+        return None
+    names = dir_names(src, dirs_only=False)
+    if any(n.endswith(".py") for n in names) or any(is_file(src / n / "__init__.py") for n in names):
+        return src
+    return None
 
 
 def setup_hint(python: Python, module: str) -> str:

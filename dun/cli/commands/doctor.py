@@ -145,14 +145,31 @@ def tools(root: Path) -> dict[str, object]:
     return out
 
 
+# commands that only prepare a check's files or shell (go-test's `rm -f .dun/cache/go-cover.out; go test ...`)
+_PREPARING = frozenset({"rm", "mkdir", "cd", "touch", "true", ":", "export", "set", "unset"})
+
+
 def first_program(command: str) -> str | None:
-    """The program a shell command line starts, past `VAR=value` assignments; None when it cannot be told."""
+    """The program a shell command line starts, past `VAR=value` assignments and the commands before it that only
+    prepare (`rm -f report; go test ...` runs go); None when it cannot be told."""
     try:
-        words = shlex.split(command)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         return None
-    words = [w for w in words if not _ASSIGNMENT.match(w)] or [""]
-    return words[0] or None
+    first: str | None = None
+    segment: list[str] = []
+    for word in [*words, ";"]:
+        if word and set(word) <= set(";&|()"):
+            program = next((w for w in segment if not _ASSIGNMENT.match(w)), None)
+            if program is not None and program not in _PREPARING:
+                return program
+            first = first or program
+            segment = []
+        else:
+            segment.append(word)
+    return first
 
 
 def check_programs(session: Session) -> list[dict[str, Any]]:
