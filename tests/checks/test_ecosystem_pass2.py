@@ -490,3 +490,139 @@ def test_mocha_report_without_dun_reporter_still_names_the_suite(tmp_path: Path)
         {"title": "adds", "fullTitle": "[x] adds", "file": f"{tmp_path}/t.js", "err": {"message": "off"}}]}
     [item] = parse(tmp_path, "mocha-json", json.dumps(doc)).items
     assert item.text == "[x] > adds: off"
+
+
+# --- Go: a failing TestMain, a panic in the code a test calls ----------------------------------------------------
+
+GO_TESTMAIN = """\
+package util
+
+import (
+\t"errors"
+\t"os"
+\t"testing"
+)
+
+func TestMain(m *testing.M) {
+\tif err := open(); err != nil {
+\t\tos.Exit(1)
+\t}
+\tMust(errors.New("fixture missing"))
+\tos.Exit(m.Run())
+}
+"""
+
+
+def go_event(package: str, output: str) -> str:
+    return json.dumps({"Action": "output", "Package": package, "Output": output})
+
+
+def test_go_package_failing_in_testmain_is_at_testmain_and_a_panic_names_its_call(tmp_path: Path) -> None:
+    write(tmp_path, "go.mod", "module example.com/tm\n\ngo 1.19\n")
+    write(tmp_path, "db/main_test.go", GO_TESTMAIN.replace("package util", "package db"))
+    write(tmp_path, "util/main_test.go", GO_TESTMAIN)
+    write(tmp_path, "util/util.go",
+          "package util\n\nfunc Must(err error) {\n\tif err != nil {\n\t\tpanic(err)\n\t}\n}\n")
+    util, db = "example.com/tm/util", "example.com/tm/db"
+    out = "\n".join([
+        go_event(util, "panic: fixture missing\n"), go_event(util, "\n"), go_event(util, "goroutine 1 [running]:\n"),
+        go_event(util, "example.com/tm/util.Must(...)\n"), go_event(util, f"\t{tmp_path}/util/util.go:5\n"),
+        go_event(util, "example.com/tm/util.TestMain(0x7fc5b9eba108?)\n"),
+        go_event(util, f"\t{tmp_path}/util/main_test.go:13 +0x49\n"), go_event(util, "main.main()\n"),
+        go_event(util, "\t_testmain.go:49 +0x1d3\n"), go_event(util, f"FAIL\t{util}\t0.004s\n"),
+        json.dumps({"Action": "fail", "Package": util, "Elapsed": 0.004}),
+        go_event(db, "setup failed: connection refused\n"), go_event(db, f"FAIL\t{db}\t0.003s\n"),
+        json.dumps({"Action": "fail", "Package": db, "Elapsed": 0.004})])
+    panicked, setup = parse(tmp_path, "go-test-json", out).items
+    assert (panicked.file, panicked.line) == ("util/util.go", 5)
+    assert panicked.text == f"package {util}: panic: fixture missing\n  at util/main_test.go:13"
+    assert (setup.file, setup.line, setup.text) == ("db/main_test.go", 9,
+                                                    f"package {db}: setup failed: connection refused")
+
+
+# --- Go: the build tags of the project's own `make test` --------------------------------------------------------
+
+@pytest.mark.parametrize(("makefile", "tags"), [
+    ("test:\n\tgo test -tags integration ./...\n", "-tags=integration"),
+    ("lint:\n\tgo vet ./...\n\ntest: lint\n\t@go test -race -tags=integration,slow -count=1 ./...\n",
+     "-tags=integration,slow"),
+    ("test:\n\tGOFLAGS=-tags=e2e go test ./...\n", "-tags=e2e"),
+    ("test:\n\tgo test ./...\n\ntest-integration:\n\tgo test -tags integration ./...\n", ""),  # not `make test`
+    ("test:\n\tgo test -tags $(TAGS) ./...\n", ""),  # a variable: not guessed
+])
+def test_go_tags_come_from_the_projects_own_test_recipe(tmp_path: Path, makefile: str, tags: str) -> None:
+    from dun.checks.gorunner import go_tags
+
+    write(tmp_path, "Makefile", makefile)
+    assert go_tags(tmp_path) == tags
+
+
+GO_TAGGED = """\
+//go:build integration
+
+package store
+
+import "testing"
+
+func TestPutIntegration(t *testing.T) {
+\tt.Fatalf("Put(%q) = false, want true", "key")
+}
+"""
+
+
+def test_go_test_runs_the_test_files_behind_the_tags_make_test_gives(tmp_path: Path) -> None:
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed: the Go fixture module cannot build")
+    write(tmp_path, "go.mod", "module example.com/tags\n\ngo 1.19\n")
+    write(tmp_path, "Makefile", "test:\n\tgo test -tags integration ./...\n")
+    write(tmp_path, ".gitignore", ".go/\n")
+    write(tmp_path, "store/store.go", "package store\n\nfunc Put(k string) bool { return k == \"\" }\n")
+    write(tmp_path, "store/store_test.go", "package store\n\nimport \"testing\"\n\nfunc TestPut(t *testing.T) {}\n")
+    write(tmp_path, "store/store_integration_test.go", GO_TAGGED)
+    git(tmp_path, "init", "-q", "-b", "main")
+    base = tmp_path / ".go"  # the suite's isolated HOME has no Go cache or module path of its own
+    env = {**os.environ, "GOCACHE": str(base / "cache"), "GOPATH": str(base / "path"), "GOTOOLCHAIN": "local"}
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "go-test"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=300)
+    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "go-test"]
+    assert check["signal"].startswith("exit 1: 1 failed, 1 passed"), check  # without the tag: 1 passed, all clear
+    assert [(i["file"], i["line"]) for i in check["items"]] == [("store/store_integration_test.go", 8)]
+
+
+# --- Python: a src/ layout with no environment dun can find (tox's own) ----------------------------------------
+
+def test_src_layout_without_an_environment_imports_the_work_trees_code(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[project]\nname = "calc"\nversion = "0.1"\n\n'
+                                      '[tool.setuptools.packages.find]\nwhere = ["src"]\n')
+    write(tmp_path, "tox.ini", "[testenv]\ncommands = python -m unittest discover -s tests -v\n")
+    write(tmp_path, "src/calc/__init__.py", "def add(a, b):\n    return a + b\n")
+    write(tmp_path, "tests/test_calc.py", "import unittest\n\nfrom calc import add\n\n\n"
+                                          "class T(unittest.TestCase):\n    def test_add(self):\n"
+                                          "        self.assertEqual(add(2, 3), 5)\n")
+    git(tmp_path, "init", "-q", "-b", "main")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+
+    def unittest_check() -> dict[str, Any]:
+        proc = subprocess.run([DUN, "check", "--format", "json", "--only", "unittest", "--no-cache"], cwd=tmp_path,
+                              capture_output=True, text=True, env=env, timeout=300)
+        [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "unittest"]
+        return check
+
+    clean = unittest_check()  # was: ModuleNotFoundError: No module named 'calc', on a clean project
+    assert (clean["status"], clean["signal"]) == ("pass", "exit 0: 1 test run"), clean
+    write(tmp_path, "src/calc/__init__.py", "def add(a, b):\n    return a - b\n")
+    broken = unittest_check()
+    assert broken["status"] == "fail"
+    assert [(i["file"], i["line"]) for i in broken["items"]] == [("tests/test_calc.py", 8)]
+    assert "-1 != 5" in broken["items"][0]["text"]
+    assert "`PYTHONPATH=src python3 -m unittest TEST_ID`" in broken["next"]
+
+
+def test_doctor_names_the_program_a_check_runs_past_its_preparing_commands() -> None:
+    from dun.cli.commands.doctor import first_program
+
+    assert first_program("rm -f .dun/cache/x; go test -json ./... && mv a b") == "go"
+    assert first_program("code=0; (cd pkg && ../node_modules/.bin/jest) || code=$?") == "../node_modules/.bin/jest"
+    assert first_program("CI=1 pytest -q") == "pytest"
+    assert first_program("rm -rf build") == "rm"  # nothing else: what it runs
+    assert first_program("echo 'unclosed") is None
