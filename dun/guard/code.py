@@ -65,6 +65,17 @@ def scan(code: str, lang: str, params: list[str], depth: int = 0) -> CodeFacts:
     return out
 
 
+def literals(code: str, lang: str) -> list[str] | None:
+    """The strings a program holds once its expressions are folded; None when one is built from what the guard
+    cannot know, or the program decodes text at run time."""
+    if api.DECODERS.search(code):
+        return None
+    prog = _read(code, lang, [])
+    fold(prog, lang)
+    values = [prog.values[int(i)] for i in _LIT.findall(prog.skeleton)]
+    return None if any(UNKNOWN in v for v in values) else values
+
+
 def shlex_words(text: str) -> list[str]:
     try:
         return shlex.split(text)

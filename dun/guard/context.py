@@ -33,6 +33,7 @@ class Ctx:
     generated: set[str] = field(default_factory=set)  # variables holding a command's output: X=$(cmd)
     written: dict[str, str | None] = field(default_factory=dict)  # files written earlier: path -> text if known
     links: dict[str, str | None] = field(default_factory=dict)  # symlinks made earlier: path -> target if known
+    edits: dict[str, list[str]] = field(default_factory=dict)  # files edited earlier: the texts the edit can insert
     lenient: bool = False  # analysing a file on disk: what it leaves unresolved is not held against it
 
     def child(self, remote: bool = False, deeper: bool = True) -> Ctx:
@@ -40,7 +41,7 @@ class Ctx:
         if remote:
             return Ctx(None, {}, True, depth)
         return Ctx(self.cwd, dict(self.vars), self.remote, depth, self.downloads, set(self.tainted),
-                   dict(self.arrays), set(self.generated), self.written, self.links, self.lenient)
+                   dict(self.arrays), set(self.generated), self.written, self.links, self.edits, self.lenient)
 
 
 @dataclass
@@ -66,3 +67,14 @@ class Val:
         if not self.split or not self.known:
             return [self]
         return [Val(text, subs=self.subs, dl=self.dl) for text in self.fields if text]
+
+
+def with_params(ctx: Ctx, params: list[Val]) -> Ctx:
+    """sh -c CODE NAME ARG...: $0 is NAME, $1... the ARGs."""
+    for i, val in enumerate(params):
+        ctx.vars[str(i)] = val.text if val.known else None
+    rest = params[1:]
+    if params:
+        ctx.arrays["@"] = [v.text for v in rest] if all(v.known for v in rest) else None
+        ctx.vars["#"] = str(len(rest))
+    return ctx

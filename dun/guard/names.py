@@ -10,11 +10,12 @@ import posixpath
 import shlex
 
 from dun.guard import gitread
+from dun.guard.context import with_params
 from dun.guard.effects import Effect, Facts, program_name
 from dun.guard.expand import Ctx, Val, literal_words
 from dun.guard.options import SPECS, parse
 from dun.guard.paths import normalize
-from dun.guard.runs import Stream, with_params
+from dun.guard.runs import Stream
 from dun.guard.shell import Pipeline
 from dun.guard.shell import parse as parse_shell
 from dun.guard.subcommands import git_config

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dun.guard import code as interp_code
-from dun.guard import longtail, tasks
+from dun.guard import edits, longtail, tasks
+from dun.guard.context import with_params
 from dun.guard.effects import Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
 from dun.guard.lexer import ShellError, tokenize
@@ -253,8 +254,18 @@ def _task_file(w: Runner, facts: Facts, source: tasks.Source, ctx: Ctx, seen: se
     if got is None:
         return
     text, from_disk = got
-    if text is None:
-        facts.signals.add("unseen-code")  # written earlier with content the guard cannot see
+    if text is None:  # written earlier: what the edit could have put there, else code the guard cannot see
+        texts = ctx.edits.get(source.path) if source.kind == "shell" else None
+        if texts is None:
+            facts.signals.add("unseen-code")
+            return
+        if disk := tasks.read_disk(source.path, ctx, w.env):
+            _on_disk(w, source.pick(disk[0] or ""), ctx, seen)
+        for command in edits.commands(texts):
+            try:
+                seen |= w.run(command, ctx.child())
+            except ShellError:
+                facts.signals.add("unseen-code")
         return
     code = source.pick(text)
     if not code.strip():
@@ -287,14 +298,3 @@ def _sed(w: Runner, facts: Facts, args: list[Val], ctx: Ctx, seen: set[str]) -> 
             seen |= w.run(command, ctx.child())
         if runs_text:
             facts.signals.add("unseen-code")
-
-
-def with_params(ctx: Ctx, params: list[Val]) -> Ctx:
-    """sh -c CODE NAME ARG...: $0 is NAME, $1... the ARGs."""
-    for i, val in enumerate(params):
-        ctx.vars[str(i)] = val.text if val.known else None
-    rest = params[1:]
-    if params:
-        ctx.arrays["@"] = [v.text for v in rest] if all(v.known for v in rest) else None
-        ctx.vars["#"] = str(len(rest))
-    return ctx

@@ -275,7 +275,12 @@ def read(path: str, ctx: Ctx, env: Env, disk: bool = True) -> tuple[str | None, 
     is neither written earlier in the line nor (with `disk`) a readable regular file inside the repository."""
     if path in ctx.written:
         return ctx.written[path], False
-    if not disk or ctx.remote or not under(path, env.root) or path == env.root:
+    return read_disk(path, ctx, env) if disk else None
+
+
+def read_disk(path: str, ctx: Ctx, env: Env) -> tuple[str | None, bool] | None:
+    """(the text, True) of a readable regular file inside the repository, bounded; None otherwise."""
+    if ctx.remote or not under(path, env.root) or path == env.root:
         return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))

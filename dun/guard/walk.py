@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from dun.guard import ciconfig, linestate, longtail, marks, programs, secrets, testdb
+from dun.guard import ciconfig, edits, linestate, longtail, marks, programs, secrets, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -184,6 +184,9 @@ class Walker(Redirections, ShellState, Names):
             if e.op == "write":
                 ctx.written[e.path] = feed.text if facts is not None and facts.program == "tee" and feed else \
                     copied.get(e.path)
+        edits.remember(ctx, facts.program if facts else "", argv[1:] if facts and argv and program_name(argv[0]) ==
+                       facts.program else None, [e.path for e in facts.effects if e.op == "write"] + stdout if facts
+                       else stdout)  # sed -i 's|"test": ...|' package.json && npm test: what the edit can insert
         for path in stdout:
             ctx.written[path] = out.text
             if why := ciconfig.rewritten(path, out.text):  # printf 'jobs: ... run: echo ok' > .github/workflows/ci.yml

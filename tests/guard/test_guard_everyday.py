@@ -136,3 +136,19 @@ def test_transforms_are_evaluated_and_what_they_build_judged(command: str, rule:
     'f=src/main.py; echo "${f%.py}.pyc" "${f##*/}"', "node -e \"require('shelljs').rm('-rf', 'dist')\""])
 def test_the_same_transforms_on_everyday_text_are_allowed(command: str) -> None:
     assert bash(command).decision == "allow"
+
+
+def test_a_file_a_tool_runs_edited_in_the_line_is_judged_by_what_the_edit_can_insert() -> None:
+    edit = "sed -i 's|\"test\": \".*\"|\"test\": \"{}\"|' package.json && npm test"
+    assert bash(edit.format("jest --runInBand")).decision == "allow"
+    assert bash(edit.format("rm -rf ~")).rule == "fs.delete-system"
+    assert bash("jq '.scripts.tc = \"tsc --noEmit\"' package.json > p.json && mv p.json package.json && npm run tc") \
+        .decision == "allow"
+    assert bash("jq '.scripts.tc = \"rm -rf /home/dev\"' package.json > p.json && mv p.json package.json && "
+                "npm run tc").rule == "fs.delete-system"
+    # text the guard cannot bound stays code it cannot see: another file read in, a value built at run time
+    for command in ("sed -i '/scripts/r /tmp/x.txt' package.json && npm test",
+                    "jq -s '.[0] * .[1]' package.json /tmp/x.json > p.json && mv p.json package.json && npm test",
+                    "node -e \"const fs=require('fs'); fs.writeFileSync('package.json', fs.readFileSync('/tmp/p'))\""
+                    " && npm test"):
+        assert bash(command).rule == "exec.unseen-code", command
