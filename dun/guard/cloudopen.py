@@ -19,7 +19,8 @@ _ALL_PORTS = re.compile(r"^(?:-1|all|0-65535|1-65535|\*|tcp:0-65535|tcp:1-65535|
                         r"|ports:all|fromport=0|ipprotocol=-?1|--port-range=\*|--dest(?:ination)?-port-ranges?=\*)$",
                         re.I)
 _PORT_GIVEN = re.compile(r"port|^tcp:|^udp:|^\d+(?:-\d+)?$", re.I)
-_PUBLIC = re.compile(r"^(?:--acl=)?(?:public-read|public-read-write|authenticated-read)$|allusers|allauthenticatedusers"
+_PUBLIC = re.compile(r"system:unauthenticated|system:anonymous"
+                     r"|^(?:--acl=)?(?:public-read|public-read-write|authenticated-read)$|allusers|allauthenticatedusers"
                      r"|^--allow-blob-public-access(?:=true)?$|^--public-access(?:=(?:blob|container))?$"
                      r"|^--publicly-accessible$|group=all\b|launchpermission.*all|^--auth-type=none$|\"principal\"\s*:\s*(?:\"\*\"|\{\s*"
                      r"\"aws\"\s*:\s*\"\*\")|^--principal=\*$|blockpublic\w*=false|^--no-block-public"
@@ -30,23 +31,28 @@ _PUBLIC_PAIRS = {("--acl", "public-read"), ("--acl", "public-read-write"), ("--a
                                                                                     "enabled"),
                  ("defacl", "public-read"), ("set", "public-read"), ("--auth-type", "none"),
                  ("--https-only", "false"), ("--default-action", "allow"), ("--end-ip-address", "255.255.255.255"),
-                 ("--allow-principal", "user:*"), ("--allow-principal", "user:anonymous")}
+                 ("--allow-principal", "user:*"), ("--allow-principal", "user:anonymous"),
+                 ("--values-to-add", "all")}
 _SECURITY = re.compile(r"^security$|trail|logging|\baudit|guardduty|securityhub|security-hub|defender|\bmfa|mfa-"
                        r"|recorder|macie|inspector|detector|encryption|\bwaf|shield|flow-?log|access-analyzer|securitycenter"
                        r"|security-center|sentinel|key-rotation|detective|secret-scanning|diagnostic|cloudaudit"
                        r"|containeranalysis|binaryauthorization|threat|antimalware|^auth$|2fa|two-factor|\botp\b|versioning"
                        r"|deletion-protection|termination-protection|authorized-networks|private-(?:nodes|endpoint)"
-                       r"|network-policy|shielded|purge-protection|soft-delete", re.I)
+                       r"|network-policy|shielded|purge-protection|soft-delete|oslogin|serial-port|ssh-keys", re.I)
 _TURN_OFF = re.compile(r"^(?:stop|disable|deactivate|suspend|pause|turn-off)(?:[-_:]\w[\w-]*)?$|^--no-enable$"
                        r"|^--enabled?=false$|^--status=disabled$|^--tier=free$|^--disabled$|^disabled$|^free$"
-                       r"|status=(?:suspended|disabled)$|^--enable-[\w-]+=false$", re.I)
+                       r"|status=(?:suspended|disabled)$|^--enable-[\w-]+=false$|enable[\w-]*=false$", re.I)
 _ADMIN_ROLE = re.compile(r"administratoraccess|iamfullaccess|poweruseraccess|roles/owner\b|roles/editor\b"
-                         r"|roles/iam\.\w*admin|roles/resourcemanager\.\w*admin|^cluster-admin$"
+                         r"|roles/[\w.]*admin\b|roles/iam\.serviceaccount(?:tokencreator|user)|^cluster-admin$|--clusterrole=admin$"
                          r"|--clusterrole=cluster-admin|\"action\"\s*:\s*\"\*\""
                          r"|^(?:--role=)?(?:owner|contributor|user access administrator)$", re.I)
 READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
                    r"|check|preview|what-if)(?:[-_:]|$)")
 _GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modify)(?:[-_:]\w[\w-]*)?$|binding", re.I)
+# Actions that open an account whatever their arguments: a whole policy replaced, the organisation's guard rails left,
+# a console password set
+_OPENING = frozenset({"set-iam-policy", "leave-organization", "create-login-profile", "update-login-profile",
+                      "delete-account-password-policy", "disable-ebs-encryption-by-default"})
 _KEY_DELETION = re.compile(r"^schedule-?\w*-?deletion$|^schedule-deletion$", re.I)
 
 
@@ -68,7 +74,8 @@ def mark(facts: Facts, words: list[str]) -> None:
     lowered = [w.lower() for w in words if not w.lower().startswith(("--filter", "--query", "name=", "values="))]
     az_any = any(a.startswith("--source-address-prefix") and b in ("*", "internet", "any")
                  for a, b in pairs(words))  # az network nsg rule create --source-address-prefixes '*'
-    az_any = az_any or any(w in ("open-port", "open-ports") for w in leading)  # az vm open-port: from anywhere
+    az_any = az_any or any(w in ("open-port", "open-ports") for w in leading) or (  # az vm open-port: from anywhere
+        {("--subnet", "0.0.0.0"), ("--size", "0")} <= pairs(words))  # vultr-cli: 0.0.0.0 with a prefix size of 0
     if (az_any or any(_OPEN_CIDR.search(w) for w in lowered)) and "egress" not in " ".join(leading):
         ports = [w for w in lowered if _PORT_GIVEN.search(w)]
         admin = next((w for w in lowered if _ADMIN_PORT.search(_OPEN_CIDR.sub(" ", w))), None)
@@ -89,6 +96,9 @@ def mark(facts: Facts, words: list[str]) -> None:
         return
     if (role := next((w for w in words if _ADMIN_ROLE.search(w)), None)) and any(_GIVE.search(w) for w in leading):
         _note(facts, f"gives an administrator role ({role[:60]})")
+        return
+    if opening := next((w for w in leading if w in _OPENING), None):
+        _note(facts, f"{opening} opens the account's security")
         return
     if any(_KEY_DELETION.match(w) for w in leading):
         _note(facts, "schedules a key's deletion")

@@ -14,7 +14,8 @@ from dun.guard.hosts import host_of
 from dun.guard.paths import classify
 from dun.guard.remotestate import DUMPERS, HELP, KV_CLIENTS, SQL_CLIENTS, hosts_of, shared
 
-_DUMP_QUERY = re.compile(r"\bcopy\b[^;]*\bto\s+stdout\b|\\copy\b|^\s*select\b|\bselect\b[^;]*\bfrom\b", re.I)
+_DUMP_QUERY = re.compile(r"\bcopy\b[^;]*\bto\s+stdout\b|\\copy\b|^\s*select\b|\bselect\b[^;]*\bfrom\b"
+                         r"|\.find\s*\(|\.aggregate\s*\(|printjson", re.I)
 
 
 def dumped(prog: str, args: list[Val]) -> str | None:

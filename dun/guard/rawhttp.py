@@ -11,14 +11,19 @@ from dun.guard.effects import Facts
 from dun.guard.hosts import host_of, is_local
 
 HTTP_CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "curlie", "httpie", "hurl", "wget2"})
+_HTTPIE_VALUES = frozenset({"-a", "--auth", "-A", "--auth-type", "-o", "--output", "--session", "--session-read-only",
+                            "--verify", "--cert", "--cert-key", "--proxy", "--timeout", "-p", "--print",
+                            "--format-options"})
 _METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
 # Endpoints whose writes change a server's settings, access or lifecycle, or delete in bulk
 _ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_close\b|/_delete_by_query"
                          r"|/_security/|/_shutdown|/_snapshot/|/_ilm/|/_all\b|/\*|/_plugins/_security|/admin/|/acl\b|/acls?/|/v1/agent/"
                          r"(?:force-)?leave|/v1/operator/|/v1/sys/|/api/v1/admin/|delete_series|/_flush\b|/users?/"
                          r"[^/?]+/(?:roles|password)|/permissions\b|/collaborators/|/memberships/|/members\b"
-                         r"|/invitations\b|/owners?\b|/admins?\b|/keys\b|/hooks\b|/protection\b", re.I)
-_DELETE_BODY = re.compile(r"<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
+                         r"|/invitations\b|/owners?\b|/admins?\b|/keys\b|/hooks\b|/protection\b"
+                         r"|/[^/?]*(?:delete|purge|destroy|drop|wipe|truncate|flush)[^/?]*(?:[/?]|$)", re.I)
+_DELETE_BODY = re.compile(r"\"(?:status|state|enabled?|active)\"\s*:\s*(?:\"(?:disabled|off|inactive)\"|false)"
+                          r"|^role=(?:admin|owner|superuser)$|\"role\"\s*:\s*\"(?:admin|owner|superuser)\"|<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
                           r"|\btruncate\s+table\b", re.I)
 _BODY_OPTIONS = ("-d=", "--data=", "--data-binary=", "--data-raw=", "--data-urlencode=", "--json=", "--body-data=",
                  "--post-data=")
@@ -60,7 +65,8 @@ def mark(facts: Facts, prog: str, words: list[str]) -> None:
         urls = [w for w in words if not w.startswith("-")]
         bodies = [w.split("=", 1)[1] for w in words if w.startswith(_BODY_OPTIONS)]
     else:  # httpie, xh: [METHOD] URL [items]
-        rest = [w for w in words if not w.startswith("-")]
+        rest = [w for i, w in enumerate(words) if not w.startswith("-") and (i == 0 or words[i - 1] not in
+                                                                               _HTTPIE_VALUES)]
         methods = [rest[0].upper()] if rest and rest[0].upper() in _METHODS else []
         urls = rest[1:2] if methods else rest[:1]
         bodies = rest[2:] if methods else rest[1:]

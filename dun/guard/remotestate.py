@@ -34,21 +34,26 @@ _SQL_ADMIN = re.compile(
     r"\b(?:grant|revoke)\b|\b(?:create|alter|drop)\s+(?:user|role|login)\b|\bdrop\s+owned\b|\bset\s+password\b"
     r"|\balter\s+system\b|\bset\s+global\b|\bcopy\b[^;]*\b(?:to|from)\s+program\b|\binto\s+(?:out|dump)file\b"
     r"|\bowner\s+to\b|\breassign\s+owned\b|\b(?:createUser|updateUser|grantRolesToUser|grantPrivilegesToRole|changeUserPassword)\s*\("
-    r"|\bsetParameter\b|\bshutdownServer\s*\(", re.I)
+    r"|\bsetParameter\b|\bshutdownServer\s*\(|\bsp_(?:addsrvrolemember|addrolemember|configure|addlogin|password"
+    r"|changedbowner)\b|\bxp_cmdshell\b|\breconfigure\b|\bcreate\s+extension\b|\binstall\s+(?:plugin|soname|component)\b"
+    r"|\bset\s+persist\b", re.I)
+_QUERY_OPTIONS = frozenset({"-e", "--execute", "-execute", "-q", "--query", "-Q", "--sql", "-c", "--command", "--eval"})
+# Hosted warehouses: every server of theirs is shared
+_WAREHOUSES = frozenset({"snowsql", "bq", "databricks", "athena", "redshift-data", "bteq", "snow"})
 _SQL_EVERYWHERE = re.compile(r"\bcopy\b[^;]*\b(?:to|from)\s+program\b|\binto\s+(?:out|dump)file\b", re.I)
 # Redis-protocol commands that change the server, not the data: CONFIG SET dir ~/.ssh, SHUTDOWN NOSAVE, REPLICAOF
 _KV_ADMIN = re.compile(r"^(?:config\s+(?:set|rewrite|resetstat)|shutdown|replicaof|slaveof|debug"
                        r"|module\s+(?:load|unload)|acl\s+(?:setuser|deluser|load|save)|cluster\s+(?:reset|forget|failover|setslot)"
                        r"|(?:script|function)\s+flush|failover|bgrewriteaof|migrate|swapdb)\b", re.I)
 _KV_FLUSH = re.compile(r"\bflush(?:all|db)\b|\bflush_all\b", re.I)
-_KV_SPEC = Spec("hpanusriedc", frozenset({"--user", "--pass", "--askpass", "--cacert", "--cert", "--key", "--sni",
+_KV_SPEC = Spec("hpsaurindD", frozenset({"--user", "--pass", "--askpass", "--cacert", "--cert", "--key", "--sni",
                                           "--eval", "--pattern", "--count", "--quoted-pattern", "--cacertdir"}))
 KV_CLIENTS = frozenset({"redis-cli", "valkey-cli", "keydb-cli", "kvrocks-cli", "memurai-cli", "dragonfly-cli",
                         "iredis", "redli", "rdcli", "garnet-cli", "tairs-cli"})
 _RAW_SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet"})
 SQL_CLIENTS = frozenset({"psql", "mysql", "mariadb", "sqlcmd", "clickhouse-client", "cockroach", "mongosh", "mongo",
                           "usql", "snowsql", "cqlsh", "pgcli", "mycli", "cypher-shell", "arangosh", "sqlplus", "isql",
-                          "bteq", "vsql", "trino", "presto", "beeline", "influx", "duckdb", "surreal"})
+                          "bteq", "vsql", "trino", "presto", "beeline", "influx", "duckdb", "surreal", "snow"})
 
 # Dump and export tools: what they print is the data of the store they read
 DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mysqlpump", "mydumper", "mongodump",
@@ -58,18 +63,22 @@ DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mysq
 _OUT = ("--output=", "--out=", "--to=", "--target=", "--dest=", "--destination=")
 
 # -- registries: owners and tokens ------------------------------------------------------------------------------------
-_OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators",
-                          "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
-_OWNER_CHANGE = frozenset({"add", "rm", "remove", "transfer", "invite", "grant", "-a", "--add", "-r", "--remove"})
+_OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators", "team",
+                          "org", "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
+_OWNER_CHANGE = frozenset({"add", "rm", "remove", "transfer", "invite", "grant", "set", "-a", "--add", "-r",
+                           "--remove"})
+# Commands that store a publishing credential on this machine
+_STORES_TOKEN = {"cargo": ("login",), "gem": ("signin",), "npm": ("login", "adduser"), "pnpm": ("login", "adduser"),
+                 "yarn": ("login",), "mix": ("hex.user",)}
 _TOKEN_WORDS = re.compile(r"^(?:tokens?|api-?keys?|access-?keys?|pat|pats|personal-access-tokens?|authorizations?"
                           r"|credentials?|service-accounts?-keys?|auth|ssh-keys?|gpg-keys?|deploy-keys?)$", re.I)
 _OWNER_ACTION = re.compile(r"^(?:access|collaborators?|members?|sharing|owners?|maintainers?|teams?|orgs?|apps)"
                            r":(?:add|update|transfer|invite)$|^invite$|^\w+:invite$", re.I)
 _WIDE_SCOPES = re.compile(r"admin:|delete_repo|delete:packages|write:org|site_admin|\bsudo\b", re.I)
-_TOKEN_MAKE = frozenset({"create", "new", "generate", "add", "issue", "mint"})
+_TOKEN_MAKE = frozenset({"create", "new", "generate", "add", "issue", "mint", "reset"})
 _TOKEN_ACTIONS = re.compile(r"^(?:create-access-key|create-service-specific-credential|create-for-rbac"
                             r"|authorizations:create|tokens?:create|create-token|generate-token|create-api-key"
-                            r"|create-login-profile)$", re.I)
+                            r"|create-login-profile|create[-_]?(?:deploy|access|api|auth)[-_]?(?:key|token)s?)$", re.I)
 HELP = frozenset({"--help", "--dry-run", "--dryrun", "help"})
 
 
@@ -78,6 +87,9 @@ def _note(facts: Facts, signal: str, why: str) -> None:
     facts.notes.setdefault(signal, f"why: {why}")
 
 
+_FQDN = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+$", re.I)
+_FILE_ENDS = (".db", ".sql", ".sqlite", ".sqlite3", ".duckdb", ".csv", ".json", ".js", ".txt", ".gz", ".dump", ".cql",
+              ".yaml", ".yml", ".conf", ".cfg", ".ini", ".py", ".sh")
 _CONNINFO_HOST = re.compile(r"(?:^|\s)(?:host|hostaddr|server|data source)\s*=\s*([^\s;,]+)", re.I)
 
 
@@ -88,6 +100,8 @@ def hosts_of(prog: str, words: list[str]) -> list[str]:
         "-") and "=" in w else w)) is not None]
     found += [w[2:] for w in words if w.startswith("-h") and len(w) > 2 and w[2] != "="]  # mysql -hdb.acme.io
     found += [m.group(1) for w in words for m in _CONNINFO_HOST.finditer(w)]  # psql "host=db.acme.io dbname=x"
+    found += [b for a, b in itertools.pairwise(words) if a in ("-host", "-server", "-S")]  # influx -host h
+    found += [w for w in words[:3] if _FQDN.match(w) and not w.endswith(_FILE_ENDS)]  # cqlsh cassandra.acme.io
     if prog == "sqlplus":  # sqlplus user/pass@host:1521/SID
         found += [w.rsplit("@", 1)[1].split(":", 1)[0].split("/", 1)[0] for w in words if "@" in w]
     return found
@@ -192,12 +206,14 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
         facts.signals.add("exfiltrate")  # elasticdump --input=http://es.prod:9200/x --output=https://elsewhere/
         facts.notes.setdefault("exfiltrate", f"secret: the data on {source}, sent to {sink}")
         return
+    given = [w.split("=", 1)[1] for w in words if w.split("=", 1)[0] in _QUERY_OPTIONS and "=" in w]
+    given += [b for a, b in itertools.pairwise(words) if a in _QUERY_OPTIONS]
     if prog in SQL_CLIENTS or facts.queries:
-        for query in facts.queries or ([stdin_text] if stdin_text and prog in SQL_CLIENTS else []):
+        for query in [*facts.queries, *given] or ([stdin_text] if stdin_text and prog in SQL_CLIENTS else []):
             m = _SQL_ADMIN.search(query)
             if m is None:
                 continue
-            host = shared(hosts_of(prog, words))
+            host = shared(hosts_of(prog, words)) or (f"the {prog} warehouse" if prog in _WAREHOUSES else None)
             if host or _SQL_EVERYWHERE.search(query):
                 where = f" on {host}" if host else ""
                 _note(facts, "db-admin", f"{' '.join(query.split())[:60]}{where} changes who may do what, or the "
@@ -224,6 +240,12 @@ def _registry(facts: Facts, prog: str, words: list[str]) -> None:
     if prog == "gh" and leading[:1] == ["auth"] and any(_WIDE_SCOPES.search(b) for a, b in itertools.pairwise(words)
                                                           if a in ("-s", "--scopes")):
         _note(facts, "registry-owner", "widens the stored token to administration or deletion scopes")
+        return
+    stores = (leading[:1] and leading[0] in _STORES_TOKEN.get(prog, ())) or (prog == "yarn" and leading[:2] == [
+        "npm", "login"]) or (prog == "poetry" and leading[:1] == ["config"] and any(
+            w.startswith(("pypi-token.", "http-basic.")) for w in leading))
+    if stores:
+        _note(facts, "registry-owner", f"stores a publishing credential ({prog} {' '.join(w for w in leading if w)})")
         return
     if _OWNER_WORDS.intersection(leading[:2]) and (_OWNER_CHANGE.intersection(leading) or
                                                    _OWNER_CHANGE.intersection(facts.flags)):

@@ -17,7 +17,8 @@ REMOTE_RULES: tuple[Rule, ...] = (
     Rule("cloud.security", "opens cloud security; leave that to the operator", (Match(signals=("cloud-open",)),)),
     Rule("remote.write", "changes state on a server other than this machine with a tool no rule knows; run it "
          "against a local server, or leave it to the operator", (Match(signals=("remote-write",)),)),
-    Rule("registry.owner", "changes who owns a package or mints a long-lived credential; leave that to the operator",
+    Rule("registry.owner", "changes who owns a package, or mints or stores a long-lived credential; leave that "
+         "to the operator",
          (Match(signals=("registry-owner",)),
           Match(programs=("gem",), subcommands=("owner",), flags_any=_GEM_OWNER),
           Match(programs=("mix",), subcommands=("hex.owner",), actions=("add", "remove", "transfer")))),
