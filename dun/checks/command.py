@@ -141,12 +141,12 @@ def _decide(opts: dict[str, Any], root: Path, cwd: Path) -> tuple[str, Python | 
     """The command line to run, with the project's interpreter for `{python}`; or why the check does not run (a
     program not installed, the project not using the tool, a JavaScript tool not installed). Every file, directory
     and place on PATH this looks at goes through dun/checks/looked.py, so `reads` names what decided it."""
-    from dun.checks.looked import is_dir, which
+    from dun.checks.looked import which
 
     missing = [p for p in opts["requires"] if which(p) is None]
     if missing:
         return Outcome(Status.SKIP, f"not installed: {', '.join(missing)}")
-    if not is_dir(cwd):
+    if not cwd.is_dir():  # not a look the early start needs: without the directory its command cannot start
         return Outcome(Status.ERROR, f"working directory does not exist: {opts['cwd']}")
     command = opts["command"]
     if opts["uses"]:

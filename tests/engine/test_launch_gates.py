@@ -10,10 +10,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import git, write
-from test_launch import DISABLED, DUN, age, result, started_early
+from test_launch import DISABLED, DUN, age, result
 
 PLUGIN = """\
 id: p
@@ -39,12 +40,37 @@ def setup(repo: Path, trigger: str = "src.txt", body: str = "cat src.txt", extra
     return marker
 
 
-def check(repo: Path, path: str | None = None) -> subprocess.CompletedProcess[str]:
+def environment(path: str | None) -> dict[str, str]:
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
     if path is not None:
         env["PATH"] = f"{path}{os.pathsep}{env['PATH']}"
+    return env
+
+
+def check(repo: Path, path: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([DUN, "check", "--format", "json"], cwd=repo, capture_output=True, text=True, timeout=120,
-                          env=env, check=False)
+                          env=environment(path), check=False)
+
+
+START = """
+import json
+from dun.core.spawn import STATUS_ARGS, start_git
+from dun.engine import launch
+
+launches = launch.start(["check", "--format", "json"], launch.TreeLook(start_git(STATUS_ARGS)))
+print(json.dumps(launches.started if launches is not None else None))
+if launches is not None:
+    launches.stop()
+"""
+
+
+def early(repo: Path, path: str | None = None) -> list[str] | None:
+    """The commands `dun check` would start as it starts, from its plan (killed at once): what `dun check` itself
+    does first, run alone, so that what starts is told without racing the command's output against dun's own."""
+    out = subprocess.run([sys.executable, "-c", START], cwd=repo, capture_output=True, text=True, timeout=60,
+                         env=environment(path), check=True)
+    started: list[str] | None = json.loads(out.stdout)
+    return started
 
 
 def planned(repo: Path, marker: Path, path: str | None = None) -> None:
@@ -52,9 +78,8 @@ def planned(repo: Path, marker: Path, path: str | None = None) -> None:
     check(repo, path)
     write(repo, "src.txt", "two\n")
     age(repo, "src.txt")
-    early = check(repo, path)
-    assert started_early(early), early.stderr[-2000:]
-    marker.unlink()
+    assert early(repo, path) == ["suite"]
+    marker.unlink(missing_ok=True)
 
 
 def test_a_removed_trigger_file_starts_nothing(repo: Path) -> None:
@@ -62,6 +87,7 @@ def test_a_removed_trigger_file_starts_nothing(repo: Path) -> None:
     planned(repo, marker)
     os.remove(repo / "src.txt")
     age(repo, ".")
+    assert early(repo) == []
     out = check(repo)
     assert result(out)["status"] == "skip" and "no trigger matched" in str(result(out)["signal"])
     assert not marker.exists() and "started-a" not in out.stderr
@@ -76,6 +102,7 @@ def test_a_required_program_gone_from_path_starts_nothing(repo: Path, tmp_path: 
     os.remove(bin_dir / "mytool")
     write(repo, "src.txt", "three\n")
     age(repo, "src.txt")
+    assert early(repo, str(bin_dir)) == []
     out = check(repo, str(bin_dir))
     assert result(out)["status"] == "skip" and "not installed: mytool" in str(result(out)["signal"])
     assert not marker.exists()
@@ -88,6 +115,7 @@ def test_a_tool_the_project_no_longer_uses_starts_nothing(repo: Path) -> None:
     planned(repo, marker)
     write(repo, "package.json", json.dumps({"scripts": {"test": "jest"}}))
     age(repo, "package.json")
+    assert early(repo) == []
     out = check(repo)
     assert result(out)["status"] == "skip" and "does not use mocha" in str(result(out)["signal"])
     assert not marker.exists()
@@ -104,6 +132,7 @@ def test_a_placeholders_program_removed_starts_nothing(repo: Path) -> None:
     shutil.rmtree(repo / "node_modules")
     write(repo, "src.txt", "three\n")
     age(repo, "src.txt")
+    assert early(repo) == []
     out = check(repo)
     assert result(out)["status"] == "error" and "mytool not installed" in str(result(out)["signal"])
     assert not marker.exists()
@@ -118,9 +147,10 @@ def test_the_projects_interpreter_removed_does_not_start_the_old_command(repo: P
     marker = setup(repo, body="echo {python} >> ../ran; cat src.txt")
     planned(repo, marker)
     shutil.rmtree(repo / ".venv")
-    (repo.parent / "ran").unlink()
     write(repo, "src.txt", "three\n")
     age(repo, "src.txt")
+    assert early(repo) == []
+    (repo.parent / "ran").unlink(missing_ok=True)
     out = check(repo)
     assert result(out)["status"] == "pass"
     assert (repo.parent / "ran").read_text().split() == ["python3"]
@@ -139,8 +169,9 @@ def test_the_plan_is_written_only_when_it_changed(repo: Path) -> None:
     check(repo)
     check(repo)  # the first run read no cache (it loaded the config's parser, whose sources the plan names)
     first = plan.stat().st_ino
+    assert early(repo) == ["suite"]  # planned, and started again on the same tree (no inputs: never reused)
     again = check(repo)
-    assert started_early(again) and result(again)["cached"] is False
+    assert result(again)["cached"] is False
     assert plan.stat().st_ino == first
     write(repo, "src.txt", "two\n")
     age(repo, "src.txt")
