@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from dun.core.pidmark import Mark, mark
 from dun.core.reaper import kill_tree, new_token, registered, tagged_env
 
 KILL_GRACE_S = 2.0
@@ -74,6 +75,7 @@ class Started:
         token = new_token()
         registration = registered(token)  # registered before it can start children: a signal finds them
         register = registration.__enter__()
+        since = mark()  # its processes are those created since (the reaper reads only theirs)
         try:
             popen = subprocess.Popen(
                 argv, cwd=cwd, env=tagged_env(env, token), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -85,23 +87,26 @@ class Started:
         register(popen.pid)
         assert popen.stdout is not None
         self._popen: subprocess.Popen[bytes] | None = popen
-        self._setup(popen.pid, popen.stdout, token, time.monotonic(), registration, tail_lines)
+        self._setup(popen.pid, popen.stdout, token, time.monotonic(), registration, tail_lines, since)
 
     @classmethod
-    def adopt(cls, pid: int, output_fd: int, token: str, started: float, tail_lines: int = 40) -> Started:
+    def adopt(cls, pid: int, output_fd: int, token: str, started: float, tail_lines: int = 40,
+              since: Mark | None = None) -> Started:
         """The command `pid` (a child of this process, leading its own process group and session, its processes'
         environment tagged with `token`, `reaper.tagged_env`), whose output is read from `output_fd`, started at
-        `started` (`time.monotonic`)."""
+        `started` (`time.monotonic`); `since`: the mark taken before it started (dun/core/pidmark.py)."""
         self = cls.__new__(cls)
         self._popen = None
         registration = registered(token)
         registration.__enter__()(pid)
-        self._setup(pid, os.fdopen(output_fd, "rb"), token, started, registration, tail_lines)
+        self._setup(pid, os.fdopen(output_fd, "rb"), token, started, registration, tail_lines, since)
         return self
 
     def _setup(self, pid: int, stdout: IO[bytes], token: str, started: float,
-               registration: contextlib.AbstractContextManager[Callable[[int], None]], tail_lines: int) -> None:
+               registration: contextlib.AbstractContextManager[Callable[[int], None]], tail_lines: int,
+               since: Mark | None) -> None:
         self.pid = pid
+        self.since = since
         self.stdout = stdout
         self.token = token
         self.start = started
@@ -164,7 +169,7 @@ class Started:
                 self._end_group()
             # The leader exited or was killed; background children of the command, in its group or in sessions of
             # their own, must not outlive it either.
-            kill_tree(self.token, self.pid)
+            kill_tree(self.token, self.pid, self.since)
             self._reader.join(timeout=KILL_GRACE_S)
         finally:
             self._registration.__exit__(None, None, None)
@@ -180,7 +185,7 @@ class Started:
     def stop(self) -> None:
         """Kill the command's whole tree, its output unread (it was started for a check that did not run it)."""
         try:
-            kill_tree(self.token, self.pid)
+            kill_tree(self.token, self.pid, self.since)
             self._wait(KILL_GRACE_S)
             self._reader.join(timeout=KILL_GRACE_S)
         finally:

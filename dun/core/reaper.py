@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
 
+from dun.core.pidmark import Mark, may_be, newer
+
 TOKEN_ENV = "DUN_PROC_TOKENS"
 
 
@@ -45,31 +47,37 @@ def new_token() -> str:
     return os.urandom(12).hex()
 
 
-def processes_with(token: str) -> list[int]:
-    """Every live process whose environment holds `token` (Linux /proc; empty elsewhere)."""
+def processes_with(token: str, since: tuple[int, Mark | None] | None = None) -> list[int]:
+    """Every live process whose environment holds `token` (Linux /proc; empty elsewhere). `since`: the command's
+    process id and the mark taken before it started (dun/core/pidmark.py): only the processes created since are
+    read, when that can be told."""
     needle = token.encode()
     found = []
-    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    names = [e.name for e in os.scandir("/proc") if e.name.isdigit()] if os.path.isdir("/proc") else []
+    window = newer(*since) if since is not None else None  # after the listing: it names no later id
+    for name in names:
+        pid = int(name)
+        if pid == os.getpid() or not may_be(pid, window):
             continue
         try:
-            with open(f"/proc/{entry.name}/environ", "rb") as fh:
+            with open(f"/proc/{name}/environ", "rb") as fh:
                 environ = fh.read(1 << 20)
         except OSError:  # gone, or another user's
             continue
         for var in environ.split(b"\0"):
             if var.startswith(TOKEN_ENV.encode() + b"=") and needle in var:
-                found.append(int(entry.name))
+                found.append(pid)
                 break
     return found
 
 
-def kill_tree(token: str, pgid: int | None = None) -> None:
-    """SIGKILL the process group `pgid` and every process carrying `token`; reap the ones that are our children."""
+def kill_tree(token: str, pgid: int | None = None, since: Mark | None = None) -> None:
+    """SIGKILL the process group `pgid` and every process carrying `token`; reap the ones that are our children.
+    `since`: the mark taken before the command `pgid` leads started (only processes created since are read)."""
     if pgid:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-    for pid in processes_with(token):
+    for pid in processes_with(token, (pgid, since) if pgid and since is not None else None):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
 

@@ -41,9 +41,11 @@ from dun.core.cache.file import CacheFile
 from dun.core.cachedir import cache_dir_path, stable_env
 from dun.core.digest import sha256
 from dun.core.fingerprint import fingerprint
+from dun.core.pidmark import mark
 
 TYPE_CHECKING = False  # not typing's: this module loads before everything else
 if TYPE_CHECKING:
+    from dun.core.pidmark import Mark
     from dun.core.proc import Started
     from dun.core.spawn import Spawned
 
@@ -89,8 +91,10 @@ class Launched:
     """A planned command started as dun started, waiting for its check to claim it: until then, only its process
     id and output pipe (the `Started` that reads it is made when it is claimed, once threads may run)."""
 
-    def __init__(self, entry: Entry, pid: int, output_fd: int, token: str, started: float) -> None:
+    def __init__(self, entry: Entry, pid: int, output_fd: int, token: str, started: float,
+                 since: Mark | None) -> None:
         self.entry = entry
+        self.since = since  # taken before it started (dun/core/pidmark.py)
         self.pid = pid
         self.output_fd = output_fd
         self.token = token
@@ -100,7 +104,7 @@ class Launched:
     def adopt(self) -> Started:
         from dun.core.proc import Started
 
-        return Started.adopt(self.pid, self.output_fd, self.token, self.started, self.entry[6])
+        return Started.adopt(self.pid, self.output_fd, self.token, self.started, self.entry[6], self.since)
 
 
 class Launches:
@@ -298,6 +302,7 @@ def _start(entry: Entry) -> Launched | None:
     else:
         programs = [os.path.join(d, program) for d in environ.get("PATH", os.defpath).split(os.pathsep)]
     failed_r, failed_w = os.pipe()  # closed on exec; the child writes to it only when exec failed
+    since = mark()
     started = time.monotonic()
     try:
         pid = os.fork()  # one thread runs (checked): the child makes a few system calls and execs
@@ -317,7 +322,7 @@ def _start(entry: Entry) -> Launched | None:
         os.waitpid(pid, 0)
         os.close(read)
         return None
-    return Launched(entry, pid, read, token, started)
+    return Launched(entry, pid, read, token, started, since)
 
 
 def _remove_reports(report: str) -> bool:
