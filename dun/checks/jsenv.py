@@ -49,8 +49,8 @@ def script_args(directory: Path, prefix: str) -> str:
             continue
         words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w[1])]  # VAR=value before it
         plain = [w[1] for w in words]
-        for start in range(len(words)):  # `mocha`, `./node_modules/.bin/mocha`, `npx mocha`
-            if os.path.basename(plain[start]) != want[0]:
+        for start in range(len(words)):  # `mocha`, `./node_modules/.bin/mocha`, `npx mocha`, `node .../jest.js`
+            if not _is_program(plain[start], want[0]):
                 continue
             # the prefix's other words in order; options between them are the program's own and are kept
             # (`node --import tsx --test`: node loads tsx for the test files)
@@ -64,6 +64,33 @@ def script_args(directory: Path, prefix: str) -> str:
                 at = found + 1
             else:
                 return " ".join(raw for raw, _ in _without_reporters(kept + words[at:]))
+    return ""
+
+
+def _is_program(word: str, program: str) -> bool:
+    """Whether `word` runs `program`: its name, a path to it, or its script that node runs
+    (`node_modules/jest/bin/jest.js`)."""
+    base = os.path.basename(word)
+    script = re.fullmatch(r"[\w.-]+\.[cm]?js", base) is not None
+    return base == program or (script and f"node_modules/{program}/" in word)
+
+
+def node_options(directory: Path, program: str) -> str:
+    """The node options the project's `test` script runs `program` with, as NODE_OPTIONS gives them: those before its
+    script in `node --experimental-vm-modules node_modules/jest/bin/jest.js`, and a `NODE_OPTIONS=...` set for it
+    (`cross-env` too); '' for none. jest needs `--experimental-vm-modules` to load an ESM project's tests at all."""
+    test = test_script(npm_scripts(package_json(str(directory))))
+    for segment in _SEGMENT_END.split(test):
+        try:
+            plain = shlex.split(segment)
+        except ValueError:
+            continue
+        at = next((i for i, word in enumerate(plain) if _is_program(word, program)), None)
+        if at is None:
+            continue
+        given = [w.split("=", 1)[1] for w in plain[:at] if w.startswith("NODE_OPTIONS=")]
+        node = next((i for i, word in enumerate(plain[:at]) if os.path.basename(word) == "node"), None)
+        return " ".join([*given, *(plain[node + 1: at] if node is not None else [])]).strip()
     return ""
 
 
@@ -171,7 +198,9 @@ def _expand(command: str, root: Path, cwd: Path, bases: tuple[Path, ...]) -> tup
         for base in dict.fromkeys(bases):
             binary = base / "node_modules" / ".bin" / name
             if os.access(seen(binary), os.X_OK):
-                return shlex.quote(os.path.relpath(binary, cwd))
+                options = node_options(cwd, name)  # NODE_OPTIONS reaches node through any wrapper .bin has
+                given = f'NODE_OPTIONS={shlex.quote(options)}"${{NODE_OPTIONS:+ $NODE_OPTIONS}}" ' if options else ""
+                return given + shlex.quote(os.path.relpath(binary, cwd))
         if any(is_file(base / ".pnp.cjs") for base in bases):
             return f"yarn {shlex.quote(name)}"
         missing.append(name)

@@ -626,3 +626,57 @@ def test_doctor_names_the_program_a_check_runs_past_its_preparing_commands() -> 
     assert first_program("CI=1 pytest -q") == "pytest"
     assert first_program("rm -rf build") == "rm"  # nothing else: what it runs
     assert first_program("echo 'unclosed") is None
+
+
+# --- jest on an ESM project: the node options its test script gives -------------------------------------------
+
+@pytest.mark.parametrize(("script", "options"), [
+    ("node --experimental-vm-modules node_modules/jest/bin/jest.js", "--experimental-vm-modules"),
+    ("NODE_OPTIONS=--experimental-vm-modules npx jest --ci", "--experimental-vm-modules"),
+    ("cross-env NODE_OPTIONS='--experimental-vm-modules --no-warnings' jest",
+     "--experimental-vm-modules --no-warnings"),
+    ("jest", ""),
+    ("node scripts/build.js && jest", ""),
+])
+def test_node_options_the_test_script_runs_the_runner_with(tmp_path: Path, script: str, options: str) -> None:
+    from dun.checks.jsenv import node_options
+
+    write(tmp_path, "package.json", json.dumps({"scripts": {"test": script}}))
+    assert node_options(tmp_path, "jest") == options
+
+
+JEST_ESM = """\
+import { double } from '../lib.mjs';
+
+describe('math', () => {
+  test('doubles', () => {
+    expect(double(2)).toBe(5);
+  });
+  test('passes', () => {
+    expect(double(1)).toBe(2);
+  });
+});
+"""
+
+
+def test_jest_on_an_esm_project_runs_with_its_scripts_node_options(tmp_path: Path) -> None:
+    # `"test": "node --experimental-vm-modules node_modules/jest/bin/jest.js"`: run bare, jest cannot load the
+    # project's ESM tests at all ("Must use import to load ES Module"), a clean project failing on day one
+    if shutil.which("node") is None or not (RUNNERS / ".complete").is_file():
+        pytest.skip("node or the pinned JavaScript runners are missing: run tests/e2e/install_js_runners.sh")
+    write(tmp_path, "package.json", json.dumps({
+        "name": "esm", "private": True, "type": "module", "devDependencies": {"jest": "*"},
+        "scripts": {"test": "node --experimental-vm-modules node_modules/jest/bin/jest.js"}}))
+    write(tmp_path, "lib.mjs", "export function double(x) {\n  return x * 2;\n}\n")
+    write(tmp_path, "test/math.test.js", JEST_ESM)
+    write(tmp_path, ".gitignore", "node_modules\n")
+    (tmp_path / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(tmp_path, "init", "-q", "-b", "main")
+    env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "jest"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=300)
+    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "jest"]
+    assert check["signal"].startswith("exit 1: 1 failed, 1 passed"), check
+    [item] = check["items"]
+    assert (item["file"], item["line"]) == ("test/math.test.js", 5)
+    assert item["text"].startswith("math > doubles: expect(received).toBe(expected)")
