@@ -53,6 +53,10 @@ _GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modi
 # a console password set
 _OPENING = frozenset({"set-iam-policy", "leave-organization", "create-login-profile", "update-login-profile",
                       "delete-account-password-policy", "disable-ebs-encryption-by-default"})
+# An image, snapshot or key shared with another account (aws ... --user-ids 123456789012, Add=[{UserId=...}])
+_SHARE_OPTIONS = frozenset({"--user-ids", "--values-to-add", "--account-ids", "--grantee-principal"})
+_ACCOUNT = re.compile(r"^(?:\d{12}|arn:aws:iam::\d{12}:\S+)$")
+_ADD_ACCOUNT = re.compile(r"Add=\[?\{UserId=(\d{12})", re.I)
 _KEY_DELETION = re.compile(r"^schedule-?\w*-?deletion$|^schedule-deletion$", re.I)
 
 
@@ -96,6 +100,10 @@ def mark(facts: Facts, words: list[str]) -> None:
         return
     if (role := next((w for w in words if _ADMIN_ROLE.search(w)), None)) and any(_GIVE.search(w) for w in leading):
         _note(facts, f"gives an administrator role ({role[:60]})")
+        return
+    if shared_with := next((b for a, b in pairs(words) if a in _SHARE_OPTIONS and _ACCOUNT.match(b)), None) or next(
+            (m.group(1) for w in words if (m := _ADD_ACCOUNT.search(w))), None):
+        _note(facts, f"shares an image, snapshot or key with another account ({shared_with})")
         return
     if opening := next((w for w in leading if w in _OPENING), None):
         _note(facts, f"{opening} opens the account's security")

@@ -6,6 +6,7 @@ database on this machine, a schema-only dump, and one kept under /tmp stay free.
 from __future__ import annotations
 
 import itertools
+import posixpath
 import re
 
 from dun.guard.effects import Effect, Facts
@@ -18,11 +19,11 @@ _DUMP_QUERY = re.compile(r"\bcopy\b[^;]*\bto\s+stdout\b|\\copy\b|^\s*select\b|\b
                          r"|\.find\s*\(|\.aggregate\s*\(|printjson", re.I)
 
 
-def dumped(prog: str, args: list[Val]) -> str | None:
+def dumped(prog: str, args: list[Val], raw: list[str] | None = None) -> str | None:
     """The data a command prints out of a shared store (a dump, an export, a query's rows from a server other than
     this machine, a secret read from a hosted secret store, a browser's saved logins), for the walker to follow to a
     network sink or into the repository as it follows a secret; None for anything else."""
-    words = [a.text for a in args]
+    words, raw = [a.text for a in args], raw or []
     if HELP.intersection(words) or words == ["-h"]:
         return None
     leading = " ".join(w for w in words[:4] if not w.startswith("-"))
@@ -34,6 +35,12 @@ def dumped(prog: str, args: list[Val]) -> str | None:
     if prog in ("ssh", "autossh") and any(w.split()[0:1] and w.split()[0] in DUMPERS for w in words[1:]):
         target = next((w.split("@")[-1] for w in words if not w.startswith("-")), "another machine")
         return f"a database dump run on {target}"
+    if prog in DUMPERS and raw[:1] and posixpath.basename(raw[0]) in ("kubectl", "oc"):
+        return f"a {prog} run in a cluster's pod"  # kubectl exec -n prod pg-0 -- pg_dump shop: a shared cluster's
+    in_bucket = words[2:3] and words[2].startswith("s3://") and "-" in words
+    if (prog == "aws" and words[:2] == ["s3", "cp"] and in_bucket) or (
+            prog in ("gsutil", "gcloud") and "cat" in words[:2]):  # aws s3 cp s3://b/x - | ...: the object's data
+        return f"objects of {next((w for w in words if '://' in w), 'a bucket')}"
     if prog == "aws" and words[:1] == ["dynamodb"] and len(words) > 1 and words[1] in ("scan", "query",
                                                                                      "export-table-to-point-in-time"):
         return "rows of a DynamoDB table"
@@ -68,10 +75,14 @@ _UPLOADS = (("aws", "s3", "cp"), ("gsutil", "cp", ""), ("rclone", "rcat", ""), (
 
 
 def uploaded(prog: str, args: list[Val], secret: str | None) -> str | None:
-    """What a cloud copy reading stdin (aws s3 cp - s3://x, rclone rcat, gsutil cp - gs://x) uploads."""
+    """What a cloud copy reading stdin (aws s3 cp - s3://x, rclone rcat, gsutil cp - gs://x) uploads, and what a
+    database client loads into a shared server other than the one the data came from (pg_dump -h a | psql -h b)."""
     if not secret:
         return None
     words = [a.text for a in args]
+    if (prog in SQL_CLIENTS or prog in KV_CLIENTS) and (server := shared(hosts_of(prog, words))) and \
+            server not in secret:
+        return f"{secret}, loaded into {server}"
     for name, first, second in _UPLOADS:
         if prog == name and words[:1] == [first] and (not second or second in words[1:2]) and (
                 "-" in words or "/dev/stdin" in words or first in ("rcat", "pipe")):

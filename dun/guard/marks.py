@@ -95,7 +95,7 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
     pids = prog in PID_FINDERS or bool(feed and feed.pids and prog != "kill")
     if printed := secrets.printed_secret(prog, args):
         return pids, printed
-    if dump := dumps.dumped(prog, args):  # pg_dump -h db.prod.internal | ...: shared data, kept like a secret
+    if dump := dumps.dumped(prog, args, raw):  # pg_dump -h db.prod.internal | ...: shared data, kept like a secret
         return pids, dump
     if prog in ("echo", "printf", "printenv") and (var := secrets.secret_var_in(raw or [a.text for a in args])):
         return pids, var
