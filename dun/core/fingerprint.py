@@ -1,4 +1,5 @@
-"""The work tree's fingerprint, from one `git status --porcelain=v2 --branch -z --untracked-files=all`.
+"""The work tree's fingerprint, from one `git status --porcelain=v2 --branch -z --untracked-files=all
+--ignored=matching`.
 
 Import-light on purpose (os, stat, and sha256 without OpenSSL): `dun check`'s replay path (dun/engine/replay.py)
 compares it before the rest of dun loads.
@@ -12,6 +13,11 @@ import stat
 from dun.core.digest import file_sha256, sha256
 
 _FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
+# Ignored files a test runner reads on its own, whatever git ignores: Python's (pytest collects an ignored test
+# module or conftest.py under its paths; the code imports a generated `_version.py` or an extension built in place).
+# Their content is part of the fingerprint; every other ignored entry (`.venv/`, `__pycache__/`, `.coverage`, build
+# output) is not, nor what an ignored directory holds (git names the directory without walking it).
+IGNORED_SOURCES = (b".py", b".so", b".pyd")
 
 
 def entries(status: bytes) -> list[tuple[bytes, bytes]]:
@@ -33,16 +39,19 @@ def entries(status: bytes) -> list[tuple[bytes, bytes]]:
 
 
 def fingerprint(root: str, status: bytes, depth: int = 0) -> str:
-    """A hash of HEAD, the branch, the index's view of every change and the content of every changed or untracked
-    file, and of what git status does not look at (dun/core/indexlook.py: skip-worktree and assume-unchanged files,
-    what tracked links point at, the state of submodules and nested repositories, executable bits under
-    core.fileMode=false): equal fingerprints mean the same
-    commit and the same tracked-plus-untracked content."""
+    """A hash of HEAD, the branch, the index's view of every change, the content of every changed or untracked file
+    and of every ignored Python source file (IGNORED_SOURCES), and of what git status does not look at
+    (dun/core/indexlook.py: skip-worktree and assume-unchanged files, what tracked links point at, the state of
+    submodules and nested repositories, executable bits under core.fileMode=false): equal fingerprints mean the
+    same commit and the same tracked-plus-untracked content."""
     from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, mode_changes, target_hash
 
+    status, ignored = split_ignored(status)
     digest = sha256(status)
     for _, name in entries(status):
         digest.update(b"\0" + name + b"\0" + content_hash(root, name, depth))
+    for name in (n for n in ignored if n.endswith(IGNORED_SOURCES)):
+        digest.update(b"\3" + name + b"\0" + content_hash(root, name, depth))
     broot = os.fsencode(root)
     for kind, name in index_extras(root):
         path = os.path.join(broot, name)
@@ -51,6 +60,27 @@ def fingerprint(root: str, status: bytes, depth: int = 0) -> str:
         digest.update(b"\1" + kind + name + b"\0" + look)
     digest.update(b"\2" + mode_changes(root))
     return digest.hexdigest()
+
+
+def split_ignored(status: bytes) -> tuple[bytes, list[bytes]]:
+    """The status without its ignored (`!`) records, and the paths they name (a directory ends in `/`)."""
+    if not status.startswith(b"! ") and b"\0! " not in status:
+        return status, []
+    records = status.split(b"\0")
+    kept: list[bytes] = []
+    ignored: list[bytes] = []
+    i = 0
+    while i < len(records):
+        record = records[i]
+        i += 1
+        if record[:2] == b"! ":
+            ignored.append(record[2:])
+            continue
+        kept.append(record)
+        if record[:2] == b"2 " and i < len(records):  # a rename's original path: a path, whatever it reads
+            kept.append(records[i])
+            i += 1
+    return b"\0".join(kept), ignored
 
 
 def content_hash(root: str, name: bytes, depth: int = 0) -> bytes:

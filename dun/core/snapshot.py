@@ -94,7 +94,8 @@ class Snapshot:
         return None if identity is None else index_key(identity, self.untracked(), self.unmerged())
 
     def status(self) -> bytes:
-        """`git status --porcelain=v2 --branch -z --untracked-files=all`; raises CalledProcessError on failure."""
+        """`git status --porcelain=v2 --branch -z --untracked-files=all --ignored=matching`; raises
+        CalledProcessError on failure."""
         return self._status.output()
 
     def entries(self) -> list[tuple[bytes, bytes]]:

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     import subprocess
 
 # `--untracked-files=all` lists every untracked file (not `dir/`): the untracked half of the shared file listing.
-STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+# `--ignored=matching` names, in the same walk, each ignored file and each ignored directory (as `dir/`, not walked):
+# the ignored source files a test runner imports on its own are part of the work tree's fingerprint.
+STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=matching")
 TOPLEVEL_ARGS = ("rev-parse", "--show-toplevel")
 LISTING_ARGS = ("ls-files", "-z", "--cached")  # the index: git walks no directory for it
 

