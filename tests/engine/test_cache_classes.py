@@ -4,11 +4,13 @@ with every cache off (`DUN_NO_CACHE=1`, here `fresh=True`):
 - a checkbox file the check refuses to read (a tracked link leading outside the repository): the error repeats
   while nothing changed, and was never reused, so the check ran every time;
 - a `chmod +x` under core.fileMode=false: git status does not report it, what a command runs changes;
-- ignored Python files a test runner reads on its own: an ignored test module, a generated `_version.py`."""
+- ignored Python files a test runner reads on its own: an ignored test module, a generated `_version.py`;
+- a module of the project's site-packages rewritten by `sed -i` (only the top listing was looked at)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -109,3 +111,22 @@ def test_ignored_modules_a_test_runner_reads_on_its_own_are_seen(repo: Path) -> 
     age(repo)
     assert agree(repo, "suite").status is Status.FAIL  # a new ignored test module
 
+
+def test_an_installed_module_rewritten_by_sed_i_is_seen(repo: Path) -> None:
+    """An agent "fixing" a dependency: `sed -i` on a module deep inside an installed package of the project's own
+    virtual environment (sed writes a new file and renames it over the old one: the package's listing moves)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (site,) = (repo / ".venv/lib").glob("python*/site-packages")
+    write(site, "extpkg/__init__.py", "")
+    write(site, "extpkg/sub/__init__.py", "")
+    write(site, "extpkg/sub/mod.py", "X = 1\n")
+    write(repo, ".gitignore", ".venv/\n")
+    commit(repo, "  - id: imports\n    type: command\n    command: '{python} -B -c \"import extpkg.sub.mod as m; "
+                 "assert m.X == 1\"'\n    inputs: {}\n")
+    age(repo)
+    assert result(repo, "imports").status is Status.PASS
+    assert result(repo, "imports").cached
+    for old, new in (("1", "2"), ("2", "1")):
+        subprocess.run(["sed", "-i", f"s/X = {old}/X = {new}/", str(site / "extpkg/sub/mod.py")], check=True)
+        age(site / "extpkg/sub")  # dated back: only the package's own listing tells (its ctime)
+        assert agree(repo, "imports").status is (Status.FAIL if new == "2" else Status.PASS)
