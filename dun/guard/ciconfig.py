@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from dun.guard.effects import Facts
+from dun.guard.effects import Facts, interpreter
 from dun.guard.expand import Val
 from dun.guard.options import SPECS, parse
 
@@ -61,10 +61,14 @@ def read(path: str) -> str | None:
 
 def shell_edit(facts: Facts, prog: str, args: list[Val]) -> None:
     """sed -i, yq -i and perl -i edits of a CI file: lines deleted that test, or text that makes failures pass."""
+    paths = [e.path for e in facts.effects if e.op == "write" and is_ci(e.path)]
+    code = interpreter(prog, args) if paths and prog not in ("sed", "gsed", "yq") else None
+    if code is not None and (m := _WEAK.search(" ".join(v.text for v in code.code))):  # python -c "...'|| true'..."
+        facts.signals.add("ci-weaken")
+        facts.notes["ci-weaken"] = f"why: makes a failure count as passed ({m.group(0)})"
     if prog not in ("sed", "yq", "perl", "gsed"):
         return
     o = parse(args, SPECS.get(prog, SPECS["sed"]))
-    paths = [e.path for e in facts.effects if e.op == "write" and is_ci(e.path)]
     if prog == "yq" and o.has("-i", "--inplace"):
         paths += [v.text for v in o.operands[1:] if is_ci(v.text)]
     if not paths:
@@ -103,14 +107,14 @@ def tool_edit(tool: str, path: str, tool_input: Mapping[str, object]) -> str | N
     return None
 
 
-def rewritten(path: str, text: str | None) -> str | None:
+def rewritten(path: str, text: str | None, append: bool = False) -> str | None:
     """A CI file written whole (printf ... > ci.yml, the Write tool), judged against the file on disk; when there is
     none the guard can read, a workflow whose steps all do nothing (`run: echo ok`) is a CI that checks nothing."""
     if text is None or not is_ci(path):
         return None
     old = read(path) if os.path.isfile(path) else None
-    if old is not None:
-        return weakens(old, text)
+    if old is not None or append:  # >> adds to what is there
+        return weakens(old, (old or "") + text if append else text)
     steps = [s.strip().strip("'\"") for s in re.findall(r"^\s*(?:-\s*)?(?:run|script)\s*:\s*(.+)$", text, re.M)]
     if steps and all(_IDLE.fullmatch(s) for s in steps):
         return f"replaces the CI with steps that check nothing ({steps[0]})"

@@ -200,7 +200,8 @@ def _deletes(prog: Program) -> list[tuple[str, bool]]:
             is_tree = recursive or bool(re.search(r"recursive", region)) or any("r" in f.lower() for f in flags)
             out += [(t, is_tree) for t in targets]
     for m in api.PATH_METHODS.finditer(prog.skeleton):
-        if m.group(1) in api.PATH_DELETES:
+        if m.group(1) in api.PATH_DELETES and not (m.group(1) == "replace" and len(top_level_split(
+                _region(prog.skeleton, m.end() - 1))) > 1):  # s.replace('a', 'b') is a string's, not Path.replace
             before = re.search(rf"{_L}\s*$", prog.skeleton[:m.start()])
             targets = [prog.values[int(before.group(1))]] if before else _fallback_paths(prog)
             out += [(t, m.group(1) in ("rename", "replace")) for t in targets]

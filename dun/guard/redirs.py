@@ -29,6 +29,7 @@ class Redirections:
     def __init__(self) -> None:
         self.shell_fds: set[str] = set()  # file descriptors a shell reads its commands from: exec 3> >(sh)
         self.to_shell = False  # the output of the command being analysed goes into such a shell
+        self.appended: set[str] = set()  # the files the command being analysed appends its output to (>>)
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
         raise NotImplementedError
@@ -43,7 +44,7 @@ class Redirections:
             list[Effect], str | None, bool, str, list[str]]:
         """(file effects, text fed on stdin, whether stdin is network content, the redirections as text, the files
         that receive stdout); `self.in_secret`: the secret a `<` redirection reads."""
-        self.in_secret, self.in_pids = None, False
+        self.in_secret, self.in_pids, self.appended = None, False, set()
         to_shell = any(r.target is not None and r.fd in ("", "1") and (
             (r.op in OUTPUT_OPS and linestate.shell_sink(r.target.raw)) or (r.op == ">&" and r.target.raw in
                                                                             self.shell_fds)) for r in redirects)
@@ -84,6 +85,7 @@ class Redirections:
                 effects.append(Effect("write", path, where))
                 if r.fd in ("", "1") and r.op in STDOUT_OPS:
                     stdout.append(path)
+                    self.appended |= {path} if r.op in (">>", "&>>") else set()
         self.to_shell = to_shell  # set last: the bodies of >(...) are walked on the way
         return effects, herein, in_dl, " ".join(shown), stdout
 

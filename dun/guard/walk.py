@@ -189,7 +189,7 @@ class Walker(Redirections, ShellState, Names):
                        else stdout)  # sed -i 's|"test": ...|' package.json && npm test: what the edit can insert
         for path in stdout:
             ctx.written[path] = out.text
-            if why := ciconfig.rewritten(path, out.text):  # printf 'jobs: ... run: echo ok' > .github/workflows/ci.yml
+            if why := ciconfig.rewritten(path, out.text, path in self.appended):  # printf ... > .github/workflows/x.yml
                 self.facts.append(Facts(unit=f"{redirs}", signals={"ci-weaken"}, notes={"ci-weaken": f"why: {why}"}))
         if to_shell or (facts is not None and facts.program == "tee" and any(linestate.shell_sink(w.raw)
                                                                            for w in cmd.words[n + 1:])):
@@ -241,7 +241,6 @@ class Walker(Redirections, ShellState, Names):
         facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
         longtail.mark(facts, args)
-        ciconfig.shell_edit(facts, prog, args)
         self.raw = []
         if unknown:
             facts.signals.add(unknown)
@@ -255,6 +254,7 @@ class Walker(Redirections, ShellState, Names):
             facts.signals.add("privileged-container")
         self.facts.append(facts)
         run_code(self, facts, u.argv, where, feed, seen)
+        ciconfig.shell_edit(facts, prog, args)  # after run_code: the files interpreter code writes are known
         if (tail := longtail.wrapped_command(prog, args)) is not None and self.calls < MAX_CALLS:
             self.command(tail, where, feed, seen, [], "")  # a wrapper the guard does not know: what it runs
         runner_files(self, facts, u.runners, where, seen)

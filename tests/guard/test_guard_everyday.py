@@ -152,3 +152,11 @@ def test_a_file_a_tool_runs_edited_in_the_line_is_judged_by_what_the_edit_can_in
                     "node -e \"const fs=require('fs'); fs.writeFileSync('package.json', fs.readFileSync('/tmp/p'))\""
                     " && npm test"):
         assert bash(command).rule == "exec.unseen-code", command
+
+
+def test_ci_edits_through_interpreters_and_appends_are_judged_by_what_they_add() -> None:
+    edit = "python3 -c \"p='.github/workflows/ci.yml'; s=open(p).read(); open(p,'w').write(s.replace({}))\""
+    assert bash(edit.format("'pytest -q', 'pytest -q || true'")).rule == "ci.weaken"
+    assert bash(edit.format("'3.11', '3.12'")).decision == "allow"  # a string's replace moves no file
+    assert bash("echo '    continue-on-error: true' >> .github/workflows/ci.yml").rule == "ci.weaken"
+    assert bash("echo '      - run: mypy' >> .github/workflows/ci.yml").decision == "allow"
