@@ -87,8 +87,10 @@ def content_hash(root: str, name: bytes, depth: int = 0) -> bytes:
     path = os.path.join(os.fsencode(root), name)
     try:
         mode = os.lstat(path).st_mode
-        if stat.S_ISLNK(mode):
-            return b"link:" + os.readlink(path)
+        if stat.S_ISLNK(mode):  # and what it points at: git sees only the link's text
+            from dun.core.indexlook import target_hash
+
+            return b"link:" + os.readlink(path) + b"\0" + target_hash(path)
         if stat.S_ISDIR(mode):  # a submodule or a nested repository: what changed inside it
             return nested(path, depth)
         if not stat.S_ISREG(mode):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 from dun.core.cache import env_disabled
 from dun.core.cache import stamp as file_stamp
@@ -25,6 +26,7 @@ LINK = b"l"
 SUBMODULE = b"m"
 MAX_DEPTH = 4  # nested repositories inside nested repositories
 HASHED_TARGET_MAX = 1 << 20
+WALK_LIMIT = 20_000  # entries beneath a linked directory looked at; past it, what it holds is unknown
 
 
 def index_extras(root: str) -> list[tuple[bytes, bytes]]:
@@ -131,8 +133,8 @@ def changed_paths(root: str) -> set[str]:
 
 
 def target_hash(path: bytes) -> bytes:
-    """What a tracked link points at: a regular file's content (its stamp past HASHED_TARGET_MAX), a directory's
-    stamp (its listing), else its type."""
+    """What a link points at: a regular file's content (its stamp past HASHED_TARGET_MAX), the stamps of everything
+    beneath a directory (`tree_hash`), else its type."""
     from dun.core.digest import file_sha256
 
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -143,7 +145,7 @@ def target_hash(path: bytes) -> bytes:
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            return repr((st.st_mtime_ns, st.st_ctime_ns, st.st_ino)).encode()
+            return tree_hash(path)
         if not stat.S_ISREG(st.st_mode):
             return b"special"
         if st.st_size > HASHED_TARGET_MAX:  # a link to a large file (a data set) is not read every run: its stamp
@@ -154,6 +156,33 @@ def target_hash(path: bytes) -> bytes:
         return f"unreadable:{exc.errno}".encode()
     finally:
         os.close(fd)
+
+
+def tree_hash(path: bytes) -> bytes:
+    """A hash of the stamp of every file and directory beneath `path` (links to directories followed, each real
+    directory once): what a check reads through a link to a directory, often outside the work tree, where git sees
+    only the link. Past WALK_LIMIT entries, or with an entry modified within the racy window, a value no other look
+    has: unknown, so nothing is reused (or stored) while it lasts."""
+    from dun.core.cache import racy
+    from dun.core.digest import sha256
+
+    digest = sha256(b"tree")
+    seen = 0
+    visited = {os.path.realpath(path)}
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
+        real = {d: os.path.realpath(os.path.join(dirpath, d)) for d in dirnames}
+        dirnames[:] = sorted(d for d in dirnames if real[d] not in visited)
+        visited.update(real[d] for d in dirnames)
+        seen += len(dirnames) + len(filenames)
+        if seen > WALK_LIMIT:
+            return b"unknown:too many entries:%d" % time.time_ns()
+        for name in (b".", *sorted(filenames)):
+            full = os.path.join(dirpath, name)
+            st = file_stamp(full)
+            if racy(st):
+                return b"unknown:racy:%d" % time.time_ns()
+            digest.update(os.path.relpath(full, path) + b"\0" + repr(st).encode() + b"\0")
+    return digest.hexdigest().encode()
 
 
 def _index_path(root: str) -> str | None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import git, write
 
 from dun.engine.model import CheckResult
@@ -87,3 +88,61 @@ def test_where_git_looks_for_hooks_is_an_input_of_the_hooks_check(repo: Path) ->
     git(repo, "config", "core.hooksPath", ".elsewhere")
     agree(repo, "git-hooks")
 
+
+
+def test_what_a_link_to_a_directory_outside_holds_is_part_of_the_work_tree(repo: Path, tmp_path: Path) -> None:
+    """git sees a link's text, not what it points at: a file edited beneath a linked directory outside the
+    repository, reached through a tracked link, an untracked one, or the check's `cwd:`, changes what the check reads
+    (before, only the directory's own stamp, its listing, was looked at)."""
+    outside = tmp_path / "outside"
+    write(outside, "lib/x.txt", "ok\n")
+    write(outside, "other/x.txt", "ok\n")
+    write(outside, "run/x.txt", "ok\n")
+    write(repo, ".dun/config.yaml", DISABLED)
+    write(repo, ".dun/plugins/r.yaml", "id: r\nchecks:\n"
+          "  - {id: tracked, type: command, command: 'grep -q ok vendor/x.txt', inputs: {}}\n"
+          "  - {id: untracked, type: command, command: 'grep -q ok loose/x.txt', inputs: {}}\n"
+          "  - {id: cwd, type: command, command: 'grep -q ok x.txt', cwd: sub, inputs: {}}\n")
+    (repo / "vendor").symlink_to(outside / "lib")
+    (repo / "sub").symlink_to(outside / "run")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "links")
+    (repo / "loose").symlink_to(outside / "other")
+    age(repo, outside)
+    open_session(repo).report()
+    assert all(result(repo, c).cached for c in ("tracked", "untracked", "cwd"))  # reused while unchanged
+    for name in ("lib", "other", "run"):
+        write(outside, f"{name}/x.txt", "no\n")  # same size, rewritten in place: no directory changes
+    for check in ("tracked", "untracked", "cwd"):
+        agree(repo, check)
+        assert result(repo, check).status.value == "fail"
+
+
+def test_an_untracked_link_to_a_file_outside_is_looked_through(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write(outside, "settings.txt", "ok\n")
+    project(repo, "grep -q ok settings.txt", "{}")
+    (repo / "settings.txt").symlink_to(outside / "settings.txt")
+    age(repo, outside)
+    open_session(repo).report()
+    assert result(repo, "reads").cached
+    write(outside, "settings.txt", "no\n")
+    agree(repo, "reads")
+
+
+def test_a_linked_directory_too_large_to_walk_is_never_vouched_for(repo: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the walk's limit what the directory holds is unknown: the check runs every time."""
+    from dun.core import indexlook
+
+    monkeypatch.setattr(indexlook, "WALK_LIMIT", 3)
+    outside = tmp_path / "outside"
+    for n in range(5):
+        write(outside, f"f{n}.txt", "ok\n")
+    project(repo, "grep -q ok vendor/f0.txt", "{}")
+    (repo / "vendor").symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "link")
+    age(repo, outside)
+    open_session(repo).report()
+    assert not result(repo, "reads").cached

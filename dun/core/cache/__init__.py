@@ -36,7 +36,7 @@ def env_disabled() -> bool:
     return os.environ.get("DUN_NO_CACHE", "") not in ("", "0")
 
 
-def stamp(path: str | os.PathLike[str]) -> Stamp | None:
+def stamp(path: str | bytes | os.PathLike[str]) -> Stamp | None:
     """(size, mtime_ns, ctime_ns, inode, mode) of the file at `path` (links followed: what a reader gets); None when
     it is missing or unreadable. ctime catches what mtime misses: a same-size rewrite with the mtime set back."""
     try:
