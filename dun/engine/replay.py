@@ -10,7 +10,7 @@ manifest directories and files, check type sources, sys.path entries, each reuse
 environment variables and git refs included) plus the source of every non-standard module that run had loaded.
 Anything else runs `dun check` as usual, which then reuses what it can per check. Never with `--no-cache`,
 `--output`, DUN_NO_CACHE=1, or a look written within the racy window; nor once a reused result's `ttl:` has run
-out (the run would have run that check again).
+out, or the clock has been set back since it was stored (the run would have run that check again).
 """
 
 from __future__ import annotations
@@ -64,7 +64,9 @@ def save(root: Path, argv: list[str], tree: str, text: str, code: int, consulted
     looks = {**consulted, **module_looks()}
     if any_racy(looks.items()):
         return  # a same-size rewrite within the clock's granularity could go unseen
-    _file(str(root)).store((_setup(argv), tree, sorted(looks.items()), text, int(code), expires))
+    import time
+
+    _file(str(root)).store((_setup(argv), tree, sorted(looks.items()), text, int(code), expires, time.time()))
 
 
 def _file(root: str) -> CacheFile:
@@ -103,11 +105,12 @@ def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], b
     stored = _file(root).load(_accept)
     if stored is None:
         return None  # missing, hostile, corrupt or from another layout
-    setup, tree, looks, text, exit_code, expires = stored
+    setup, tree, looks, text, exit_code, expires, saved = stored
     if expires is not None:
         import time
 
-        if time.time() >= expires:
+        # saved in the future: the clock was set back since, so a `ttl:` may have run out unseen
+        if not saved <= time.time() < expires:
             return None
     if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
         return None
@@ -137,12 +140,14 @@ def _missed_last(root: str) -> bool:
         return False
 
 
-def _accept(payload: tuple[object, ...]) -> tuple[str, str, list[tuple[str, object]], str, int, float | None]:
-    setup, tree, looks, text, code, expires = payload
+def _accept(payload: tuple[object, ...]
+            ) -> tuple[str, str, list[tuple[str, object]], str, int, float | None, float]:
+    setup, tree, looks, text, code, expires, saved = payload
     if not (isinstance(setup, str) and isinstance(tree, str) and isinstance(looks, list)
-            and isinstance(text, str) and isinstance(code, int) and isinstance(expires, float | int | None)):
+            and isinstance(text, str) and isinstance(code, int) and isinstance(expires, float | int | None)
+            and isinstance(saved, float | int)):
         raise TypeError("another shape")
     for path, _ in looks:
         if not isinstance(path, str):
             raise TypeError("another shape")
-    return setup, tree, looks, text, code, expires
+    return setup, tree, looks, text, code, expires, saved

@@ -13,8 +13,9 @@ unchanged.
   `path-exists` trigger exists.
 
 A `command` check may read anything: it is reused only when it declares `inputs:`. A result older than the check's
-`ttl:` is not reused; nor is an error (a timeout or crash may not repeat) unless the check says it repeats on the
-same inputs (`Outcome.lasting`: a file it refuses to read), nor a failure of a `flaky: true` check.
+`ttl:` is not reused (nor, with a `ttl:`, one made at a time the clock has since been set back past); nor is an
+error (a timeout or crash may not repeat) unless the check says it repeats on the same inputs (`Outcome.lasting`: a
+file it refuses to read), nor a failure of a `flaky: true` check.
 A result is stored only when its inputs and the work tree looked the same after the checks ran as before: one
 fixed while the checks ran is run again next time. A result made in the loop's sandbox is reused only inside it;
 the loop reuses what `dun check` found outside it. `--no-cache` runs everything and still stores what it found.
@@ -24,6 +25,7 @@ run wrote.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -42,6 +44,7 @@ from dun.core.digest import sha256
 from dun.engine.checkapi import CheckContext, CheckSpec, CheckType
 from dun.engine.inputs import declared_looks
 from dun.engine.model import CheckResult, Item, Status
+from dun.engine.replay import FILE as REPLAY
 from dun.engine.replay import RESULTS
 
 Looks = list[tuple[str, object]]
@@ -76,6 +79,7 @@ class ResultCache:
         self._new: dict[str, Any] = {}
         self._keys: dict[str, tuple[CheckSpec, list[dict[str, str]], str]] = {}
         self._lock = threading.Lock()
+        self._ran = False  # some check ran (its result was not reused): the stored whole-run output is out of date
 
     def key(self, check: CheckSpec, triggers: list[dict[str, str]]) -> str:
         made = self._keys.get(check.id)
@@ -144,7 +148,8 @@ class ResultCache:
             return None
         try:
             made = float(entry["made"])
-            if check.ttl is not None and time.time() - made > check.ttl:
+            # made in the future: the clock has been set back since, so how long ago is unknown
+            if check.ttl is not None and not 0 <= time.time() - made <= check.ttl:
                 return None
             if any(look(path, stored) != stored for path, stored in entry["inputs"]):
                 return None
@@ -163,6 +168,7 @@ class ResultCache:
         not applicable (no trigger matched) is kept with its triggers' looks alone, whatever it would read: those
         given as `inapplicable`, taken before the triggers were decided (a trigger that appears after the decision
         then differs from them)."""
+        self._ran = True
         if inapplicable is not None:
             inputs = inapplicable
         if inputs is None or (result.status is Status.ERROR and not result.lasting) or any_racy(inputs):
@@ -185,6 +191,8 @@ class ResultCache:
         `early` itself was started after every check had finished (`after_all`)."""
         with self._lock:
             new, self._new = self._new, {}
+        if self._ran:
+            self._drop_replay()
         if not new:
             return
         if start_look is not None:
@@ -195,6 +203,13 @@ class ResultCache:
         if new:
             self.file.store({**(self.file.load(_accept) or {}), **new})
 
+
+    def _drop_replay(self) -> None:
+        """Remove the output stored for replay: this run ran a check, so it may have found what the replayed run
+        did not (`--no-cache` after an input dun cannot see changed, a result not stored). Left in place, the next
+        identical `dun check` would print the older output again."""
+        with contextlib.suppress(OSError):
+            os.unlink(self.path.parent / REPLAY)
 
     def _reads_settled(self) -> bool:
         reads, (status_ns, hashed_ns) = self.caches.reads, self.looked

@@ -170,3 +170,21 @@ def test_installed_plugins_are_watched_where_site_packages_lies_inside_the_stdli
     looks = module_looks()
     assert str(site / "dun_plugin_x.py") in looks
     assert str(lib / "json_like.py") not in looks
+
+
+def test_a_no_cache_run_ends_the_replay_of_the_output_it_contradicts(project: Path, tmp_path: Path) -> None:
+    """`--no-cache` is the way back to the truth after something dun cannot see changed (here a file outside the
+    repository that the check reads without declaring it): it stores what it found, and the next plain run must say
+    the same. The output stored for replay before it used to be printed again."""
+    outside = write(tmp_path, "outside.txt", "bad\n")
+    write(project, ".dun/plugins/p.yaml", f"id: p\nchecks:\n  - id: count\n    type: command\n"
+                                          f"    command: 'grep -q ok {outside}'\n    inputs: {{}}\n")
+    git(project, "commit", "-qam", "reads outside")
+    age(project)
+    check(project)
+    check(project)
+    assert replayed(check(project))
+    write(tmp_path, "outside.txt", "okk\n")
+    assert check(project, "--no-cache").returncode == 0
+    after = check(project)
+    assert after.returncode == 0 and not replayed(after)
