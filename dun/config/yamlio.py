@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,28 @@ def _scan(yaml: Any, text: str, source: str) -> None:
                 raise ConfigError(printable(f"{_where(source, event)}: {problem}"))
 
 
+# A tag (`!`), an anchor (`&`) or an alias (`*`) starts a node: after a line's start, a space or a flow or block
+# indicator. Text with none of these there holds none; a glob or a regex in quotes (`"**/*.py"`) does not match.
+_PROPERTY = re.compile(r"(?:^|[\s\[\]{},:?-])[!&*]", re.M)
+
+
+def _may_refuse(text: str) -> bool:
+    """Whether `_scan` could refuse `text`. False only when it holds no tag, anchor or alias and cannot nest deeper
+    than MAX_DEPTH: a block collection nests in another only one line down and indented further (a sequence may sit
+    at its mapping key's indentation: two levels for each column at most), or on the same line after `-`, `?` or
+    `:`; a flow collection opens with `[` or `{`. The scan is a full second parse (a third of reading dun's built-in
+    manifests), so text that is plainly fine is parsed once."""
+    if _PROPERTY.search(text):
+        return True
+    flow = text.count("[") + text.count("{")
+    deepest = 0
+    for line in text.splitlines():
+        body = line.lstrip()
+        indent = len(line) - len(body)
+        deepest = max(deepest, 2 * (indent + 1) + body.count("-") + body.count("?") + body.count(":"))
+    return deepest + flow > MAX_DEPTH
+
+
 def _where(source: str, event: Any) -> str:
     mark = event.start_mark
     return f"{source}:{mark.line + 1}:{mark.column + 1}"
@@ -108,7 +131,8 @@ def load_yaml_text(text: str, source: str) -> object:
 
     yaml = YAML(typ="rt")
     try:
-        _scan(yaml, text, source)
+        if _may_refuse(text):
+            _scan(yaml, text, source)
         data = yaml.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
