@@ -18,8 +18,11 @@ _ADMIN_PORT = re.compile(r"(?:^|[^\d.])(?:22|23|135|139|445|1433|1521|2375|2376|
 _ALL_PORTS = re.compile(r"^(?:-1|all|0-65535|1-65535|\*|tcp:0-65535|tcp:1-65535|all-traffic|-p=-1|--protocol=(?:all|-1)"
                         r"|ports:all|fromport=0|ipprotocol=-?1|--port-range=\*|--dest(?:ination)?-port-ranges?=\*)$",
                         re.I)
+_ALL_PORTS_IN = re.compile(r"fromport\"?\s*[:=]\s*0\b|toport\"?\s*[:=]\s*65535|ports?:(?:all|0-65535|1-65535)\b"
+                           r"|\"ipprotocol\"\s*:\s*\"-1\"", re.I)
 _PORT_GIVEN = re.compile(r"port|^tcp:|^udp:|^\d+(?:-\d+)?$", re.I)
-_PUBLIC = re.compile(r"system:unauthenticated|system:anonymous"
+_PUBLIC = re.compile(r"system:unauthenticated|system:anonymous|acl=public|=publicread(?:write)?$"
+                     r"|^--no-invoker-iam-check$"
                      r"|^(?:--acl=)?(?:public-read|public-read-write|authenticated-read)$|allusers|allauthenticatedusers"
                      r"|^--allow-blob-public-access(?:=true)?$|^--public-access(?:=(?:blob|container))?$"
                      r"|^--publicly-accessible$|group=all\b|launchpermission.*all|^--auth-type=none$|\"principal\"\s*:\s*(?:\"\*\"|\{\s*"
@@ -41,11 +44,13 @@ _SECURITY = re.compile(r"^security$|trail|logging|\baudit|guardduty|securityhub|
                        r"|network-policy|shielded|purge-protection|soft-delete|oslogin|serial-port|ssh-keys", re.I)
 _TURN_OFF = re.compile(r"^(?:stop|disable|deactivate|suspend|pause|turn-off)(?:[-_:]\w[\w-]*)?$|^--no-enable$"
                        r"|^--enabled?=false$|^--status=disabled$|^--tier=free$|^--disabled$|^disabled$|^free$"
-                       r"|status=(?:suspended|disabled)$|^--enable-[\w-]+=false$|enable[\w-]*=false$", re.I)
+                       r"|^off$|.*readwritetype\"?\s*[:=]\s*\"?none|status=(?:suspended|disabled)$|^--enable-[\w-]+=false$"
+                       r"|enable[\w-]*=false$", re.I)
 _ADMIN_ROLE = re.compile(r"administratoraccess|iamfullaccess|poweruseraccess|roles/owner\b|roles/editor\b"
                          r"|roles/[\w.]*admin\b|roles/iam\.serviceaccount(?:tokencreator|user)|^cluster-admin$|--clusterrole=admin$"
                          r"|--clusterrole=cluster-admin|\"action\"\s*:\s*\"\*\""
-                         r"|^(?:--role=)?(?:owner|contributor|user access administrator)$", re.I)
+                         r"|^(?:--role=)?(?:owner|contributor|user access administrator)$"
+                         r"|^(?:--group-name=)?admin(?:s|istrators?)?$", re.I)
 READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
                    r"|check|preview|what-if)(?:[-_:]|$)")
 _GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modify)(?:[-_:]\w[\w-]*)?$|binding", re.I)
@@ -83,7 +88,7 @@ def mark(facts: Facts, words: list[str]) -> None:
     if (az_any or any(_OPEN_CIDR.search(w) for w in lowered)) and "egress" not in " ".join(leading):
         ports = [w for w in lowered if _PORT_GIVEN.search(w)]
         admin = next((w for w in lowered if _ADMIN_PORT.search(_OPEN_CIDR.sub(" ", w))), None)
-        every = next((w for w in lowered if _ALL_PORTS.match(w)), None)
+        every = next((w for w in lowered if _ALL_PORTS.match(w) or _ALL_PORTS_IN.search(w)), None)
         if admin or every or not ports:
             which = f"port {admin}" if admin else "every port"
             _note(facts, f"lets the whole internet (0.0.0.0/0) reach {which}")
@@ -104,6 +109,9 @@ def mark(facts: Facts, words: list[str]) -> None:
     if shared_with := next((b for a, b in pairs(words) if a in _SHARE_OPTIONS and _ACCOUNT.match(b)), None) or next(
             (m.group(1) for w in words if (m := _ADD_ACCOUNT.search(w))), None):
         _note(facts, f"shares an image, snapshot or key with another account ({shared_with})")
+        return
+    if every_right := next((f"{a} {b}" for a, b in pairs(words) if a.endswith("-permissions") and b == "all"), None):
+        _note(facts, f"grants every permission ({every_right})")
         return
     if opening := next((w for w in leading if w in _OPENING), None):
         _note(facts, f"{opening} opens the account's security")

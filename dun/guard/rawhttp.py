@@ -19,11 +19,14 @@ _METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"
 _ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_close\b|/_delete_by_query"
                          r"|/_security/|/_shutdown|/_snapshot/|/_ilm/|/_all\b|/\*|/_plugins/_security|/admin/|/acl\b|/acls?/|/v1/agent/"
                          r"(?:force-)?leave|/v1/operator/|/v1/sys/|/api/v1/admin/|delete_series|/_flush\b|/users?/"
-                         r"[^/?]+/(?:roles|password)|/permissions\b|/collaborators/|/memberships/|/members\b"
+                         r"[^/?]+/(?:roles|password)|/permissions\b|/collaborators\b|/access_tokens\b|/deploy_tokens\b|/memberships/|/members\b"
                          r"|/invitations\b|/owners?\b|/admins?\b|/keys\b|/hooks\b|/protection\b"
                          r"|/[^/?]*(?:delete|purge|destroy|drop|wipe|truncate|flush)[^/?]*(?:[/?]|$)", re.I)
-_DELETE_BODY = re.compile(r"\"(?:status|state|enabled?|active)\"\s*:\s*(?:\"(?:disabled|off|inactive)\"|false)"
-                          r"|^role=(?:admin|owner|superuser)$|\"role\"\s*:\s*\"(?:admin|owner|superuser)\"|<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
+# Bodies that delete in bulk, disable something, make someone an admin or make a repository public
+_DELETE_BODY = re.compile(r"\"private\"\s*:\s*false|\"visibility\"\s*:\s*\"public\""
+                          r"|\"(?:status|state|enabled?|active)\"\s*:\s*(?:\"(?:disabled|off|inactive)\"|false)"
+                          r"|^role=(?:admin|owner|superuser)$|\"role\"\s*:\s*\"(?:admin|owner|superuser)\"|<delete>"
+                          r"|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
                           r"|\btruncate\s+table\b", re.I)
 _BODY_OPTIONS = ("-d=", "--data=", "--data-binary=", "--data-raw=", "--data-urlencode=", "--json=", "--body-data=",
                  "--post-data=")

@@ -64,7 +64,7 @@ _OUT = ("--output=", "--out=", "--to=", "--target=", "--dest=", "--destination="
 
 # -- registries: owners and tokens ------------------------------------------------------------------------------------
 _OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators", "team",
-                          "org", "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
+                          "org", "member", "members", "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
 _OWNER_CHANGE = frozenset({"add", "rm", "remove", "transfer", "invite", "grant", "set", "-a", "--add", "-r",
                            "--remove"})
 # Commands that store a publishing credential on this machine
@@ -73,7 +73,8 @@ _STORES_TOKEN = {"cargo": ("login",), "gem": ("signin",), "npm": ("login", "addu
 _TOKEN_WORDS = re.compile(r"^(?:tokens?|api-?keys?|access-?keys?|pat|pats|personal-access-tokens?|authorizations?"
                           r"|credentials?|service-accounts?-keys?|auth|ssh-keys?|gpg-keys?|deploy-keys?)$", re.I)
 _OWNER_ACTION = re.compile(r"^(?:access|collaborators?|members?|sharing|owners?|maintainers?|teams?|orgs?|apps)"
-                           r":(?:add|update|transfer|invite)$|^invite$|^\w+:invite$", re.I)
+                           r":(?:add|update|transfer|invite)$|^invite$|^\w+:invite$|^add-(?:member|owner|collaborator|maintainer|admin)s?$"
+                           r"|^invite-\w+$", re.I)
 _WIDE_SCOPES = re.compile(r"admin:|delete_repo|delete:packages|write:org|site_admin|\bsudo\b", re.I)
 _TOKEN_MAKE = frozenset({"create", "new", "generate", "add", "issue", "mint", "reset"})
 _TOKEN_ACTIONS = re.compile(r"^(?:create-access-key|create-service-specific-credential|create-for-rbac"
@@ -111,11 +112,27 @@ def shared(hosts: list[str]) -> str | None:
     return next((h for h in hosts if not is_local(h)), None)
 
 
+_CODE_HOST = re.compile(r"""\bhost\s*[=:]\s*['"]([^'"]+)['"]|['"][a-z][a-z0-9+]*://(?:[^@/'"]*@)?([^:/'"]+)""", re.I)
+_CODE_SQL = re.compile(r"""\b(?:execute|executescript|query|sql|raw|exec|command|run)\s*\(\s*[fbru]*(['"][^'"]*)""",
+                       re.I)
+_CODE_KV_ADMIN = re.compile(r"\.(?:config_set|configSet|replicaof|slaveof|shutdown|acl_setuser|module_load)\s*\(", re.I)
+
+
+def _code_data_store(facts: Facts, code: str) -> None:
+    """Interpreter code that connects to a shared data store and changes its access or settings (psycopg2 ...
+    execute('GRANT ...'), redis.Redis(host=...).config_set('dir', ...))."""
+    host = next((h for m in _CODE_HOST.finditer(code) if not is_local(h := m.group(1) or m.group(2))), None)
+    sql = " ".join(m.group(1) for m in _CODE_SQL.finditer(code))
+    if host and (_CODE_KV_ADMIN.search(code) or _SQL_ADMIN.search(sql)):
+        _note(facts, "db-admin", f"code changes the access or settings of the data store on {host}")
+
+
 def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
     """Raise the signals of what this command does to shared remote state."""
     prog = facts.program
     if rawhttp.INTERPRETER.fullmatch(prog):
         rawhttp.code_writes(facts, [a.text for a in args])
+        _code_data_store(facts, " ".join(a.text for a in args))
     if not prog or prog in TEXT:
         return
     words = [a.text for a in args]
@@ -224,10 +241,15 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
 _ACCESS_PATH = re.compile(r"/(?:collaborators|outside_collaborators|memberships|members|invitations|owners|admins"
                           r"|maintainers|access_tokens|deploy_tokens|personal_access_tokens|tokens|keys)\b"
                           r"|/teams/[^/]+/(?:repos|members)", re.I)
+_ACCESS_MUTATION = re.compile(r"\bmutation\b.*\b(?:add(?:Collaborator|Member|DeployKey)|updateTeamRepository"
+                              r"|createIpAllowListEntry|updateEnterpriseOwner\w*|inviteEnterpriseAdmin)\b", re.S)
 _API_WRITE = re.compile(r"^(?:-X|--method)=(?:PUT|POST|PATCH)$", re.I)
 
 
 def _registry(facts: Facts, prog: str, words: list[str]) -> None:
+    if prog == "gh" and facts.sub == "api" and any(_ACCESS_MUTATION.search(w) for w in words):
+        _note(facts, "registry-owner", "a GraphQL mutation that gives someone access")
+        return
     if prog in ("gh", "glab") and facts.sub == "api" and any(_ACCESS_PATH.search(o) for o in facts.operands) and (
             any(_API_WRITE.match(v) for v in facts.values) or {"-f", "-F", "--field", "--raw-field", "--input"} &
             set(facts.flags)):
