@@ -13,13 +13,8 @@ from collections.abc import Mapping
 
 from dun.guard.effects import Facts, interpreter
 from dun.guard.expand import Val
-from dun.guard.options import SPECS, parse
+from dun.guard.options import SPECS, Spec, parse
 
-# CI configuration, as written on a command line (relative) or as a resolved path
-CI_PATHS = ("*.github/workflows", "*.github/workflows/*", "*.github", "*.gitlab-ci.yml", "*.gitlab-ci/*",
-            "*.circleci", "*.circleci/*", "*.travis.yml", "*Jenkinsfile", "*azure-pipelines*.yml",
-            "*bitbucket-pipelines.yml", "*.buildkite", "*.buildkite/*", "*.drone.yml", "*.woodpecker.yml",
-            "*.woodpecker/*", "*.github/dependabot.yml", "*.github/dependabot.yaml", "*.pre-commit-config.yaml")
 _CI = re.compile(r"(?:^|/)(?:\.github/workflows/[^/]+|\.gitlab-ci\.yml|\.gitlab-ci/[^/]+|\.circleci/[^/]+|\.travis\.yml"
                  r"|Jenkinsfile|azure-pipelines[^/]*\.yml|bitbucket-pipelines\.yml|\.buildkite/[^/]+|\.drone\.yml"
                  r"|\.woodpecker\.yml|\.woodpecker/[^/]+|\.pre-commit-config\.yaml)$")
@@ -60,31 +55,53 @@ def read(path: str) -> str | None:
 
 
 def shell_edit(facts: Facts, prog: str, args: list[Val]) -> None:
-    """sed -i, yq -i and perl -i edits of a CI file: lines deleted that test, or text that makes failures pass."""
-    paths = [e.path for e in facts.effects if e.op == "write" and is_ci(e.path)]
-    code = interpreter(prog, args) if paths and prog not in ("sed", "gsed", "yq") else None
-    if code is not None and (m := _WEAK.search(" ".join(v.text for v in code.code))):  # python -c "...'|| true'..."
-        facts.signals.add("ci-weaken")
-        facts.notes["ci-weaken"] = f"why: makes a failure count as passed ({m.group(0)})"
-    if prog not in ("sed", "yq", "perl", "gsed"):
-        return
-    o = parse(args, SPECS.get(prog, SPECS["sed"]))
-    if prog == "yq" and o.has("-i", "--inplace"):
-        paths += [v.text for v in o.operands[1:] if is_ci(v.text)]
-    if not paths:
-        return
-    scripts = [v.text for v in o.value("-e", "--expression")] or [v.text for v in o.operands[:1]]
-    why = None
-    for script in scripts:
-        if prog in ("sed", "gsed") and re.search(r"(?:^|[;\n}])\s*(?:\d+(?:,\d+)?|\$|/[^/]*/(?:,/[^/]*/)?)\s*!?\s*d",
-                                                 script) and _TESTS.search(script + "\n" + _texts(paths)):
-            why = "deletes lines of a CI file that test or check"
-        elif prog == "yq" and re.search(r"\bdel\s*\(|\.if\s*\|?=\s*['\"]?false", script):
-            why = "removes or turns off a CI job or step"
-        why = why or (f"makes a failure count as passed ({m.group(0)})" if (m := _WEAK.search(script)) else None)
-    if why:
+    """A command's edits of CI files: the file removed or moved out of CI (a rename within the workflows is free),
+    emptied, lines that test deleted or replaced, or text added that makes failures pass."""
+    if why := _why(facts, prog, args):
         facts.signals.add("ci-weaken")
         facts.notes["ci-weaken"] = f"why: {why}"
+
+
+def _why(facts: Facts, prog: str, args: list[Val]) -> str | None:
+    o = parse(args, SPECS.get(prog, SPECS["sed"]) if prog in ("sed", "gsed", "perl") else Spec())
+    words = [v.text for v in o.operands]
+    moved_within = (prog == "mv" or words[:1] == ["mv"]) and len(words) >= 2 and is_ci(words[-1]) and \
+        ".github/workflows/" in words[-1]  # a workflow renamed
+    if prog == "git" and words[:1] in (["rm"], ["mv"]) and "--cached" not in o.flags and not moved_within and any(
+            _CI_DIR.search(w) for w in words[1:]):
+        return f"git {words[0]} of CI files"
+    if not moved_within and (gone := [e.path for e in facts.effects if e.op == "delete" and _CI_DIR.search(e.path)]):
+        return f"removes or moves away {gone[0]}"
+    paths = [e.path for e in facts.effects if e.op == "write" and is_ci(e.path)]
+    if prog == "yq" and o.has("-i", "--inplace"):
+        paths += [w for w in words[1:] if is_ci(w)]
+    if not paths:
+        return None
+    if (prog == "truncate" and any(v in ("-s0", "--size=0") for v in [*o.flags, "".join(a.text for a in args[:2])])) \
+            or (prog in ("cp", "install") and "/dev/null" in words[:-1]):
+        return "empties a CI file"
+    code = interpreter(prog, args) if prog not in ("sed", "gsed", "yq") else None
+    scripts = [v.text for v in code.code] if code is not None and prog != "perl" else \
+        [v.text for v in o.value("-e", "--expression")] or words[:1] if prog in ("sed", "gsed", "yq", "perl") else []
+    for script in scripts:
+        if m := _WEAK.search(script):
+            return f"makes a failure count as passed ({m.group(0)})"
+        if prog in ("sed", "gsed") and re.search(r"(?:^|[;\n}])\s*(?:\d+(?:,\d+)?|\$|/[^/]*/(?:,/[^/]*/)?)\s*!?\s*d",
+                                                 script) and _TESTS.search(script + "\n" + _texts(paths)):
+            return "deletes lines of a CI file that test or check"
+        if prog in ("sed", "gsed", "perl") and any(_TESTS.search(pat) and not _TESTS.search(rep)
+                                                   for _, pat, rep in _SUBST.findall(script)):
+            return "replaces a test or check step with one that does not test"
+        if prog == "yq" and (re.search(r"\.if\s*\|?=\s*['\"]?false|\bdel\s*\(", script) or (
+                re.search(r"\b(?:select|map)\s*\(", script) and _TESTS.search(script))):
+            return "removes or turns off a CI job or step"
+    return None
+
+
+_SUBST = re.compile(r"s(?P<d>[/|#,:@!])((?:\\.|(?!(?P=d)).)*)(?P=d)((?:\\.|(?!(?P=d)).)*)(?P=d)")
+_CI_DIR = re.compile(_CI.pattern.replace("(?:\\.github/workflows/[^/]+|", "(?:\\.github(?:/workflows(?:/[^/]+)?)?|"
+                                                                      "\\.circleci|\\.buildkite|\\.woodpecker|\\.gitlab-ci|"
+                                                                      "\\.github/dependabot\\.ya?ml|", 1))
 
 
 def _texts(paths: list[str]) -> str:
@@ -112,6 +129,8 @@ def rewritten(path: str, text: str | None, append: bool = False) -> str | None:
     none the guard can read, a workflow whose steps all do nothing (`run: echo ok`) is a CI that checks nothing."""
     if text is None or not is_ci(path):
         return None
+    if not text.strip():
+        return "empties a CI file"
     old = read(path) if os.path.isfile(path) else None
     if old is not None or append:  # >> adds to what is there
         return weakens(old, (old or "") + text if append else text)

@@ -86,6 +86,8 @@ def shlex_words(text: str) -> list[str]:
 def _read(code: str, lang: str, params: list[str]) -> Program:
     """Split the code into literals and the rest; idioms for HOME, the cwd and the parameters become literals."""
     code = api.HOME_IDIOMS.sub(HOME, more.normalize_imports(code))
+    code = api.SITE_IDIOMS.sub(lambda m: "'~/.local/lib/python3/site-packages'" if "user" in m.group(0).lower() else
+                               "'/usr/lib/python3/site-packages'", code)  # where .pth and sitecustomize.py go
     code = api.CWD_IDIOMS.sub(CWD, code)
     code = more.perl_shifts(code) if lang == "perl" else code
     code = more.argv_lists(code, params)

@@ -84,6 +84,8 @@ PUBLISH_CODE = re.compile(r"\bdevtools::(?:release|submit_cran)\s*\(|\b(?:releas
                           r"|\bPkg\.register\s*\(|\btwine\.commands\.upload\b|\bpublish_package\s*\(")
 CWD_IDIOMS = re.compile(r"\bos\.getcwd\(\)|\bprocess\.cwd\(\)|\bDir\.pwd\b|\bgetcwd\(\)|\bDeno\.cwd\(\)|"
                         r"\bPath\.cwd\(\)|\bgetwd\(\)")
+SITE_IDIOMS = re.compile(r"\bsite\.(?:getusersitepackages\(\)|USER_SITE|getsitepackages\(\)\[\s*-?\d+\s*\])"
+                         r"|\bsysconfig\.get_paths\(\)\[\s*['\"](?:purelib|platlib)['\"]\s*\]")
 ARGV = re.compile(r"\bsys\.argv\[(\d+)\]|\bprocess\.argv\[(\d+)\]|\$ARGV\[(\d+)\]|\bARGV\[(\d+)\]|"
                   r"\$argv\[(\d+)\]|\bDeno\.args\[(\d+)\]")
 ARGV_BASE = (0, -1, 1, 1, 0, 1)  # what index 0 of each form above means: sys.argv[1] is the first parameter

@@ -25,7 +25,7 @@ FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"{_L}\s*\.\s*format\s*\([^()\x00]*\)"), "format-unknown"),
     # Text reversed or rotated where it is used: perl's reverse "...", s[::-1], s.split('').reverse().join(''),
     # Ruby's .reverse, PHP's strrev(), codecs.decode(s, 'rot13'), Ruby's s.tr('A-Za-z', 'N-ZA-Mn-za-m')
-    (re.compile(rf"(?<![\w.$])(?:scalar\s+)?reverse\s*\(?\s*{_L}\s*\)?|{_L}\s*\[\s*::\s*-1\s*\]"
+    (re.compile(rf"(?<![\w.$])(?:scalar\s+)?reverse\s*\(?\s*{_L}\s*\)?|\breversed\s*\(\s*{_L}\s*\)|{_L}\s*\[\s*::\s*-1\s*\]"
                 rf"|{_L}\s*\.\s*split\s*\(\s*{_L}\s*\)\s*\.\s*reverse\s*\(\s*\)\s*\.\s*join\s*\(\s*{_L}\s*\)"
                 rf"|{_L}\s*\.\s*reverse\b(?:\s*\(\s*\))?|\bstrrev\s*\(\s*{_L}\s*\)"), "reversed"),
     (re.compile(rf"\bcodecs\.(?:decode|encode)\s*\(\s*{_L}\s*,\s*{_L}\s*\)|{_L}\s*\.\s*tr\s*\(\s*{_L}\s*,\s*{_L}\s*\)"),
@@ -38,7 +38,7 @@ AWK_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?<![\w\x00$])(?!(?:{_AWK_WORDS})\b)(?:\$\w+|[A-Za-z_]\w*)[ \t]+{_L}"), "unknown-juxtaposed"),
 )
 FOLD_KINDS = frozenset({"paren", "percent", "percent-unknown", "format", "format-unknown", "juxtaposed", "reversed",
-                        "rotated",
+                        "rotated", "charjoin",
                         "juxtaposed-unknown", "unknown-juxtaposed", "listjoin", "arrayjoin", "arrayjoin-bare"})
 # Lists joined into one string: perl's join(SEP, LIST) and join SEP, LIST; ['a', 'b'].join(SEP) (Ruby, JS)
 JOIN_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -47,6 +47,7 @@ JOIN_FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\.\s*join\s*\(\s*{_L}\s*\)"), "arrayjoin"),
     (re.compile(rf"(?<![\w.$])(?:implode|join)\s*\(\s*{_L}\s*,\s*\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\)"),
      "listjoin"),  # PHP's implode(' ', ['git', 'push'])
+    (re.compile(rf"{_L}\s*\.\s*join\s*\(\s*{_L}\s*\)"), "charjoin"),  # ''.join('abc'): its characters
     (re.compile(rf"{_L}\s*\.\s*join\s*\(\s*\(\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\)\s*\)"), "listjoin"),  # ' '.join((..))
     (re.compile(rf"\[\s*{_L}(?:\s*,\s*{_L})*\s*,?\s*\]\s*\.\s*join\s*(?:\(\s*\))?(?![\w(])"), "arrayjoin-bare"),
 )
@@ -60,6 +61,8 @@ _PLACEHOLDER = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]|\{[^{}]*\}")
 def folded(kind: str, values: list[str]) -> str:
     if kind == "paren":
         return values[0]
+    if kind == "charjoin":
+        return values[0].join(values[1])
     if kind == "reversed":
         return values[0][::-1]
     if kind == "rotated":  # codecs' rot13 (rot_13), or a tr of two sets

@@ -189,7 +189,8 @@ class Walker(Redirections, ShellState, Names):
                        else stdout)  # sed -i 's|"test": ...|' package.json && npm test: what the edit can insert
         for path in stdout:
             ctx.written[path] = out.text
-            if why := ciconfig.rewritten(path, out.text, path in self.appended):  # printf ... > .github/workflows/x.yml
+            text = "" if facts is None or facts.program in (":", "true") else out.text  # `: > ci.yml` empties it
+            if why := ciconfig.rewritten(path, text, path in self.appended):  # printf ... > .github/workflows/x.yml
                 self.facts.append(Facts(unit=f"{redirs}", signals={"ci-weaken"}, notes={"ci-weaken": f"why: {why}"}))
         if to_shell or (facts is not None and facts.program == "tee" and any(linestate.shell_sink(w.raw)
                                                                            for w in cmd.words[n + 1:])):

@@ -160,3 +160,13 @@ def test_ci_edits_through_interpreters_and_appends_are_judged_by_what_they_add()
     assert bash(edit.format("'3.11', '3.12'")).decision == "allow"  # a string's replace moves no file
     assert bash("echo '    continue-on-error: true' >> .github/workflows/ci.yml").rule == "ci.weaken"
     assert bash("echo '      - run: mypy' >> .github/workflows/ci.yml").decision == "allow"
+
+
+def test_ci_files_emptied_or_their_tests_replaced_are_weakened_and_a_rename_is_not() -> None:
+    for command in (": > .github/workflows/ci.yml", "truncate -s 0 .gitlab-ci.yml", "cp /dev/null .circleci/config.yml",
+                    "git rm -q .github/workflows/*.yml", "sed -i 's/- run: cargo test/- run: echo skipped/' "
+                    ".github/workflows/ci.yml", "yq -i 'del(.jobs.test)' .github/workflows/ci.yml"):
+        assert bash(command).rule == "ci.weaken", command
+    for command in ("mv .github/workflows/ci.yml .github/workflows/test.yml",
+                    "git mv .github/workflows/main.yml .github/workflows/ci.yml"):
+        assert bash(command).decision == "allow", command
