@@ -129,6 +129,7 @@ class Launches:
         self._saving = _thread.allocate_lock()
         self._live: list[int] = []  # process groups a termination signal kills until they are claimed or stopped
         self.stored: object = None  # the plan as the file holds it (read as dun started, or written since)
+        self.verified: dict[str, object] | None = None  # its looks, found unchanged as dun started
 
     @property
     def started(self) -> list[str]:
@@ -198,7 +199,9 @@ class Launches:
             return
         from dun.engine.replay import module_looks
 
-        looks = {**self.basis, **module_looks()}
+        # the plan's looks were found unchanged as dun started, before any module loaded: a module changed since
+        # keeps its old look here, and the next run, seeing it differ, starts nothing early
+        looks = {**self.basis, **module_looks(self.verified)}
         with self._saving:  # one writer at a time, each with every command started so far
             with self._lock:
                 entries = [(*e[:7], self._looked.get(e[0]), *e[8:]) for e in self._made.values()]
@@ -240,6 +243,7 @@ def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
         return None
     launches = Launches(root, argv, now)
     launches.stored = (setup, tree, looks, entries)
+    launches.verified = dict(looks)
     if "threading" in sys.modules:
         import threading
 

@@ -40,10 +40,11 @@ def _setup(argv: list[str]) -> str:
     return sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def module_looks() -> dict[str, object]:
+def module_looks(known: dict[str, object] | None = None) -> dict[str, object]:
     """The source of every loaded module outside the standard library: dun's own and any plugin's code. Installed
     packages count even where they live inside the standard library's directory (a Python without a venv keeps
-    site-packages under lib/python3.X: an upgraded plugin there must be seen)."""
+    site-packages under lib/python3.X: an upgraded plugin there must be seen). `known`: looks already taken and
+    found unchanged since this process started (the launch plan's), used for the paths they name, unstamped."""
     import sysconfig
 
     paths = sysconfig.get_paths()
@@ -53,7 +54,7 @@ def module_looks() -> dict[str, object]:
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and (not path.startswith(stdlib) or path.startswith(installed)):
-            out[path] = stamp(path)
+            out[path] = known[path] if known is not None and path in known else stamp(path)
     return out
 
 
