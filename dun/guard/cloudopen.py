@@ -20,7 +20,7 @@ _ALL_PORTS = re.compile(r"^(?:-1|all|0-65535|1-65535|\*|tcp:0-65535|tcp:1-65535|
                         re.I)
 _ALL_PORTS_IN = re.compile(r"fromport\"?\s*[:=]\s*0\b|toport\"?\s*[:=]\s*65535|ports?:(?:all|0-65535|1-65535)\b"
                            r"|\"ipprotocol\"\s*:\s*\"-1\"", re.I)
-_PORT_GIVEN = re.compile(r"port|^tcp:|^udp:|^\d+(?:-\d+)?$", re.I)
+_PORT_GIVEN = re.compile(r"port|^tcp:|^udp:", re.I)  # a bare number may be an ID (--projectId 1)
 _PUBLIC = re.compile(r"system:unauthenticated|system:anonymous|acl=public|=publicread(?:write)?$"
                      r"|^--no-invoker-iam-check$"
                      r"|^(?:--acl=)?(?:public-read|public-read-write|authenticated-read)$|allusers|allauthenticatedusers"
@@ -49,8 +49,12 @@ _TURN_OFF = re.compile(r"^(?:stop|disable|deactivate|suspend|pause|turn-off)(?:[
 _ADMIN_ROLE = re.compile(r"administratoraccess|iamfullaccess|poweruseraccess|roles/owner\b|roles/editor\b"
                          r"|roles/[\w.]*admin\b|roles/iam\.serviceaccount(?:tokencreator|user)|^cluster-admin$|--clusterrole=admin$"
                          r"|--clusterrole=cluster-admin|\"action\"\s*:\s*\"\*\""
-                         r"|^(?:--role=)?(?:owner|contributor|user access administrator)$"
-                         r"|^(?:--group-name=)?admin(?:s|istrators?)?$", re.I)
+                         r"|^--role=(?:owner|contributor|user access administrator)$", re.I)
+# The value of a role or group option that names an administrator (--role Owner, --roles rol_admin, --group-name Admins)
+_OFF_VALUE = re.compile(r"^--[\w-]+=(?:false|off|disabled|none|no)$", re.I)  # --mfa=false
+_ROLE_OPTION = re.compile(r"^--(?:roles?|group(?:-name)?|clusterrole|permission-set)$")
+_ADMIN_VALUE = re.compile(r"^(?:owner|contributor|user access administrator|superuser|root)$|admin", re.I)
+_LOAD_BALANCER = re.compile(r"--type=loadbalancer|\"type\"\s*:\s*\"loadbalancer\"", re.I)
 READ = re.compile(r"^(?:describe|list|get|show|view|lookup|search|plan|validate|diff|explain|ls|info|inspect|test"
                    r"|check|preview|what-if)(?:[-_:]|$)")
 _GIVE = re.compile(r"^(?:attach|put|add|create|assign|grant|set|update|bind|modify)(?:[-_:]\w[\w-]*)?$|binding", re.I)
@@ -98,12 +102,18 @@ def mark(facts: Facts, words: list[str]) -> None:
     if public:
         _note(facts, f"makes data or resources public ({public[:60]})")
         return
-    if any(w.startswith("--no-") and _SECURITY.search(w) for w in lowered) or (
+    if any(_LOAD_BALANCER.search(w) for w in lowered) and (port := next(
+            (w for w in lowered if _ADMIN_PORT.search(w) and "port" in w), None)):
+        _note(facts, f"puts an admin port on a public load balancer ({port})")
+        return
+    if any((w.startswith("--no-") or _OFF_VALUE.search(w)) and _SECURITY.search(w) for w in lowered) or (
             any(_TURN_OFF.match(w) for w in [*leading, *lowered]) and any(_SECURITY.search(w) for w in [*leading,
                                                                                                       *lowered])):
         _note(facts, "turns off audit logging, MFA or a security service")
         return
-    if (role := next((w for w in words if _ADMIN_ROLE.search(w)), None)) and any(_GIVE.search(w) for w in leading):
+    role = next((w for w in words if _ADMIN_ROLE.search(w)), None) or next(
+        (b for a, b in pairs(words) if _ROLE_OPTION.match(a) and _ADMIN_VALUE.search(b)), None)
+    if role and any(_GIVE.search(w) for w in leading):
         _note(facts, f"gives an administrator role ({role[:60]})")
         return
     if shared_with := next((b for a, b in pairs(words) if a in _SHARE_OPTIONS and _ACCOUNT.match(b)), None) or next(

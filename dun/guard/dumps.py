@@ -29,7 +29,7 @@ def dumped(prog: str, args: list[Val], raw: list[str] | None = None) -> str | No
     leading = " ".join(w for w in words[:4] if not w.startswith("-"))
     if any(rx.match(leading) for rx in _SECRET_READS.get(prog, ())) and (
             not leading.startswith("ssm") or "--with-decryption" in words):
-        return f"secrets read by {prog} {leading}"
+        return f"what {prog} {leading} prints (secrets or a backup)"
     if prog in ("sqlite3", "duckdb", "litecli") and any(_BROWSER_DATA.search(w) for w in words):
         return "a browser's saved logins, cookies or history"
     if prog in ("ssh", "autossh") and any(w.split()[0:1] and w.split()[0] in DUMPERS for w in words[1:]):
@@ -65,7 +65,8 @@ _SECRET_READS: dict[str, tuple[re.Pattern[str], ...]] = {
     "az": (re.compile(r"^keyvault (?:secret|key|certificate) (?:show|download)\b"),),
     "aws": (re.compile(r"^secretsmanager (?:get-secret-value|batch-get-secret-value)\b"),
             re.compile(r"^ssm get-parameters?(?:-by-path)?\b"),),
-    "heroku": (re.compile(r"^config(?:$|\s)"),), "vault": (re.compile(r"^(?:kv get|read)\b"),),
+    "vault": (re.compile(r"^(?:kv get|read)\b"),),
+    "heroku": (re.compile(r"^config(?:$|\s)"), re.compile(r"^pg:backups:(?:download|url)\b")),
     "doppler": (re.compile(r"^secrets(?: download| get)?(?:$|\s)"),), "op": (re.compile(r"^(?:read|item get)\b"),),
 }
 _BROWSER_DATA = re.compile(r"Login Data|/Cookies$|cookies\.sqlite|logins\.json|key[34]\.db|Web Data|"

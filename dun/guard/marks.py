@@ -15,6 +15,7 @@ from dun.guard.expand import Ctx, Env, Val, literal_words
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
 
+CONTAINER_TOOLS = frozenset({"docker", "podman", "nerdctl", "docker-compose", "podman-compose", "lxc", "incus"})
 PID_FINDERS = frozenset({"pgrep", "pidof", "lsof", "fuser", "ps", "ss", "netstat", "pstree"})
 _LOOP = re.compile(r"\bwhile\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\)|sleep\s+[\d.]+[smhd]?)\s*;?\s*do\b"
                    r"|\buntil\s+false\s*;?\s*do\b")
@@ -147,5 +148,6 @@ def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, 
     if secret:
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = f"secret: {secret}"
-    remotestate.mark(facts, args, stdin[1])
+    remotestate.mark(facts, args, stdin[1], ctx.remote and not (raw_words and posixpath.basename(
+        raw_words[0]) in CONTAINER_TOOLS))  # docker exec db psql ...: a container of this machine
     dumps.mark_written(facts, args, ctx, env)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from dun.guard import cloudopen, rawhttp
+from dun.guard import cloudopen, rawhttp, registry
 from dun.guard.effects import Facts
 from dun.guard.expand import Val
 from dun.guard.hosts import HOST_OPTIONS, host_of, is_local, option_hosts, remote_hosts
@@ -62,24 +62,6 @@ DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mysq
                       "cqlsh", "dsbulk", "riak-admin", "pgcopydb"})
 _OUT = ("--output=", "--out=", "--to=", "--target=", "--dest=", "--destination=")
 
-# -- registries: owners and tokens ------------------------------------------------------------------------------------
-_OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators", "team",
-                          "org", "member", "members", "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
-_OWNER_CHANGE = frozenset({"add", "rm", "remove", "transfer", "invite", "grant", "set", "-a", "--add", "-r",
-                           "--remove"})
-# Commands that store a publishing credential on this machine
-_STORES_TOKEN = {"cargo": ("login",), "gem": ("signin",), "npm": ("login", "adduser"), "pnpm": ("login", "adduser"),
-                 "yarn": ("login",), "mix": ("hex.user",)}
-_TOKEN_WORDS = re.compile(r"^(?:tokens?|api-?keys?|access-?keys?|pat|pats|personal-access-tokens?|authorizations?"
-                          r"|credentials?|service-accounts?-keys?|auth|ssh-keys?|gpg-keys?|deploy-keys?)$", re.I)
-_OWNER_ACTION = re.compile(r"^(?:access|collaborators?|members?|sharing|owners?|maintainers?|teams?|orgs?|apps)"
-                           r":(?:add|update|transfer|invite)$|^invite$|^\w+:invite$|^add-(?:member|owner|collaborator|maintainer|admin)s?$"
-                           r"|^invite-\w+$", re.I)
-_WIDE_SCOPES = re.compile(r"admin:|delete_repo|delete:packages|write:org|site_admin|\bsudo\b", re.I)
-_TOKEN_MAKE = frozenset({"create", "new", "generate", "add", "issue", "mint", "reset"})
-_TOKEN_ACTIONS = re.compile(r"^(?:create-access-key|create-service-specific-credential|create-for-rbac"
-                            r"|authorizations:create|tokens?:create|create-token|generate-token|create-api-key"
-                            r"|create-login-profile|create[-_]?(?:deploy|access|api|auth)[-_]?(?:key|token)s?)$", re.I)
 HELP = frozenset({"--help", "--dry-run", "--dryrun", "help"})
 
 
@@ -108,6 +90,11 @@ def hosts_of(prog: str, words: list[str]) -> list[str]:
     return found
 
 
+def _there(elsewhere: bool, prog: str, words: list[str]) -> str | None:
+    """The other machine a command runs on, when it names no server of its own (ssh prod 'redis-cli CONFIG SET')."""
+    return "the machine it runs on" if elsewhere and not hosts_of(prog, words) else None
+
+
 def shared(hosts: list[str]) -> str | None:
     return next((h for h in hosts if not is_local(h)), None)
 
@@ -127,8 +114,10 @@ def _code_data_store(facts: Facts, code: str) -> None:
         _note(facts, "db-admin", f"code changes the access or settings of the data store on {host}")
 
 
-def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
-    """Raise the signals of what this command does to shared remote state."""
+def mark(facts: Facts, args: list[Val], stdin_text: str | None, elsewhere: bool = False) -> None:
+    """Raise the signals of what this command does to shared remote state. `elsewhere`: it runs on another machine
+    (ssh HOST '...', fly ssh console -C, kubectl exec; not a container of this machine), so a server it names by no
+    host is that machine's."""
     prog = facts.program
     if rawhttp.INTERPRETER.fullmatch(prog):
         rawhttp.code_writes(facts, [a.text for a in args])
@@ -138,11 +127,12 @@ def mark(facts: Facts, args: list[Val], stdin_text: str | None) -> None:
     words = [a.text for a in args]
     if HELP.intersection(words) or words == ["-h"]:
         return
-    _data_store(facts, prog, words, stdin_text)
+    _data_store(facts, prog, words, stdin_text, elsewhere)
+    _hosted_shell(facts, prog, words)
     if prog in rawhttp.HTTP_CLIENTS:
         rawhttp.mark(facts, prog, words)
     cloudopen.mark(facts, words)
-    _registry(facts, prog, words)
+    registry.mark(facts, prog, words)
     if not facts.signals & _OURS:
         _unknown_write(facts, prog, words)
 
@@ -200,7 +190,27 @@ def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
             return
 
 
-def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | None) -> None:
+# Hosting CLIs that open a shell on a database they host, and the words that do it (heroku pg:psql -c, turso db shell)
+_HOSTED_DB = frozenset({"heroku", "fly", "flyctl", "turso", "pscale", "upstash", "neonctl", "supabase", "render",
+                        "railway", "xata", "nhost", "convex", "planetscale", "cockroach-cloud", "aiven", "avn"})
+_SHELL_WORDS = frozenset({"shell", "psql", "pg:psql", "redis:cli", "connect", "exec", "sql", "query", "execute",
+                          "console", "cli"})
+_DESTROY_SQL = re.compile(r"\b(?:drop|truncate)\b|^\s*delete\s+from\s+\S+\s*;?\s*$", re.I)
+
+
+def _hosted_shell(facts: Facts, prog: str, words: list[str]) -> None:
+    if prog not in _HOSTED_DB or not _SHELL_WORDS.intersection([facts.sub, *facts.operands[:2]]):
+        return
+    for text in [w.split("=", 1)[-1] for w in words]:
+        if _KV_FLUSH.search(text) or _DESTROY_SQL.search(text):
+            _note(facts, "db-destroy", f"{' '.join(text.split())[:50]} on a database {prog} hosts")
+            return
+        if _SQL_ADMIN.search(text) or _KV_ADMIN.match(text):
+            _note(facts, "db-admin", f"{' '.join(text.split())[:50]} on a database {prog} hosts")
+            return
+
+
+def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | None, elsewhere: bool = False) -> None:
     if prog in _RAW_SOCKETS and stdin_text:
         lines = [line.strip() for line in re.split(r"[\r\n]+|\\r\\n|\\n", stdin_text) if line.strip()]
         if any(_KV_FLUSH.search(line) for line in lines):
@@ -215,7 +225,7 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
             "FLUSHALL", "FLUSHDB", "CONFIG", "SHUTDOWN", "REPLICAOF", "SLAVEOF")):
         if _KV_FLUSH.search(command):
             _note(facts, "db-destroy", f"{command.split()[0]} empties the key-value store")
-        elif _KV_ADMIN.match(command) and (host := shared(hosts_of(prog, words))):
+        elif _KV_ADMIN.match(command) and (host := shared(hosts_of(prog, words)) or _there(elsewhere, prog, words)):
             _note(facts, "db-admin", f"{' '.join(command.split()[:3])} changes the server {host}")
         return
     if prog in DUMPERS and (source := shared(hosts_of(prog, [w for w in words if not w.startswith(_OUT)]))) and (
@@ -230,53 +240,13 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
             m = _SQL_ADMIN.search(query)
             if m is None:
                 continue
-            host = shared(hosts_of(prog, words)) or (f"the {prog} warehouse" if prog in _WAREHOUSES else None)
+            host = shared(hosts_of(prog, words)) or (f"the {prog} warehouse" if prog in _WAREHOUSES else None) or \
+                _there(elsewhere, prog, words)
             if host or _SQL_EVERYWHERE.search(query):
                 where = f" on {host}" if host else ""
                 _note(facts, "db-admin", f"{' '.join(query.split())[:60]}{where} changes who may do what, or the "
                       "server itself")
                 return
-
-
-_ACCESS_PATH = re.compile(r"/(?:collaborators|outside_collaborators|memberships|members|invitations|owners|admins"
-                          r"|maintainers|access_tokens|deploy_tokens|personal_access_tokens|tokens|keys)\b"
-                          r"|/teams/[^/]+/(?:repos|members)", re.I)
-_ACCESS_MUTATION = re.compile(r"\bmutation\b.*\b(?:add(?:Collaborator|Member|DeployKey)|updateTeamRepository"
-                              r"|createIpAllowListEntry|updateEnterpriseOwner\w*|inviteEnterpriseAdmin)\b", re.S)
-_API_WRITE = re.compile(r"^(?:-X|--method)=(?:PUT|POST|PATCH)$", re.I)
-
-
-def _registry(facts: Facts, prog: str, words: list[str]) -> None:
-    if prog == "gh" and facts.sub == "api" and any(_ACCESS_MUTATION.search(w) for w in words):
-        _note(facts, "registry-owner", "a GraphQL mutation that gives someone access")
-        return
-    if prog in ("gh", "glab") and facts.sub == "api" and any(_ACCESS_PATH.search(o) for o in facts.operands) and (
-            any(_API_WRITE.match(v) for v in facts.values) or {"-f", "-F", "--field", "--raw-field", "--input"} &
-            set(facts.flags)):
-        _note(facts, "registry-owner", "gives someone access to a repository or organisation through the API")
-        return
-    leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
-    if any(_OWNER_ACTION.match(w) for w in leading[:3]):
-        _note(facts, "registry-owner", f"gives others access to {prog}'s apps, teams or packages ({' '.join(leading)})")
-        return
-    if prog == "gh" and leading[:1] == ["auth"] and any(_WIDE_SCOPES.search(b) for a, b in itertools.pairwise(words)
-                                                          if a in ("-s", "--scopes")):
-        _note(facts, "registry-owner", "widens the stored token to administration or deletion scopes")
-        return
-    stores = (leading[:1] and leading[0] in _STORES_TOKEN.get(prog, ())) or (prog == "yarn" and leading[:2] == [
-        "npm", "login"]) or (prog == "poetry" and leading[:1] == ["config"] and any(
-            w.startswith(("pypi-token.", "http-basic.")) for w in leading))
-    if stores:
-        _note(facts, "registry-owner", f"stores a publishing credential ({prog} {' '.join(w for w in leading if w)})")
-        return
-    if _OWNER_WORDS.intersection(leading[:2]) and (_OWNER_CHANGE.intersection(leading) or
-                                                   _OWNER_CHANGE.intersection(facts.flags)):
-        _note(facts, "registry-owner", f"changes who owns {prog}'s package or repository ({' '.join(leading[:3])})")
-        return
-    if any(_TOKEN_ACTIONS.match(w) for w in leading) or any(
-            _TOKEN_WORDS.match(a) and b in _TOKEN_MAKE for a, b in itertools.pairwise(leading)) or (
-            "service-accounts" in leading and "keys" in leading and "create" in leading):
-        _note(facts, "registry-owner", f"mints a long-lived credential ({prog} {' '.join(w for w in leading if w)})")
 
 
 _SQL_CLIENTS_AND_KV = SQL_CLIENTS | KV_CLIENTS | DUMPERS
