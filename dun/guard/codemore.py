@@ -61,8 +61,8 @@ _PLACEHOLDER = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]|\{[^{}]*\}")
 def folded(kind: str, values: list[str]) -> str:
     if kind == "paren":
         return values[0]
-    if kind == "charjoin":
-        return values[0].join(values[1])
+    if kind == "charjoin":  # ''.join(reversed('...')) in Python; a list already folded to text (%w[...]).join(' ')
+        return values[1] if values[0] == "" else values[0]
     if kind == "reversed":
         return values[0][::-1]
     if kind == "rotated":  # codecs' rot13 (rot_13), or a tr of two sets
