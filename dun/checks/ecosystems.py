@@ -16,6 +16,7 @@ from pathlib import Path
 from dun.checks.jsproject import js_has_tests, js_tools
 from dun.checks.looked import is_file
 from dun.checks.pyrunner import python_has_tests, python_runner
+from dun.checks.rustrunner import uses_nextest
 
 
 @dataclass
@@ -31,6 +32,8 @@ def uses(root: Path, tool: str) -> bool:
     if tool in ("pytest", "unittest"):
         return any(is_file(root / m) for m in ("pyproject.toml", "setup.py", "setup.cfg")) and \
             python_runner(root) == tool
+    if tool in ("nextest", "libtest"):  # the runner cargo's tests run under (dun/checks/rustrunner.py)
+        return is_file(root / "Cargo.toml") and uses_nextest(root) == (tool == "nextest")
     if tool in ("cargo", "go"):
         return is_file(root / ("Cargo.toml" if tool == "cargo" else "go.mod"))
     return is_file(root / "package.json") and tool in js_tools(root)
@@ -41,7 +44,7 @@ def detect(root: Path) -> list[Ecosystem]:
     if is_file(root / "package.json"):
         found.append(Ecosystem("javascript", "package.json", js_tools(root), js_has_tests(root)))
     if is_file(root / "Cargo.toml"):
-        found.append(Ecosystem("rust", "Cargo.toml", ["cargo"], True))
+        found.append(Ecosystem("rust", "Cargo.toml", ["cargo", "nextest"] if uses_nextest(root) else ["cargo"], True))
     python = next((m for m in ("pyproject.toml", "setup.py", "setup.cfg") if is_file(root / m)), None)
     if python is not None:
         found.append(Ecosystem("python", python, [python_runner(root)], python_has_tests(root)))

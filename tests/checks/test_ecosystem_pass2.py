@@ -680,3 +680,105 @@ def test_jest_on_an_esm_project_runs_with_its_scripts_node_options(tmp_path: Pat
     [item] = check["items"]
     assert (item["file"], item["line"]) == ("test/math.test.js", 5)
     assert item["text"].startswith("math > doubles: expect(received).toBe(expected)")
+
+
+# --- Rust on cargo-nextest: its libtest JSON, the doctests after it ----------------------------------------------
+
+NEXTEST_OUT = r"""{"reason":"build-finished","success":true}
+    Starting 3 tests across 2 binaries
+        FAIL [   0.008s] (1/3) app::bin/app tests::it_works
+  output ───
+
+    thread 'tests::it_works' (32746) panicked at crates/app/src/main.rs:9:9:
+    test tests::it_works ... FAILED
+    test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+{"type":"suite","event":"started","test_count":1}
+{"type":"test","event":"started","name":"app::app$tests::it_works"}
+{app}
+{"type":"suite","event":"failed","passed":0,"failed":1,"ignored":0,"measured":0,"filtered_out":0,"exec_time":0.008}
+{"type":"suite","event":"started","test_count":2}
+{core}
+{"type":"test","event":"ok","name":"core-lib::core_lib$tests::adds_zero","exec_time":0.005}
+{"type":"suite","event":"failed","passed":1,"failed":1,"ignored":0,"measured":0,"filtered_out":0,"exec_time":0.02}
+"""
+
+
+def test_nextest_libtest_json_items_name_the_test_and_say_which_binary_when_two_share_a_name(tmp_path: Path) -> None:
+    def failed(name: str, stdout: str) -> str:
+        return json.dumps({"type": "test", "event": "failed", "name": name, "exec_time": 0.01, "stdout": stdout},
+                          separators=(",", ":"))
+
+    app = failed("app::app$tests::it_works",
+                 "\nthread 'tests::it_works' (32746) panicked at crates/app/src/main.rs:9:9:\n"
+                 "assertion `left == right` failed\n  left: 5\n right: 15\n"
+                 "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
+    core = failed("core-lib::core_lib$tests::it_works",
+                  "\nthread 'tests::it_works' (32748) panicked at crates/core/src/lib.rs:14:9:\n"
+                  "assertion failed: false\n")
+    parsed = parse(tmp_path, "cargo-test", NEXTEST_OUT.replace("{app}", app).replace("{core}", core))
+    assert parsed.summary == "2 failed, 1 passed"  # nextest's own lines of its per-test output are not counted
+    assert [(i.file, i.line, i.text.split("\n")[0]) for i in parsed.items] == [
+        ("crates/app/src/main.rs", 9, "tests::it_works (in app::app): assertion `left == right` failed"),
+        ("crates/core/src/lib.rs", 14, "tests::it_works (in core-lib::core_lib): assertion failed: false")]
+
+
+NEXTEST_BIN = CACHE / "nextest-0.9.148" / "bin"  # tests/e2e/install_nextest.sh
+NEXTEST_IT = """\
+#[test]
+fn sets_env_a() {
+    std::env::set_var("DUN_SHARED", "a");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(std::env::var("DUN_SHARED").unwrap(), "a");
+}
+
+#[test]
+fn sets_env_b() {
+    std::env::set_var("DUN_SHARED", "b");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(std::env::var("DUN_SHARED").unwrap(), "b");
+}
+
+#[test]
+fn adds() {
+    assert_eq!(calc::double(2), 5, "two doubled");
+}
+"""
+NEXTEST_LIB = """\
+/// Doubles.
+///
+/// ```
+/// assert_eq!(calc::double(2), 5);
+/// ```
+pub fn double(x: i32) -> i32 {
+    x * 2
+}
+"""
+
+
+def test_a_project_on_nextest_runs_under_it_and_its_doctests_too(tmp_path: Path) -> None:
+    # tests that share process state pass under nextest (a process each) and fail under `cargo test` (threads)
+    if shutil.which("cargo") is None or not (NEXTEST_BIN / "cargo-nextest").is_file():
+        pytest.skip(f"cargo or cargo-nextest is missing ({NEXTEST_BIN}): run tests/e2e/install_nextest.sh "
+                    "(make test does)")
+    import pwd
+
+    write(tmp_path, "Cargo.toml", '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n')
+    write(tmp_path, ".config/nextest.toml", '[profile.default]\nslow-timeout = "60s"\n')
+    write(tmp_path, "src/lib.rs", NEXTEST_LIB)
+    write(tmp_path, "tests/it.rs", NEXTEST_IT)
+    write(tmp_path, ".gitignore", "target\n")
+    git(tmp_path, "init", "-q", "-b", "main")
+    account = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    env = {**os.environ, "CARGO_TARGET_DIR": str(tmp_path / "target"), "CARGO_NET_OFFLINE": "true",
+           "PATH": f"{NEXTEST_BIN}{os.pathsep}{os.environ['PATH']}",
+           **{name: os.environ.get(name) or str(account / default)
+              for name, default in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo"))}}
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "cargo-test,cargo-nextest"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=600)
+    checks = {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert checks["cargo-test"]["status"] == "skip"  # not both: nextest is the project's runner
+    nextest = checks["cargo-nextest"]
+    assert nextest["signal"].startswith("exit 100: 2 failed, 2 passed"), nextest
+    assert [(i["file"], i["line"], i["text"].split(":")[0]) for i in nextest["items"]] == [
+        ("tests/it.rs", 17, "adds"), ("src/lib.rs", 3, "src/lib.rs - double (line 3)")]

@@ -84,7 +84,7 @@ class CargoTestParser(LineParser):
             if item is not None and item not in self.compile:
                 self.compile.append(item)
             return
-        if line.startswith('{ "type": '):  # libtest's own JSON (`-- -Z unstable-options --format json`, nightly)
+        if line.startswith(('{ "type": ', '{"type":')):  # libtest's JSON (nightly's `--format json`, nextest's)
             self._libtest(line)
             return
         running = _RUNNING.match(line)
@@ -123,7 +123,9 @@ class CargoTestParser(LineParser):
         if not isinstance(event, dict):
             return
         if event.get("type") == "test" and event.get("event") == "failed":
-            test = (self.binary, _KIND_SUFFIX.sub("", str(event.get("name") or "test")))
+            # nextest names a test `crate::binary$path`: the binary, then the test's own path
+            binary, _, name = str(event.get("name") or "test").rpartition("$")
+            test = (binary or self.binary, _KIND_SUFFIX.sub("", name))
             self.failed.append(test)
             self.sections[test] = str(event.get("stdout") or "").splitlines()[:MAX_LINES]
         elif event.get("type") == "suite" and event.get("event") in ("ok", "failed"):
