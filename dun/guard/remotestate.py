@@ -59,7 +59,8 @@ SQL_CLIENTS = frozenset({"psql", "mysql", "mariadb", "sqlcmd", "clickhouse-clien
 DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mysqlpump", "mydumper", "mongodump",
                       "mongoexport", "elasticdump", "multielasticdump", "redis-dump", "redis-dump-go", "cbexport",
                       "neo4j-admin", "clickhouse-backup", "influxd", "etcdctl", "arangodump", "arangoexport",
-                      "cqlsh", "dsbulk", "riak-admin", "pgcopydb"})
+                      "cqlsh", "dsbulk", "riak-admin", "pgcopydb", "pg_basebackup", "xtrabackup", "mariabackup",
+                      "mysqlbackup", "mysqlsh", "pgbackrest", "barman"})
 _OUT = ("--output=", "--out=", "--to=", "--target=", "--dest=", "--destination=")
 
 HELP = frozenset({"--help", "--dry-run", "--dryrun", "help"})
