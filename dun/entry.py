@@ -162,10 +162,10 @@ def _start_more() -> tuple[Spawned | None, Spawned | None]:
 
 
 def _start_git() -> Spawned | None:
-    from dun.core.spawn import STATUS_ARGS, start_git
+    from dun.core.spawn import start_git, status_args
 
     try:
-        return start_git(STATUS_ARGS)
+        return start_git(status_args())
     except OSError:
         return None  # no git: the run finds out itself
 

@@ -1,5 +1,5 @@
-"""The work tree's fingerprint, from one `git status --porcelain=v2 --branch -z --untracked-files=all
---ignored=matching`.
+"""The work tree's fingerprint, from one `git status --porcelain=v2 --branch -z --untracked-files=all` (with
+`--ignored=matching` in a Python project, `dun.core.spawn.status_args`).
 
 Import-light on purpose (os, stat, and sha256 without OpenSSL): `dun check`'s replay path (dun/engine/replay.py)
 compares it before the rest of dun loads.
@@ -13,10 +13,11 @@ import stat
 from dun.core.digest import file_sha256, sha256
 
 _FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
-# Ignored files a test runner reads on its own, whatever git ignores: Python's (pytest collects an ignored test
-# module or conftest.py under its paths; the code imports a generated `_version.py` or an extension built in place).
-# Their content is part of the fingerprint; every other ignored entry (`.venv/`, `__pycache__/`, `.coverage`, build
-# output) is not, nor what an ignored directory holds (git names the directory without walking it).
+# Ignored files a test runner reads on its own, whatever git ignores (git names them in a Python project): pytest
+# collects an ignored test module or conftest.py under its paths; the code imports a generated `_version.py` or an
+# extension built in place. Their content is part of the fingerprint; every other ignored entry (`.venv/`,
+# `__pycache__/`, `.coverage`, build output) is not, nor what an ignored directory holds (git names the directory
+# without walking it).
 IGNORED_SOURCES = (b".py", b".so", b".pyd")
 
 
@@ -104,13 +105,13 @@ def content_hash(root: str, name: bytes, depth: int = 0) -> bytes:
 def nested(path: bytes | str, depth: int) -> bytes:
     """The fingerprint of the repository (submodule or nested repository) at `path`: its own status and content."""
     from dun.core.indexlook import MAX_DEPTH
-    from dun.core.spawn import STATUS_ARGS, start_git
+    from dun.core.spawn import start_git, status_args
 
     where = os.fsdecode(path)
     if depth > MAX_DEPTH or not os.path.lexists(os.path.join(where, ".git")):
         return b"not a repository"
     try:
-        code, out, _ = start_git(STATUS_ARGS, where).collect()
+        code, out, _ = start_git(status_args(where), where).collect()
     except OSError:
         return b"git failed"
     return fingerprint(where, out, depth + 1).encode() if code == 0 else b"git failed"

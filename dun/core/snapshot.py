@@ -13,7 +13,7 @@ from dun.core.cache.session import Trees
 from dun.core.fingerprint import entries, fingerprint
 from dun.core.git import GitError, git, index_file, worktree_tree
 from dun.core.globs import Listing
-from dun.core.spawn import LISTING_ARGS, STATUS_ARGS, TOPLEVEL_ARGS, Spawned, start_git
+from dun.core.spawn import LISTING_ARGS, TOPLEVEL_ARGS, Spawned, start_git, status_args
 
 
 def list_files(root: Path, is_git: bool) -> list[str]:
@@ -64,7 +64,7 @@ class Snapshot:
                  trees: Trees | None = None) -> None:
         self.root = root
         self.trees = trees or Trees()  # the session's (`Caches.trees`): trees found by its earlier looks
-        self._status = status or _Background(root, STATUS_ARGS)
+        self._status = status or _Background(root, status_args(str(root)))
         self._listing: _Background | None = listing
         self._index_before: bytes | None = None  # the index as it looked just before `git ls-files` started
         self._entries: list[tuple[bytes, bytes]] | None = None
@@ -94,8 +94,8 @@ class Snapshot:
         return None if identity is None else index_key(identity, self.untracked(), self.unmerged())
 
     def status(self) -> bytes:
-        """`git status --porcelain=v2 --branch -z --untracked-files=all --ignored=matching`; raises
-        CalledProcessError on failure."""
+        """`git status --porcelain=v2 --branch -z --untracked-files=all` (and `--ignored=matching` in a Python project:
+        `dun.core.spawn.status_args`); raises CalledProcessError on failure."""
         return self._status.output()
 
     def entries(self) -> list[tuple[bytes, bytes]]:
@@ -268,14 +268,14 @@ def start_early(started: Spawned | None = None, top: Spawned | None = None,
     starts the status, the top level and the listing itself, before even this module loads, and hands them over):
     git walks the tree and reads the index while Python loads. None without git: the run finds out itself."""
     try:
-        status = started or start_git(STATUS_ARGS)
+        status = started or start_git(status_args())
         top = top or start_git(TOPLEVEL_ARGS)
     except OSError:
         return None
     # the listing only when dun/entry.py started it: otherwise the run lists the index when it must (a run on an
     # index it has seen before reads its glob matches back, dun/core/cache/matches.py, and lists nothing)
     listing = _Background(".", LISTING_ARGS, listed) if listed is not None else None
-    return Early(_Background(".", STATUS_ARGS, status), _Background(".", TOPLEVEL_ARGS, top), listing)
+    return Early(_Background(".", status_args(), status), _Background(".", TOPLEVEL_ARGS, top), listing)
 
 
 def _walk(root: Path) -> list[str]:

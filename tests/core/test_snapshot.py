@@ -205,3 +205,13 @@ def test_ignored_records_leave_the_status_and_a_renames_original_path_stays() ->
     assert ignored == [b"gen/_version.py", b".venv/"]
     assert [name for _, name in entries(kept)] == [b"x.py", b"new.py", b"u.py"]
     assert b"! old" in kept  # a file once named "! old", renamed: a path, not an ignored record
+
+
+def test_git_names_what_it_ignores_in_a_python_project_only(repo: Path) -> None:
+    """From the root or any directory below it alike; a C project's objects are not listed one by one."""
+    from dun.core.spawn import IGNORED_ARG, status_args
+
+    (repo / "src/deep").mkdir(parents=True)
+    assert IGNORED_ARG not in status_args(str(repo)) and IGNORED_ARG not in status_args(str(repo / "src/deep"))
+    write(repo, "pyproject.toml", "[project]\nname = 'x'\n")
+    assert IGNORED_ARG in status_args(str(repo)) and IGNORED_ARG in status_args(str(repo / "src/deep"))

@@ -92,6 +92,7 @@ def test_ignored_modules_a_test_runner_reads_on_its_own_are_seen(repo: Path) -> 
     """The runner collects an ignored test module and imports a generated, ignored `_version.py`: neither is a file
     the check declares, both change what it reports."""
     write(repo, ".gitignore", "tests/test_local*.py\npkg/_version.py\n__pycache__/\n")
+    write(repo, "setup.cfg", "[metadata]\nname = pkg\n")  # a Python project: git names what it ignores
     write(repo, "pkg/__init__.py", "")
     write(repo, "pkg/_version.py", "VERSION = '1'\n")
     write(repo, "tests/__init__.py", "")
@@ -203,6 +204,7 @@ def test_sequences_of_these_changes_agree_with_a_fresh_run(steps: list[str], tmp
     (repo / "plans/linked.md").symlink_to(outside / "plan.md")
     write(repo, "run.sh", "#!/bin/sh\nexit 0\n")
     write(repo, ".gitignore", ".venv/\ntests/test_local*.py\npkg/_version.py\n__pycache__/\n")
+    write(repo, "setup.cfg", "[metadata]\nname = pkg\n")
     write(repo, "pkg/__init__.py", "")
     write(repo, "pkg/_version.py", "VERSION = '1'\n")
     write(repo, "tests/__init__.py", "")
