@@ -70,7 +70,13 @@ def _deficiencies(history: History, root: Path, state: Mapping[str, object], set
         from dun.history.resume import resume, to_record
 
         detector = resume(Store(root).read_detector(), history)
-    fresh = review.update(history, settings.review, detector)
+        try:
+            fresh = review.update(history, settings.review, detector)
+        except Exception:  # a record of the right shape holding what the detector cannot use: a whole read
+            detector = Detector()
+            fresh = review.update(history, settings.review, detector)
+    else:
+        fresh = review.update(history, settings.review, detector)
     if resumed and detector is not None:
         record = to_record(detector)
         if record is not None:

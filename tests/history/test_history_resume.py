@@ -102,3 +102,22 @@ def test_the_shell_drivers_steps_keep_the_detector_in_the_store(tmp_path: Path,
         detector = resume(Store(repo).read_detector(), history)
         assert (detector.full_reads, detector.rowid["iterations"]) == (1, 4)
         assert dicts(detector.findings(history, CFG.review)) == dicts(detect(history, CFG.review))
+
+
+def test_a_record_that_restores_but_does_not_hold_is_read_whole_and_replaced(tmp_path: Path,
+                                                                            capfd: pytest.CaptureFixture[str]) -> None:
+    repo = new_repo(tmp_path / "repo")
+    logs = [claim(n) for n in (1, 2, 3)]
+    state = json.loads((write_run(repo, "r1", logs[:1]) / "state.json").read_text())
+    operator.on_iteration(repo, logs[0], state, CFG, resumed=True)
+    record = Store(repo).read_detector()
+    assert isinstance(record, tuple)
+    record[3]["last"] = ("not a time", "r1", 1)  # the right shape, a value the detector cannot compare
+    Store(repo).write_detector(record)  # type: ignore[arg-type]
+    for log in logs[1:]:
+        operator.on_iteration(repo, log, state, CFG, resumed=True)
+    assert capfd.readouterr().err == ""
+    with History.open(repo) as history:
+        detector = resume(Store(repo).read_detector(), history)
+        assert detector.rowid["iterations"] == 3
+        assert dicts(detector.findings(history, CFG.review)) == dicts(detect(history, CFG.review))
