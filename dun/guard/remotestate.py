@@ -11,6 +11,7 @@ Cloud and registry calls always reach shared state. Each finding raises a signal
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -165,15 +166,15 @@ def _unknown_write(facts: Facts, prog: str, words: list[str]) -> None:
 
 def _named(prog: str) -> bool:
     """Programs some rule or list of the guard judges on their own (their rules decide), and package tools."""
-    from dun.guard.rules import BUILTIN_RULES  # the rules import this module's signals' users: resolved at call time
-
-    if not _NAMED:
-        _NAMED.update(p for r in BUILTIN_RULES for m in r.matches for p in m.programs)
-    return prog in _NAMED or prog in TEXT_AND_OWN or prog in PACKAGE_TOOLS or prog in CLOUD_TOOLS or \
+    return prog in _rule_programs() or prog in TEXT_AND_OWN or prog in PACKAGE_TOOLS or prog in CLOUD_TOOLS or \
         prog in rawhttp.HTTP_CLIENTS or prog in _SQL_CLIENTS_AND_KV
 
 
-_NAMED: set[str] = set()
+@functools.lru_cache(maxsize=1)
+def _rule_programs() -> frozenset[str]:
+    from dun.guard.rules import BUILTIN_RULES  # the rules import this module's signals' users: resolved at call time
+
+    return frozenset(p for r in BUILTIN_RULES for m in r.matches for p in m.programs)
 
 
 # Variables a data-store client takes its server from (PGHOST=db.prod psql ..., REDIS_URL=redis://... redis-cli)
