@@ -134,11 +134,17 @@ def mark(facts: Facts, args: list[Val], stdin_text: str | None, elsewhere: bool 
     if prog in rawhttp.HTTP_CLIENTS:
         rawhttp.mark(facts, prog, words)
     cloudopen.mark(facts, words)
+    if prog in ("gh", "glab") and facts.sub == "api" and _HOSTED_OFF.search(" ".join([*words, stdin_text or ""])):
+        _note(facts, "cloud-open", "turns off a hosted repository's security features")  # --input - <<< '{...}'
+        return
     registry.mark(facts, prog, words)
     if not facts.signals & _OURS:
         _unknown_write(facts, prog, words)
 
 
+_HOSTED_OFF = re.compile(r"(?:secret_scanning|push_protection|dependabot|vulnerability|code_scanning|advanced_security)"
+                         r"(?:[^}]*\"(?:status|enabled)\"\s*:\s*(?:\"disabled\"|false)|\]\[(?:status|enabled)\]=(?:disabled|false))",
+                         re.I)
 _OURS = frozenset({"db-admin", "db-destroy", "http-destroy", "cloud-open", "registry-owner", "exfiltrate"})
 # Verbs that change what a server holds or how it runs
 _WRITE_VERBS = re.compile(r"^(?:set|put|update|create|add|patch|write|apply|grant|revoke|enable|disable|post|import"

@@ -15,7 +15,7 @@ _NOT_LOCAL = (*(f"{'local/'[:i]}[!{c}]*" for i, c in enumerate("local/")), "l", 
 
 CLOUD_RULES: tuple[Rule, ...] = (
     Rule("cloud.delete", "deletes cloud resources or data (aws, gcloud, gsutil, az, doctl, heroku, fly, vercel, "
-         "firebase, rclone, s3cmd, mc)",
+         "firebase, rclone, s3cmd, mc, wrangler)",
          (Match(programs=("aws",), subcommands=("s3",), actions=("rm", "rb")),
           Match(programs=("aws",), subcommands=("s3",), actions=("sync",), flags_any=("--delete",)),
           Match(programs=("aws",), actions=("delete-*", "terminate-*", "batch-delete-*", "purge-*", "deregister-*",
@@ -35,7 +35,8 @@ CLOUD_RULES: tuple[Rule, ...] = (
           Match(programs=("mc",), subcommands=("rb",)),
           Match(programs=("mc",), subcommands=("rm",), flags_any=("-r", "--recursive", "--force", "--versions",
                                                                   "--incomplete", "--older-than", "--newer-than")),
-          Match(programs=("mc",), subcommands=("rm",), args_any=_NOT_LOCAL))),
+          Match(programs=("mc",), subcommands=("rm",), args_any=_NOT_LOCAL),
+          Match(programs=("wrangler",), verbs=("delete", "destroy"), verbs_none=("key",)))),  # one KV key is free
     Rule("hosted.delete", "deletes repositories, releases, secrets or published packages (gh ... delete, "
          "gh api -X DELETE, npm unpublish, cargo/gem yank, vault/consul deletes)",
          (Match(programs=("gh", "glab"), args_any=("delete",)),
