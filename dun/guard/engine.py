@@ -83,7 +83,10 @@ def decide(event: Mapping[str, object], root: Path, rules: RuleSet) -> Verdict:
             return decide_script(content, path, cwd, root, rules)
         if verdict.decision == "allow" and tool == "Write" and isinstance(content, str) and path.endswith(
                 linestate.EDITOR_CONFIGS):  # tasks run on folder open, a dev container's lifecycle commands
-            return decide_script("\n".join(linestate.editor_commands(content)), path, cwd, root, rules)
+            verdict = decide_script("\n".join(linestate.editor_commands(content)), path, cwd, root, rules)
+        added = tool_input.get("content") or tool_input.get("new_string") if isinstance(tool_input, dict) else None
+        if verdict.decision == "allow" and linestate.runs_on_open(real, added if isinstance(added, str) else None):
+            return check(str(tool), [Facts(unit=real, program=str(tool), signals={"plant-startup"})], rules)
         return verdict
     return ALLOW
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from dun.guard import tasks, textops
-from dun.guard.effects import child, find_parts
+from dun.guard.effects import Facts, child, find_parts
 from dun.guard.expand import Ctx, Env, Val, current_ifs, git_listing, ifs_split
 from dun.guard.options import Spec, parse
 from dun.guard.paths import normalize
@@ -142,6 +142,21 @@ def hook_texts(paths: list[str], ctx: Ctx) -> list[str]:
 EDITOR_CONFIGS = ("/.vscode/tasks.json", "/.devcontainer/devcontainer.json", "/.devcontainer.json")
 _LIFECYCLE = frozenset({"initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand",
                         "postStartCommand", "postAttachCommand"})
+
+
+_ON_OPEN = re.compile(r"[\"']runOn[\"']\s*:\s*[\"']folderOpen[\"']")
+
+
+def runs_on_open(path: str, text: str | None) -> bool:
+    """A VS Code tasks.json (JSON with comments) with a task the editor runs by itself when the folder is opened."""
+    return path.endswith("/.vscode/tasks.json") and bool(text) and bool(_ON_OPEN.search(text or ""))
+
+
+def planted(paths: list[str], ctx: Ctx) -> list[Facts]:
+    """Files written in the line that run code by themselves later, outside this session (a folder-open task)."""
+    return [Facts(unit=f"> {p}", signals={"plant-startup"}, notes={"plant-startup": "why: a task VS Code runs when "
+                                                                  "the folder is opened"})
+            for p in dict.fromkeys(paths) if runs_on_open(p, ctx.written.get(p))]
 
 
 def editor_commands(text: str) -> list[str]:

@@ -57,9 +57,9 @@ FILE_RULES: tuple[Rule, ...] = (
     Rule("disk.device-write", "writes to a disk device", (Match(effects=("write",), where=("device",)),)),
     Rule("perm.recursive-outside", "recursive chmod/chown of /, a system directory or a path outside the repository",
          (Match(effects=("chmod",), where=(*_OUT, "device", "unknown"), recursive=True),)),
-    Rule("plant.startup", "writes a Python start-up file (.pth, sitecustomize.py or usercustomize.py in a "
-         "site-packages directory), which every later Python run loads; install packages with pip instead",
-         (Match(effects=("write", "chmod"), paths=_STARTUP_FILES),)),
+    Rule("plant.startup", "writes code that runs by itself later, outside this session (a .pth, sitecustomize.py or "
+         "usercustomize.py in a site-packages directory, a VS Code task run on folder open)",
+         (Match(effects=("write", "chmod"), paths=_STARTUP_FILES), Match(signals=("plant-startup",)))),
     Rule("fs.write-outside", "writes outside the repository (only /tmp and /dev/null are free)",
          (Match(effects=("write", "chmod"), where=_OUT),)),
     Rule("git.plant-file", "writes git hooks or git's own config (.git/hooks, .git/config, .git/info/attributes): "

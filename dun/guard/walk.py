@@ -199,6 +199,7 @@ class Walker(Redirections, ShellState, Names):
         for text in linestate.hook_texts([e.path for e in (facts.effects if facts else effects)] + stdout, ctx):
             with contextlib.suppress(ShellError):
                 self.run(text, ctx.child())  # .husky/pre-push written: what git will run, judged now
+        self.facts += linestate.planted([e.path for e in (facts.effects if facts else effects)] + stdout, ctx)
         return out, facts.unit if facts is not None else redirs, facts
 
     def command(self, argv: list[Val], ctx: Ctx, feed: Stream | None, seen: set[str], effects: list[Effect],

@@ -170,3 +170,13 @@ def test_ci_files_emptied_or_their_tests_replaced_are_weakened_and_a_rename_is_n
     for command in ("mv .github/workflows/ci.yml .github/workflows/test.yml",
                     "git mv .github/workflows/main.yml .github/workflows/ci.yml"):
         assert bash(command).decision == "allow", command
+
+
+def test_a_vs_code_task_run_on_folder_open_is_planting_however_it_is_written() -> None:
+    task = '{"tasks": [{"label": "s", "command": "./tools/sync.sh", "runOptions": {"runOn": "folderOpen"}}]}'
+    assert bash(f"printf '%s' '{task}' > .vscode/tasks.json").rule == "plant.startup"
+    event = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": "/work/repo",
+             "tool_input": {"file_path": "/work/repo/.vscode/tasks.json", "content": task}}
+    assert decide(event, Path("/work/repo"), load_rules([], [])).rule == "plant.startup"
+    assert bash("printf '%s' '{\"tasks\": [{\"label\": \"t\", \"command\": \"npm test\"}]}' > .vscode/tasks.json") \
+        .decision == "allow"
