@@ -162,10 +162,10 @@ def _decide(opts: dict[str, Any], root: Path, cwd: Path) -> tuple[str, Python | 
             return Outcome(Status.ERROR, absent, next=js_install_hint(cwd))
     if "{dun-file:" in command:
         command = DUN_FILE.sub(lambda m: shlex.quote(str(Path(__file__).parent / m["path"])), command)
-    if "{go-tags}" in command:  # the build tags of the project's own `make test` (dun/checks/gorunner.py)
-        from dun.checks.gorunner import go_tags
+    if "{go-tags}" in command or "{go-packages}" in command:  # dun/checks/gorunner.py
+        from dun.checks.gorunner import go_packages, go_tags
 
-        command = command.replace("{go-tags}", go_tags(cwd))
+        command = command.replace("{go-tags}", go_tags(cwd)).replace("{go-packages}", go_packages(cwd))
     if "{unittest-args}" in command:  # the project's own discovery arguments (dun/checks/pyrunner.py)
         from dun.checks.pyrunner import unittest_args
 

@@ -34,8 +34,10 @@ def uses(root: Path, tool: str) -> bool:
             python_runner(root) == tool
     if tool in ("nextest", "libtest"):  # the runner cargo's tests run under (dun/checks/rustrunner.py)
         return is_file(root / "Cargo.toml") and uses_nextest(root) == (tool == "nextest")
-    if tool in ("cargo", "go"):
-        return is_file(root / ("Cargo.toml" if tool == "cargo" else "go.mod"))
+    if tool == "go":
+        return is_file(root / "go.mod") or is_file(root / "go.work")
+    if tool == "cargo":
+        return is_file(root / "Cargo.toml")
     return is_file(root / "package.json") and tool in js_tools(root)
 
 
@@ -48,7 +50,8 @@ def detect(root: Path) -> list[Ecosystem]:
     python = next((m for m in ("pyproject.toml", "setup.py", "setup.cfg") if is_file(root / m)), None)
     if python is not None:
         found.append(Ecosystem("python", python, [python_runner(root)], python_has_tests(root)))
-    if is_file(root / "go.mod"):
-        found.append(Ecosystem("go", "go.mod", ["go"], True))
+    go = next((m for m in ("go.mod", "go.work") if is_file(root / m)), None)
+    if go is not None:
+        found.append(Ecosystem("go", go, ["go"], True))
     return found
 

@@ -60,3 +60,36 @@ def _tags_of(line: str) -> str:
                 value = found["value"] if found["value"] is not None else (args[i + 1] if i + 1 < len(args) else "")
                 return "" if "$" in value or not value else value
     return ""
+
+
+_USE = re.compile(r"^\s*use\s+(?:\((?P<block>[^)]*)\)|(?P<one>\S+))", re.M)
+
+
+def go_work_modules(root: Path) -> list[tuple[str, str]]:
+    """(module path, its directory from `root`) for each module the go.work at `root` uses, when `root` has no go.mod
+    of its own (a workspace of modules: `go test ./...` at its root matches none of them); [] otherwise."""
+    if read(root / "go.mod", root) or not (text := read(root / "go.work", root)):
+        return []
+    found: list[tuple[str, str]] = []
+    for use in _USE.finditer(re.sub(r"//[^\n]*", "", text)):
+        for directory in (use["block"] or use["one"] or "").split():
+            rel = directory.strip('"`').removeprefix("./").rstrip("/") or "."
+            module = module_path(read(root / rel / "go.mod", root))
+            if module and rel != "." and ".." not in rel.split("/"):
+                found.append((module, rel))
+    return found
+
+
+def go_packages(root: Path) -> str:
+    """The packages `go test`/`go vet` are given: `./...`, or each go.work module's (`./lib/... ./svc/...`)."""
+    modules = go_work_modules(root)
+    return " ".join(shlex.quote(f"./{rel}/...") for _, rel in modules) if modules else "./..."
+
+
+def module_path(go_mod: str) -> str:
+    """The `module` line of a go.mod's text; '' for none."""
+    for line in go_mod.splitlines():
+        words = line.split("//", 1)[0].split()
+        if len(words) == 2 and words[0] == "module":
+            return words[1].strip('"`')
+    return ""

@@ -43,10 +43,10 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:
     elsewhere changes one of these: made before they are stamped, it is within the racy window and the result is
     not kept; made after, the stamps differ. So the result needs no second look at the tree
     (`CheckType.stamped`), whether the paths are tracked, untracked or ignored."""
-    from dun.checks import ecosystems, jsproject, looked, pyrunner, rustrunner, unrun
+    from dun.checks import ecosystems, gorunner, jsproject, looked, pyrunner, rustrunner, unrun
 
     _, seen = looked.reads(lambda: _answer(spec, ctx.root))
-    return [*seen, *(str(m.__file__) for m in (ecosystems, jsproject, pyrunner, rustrunner, looked, unrun))]
+    return [*seen, *(str(m.__file__) for m in (ecosystems, jsproject, pyrunner, rustrunner, gorunner, looked, unrun))]
 
 
 @hookimpl

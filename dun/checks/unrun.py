@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from dun.checks.ecosystems import Ecosystem, detect, uses
+from dun.checks.gorunner import go_work_modules
 from dun.checks.jsproject import (
     JS_RUNNERS,
     WORKSPACE_RUNNERS,
@@ -102,6 +103,8 @@ def _subprojects(root: Path, ours: list[Ecosystem]) -> list[tuple[str, str]]:
     crate of a root Cargo workspace, a Python package under a Python root (their root's checks run them)."""
     names = {eco.name for eco in ours}
     covered = set(workspace_dirs(root)) if "javascript" in names else set()
+    if "go" in names:  # a go.work's modules: the root's go-test runs each
+        covered |= {root / rel for _, rel in go_work_modules(root)}
     found: list[tuple[str, str]] = []
     tops = _subdirs(root)
     for sub in tops + [d for top in tops if top.name in _CONTAINERS for d in _subdirs(top)]:

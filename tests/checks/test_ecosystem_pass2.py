@@ -570,21 +570,29 @@ func TestPutIntegration(t *testing.T) {
 """
 
 
-def test_go_test_runs_the_test_files_behind_the_tags_make_test_gives(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def go_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """One build cache for the module's Go runs: the suite's isolated HOME would rebuild the standard library."""
     if shutil.which("go") is None:
-        pytest.skip("go is not installed: the Go fixture module cannot build")
+        pytest.skip("go is not installed: the Go fixture modules cannot build")
+    base = tmp_path_factory.mktemp("go")
+    return {**os.environ, "GOCACHE": str(base / "cache"), "GOPATH": str(base / "path"), "GOTOOLCHAIN": "local"}
+
+
+def go_checks(root: Path, env: dict[str, str], only: str) -> dict[str, dict[str, Any]]:
+    git(root, "init", "-q", "-b", "main")
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", only], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=300)
+    return {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
+
+
+def test_go_test_runs_the_test_files_behind_the_tags_make_test_gives(tmp_path: Path, go_env: dict[str, str]) -> None:
     write(tmp_path, "go.mod", "module example.com/tags\n\ngo 1.19\n")
     write(tmp_path, "Makefile", "test:\n\tgo test -tags integration ./...\n")
-    write(tmp_path, ".gitignore", ".go/\n")
     write(tmp_path, "store/store.go", "package store\n\nfunc Put(k string) bool { return k == \"\" }\n")
     write(tmp_path, "store/store_test.go", "package store\n\nimport \"testing\"\n\nfunc TestPut(t *testing.T) {}\n")
     write(tmp_path, "store/store_integration_test.go", GO_TAGGED)
-    git(tmp_path, "init", "-q", "-b", "main")
-    base = tmp_path / ".go"  # the suite's isolated HOME has no Go cache or module path of its own
-    env = {**os.environ, "GOCACHE": str(base / "cache"), "GOPATH": str(base / "path"), "GOTOOLCHAIN": "local"}
-    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "go-test"], cwd=tmp_path, capture_output=True,
-                          text=True, env=env, timeout=300)
-    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "go-test"]
+    check = go_checks(tmp_path, go_env, "go-test")["go-test"]
     assert check["signal"].startswith("exit 1: 1 failed, 1 passed"), check  # without the tag: 1 passed, all clear
     assert [(i["file"], i["line"]) for i in check["items"]] == [("store/store_integration_test.go", 8)]
 
@@ -782,3 +790,44 @@ def test_a_project_on_nextest_runs_under_it_and_its_doctests_too(tmp_path: Path)
     assert nextest["signal"].startswith("exit 100: 2 failed, 2 passed"), nextest
     assert [(i["file"], i["line"], i["text"].split(":")[0]) for i in nextest["items"]] == [
         ("tests/it.rs", 17, "adds"), ("src/lib.rs", 3, "src/lib.rs - double (line 3)")]
+
+
+GO_WORK = "go 1.19\n\nuse (\n\t./svc\n\t./lib // the shared code\n)\n"
+
+
+def test_go_work_modules_and_their_packages(tmp_path: Path) -> None:
+    from dun.checks.gorunner import go_packages, go_work_modules
+
+    write(tmp_path, "go.work", GO_WORK)
+    write(tmp_path, "lib/go.mod", "module example.com/lib\n\ngo 1.19\n")
+    write(tmp_path, "svc/go.mod", "module example.com/svc // the service\n")
+    assert go_work_modules(tmp_path) == [("example.com/svc", "svc"), ("example.com/lib", "lib")]
+    assert go_packages(tmp_path) == "./svc/... ./lib/..."
+    write(tmp_path, "go.mod", "module example.com/root\n")  # a root module: `./...` as ever
+    assert (go_work_modules(tmp_path), go_packages(tmp_path)) == ([], "./...")
+
+
+def test_a_go_work_of_modules_is_tested_module_by_module(tmp_path: Path, go_env: dict[str, str]) -> None:
+    # no go.mod at the root: `go test ./...` there matches no module; dun ran nothing and warned of two projects
+    write(tmp_path, "go.work", GO_WORK)
+    write(tmp_path, "lib/go.mod", "module example.com/lib\n\ngo 1.19\n")
+    write(tmp_path, "lib/mathx/mathx.go", "package mathx\n\nfunc Add(a, b int) int { return a - b }\n\n"
+                                          "func Sub(a, b int) int {\n\treturn a - b\n}\n")
+    write(tmp_path, "lib/mathx/mathx_test.go", 'package mathx\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+                                               '\tif Add(2, 3) != 5 {\n\t\tt.Error("Add(2, 3) != 5")\n\t}\n}\n')
+    write(tmp_path, "svc/go.mod", "module example.com/svc\n\ngo 1.19\n\nrequire example.com/lib v0.0.0\n")
+    write(tmp_path, "svc/api/api.go", 'package api\n\nimport "example.com/lib/mathx"\n\n'
+                                      "func Total(a, b int) int { return mathx.Add(a, b) }\n")
+    write(tmp_path, "svc/api/api_test.go", 'package api\n\nimport "testing"\n\nfunc TestTotal(t *testing.T) {\n'
+                                           '\tif Total(1, 2) != 3 {\n\t\tt.Fatal("Total(1, 2) != 3")\n\t}\n}\n')
+    checks = go_checks(tmp_path, go_env, "go-test,test-suites")
+    assert checks["test-suites"]["status"] == "pass", checks["test-suites"]
+    assert checks["go-test"]["signal"].startswith("exit 1: 2 failed"), checks["go-test"]
+    assert sorted((i["file"], i["line"]) for i in checks["go-test"]["items"]) == [("lib/mathx/mathx_test.go", 7),
+                                                                                ("svc/api/api_test.go", 7)]
+    write(tmp_path, "lib/mathx/mathx.go", "package mathx\n\nfunc Add(a, b int) int { return a + b }\n\n"
+                                          "func Sub(a, b int) int {\n\treturn a - b\n}\n")
+    checks = go_checks(tmp_path, go_env, "go-test,go-coverage")
+    assert checks["go-test"]["status"] == "pass", checks["go-test"]
+    # the profile names lib's files by their module's import path: read as the workspace's own files
+    assert [(i["file"], i["line"]) for i in checks["go-coverage"]["items"]] == [("lib/mathx/mathx.go", 5)]

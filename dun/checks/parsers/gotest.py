@@ -145,25 +145,30 @@ def _example(directory: str, name: str, ctx: ParseContext) -> tuple[str, int] | 
 
 
 class _Modules:
-    """Import path -> directory relative to the command's directory, from the go.mod there or above it."""
+    """Import path -> directory relative to the command's directory, from the go.mod there or above it, else from
+    the modules of the go.work there."""
 
     def __init__(self, ctx: ParseContext) -> None:
-        self.module, self.base = "", ""
+        from dun.checks.gorunner import go_work_modules
+
+        self.modules: list[tuple[str, str]] = []  # (module path, its directory from the command's), longest first
         here: Path = ctx.cwd
         for candidate in (here, *here.parents):
             mod = candidate / "go.mod"
             if mod.is_file():
-                self.module = _module_path(mod)
-                self.base = _relative(candidate, ctx.cwd)
+                self.modules = [(_module_path(mod), _relative(candidate, ctx.cwd))]
                 break
             if candidate == ctx.root:
                 break
+        if not self.modules:  # a go.work of modules below the command's directory
+            self.modules = sorted(go_work_modules(ctx.cwd), key=lambda m: -len(m[0]))
 
     def directory(self, package: str) -> str:
-        if not self.module or not (package == self.module or package.startswith(self.module + "/")):
-            return ""
-        sub = package[len(self.module):].lstrip("/")
-        return "/".join(p for p in (self.base, sub) if p) or "."
+        for module, base in self.modules:
+            if module and (package == module or package.startswith(module + "/")):
+                sub = package[len(module):].lstrip("/")
+                return "/".join(p for p in (base, sub) if p) or "."
+        return ""
 
 
 def _module_path(mod: Path) -> str:

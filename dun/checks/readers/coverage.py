@@ -211,10 +211,16 @@ def _read_go(path: Path, paths: _Paths) -> tuple[list[FileCoverage], list[str]]:
         block = blocks.setdefault(key, [int(m[6]), 0])
         block[1] |= int(m[7]) > 0  # a block repeated across profiles is covered if any run covered it
     module = _go_module(paths.root)
+    # a go.work of modules: each module's import path stands for its directory
+    from dun.checks.gorunner import go_work_modules
+
+    dirs = [(module, "")] if module else sorted(((m, f"{rel}/") for m, rel in go_work_modules(paths.root)),
+                                                key=lambda m: -len(m[0]))
     per_file: dict[str, list[tuple[int, int, int, bool]]] = {}
     for (name, start, _, end, _), (stmts, hit) in blocks.items():
-        if module and name.startswith(module + "/"):
-            name = name[len(module) + 1 :]
+        prefix = next(((m, rel) for m, rel in dirs if name.startswith(m + "/")), None)
+        if prefix is not None:
+            name = prefix[1] + name[len(prefix[0]) + 1 :]
         per_file.setdefault(paths(name), []).append((start, end, stmts, bool(hit)))
     files = []
     for name, entries in per_file.items():
