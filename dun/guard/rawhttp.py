@@ -22,11 +22,13 @@ _ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_
                          r"[^/?]+/(?:roles|password)|/permissions\b|/collaborators\b|/access_tokens\b|/deploy_tokens\b|/memberships/|/members\b"
                          r"|/invitations\b|/owners?\b|/admins?\b|/keys\b|/hooks\b|/protection\b"
                          r"|/[^/?]*(?:delete|purge|destroy|drop|wipe|truncate|flush)[^/?]*(?:[/?]|$)", re.I)
-# Bodies that delete in bulk, disable something, make someone an admin or make a repository public
-_DELETE_BODY = re.compile(r"\"private\"\s*:\s*false|\"visibility\"\s*:\s*\"public\""
-                          r"|\"(?:status|state|enabled?|active)\"\s*:\s*(?:\"(?:disabled|off|inactive)\"|false)"
-                          r"|^role=(?:admin|owner|superuser)$|\"role\"\s*:\s*\"(?:admin|owner|superuser)\"|<delete>"
-                          r"|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
+# Bodies of a PUT or PATCH that disable something, make someone an admin or make a repository public (a POST's may
+# be a search for them)
+_SETTING_BODY = re.compile(r"\"private\"\s*:\s*false|\"visibility\"\s*:\s*\"public\""
+                           r"|\"(?:status|state|enabled?|active)\"\s*:\s*(?:\"(?:disabled|off|inactive)\"|false)"
+                           r"|^role=(?:admin|owner|superuser)$|\"role\"\s*:\s*\"(?:admin|owner|superuser)\"", re.I)
+# Bodies that delete in bulk
+_DELETE_BODY = re.compile(r"<delete>|\"delete\"\s*:|FLUSHALL|\bdrop\s+(?:table|database|schema|index|collection|user)\b"
                           r"|\btruncate\s+table\b", re.I)
 _BODY_OPTIONS = ("-d=", "--data=", "--data-binary=", "--data-raw=", "--data-urlencode=", "--json=", "--body-data=",
                  "--post-data=")
@@ -87,7 +89,7 @@ def mark(facts: Facts, prog: str, words: list[str]) -> None:
     path = url.split(host, 1)[-1]
     if method == "DELETE":
         _note(facts, f"DELETE on {host}, a server this task did not start")
-    elif method in ("PUT", "POST", "PATCH") and (_ADMIN_PATH.search(path) or any(_DELETE_BODY.search(b)
-                                                                                 for b in bodies)):
+    elif method in ("PUT", "POST", "PATCH") and (_ADMIN_PATH.search(path) or any(_DELETE_BODY.search(b) or (
+            method != "POST" and _SETTING_BODY.search(b)) for b in bodies)):
         _note(facts, f"{method} to {path[:50] or '/'} on {host} changes the server's settings, "
               "access or data in bulk")

@@ -10,6 +10,7 @@ import itertools
 import re
 
 from dun.guard.effects import Facts
+from dun.guard.hosts import host_of, is_local
 
 _OWNER_WORDS = frozenset({"owner", "owners", "maintainer", "maintainers", "collaborator", "collaborators", "team",
                           "org", "member", "members", "hex.owner", "owner:add", "maintainers:add", "collaborators:add"})
@@ -65,7 +66,7 @@ def mark(facts: Facts, prog: str, words: list[str]) -> None:
     stores = (leading[:1] and leading[0] in _STORES_TOKEN.get(prog, ())) or (prog == "yarn" and leading[:2] == [
         "npm", "login"]) or (prog == "poetry" and leading[:1] == ["config"] and any(
             w.startswith(("pypi-token.", "http-basic.")) for w in leading))
-    if stores:
+    if stores and not any(is_local(h) for w in words if (h := host_of(w.split("=", 1)[-1])) is not None):  # verdaccio
         _note(facts, f"stores a publishing credential ({prog} {' '.join(w for w in leading if w)})")
         return
     if _OWNER_WORDS.intersection(leading[:2]) and (_OWNER_CHANGE.intersection(leading) or
