@@ -46,6 +46,14 @@ _PARALLEL = Spec("jSa", _long("--jobs", "--sshlogin", "--arg-file", "--delay", "
 _PYTHON_M = re.compile(r"(python|pypy)[0-9.]*")
 _PYTHON = Spec("cmWX", stop=True)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_DOTENV = re.compile(r"\s*(?:cat|grep|egrep|sed)\b[^|;&<>`$]*?\s['\"]?((?:[\w./-]*/)?\.env[\w.-]*)['\"]?\s*"
+                     r"(?:\|\s*xargs\b[^|;&<>`$]*)?")
+
+
+def _dotenv(val: Val) -> str | None:
+    """The dotenv file whose lines a `$(...)` word gives env as assignments (`$(grep -v '^#' .env | xargs)`)."""
+    m = _DOTENV.fullmatch(val.subs[0]) if len(val.subs) == 1 and val.text == f"$({val.subs[0]})" else None
+    return m.group(1) if m else None
 
 
 @dataclass
@@ -115,10 +123,12 @@ def _step(prog: str, rest: list[Val], u: Unwrapped, stdin_paths: list[Val] | Non
         split = o.value("-S", "--split-string")
         u.nested += [(" ".join(_plain(w) for w in _split(s.text)), u.remote) for s in split]
         ops = o.operands
-        while ops and _ASSIGNMENT.match(ops[0].text):
+        while ops and (_ASSIGNMENT.match(ops[0].text) or _dotenv(ops[0])):
             name, _, value = ops[0].text.partition("=")
             if name in COMMAND_VARS:
                 u.nested.append((value, u.remote))  # env GIT_PAGER='...' git log
+            if found := _dotenv(ops[0]):  # env $(grep -v '^#' .env | xargs) CMD: the file's lines, judged as sourced
+                u.nested.append((f". {shlex.quote(found)}", u.remote))
             ops = ops[1:]
         return ops
     if prog == "timeout":

@@ -180,3 +180,13 @@ def test_a_vs_code_task_run_on_folder_open_is_planting_however_it_is_written() -
     assert decide(event, Path("/work/repo"), load_rules([], [])).rule == "plant.startup"
     assert bash("printf '%s' '{\"tasks\": [{\"label\": \"t\", \"command\": \"npm test\"}]}' > .vscode/tasks.json") \
         .decision == "allow"
+
+
+def test_env_given_a_dotenv_files_lines_is_judged_as_if_the_file_were_sourced(tmp_path: Path) -> None:
+    command = "env $(grep -v '^#' .env.test | xargs) npm test"
+    assert bash(command).decision == "allow"  # no such file: env gets no assignments
+    assert bash("env $(cat /tmp/vars | xargs) npm test").rule == "exec.unseen-code"  # not a dotenv file
+    (tmp_path / ".env.test").write_text("DB=app_test\ngit push --force origin main\n")
+    event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(tmp_path),
+             "tool_input": {"command": command}}
+    assert decide(event, tmp_path, load_rules([], [])).rule == "git.push-force"
