@@ -44,6 +44,8 @@ def dumped(prog: str, args: list[Val], raw: list[str] | None = None) -> str | No
     if prog == "aws" and words[:1] == ["dynamodb"] and len(words) > 1 and words[1] in ("scan", "query",
                                                                                      "export-table-to-point-in-time"):
         return "rows of a DynamoDB table"
+    if prog == "etcdctl" and "snapshot" in words and (host := shared(hosts_of(prog, words))):
+        return f"a snapshot of etcd on {host}"
     if prog in KV_CLIENTS and ("--rdb" in words or "--scan" in words) and (host := shared(hosts_of(prog, words))):
         return f"the key-value store on {host}"
     if prog in DUMPERS:
@@ -100,10 +102,11 @@ def mark_written(facts: Facts, args: list[Val], ctx: Ctx, env: Env) -> None:
     the file holds the data from then on (a later `curl -T FILE` sends it), and one inside the repository is on its
     way to a commit."""
     words = [a.text for a in args]
-    if facts.program not in DUMPERS or (desc := dumped(facts.program, args)) is None:
+    if (facts.program not in DUMPERS and facts.program != "etcdctl") or (desc := dumped(facts.program, args)) is None:
         return
     files = [w.split("=", 1)[1] for w in words if w.split("=", 1)[0] in _FILE_OPTIONS and "=" in w]
     files += [b for a, b in itertools.pairwise(words) if a in _FILE_OPTIONS]
+    files += [b for a, b in itertools.pairwise(words) if a == "save" and facts.program == "etcdctl"]
     for name in files:
         if name in ("-", "/dev/stdout") or host_of(name) is not None:
             continue

@@ -54,14 +54,15 @@ KV_CLIENTS = frozenset({"redis-cli", "valkey-cli", "keydb-cli", "kvrocks-cli", "
 _RAW_SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet"})
 SQL_CLIENTS = frozenset({"psql", "mysql", "mariadb", "sqlcmd", "clickhouse-client", "cockroach", "mongosh", "mongo",
                           "usql", "snowsql", "cqlsh", "pgcli", "mycli", "cypher-shell", "arangosh", "sqlplus", "isql",
-                          "bteq", "vsql", "trino", "presto", "beeline", "influx", "duckdb", "surreal", "snow"})
+                          "bteq", "vsql", "trino", "presto", "beeline", "influx", "duckdb", "surreal", "snow",
+                          "mysqlsh"})
 
 # Dump and export tools: what they print is the data of the store they read
 DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mysqlpump", "mydumper", "mongodump",
                       "mongoexport", "elasticdump", "multielasticdump", "redis-dump", "redis-dump-go", "cbexport",
-                      "neo4j-admin", "clickhouse-backup", "influxd", "etcdctl", "arangodump", "arangoexport",
-                      "cqlsh", "dsbulk", "riak-admin", "pgcopydb", "pg_basebackup", "xtrabackup", "mariabackup",
-                      "mysqlbackup", "mysqlsh", "pgbackrest", "barman"})
+                      "neo4j-admin", "clickhouse-backup", "influxd", "arangodump", "arangoexport", "dsbulk",
+                      "riak-admin", "pgcopydb", "pg_basebackup", "xtrabackup", "mariabackup", "mysqlbackup",
+                      "pgbackrest", "barman"})  # shells (mysqlsh, cqlsh, etcdctl): only where they dump, dumps.py
 _OUT = ("--output=", "--out=", "--to=", "--target=", "--dest=", "--destination=")
 
 HELP = frozenset({"--help", "--dry-run", "--dryrun", "help"})
