@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -75,47 +75,36 @@ def _tag_problem(yaml: Any, event: Any) -> str | None:
     return None
 
 
-def _scan(yaml: Any, text: str, source: str) -> None:
-    """One pass over the parser's events (iterative, unlike the composer): nesting deeper than MAX_DEPTH and
-    unsupported tags become errors with their line, before anything recursive sees the document."""
+@functools.cache
+def _checking_parser() -> type:
+    """ruamel's round-trip parser that refuses, as the composer takes them and before anything recursive sees the
+    document, the events dun does not read: nesting deeper than MAX_DEPTH, an alias inside the collection it names,
+    an unsupported tag; each with its line. One parse: a scan of the events before loading parsed every file twice
+    (a third of reading dun's built-in manifests)."""
     from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent
+    from ruamel.yaml.parser import RoundTripParser
 
-    open_anchors: list[str | None] = []  # of the collections we are inside
-    for event in yaml.parse(text):
-        if isinstance(event, CollectionStartEvent):
-            open_anchors.append(event.anchor)
-            if len(open_anchors) > MAX_DEPTH:
-                raise ConfigError(f"{_where(source, event)}: nested more than {MAX_DEPTH} levels deep")
-        elif isinstance(event, CollectionEndEvent):
-            open_anchors.pop()
-        elif isinstance(event, AliasEvent) and event.anchor in open_anchors:
-            raise ConfigError(printable(f"{_where(source, event)}: *{event.anchor} refers to a collection it is in"))
-        if isinstance(event, NodeEvent) and getattr(event, "tag", None) is not None:
-            problem = _tag_problem(yaml, event)
-            if problem:
-                raise ConfigError(printable(f"{_where(source, event)}: {problem}"))
+    class CheckingParser(RoundTripParser):
+        def get_event(self) -> Any:
+            event = super().get_event()
+            open_anchors: list[str | None] = self.__dict__.setdefault("dun_open", [])
+            source: str = self.loader.dun_source
+            if isinstance(event, CollectionStartEvent):
+                open_anchors.append(event.anchor)
+                if len(open_anchors) > MAX_DEPTH:
+                    raise ConfigError(f"{_where(source, event)}: nested more than {MAX_DEPTH} levels deep")
+            elif isinstance(event, CollectionEndEvent):
+                open_anchors.pop()
+            elif isinstance(event, AliasEvent) and event.anchor in open_anchors:
+                raise ConfigError(printable(f"{_where(source, event)}: *{event.anchor} refers to a collection it is "
+                                            "in"))
+            if isinstance(event, NodeEvent) and getattr(event, "tag", None) is not None:
+                problem = _tag_problem(self.loader, event)
+                if problem:
+                    raise ConfigError(printable(f"{_where(source, event)}: {problem}"))
+            return event
 
-
-# A tag (`!`), an anchor (`&`) or an alias (`*`) starts a node: after a line's start, a space or a flow or block
-# indicator. Text with none of these there holds none; a glob or a regex in quotes (`"**/*.py"`) does not match.
-_PROPERTY = re.compile(r"(?:^|[\s\[\]{},:?-])[!&*]", re.M)
-
-
-def _may_refuse(text: str) -> bool:
-    """Whether `_scan` could refuse `text`. False only when it holds no tag, anchor or alias and cannot nest deeper
-    than MAX_DEPTH: a block collection nests in another only one line down and indented further (a sequence may sit
-    at its mapping key's indentation: two levels for each column at most), or on the same line after `-`, `?` or
-    `:`; a flow collection opens with `[` or `{`. The scan is a full second parse (a third of reading dun's built-in
-    manifests), so text that is plainly fine is parsed once."""
-    if _PROPERTY.search(text):
-        return True
-    flow = text.count("[") + text.count("{")
-    deepest = 0
-    for line in text.splitlines():
-        body = line.lstrip()
-        indent = len(line) - len(body)
-        deepest = max(deepest, 2 * (indent + 1) + body.count("-") + body.count("?") + body.count(":"))
-    return deepest + flow > MAX_DEPTH
+    return CheckingParser
 
 
 def _where(source: str, event: Any) -> str:
@@ -130,9 +119,9 @@ def load_yaml_text(text: str, source: str) -> object:
     from ruamel.yaml.reader import ReaderError
 
     yaml = YAML(typ="rt")
+    yaml.Parser = _checking_parser()
+    setattr(yaml, "dun_source", source)  # noqa: B010 - read by CheckingParser through its loader
     try:
-        if _may_refuse(text):
-            _scan(yaml, text, source)
         data = yaml.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

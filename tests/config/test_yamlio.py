@@ -93,7 +93,7 @@ def test_a_file_over_the_size_bound_or_not_regular_is_refused(tmp_path: Path) ->
     ("a:\n- b:\n  - c: &x {d: 1}\n  - *x\n", None),
     ("a: 'quoted !not a tag'\nb: \"**/*.py\"\n", None),
 ])
-def test_block_nesting_and_properties_are_scanned_as_before(text: str, message: str | None) -> None:
+def test_block_nesting_anchors_and_quoted_indicators(text: str, message: str | None) -> None:
     if message is None:
         load_yaml_text(text, "p.yaml")
         return
@@ -112,7 +112,8 @@ def nested(draw: st.DrawFn, depth: int) -> object:
 
 
 @st.composite
-def documents(draw: st.DrawFn) -> str:
+def deep(draw: st.DrawFn) -> tuple[str, int]:
+    """A document and how deep it nests (the top mapping included)."""
     from io import StringIO
 
     from ruamel.yaml import YAML
@@ -120,19 +121,30 @@ def documents(draw: st.DrawFn) -> str:
     yaml = YAML(typ="rt")
     yaml.default_flow_style = draw(st.sampled_from([False, True, None]))
     yaml.indent(mapping=draw(st.integers(1, 4)), sequence=draw(st.integers(2, 4)), offset=0)
+    depth = draw(st.integers(50, 80))
     out = StringIO()
-    yaml.dump({"top": nested(draw, draw(st.integers(1, 90)))}, out)
-    return out.getvalue()
+    yaml.dump({"top": nested(draw, depth)}, out)
+    return out.getvalue(), depth + 1
 
 
-@given(documents())
-@settings(max_examples=150, deadline=None)
-def test_text_read_in_one_parse_is_text_the_scan_would_pass(text: str) -> None:
-    """`_may_refuse` lets a document skip the scan only when the scan could not refuse it: generated nesting up to
-    90 deep, block, flow and mixed, at every indentation ruamel writes."""
-    from ruamel.yaml import YAML
+@given(deep())
+@settings(max_examples=60, deadline=None)
+def test_nesting_is_refused_exactly_past_64_levels_in_one_parse(doc: tuple[str, int]) -> None:
+    """The events are checked as the one parse goes (no scan before it): block, flow and mixed nesting around the
+    bound, at every indentation ruamel writes, is refused exactly when it is deeper than 64 levels."""
+    text, depth = doc
+    if depth <= 64:
+        load_yaml_text(text, "p.yaml")
+        return
+    with pytest.raises(ConfigError, match=r"^p\.yaml:\d+:\d+: nested more than 64 levels deep$"):
+        load_yaml_text(text, "p.yaml")
 
-    from dun.config.yamlio import _may_refuse, _scan
 
-    if not _may_refuse(text):
-        _scan(YAML(typ="rt"), text, "p.yaml")  # raises ConfigError if it would have refused
+@pytest.mark.parametrize(("text", "message"), [
+    ("a: &x [1, *x]\n", "p.yaml:1:11: *x refers to a collection it is in"),
+    ("a: [1, 2\nb: !foo x\n", None),  # a syntax error before the tag: the parse stops at the first
+])
+def test_what_the_parse_meets_first_is_what_is_named(text: str, message: str | None) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(text, "p.yaml")
+    assert info.value.errors == [message] if message else "YAML syntax error" in info.value.errors[0]
