@@ -253,8 +253,8 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
                 _there(elsewhere, prog, words)
             if host or _SQL_EVERYWHERE.search(query):
                 where = f" on {host}" if host else ""
-                _note(facts, "db-admin", f"{' '.join(query.split())[:60]}{where} changes who may do what, or the "
-                      "server itself")
+                _note(facts, "db-admin", f"{' '.join(m.group(0).split()).upper()}{where} changes who may use the "
+                      "server, or the server itself")
                 return
 
 
