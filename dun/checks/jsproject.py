@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dun.checks.looked import glob_paths, is_file, read
 
-JS_RUNNERS = ("node-test", "vitest", "jest", "mocha", "ava", "tape")
+JS_RUNNERS = ("node-test", "vitest", "jest", "mocha", "ava", "tape", "bun-test")
 # lockfile -> package manager, in the order a project that has several is most likely to mean
 LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"), ("bun.lock", "bun"),
              ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm"))
@@ -127,12 +127,13 @@ def js_tools(directory: Path) -> list[str]:
                 *_js_extras(directory, scripts, deps)]
     words = set(re.findall(r"[\w@/.-]+", test))
     named = (["node-test"] if _NODE_TEST.search(test) else []) + \
-        [runner for runner in JS_RUNNERS[1:] if runner in words]
+        [runner for runner in JS_RUNNERS[1:] if runner in words] + (["bun-test"] if _BUN_TEST.search(test) else [])
     # the runners the test script names; else the one among the dependencies (a script dun cannot read)
     tools = [package_manager(directory), *(named or [r for r in JS_RUNNERS[1:] if r in deps])]
     return tools + _js_extras(directory, scripts, deps)
 
 
+_BUN_TEST = re.compile(r"\bbun\s+test\b")  # bun's own runner (`bun run test` runs a script)
 # `node --test`, with node's own options before --test (`--import tsx`); not `node scripts/x.js --test`
 _NODE_TEST = re.compile(r"\bnode(?:\s+--?[\w-]+(?:=\S+|\s+(?!-)[^\s&|;]+)?)*?\s+--test\b")
 

@@ -831,3 +831,59 @@ def test_a_go_work_of_modules_is_tested_module_by_module(tmp_path: Path, go_env:
     assert checks["go-test"]["status"] == "pass", checks["go-test"]
     # the profile names lib's files by their module's import path: read as the workspace's own files
     assert [(i["file"], i["line"]) for i in checks["go-coverage"]["items"]] == [("lib/mathx/mathx.go", 5)]
+
+
+# --- bun's own test runner (`bun test`): its JUnit report, describe blocks in order -----------------------------
+
+BUN_JUNIT = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="bun test" tests="3" assertions="2" failures="3" skipped="0" >
+  <testsuite name="test/a.test.js" file="test/a.test.js" tests="3" assertions="2" failures="3" skipped="0" >
+    <testsuite name="outer" file="test/a.test.js" line="2" tests="2" assertions="2" failures="2" skipped="0" >
+      <testsuite name="inner" file="test/a.test.js" line="3" tests="1" assertions="1" failures="1" skipped="0" >
+        <testcase name="deep" classname="inner &gt; outer"  file="test/a.test.js" line="4" assertions="1">
+          <failure type="AssertionError" message="toBe">Error: want 2&#10;  at test/a.test.js:4:36&#10;</failure>
+        </testcase>
+      </testsuite>
+      <testcase name="shallow" classname="outer"  file="test/a.test.js" line="6" assertions="1">
+        <failure type="AssertionError" message="toBe">AssertionError: want 3&#10;  at test/a.test.js:6:37&#10;</failure>
+      </testcase>
+    </testsuite>
+    <testcase name="top" classname=""  file="test/a.test.js" line="8" assertions="0">
+      <failure type="Error" message="a string">a string&#10;      at test/a.test.js:8:27&#10;</failure>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+
+
+def test_bun_test_items_name_their_describe_blocks_outermost_first(tmp_path: Path) -> None:
+    # bun's classname lists the blocks innermost first (`inner > outer`); its nested <testsuite>s are in order
+    write(tmp_path, "test/a.test.js", "")
+    parsed = parse_file(tmp_path, "junit-xml", BUN_JUNIT)
+    assert parsed.summary == "3 failed"
+    assert sorted((i.file, i.line, i.text.split(":")[0]) for i in parsed.items) == [
+        ("test/a.test.js", 4, "outer > inner > deep"), ("test/a.test.js", 6, "outer > shallow"),
+        ("test/a.test.js", 8, "top")]
+
+
+@pytest.mark.parametrize(("script", "runner"), [("bun test", True), ("bun test --coverage test/", True),
+                                                ("bun run test:unit", False), ("vitest run", False)])
+def test_a_project_whose_test_script_runs_bun_test_uses_bun_test(tmp_path: Path, script: str, runner: bool) -> None:
+    from dun.checks.ecosystems import uses
+    from dun.checks.jsenv import script_args
+
+    write(tmp_path, "package.json", json.dumps({"scripts": {"test": script, "test:unit": "node --test"}}))
+    assert uses(tmp_path, "bun-test") is runner
+    if runner:
+        assert script_args(tmp_path, "bun test") == script.removeprefix("bun test").strip()
+
+
+def parse_file(root: Path, kind: str, document: str) -> Parsed:
+    write(root, ".dun/cache/report.xml", document)
+    options = {"type": kind, "pattern": None, "file": ".dun/cache/report.xml", "issue_path": "", "issue_fields": None,
+               "fail_on_items": False, "max_items": 50}
+    run = ParserRun(options, ParseContext(root, root))
+    run.before()
+    write(root, ".dun/cache/report.xml", document)
+    return run.finish()

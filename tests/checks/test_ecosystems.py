@@ -154,7 +154,7 @@ def test_check_warns_about_a_test_suite_no_check_runs(repo: Path) -> None:
     assert (check["status"], check["level"]) == ("warn", "MEDIUM")
     assert check["items"] == [{"file": "package.json", "line": None, "text": (
         "the `test` script runs `karma start --single-run`, which no built-in check reads (they read node-test, "
-        "vitest, jest, mocha, ava, tape)")}]
+        "vitest, jest, mocha, ava, tape, bun-test)")}]
     assert "plugins: {disabled: [test-suites]}" in check["next"]
     summary = text.splitlines()[-1]  # exit 0, yet not "nothing actionable": the warning is said in the verdict
     assert summary.startswith("nothing failing, but 1 warning to read (test-suites; --strict makes it actionable)")

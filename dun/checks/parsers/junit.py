@@ -46,9 +46,13 @@ class JUnitParser(DocumentParser):
         counts = {"failed": 0, "error": 0, "passed": 0, "skipped": 0}
         items: list[Item] = []
         syntax: dict[tuple[str | None, int, str], list[str]] = {}  # one broken file: one item, not one per importer
+        describes = _bun_describes(root) if root.get("name") == "bun test" else {}
         for suite in root.iter("testsuite"):
             pytest = suite.get("name") == "pytest" or (root.get("name") or "").startswith("pytest")
             for element in suite.findall("testcase"):
+                if suite in describes and element.get("file"):  # bun: `describe > test`, the file the item's own
+                    element.set("name", " > ".join([*describes[suite], element.get("name") or ""]))
+                    element.set("classname", element.get("file") or "")
                 case: _Case = _Case.fromelem(element)  # type: ignore[no-untyped-call]  # junitparser leaves it untyped
                 outcome = _outcome(case)
                 counts[outcome] += 1
@@ -65,6 +69,21 @@ class JUnitParser(DocumentParser):
                  f"{counts['skipped']} skipped"]
         summary = ", ".join(t for t in tally if not t.startswith("0 "))
         return Parsed(items, summary=summary or "no test cases")
+
+
+def _bun_describes(root: ET.Element) -> dict[ET.Element, list[str]]:
+    """bun's report nests a <testsuite> per describe block inside its file's; its testcases' classname lists those
+    blocks innermost first (`inner > outer`). Each suite -> its describe titles, outermost first."""
+    titles: dict[ET.Element, list[str]] = {}
+
+    def walk(suite: ET.Element, above: list[str]) -> None:
+        titles[suite] = above
+        for child in suite.findall("testsuite"):
+            walk(child, [*above, child.get("name") or ""])
+
+    for top in root.findall("testsuite"):  # a file's suite: its name is the file, not a describe block
+        walk(top, [])
+    return titles
 
 
 def _outcome(case: TestCase) -> str:
