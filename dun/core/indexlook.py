@@ -133,8 +133,14 @@ def changed_paths(root: str) -> set[str]:
 
 
 def target_hash(path: bytes) -> bytes:
-    """What a link points at: a regular file's content (its stamp past HASHED_TARGET_MAX), the stamps of everything
-    beneath a directory (`tree_hash`), else its type."""
+    """Where a link leads, every link on the way resolved (an ignored link to a directory on the way can move it
+    outside the repository or back, and a check refuses to read what leads outside), and what it points at: a regular
+    file's content (its stamp past HASHED_TARGET_MAX), the stamps of everything beneath a directory (`tree_hash`),
+    else its type."""
+    return os.path.realpath(path) + b"\0" + _pointed_at(path)
+
+
+def _pointed_at(path: bytes) -> bytes:
     from dun.core.digest import file_sha256
 
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -2,7 +2,8 @@
 with every cache off (`DUN_NO_CACHE=1`, here `fresh=True`):
 
 - a checkbox file the check refuses to read (a tracked link leading outside the repository): the error repeats
-  while nothing changed, and was never reused, so the check ran every time;
+  while nothing changed, and was never reused, so the check ran every time; reused, it must end when an ignored
+  link on the way makes the tracked link lead inside;
 - a `chmod +x` under core.fileMode=false: git status does not report it, what a command runs changes;
 - ignored Python files a test runner reads on its own: an ignored test module, a generated `_version.py`;
 - a module of the project's site-packages rewritten by `sed -i` (only the top listing was looked at);
@@ -228,3 +229,23 @@ def test_sequences_of_these_changes_agree_with_a_fresh_run(steps: list[str], tmp
         cached = {r.id: (r.status, r.signal) for r in open_session(repo).report().results if r.plugin == "c"}
         fresh = {r.id: (r.status, r.signal) for r in open_session(repo, fresh=True).report().results if r.plugin == "c"}
         assert cached == fresh, (steps, name)
+
+
+def test_a_refused_link_made_to_lead_inside_through_an_ignored_link_is_seen(repo: Path, tmp_path: Path) -> None:
+    """The tracked link's text and what it leads to stay the same; where it leads (outside or not) is what moved:
+    an ignored link to a directory on its way now points inside the repository."""
+    outside = tmp_path / "outside"
+    write(outside, "plan.md", "- [ ] same\n")
+    write(repo, "kept/plan.md", "- [ ] same\n")
+    (repo / "via").symlink_to(outside)
+    (repo / "plans").mkdir()
+    (repo / "plans/linked.md").symlink_to("../via/plan.md")
+    write(repo, ".gitignore", "via\n")
+    commit(repo, "  - {id: boxes, type: checkboxes, files: ['plans/*.md']}\n")
+    age(repo, outside)
+    assert result(repo, "boxes").status is Status.ERROR
+    assert result(repo, "boxes").cached
+    (repo / "via").unlink()
+    (repo / "via").symlink_to("kept")
+    age(repo)
+    assert agree(repo, "boxes").status is Status.FAIL
