@@ -96,7 +96,8 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
     pids = prog in PID_FINDERS or bool(feed and feed.pids and prog != "kill")
     if printed := secrets.printed_secret(prog, args):
         return pids, printed
-    if dump := dumps.dumped(prog, args, raw):  # pg_dump -h db.prod.internal | ...: shared data, kept like a secret
+    served = remotestate.with_env_host(prog, args, ctx.vars, env.environ)  # export PGHOST=...; pg_dump
+    if dump := dumps.dumped(prog, served, raw):  # pg_dump -h db.prod.internal | ...: shared data, kept like a secret
         return pids, dump
     if prog in ("echo", "printf", "printenv") and (var := secrets.secret_var_in(raw or [a.text for a in args])):
         return pids, var
@@ -142,12 +143,13 @@ def command_signals(facts: Facts, argv: list[Val], feed: Flow | None, ctx: Ctx, 
             re.search(rf"\$\{{?{re.escape(name)}\b", a.text) for a in args for name in pid_vars)):
         facts.signals.add("kill-by-name")
     stdin = (feed.secret, feed.text) if feed is not None else (None, None)
+    served = remotestate.with_env_host(prog, args, ctx.vars, env.environ)  # export PGHOST=...; psql -c ...
     secret = secrets.exfiltration(prog, args, raw_words, stdin, ctx, env, (seen.secret_vars, seen.secret_files)) \
         or sinks.served_secret(prog, args, ctx, env) or sinks.sink_secret(facts, args, stdin[0], ctx, env) \
-        or dumps.uploaded(prog, args, stdin[0])
+        or dumps.uploaded(prog, served, stdin[0])
     if secret:
         facts.signals.add("exfiltrate")
         facts.notes["exfiltrate"] = f"secret: {secret}"
-    remotestate.mark(facts, args, stdin[1], ctx.remote and not (raw_words and posixpath.basename(
+    remotestate.mark(facts, served, stdin[1], ctx.remote and not (raw_words and posixpath.basename(
         raw_words[0]) in CONTAINER_TOOLS))  # docker exec db psql ...: a container of this machine
-    dumps.mark_written(facts, args, ctx, env)
+    dumps.mark_written(facts, served, ctx, env)

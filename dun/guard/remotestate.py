@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Mapping
 
 from dun.guard import cloudopen, rawhttp, registry
 from dun.guard.effects import Facts
@@ -91,6 +92,24 @@ def hosts_of(prog: str, words: list[str]) -> list[str]:
     if prog == "sqlplus":  # sqlplus user/pass@host:1521/SID
         found += [w.rsplit("@", 1)[1].split(":", 1)[0].split("/", 1)[0] for w in words if "@" in w]
     return found
+
+
+# The variables a client reads its server from when no option names one (libpq's PGHOST, the mysql client's MYSQL_HOST)
+_ENV_HOSTS = {"PGHOST": frozenset({"psql", "pg_dump", "pg_dumpall", "pg_restore", "pg_basebackup", "pgcli", "dropdb",
+                                   "createdb", "pgcopydb"}),
+              "MYSQL_HOST": frozenset({"mysql", "mariadb", "mysqldump", "mariadb-dump", "mysqlpump", "mysqladmin"})}
+
+
+def with_env_host(prog: str, args: list[Val], *scopes: Mapping[str, str | None]) -> list[Val]:
+    """The arguments, with `-h HOST` added when the client names no server and takes it from a variable set in the
+    line or the environment (`scopes`, the line's first): export PGHOST=db.prod.internal; pg_dump shop | ..."""
+    for name, progs in _ENV_HOSTS.items():
+        if prog not in progs:
+            continue
+        value = next((v for scope in scopes if (v := scope.get(name))), None)
+        if value and not hosts_of(prog, [a.text for a in args]):
+            return [Val("-h"), Val(value), *args]
+    return args
 
 
 def _there(elsewhere: bool, prog: str, words: list[str]) -> str | None:
