@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dun.guard import code as interp_code
-from dun.guard import edits, longtail, tasks
+from dun.guard import dialects, edits, longtail, tasks
 from dun.guard.context import with_params
 from dun.guard.effects import Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -67,7 +67,7 @@ def run_code(w: Runner, facts: Facts, argv: list[Val], ctx: Ctx, feed: Stream | 
     interp = interpreter(prog, args)
     if interp is not None:
         for code in interp.code:
-            _program(w, facts, interp.kind, code.text, ctx, seen, interp.params)
+            _program(w, facts, interp.kind, dialects.posix(prog, code.text), ctx, seen, interp.params)
         if any(v.dl for v in interp.code) or (interp.script is not None and interp.script.dl):
             facts.exec_download = True
         if interp.stdin:

@@ -190,3 +190,11 @@ def test_env_given_a_dotenv_files_lines_is_judged_as_if_the_file_were_sourced(tm
     event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(tmp_path),
              "tool_input": {"command": command}}
     assert decide(event, tmp_path, load_rules([], [])).rule == "git.push-force"
+
+
+def test_zsh_and_fish_syntax_is_read_as_the_shell_would_run_it() -> None:
+    assert bash("zsh -c 'for f (*.py) echo $f'").decision == "allow"
+    assert bash("fish -c 'set x (git rev-parse HEAD); echo $x'").decision == "allow"
+    assert bash("zsh -c 'for f (~/*) rm -rf $f'").rule == "fs.delete-outside"
+    assert bash("fish -c 'true; and git push --force origin main'").rule == "git.push-force"
+    assert bash("fish -c 'set d (echo ~); rm -rf $d'").rule == "fs.delete-system"
