@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import partial
 from typing import Any
 
@@ -52,12 +53,15 @@ def box_cache(ctx: CheckContext, optional_headings: list[str]) -> FileCache:
     return FileCache(ctx.root, "checkboxes", "\0".join(optional_headings), partial(git_view, ctx), ctx.caches)
 
 
-def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str],
-                  cache: FileCache) -> tuple[list[tuple[str, Any]], list[str]]:
-    """Each readable file with its tally (`_tally`), and one problem line per file that could not be read."""
+def collect_boxes(ctx: CheckContext, paths: list[str], optional_headings: list[str], cache: FileCache,
+                  named: Collection[str] = ()) -> tuple[list[tuple[str, Any]], list[str]]:
+    """Each readable file with its tally (`_tally`), and one problem line per file that could not be read. `named`:
+    the paths named outright rather than matched in git's listing."""
     tallies: list[tuple[str, object]] = []
     problems: list[str] = []
-    vouched = cache.vouched_many(paths)  # git vouches for these files: no stat
+    # git vouches for the files it lists: no stat. Not for a file named outright (MISSION.md), which may be ignored:
+    # git then says nothing of its content
+    vouched = cache.vouched_many([p for p in paths if p not in named])
     for rel in paths:
         hit = vouched.get(rel)
         if hit is None:
@@ -87,7 +91,8 @@ def run(spec: CheckSpec, ctx: CheckContext) -> Outcome:
     paths = mission_paths(ctx, o["files"])
     if not paths:
         return Outcome(Status.SKIP, f"no mission files found ({', '.join(o['files'])})")
-    tallies, problems = collect_boxes(ctx, paths, o["optional_headings"], cache)
+    tallies, problems = collect_boxes(ctx, paths, o["optional_headings"], cache,
+                                      {f for f in o["files"] if is_literal(f)})
     done = sum(t[0] for _, t in tallies)
     optional_open = sum(t[1] for _, t in tallies)
     open_boxes = [(rel, line, text) for rel, t in tallies for line, text in t[2]]
