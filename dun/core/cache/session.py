@@ -23,6 +23,10 @@ class Consulted:
 
     def record(self, path: str, look: object) -> None:
         with self._lock:
+            # a stamp says whether the path exists (None: missing) and more: an exists-flag of the same path (a
+            # path-exists trigger that is also an input, MISSION.md) must not replace it
+            if isinstance(look, bool) and not isinstance(self._looks.get(path, True), bool):
+                return
             self._looks[path] = look
 
     def looks(self) -> dict[str, object]:
