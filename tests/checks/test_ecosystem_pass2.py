@@ -887,3 +887,27 @@ def parse_file(root: Path, kind: str, document: str) -> Parsed:
     run.before()
     write(root, ".dun/cache/report.xml", document)
     return run.finish()
+
+
+# --- pytest --doctest-modules: the failure's own path line, from the repository ----------------------------------
+
+PYTEST_DOCTEST = """<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest"
+ errors="0" failures="1" skipped="0" tests="1"><testcase classname="pkg.__init__" name="pkg.add" file="pkg/__init__.py"
+ line="1" time="0.010"><failure message="002 Add.&#10;003 &#10;004     &gt;&gt;&gt; add(2, 3)&#10;Expected:&#10;
+    5&#10;Got:&#10;    -1&#10;&#10;{root}/pkg/__init__.py:4: DocTestFailure">002 Add.
+003
+004     &gt;&gt;&gt; add(2, 3)
+Expected:
+    5
+Got:
+    -1
+
+{root}/pkg/__init__.py:4: DocTestFailure</failure></testcase></testsuite></testsuites>"""
+
+
+def test_pytest_doctest_failure_names_the_repositorys_path_not_the_machines(tmp_path: Path) -> None:
+    # the item's text is the same on every machine (and in the history and the cache): no /home/me/src/ in it
+    [item] = parse_file(tmp_path, "junit-xml", PYTEST_DOCTEST.format(root=tmp_path)).items
+    assert (item.file, item.line) == ("pkg/__init__.py", 4)
+    assert item.text.endswith("Got:\n    -1\npkg/__init__.py:4: DocTestFailure"), item.text
+    assert str(tmp_path) not in item.text

@@ -6,6 +6,7 @@ The report is untrusted input: defusedxml refuses entity tricks, junitparser rea
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -111,6 +112,8 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
                                                                      or not first):
         message = whole
     message = "\n".join(line for line in message.splitlines() if line.strip())  # pytest's diffs pad with blanks
+    # a doctest's `/abs/repo/pkg/mod.py:4: DocTestFailure`: the repository's own paths as the items give them
+    message = message.replace(f"{os.path.realpath(ctx.root)}/", "").replace(f"{ctx.root}/", "")
     if not message:
         message = next((line.strip() for line in text.splitlines() if line.strip()), outcome)
     file = case.file or _file_from_classname(case.classname or "", ctx.cwd)
