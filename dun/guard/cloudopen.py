@@ -87,6 +87,8 @@ def mark(facts: Facts, words: list[str]) -> None:
     lowered = [w.lower() for w in words if not w.lower().startswith(("--filter", "--query", "name=", "values="))]
     az_any = any(a.startswith("--source-address-prefix") and b in ("*", "internet", "any")
                  for a, b in pairs(words))  # az network nsg rule create --source-address-prefixes '*'
+    az_any = az_any or (leading[:3] == ["network", "nsg", "rule"] and "create" in leading and not any(
+        w.startswith("--source-address-prefix") for w in words) and ("--direction", "outbound") not in pairs(words))
     az_any = az_any or any(w in ("open-port", "open-ports") for w in leading) or (  # az vm open-port: from anywhere
         {("--subnet", "0.0.0.0"), ("--size", "0")} <= pairs(words))  # vultr-cli: 0.0.0.0 with a prefix size of 0
     if (az_any or any(_OPEN_CIDR.search(w) for w in lowered)) and "egress" not in " ".join(leading):
