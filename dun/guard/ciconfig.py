@@ -125,8 +125,9 @@ def tool_edit(tool: str, path: str, tool_input: Mapping[str, object]) -> str | N
 
 
 def rewritten(path: str, text: str | None, append: bool = False) -> str | None:
-    """A CI file written whole (printf ... > ci.yml, the Write tool), judged against the file on disk; when there is
-    none the guard can read, a workflow whose steps all do nothing (`run: echo ok`) is a CI that checks nothing."""
+    """A CI file written whole (printf ... > ci.yml, the Write tool), judged against the file on disk; a new file
+    weakens nothing, and where the guard cannot see the directory either, a workflow whose steps all do nothing
+    (`run: echo ok`) is a CI that checks nothing."""
     if text is None or not is_ci(path):
         return None
     if not text.strip():
@@ -134,6 +135,8 @@ def rewritten(path: str, text: str | None, append: bool = False) -> str | None:
     old = read(path) if os.path.isfile(path) else None
     if old is not None or append:  # >> adds to what is there
         return weakens(old, (old or "") + text if append else text)
+    if os.path.isdir(os.path.dirname(path)):
+        return None  # a new workflow weakens none that was there
     steps = [s.strip().strip("'\"") for s in re.findall(r"^\s*(?:-\s*)?(?:run|script)\s*:\s*(.+)$", text, re.M)]
     if steps and all(_IDLE.fullmatch(s) for s in steps):
         return f"replaces the CI with steps that check nothing ({steps[0]})"

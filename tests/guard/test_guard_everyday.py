@@ -114,6 +114,9 @@ def test_the_file_tools_are_judged_against_the_ci_file_on_disk(tmp_path: Path) -
         == "ci.weaken"
     assert edit("Write", content="jobs:\n  test:\n    steps:\n      - run: echo ok\n") == "ci.weaken"
     assert edit("Edit", old_string="pytest -q", new_string="pytest -q -n auto") is None
+    new = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path), "tool_input": {
+        "file_path": str(ci.parent / "hello.yml"), "content": "jobs:\n  hi:\n    steps:\n      - run: echo hi\n"}}
+    assert decide(new, tmp_path, load_rules([], [])).decision == "allow"  # a new workflow weakens none
     assert edit("Write", content=ci.read_text() + "      - run: mypy\n") is None
 
 
