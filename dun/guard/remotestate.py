@@ -97,7 +97,8 @@ def hosts_of(prog: str, words: list[str]) -> list[str]:
 # The variables a client reads its server from when no option names one (libpq's PGHOST, the mysql client's MYSQL_HOST)
 _ENV_HOSTS = {"PGHOST": frozenset({"psql", "pg_dump", "pg_dumpall", "pg_restore", "pg_basebackup", "pgcli", "dropdb",
                                    "createdb", "pgcopydb"}),
-              "MYSQL_HOST": frozenset({"mysql", "mariadb", "mysqldump", "mariadb-dump", "mysqlpump", "mysqladmin"})}
+              "MYSQL_HOST": frozenset({"mysql", "mariadb", "mysqldump", "mariadb-dump", "mysqlpump", "mysqladmin"}),
+              "DATABASE_URL": frozenset({"prisma"})}
 
 
 def with_env_host(prog: str, args: list[Val], *scopes: Mapping[str, str | None]) -> list[Val]:
@@ -149,6 +150,8 @@ def mark(facts: Facts, args: list[Val], stdin_text: str | None, elsewhere: bool 
     words = [a.text for a in args]
     if HELP.intersection(words) or words == ["-h"]:
         return
+    if prog in _ORM_SQL and {"execute", "--stdin"} <= {*facts.operands, *facts.flags} and stdin_text:
+        facts.queries.append(stdin_text)  # prisma db execute --stdin <<< 'GRANT ...': the SQL it sends
     _data_store(facts, prog, words, stdin_text, elsewhere)
     _hosted_shell(facts, prog, words)
     if prog in rawhttp.HTTP_CLIENTS:
@@ -204,13 +207,14 @@ def _rule_programs() -> frozenset[str]:
 
 
 # Variables a data-store client takes its server from (PGHOST=db.prod psql ..., REDIS_URL=redis://... redis-cli)
+_ORM_SQL = frozenset({"prisma"})  # ORM tools that send SQL they are given (prisma db execute)
 _HOST_VARS = re.compile(r"^(?:PGHOST|MYSQL_HOST|MARIADB_HOST|REDISCLI_HOST|REDIS_HOST|MONGO_HOST|[A-Z_]*DATABASE_URL"
                         r"|[A-Z_]*(?:REDIS|MONGO(?:DB)?|PG|POSTGRES|MYSQL)_(?:URL|URI|HOST))$")
 
 
 def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
     """A data-store client whose server is set by a variable for the command: judged as if given with -h."""
-    if facts.program not in SQL_CLIENTS and facts.program not in KV_CLIENTS:
+    if facts.program not in SQL_CLIENTS and facts.program not in KV_CLIENTS and facts.program not in _ORM_SQL:
         return
     for name, value in assigned.items():
         if value and _HOST_VARS.match(name) and (host := host_of(value) or value) and not is_local(host):
@@ -263,7 +267,7 @@ def _data_store(facts: Facts, prog: str, words: list[str], stdin_text: str | Non
         return
     given = [w.split("=", 1)[1] for w in words if w.split("=", 1)[0] in _QUERY_OPTIONS and "=" in w]
     given += [b for a, b in itertools.pairwise(words) if a in _QUERY_OPTIONS]
-    if prog in SQL_CLIENTS or facts.queries:
+    if prog in SQL_CLIENTS or prog in _ORM_SQL or facts.queries:
         for query in [*facts.queries, *given] or ([stdin_text] if stdin_text and prog in SQL_CLIENTS else []):
             m = _SQL_ADMIN.search(query)
             if m is None:
