@@ -86,8 +86,7 @@ def _why(facts: Facts, prog: str, args: list[Val]) -> str | None:
     for script in scripts:
         if m := _WEAK.search(script):
             return f"makes a failure count as passed ({m.group(0)})"
-        if prog in ("sed", "gsed") and re.search(r"(?:^|[;\n}])\s*(?:\d+(?:,\d+)?|\$|/[^/]*/(?:,/[^/]*/)?)\s*!?\s*d",
-                                                 script) and _TESTS.search(script + "\n" + _texts(paths)):
+        if prog in ("sed", "gsed") and _deletes_tests(script, _texts(paths)):
             return "deletes lines of a CI file that test or check"
         if prog in ("sed", "gsed", "perl") and any(_TESTS.search(pat) and not _TESTS.search(rep)
                                                    for _, pat, rep in _SUBST.findall(script)):
@@ -102,6 +101,30 @@ _SUBST = re.compile(r"s(?P<d>[/|#,:@!])((?:\\.|(?!(?P=d)).)*)(?P=d)((?:\\.|(?!(?
 _CI_DIR = re.compile(_CI.pattern.replace("(?:\\.github/workflows/[^/]+|", "(?:\\.github(?:/workflows(?:/[^/]+)?)?|"
                                                                       "\\.circleci|\\.buildkite|\\.woodpecker|\\.gitlab-ci|"
                                                                       "\\.github/dependabot\\.ya?ml|", 1))
+
+
+_SED_D = re.compile(r"(?:^|[;\n}])\s*(?:(\d+)(?:,(\d+|\$))?|\$|/([^/]*)/(?:,/[^/]*/)?)\s*(!?)\s*d")
+
+
+def _deletes_tests(script: str, disk: str) -> bool:
+    """A sed `d` whose lines (by pattern, or by number in the file on disk) hold a test or check step."""
+    lines = disk.splitlines()
+    for m in _SED_D.finditer(script):
+        first, last, pattern, negated = m.groups()
+        if negated or _TESTS.search(pattern or ""):
+            return True
+        if pattern is not None:
+            try:
+                chosen = [line for line in lines if re.search(pattern.replace("\\(", "(").replace("\\)", ")"), line)]
+            except re.error:
+                return bool(_TESTS.search(disk))
+        else:
+            start = int(first) - 1 if first else len(lines) - 1
+            end = len(lines) if last == "$" else int(last) if last else start + 1
+            chosen = lines[start:end]
+        if any(_TESTS.search(line) for line in chosen):
+            return True
+    return False
 
 
 def _texts(paths: list[str]) -> str:

@@ -114,6 +114,15 @@ def test_the_file_tools_are_judged_against_the_ci_file_on_disk(tmp_path: Path) -
         == "ci.weaken"
     assert edit("Write", content="jobs:\n  test:\n    steps:\n      - run: echo ok\n") == "ci.weaken"
     assert edit("Edit", old_string="pytest -q", new_string="pytest -q -n auto") is None
+
+    def shell(command: str) -> str | None:
+        event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(tmp_path),
+                 "tool_input": {"command": command}}
+        verdict = decide(event, tmp_path, load_rules([], []))
+        return verdict.rule if verdict.decision == "deny" else None
+
+    assert shell("sed -i '4d' .github/workflows/ci.yml") == "ci.weaken"  # the line that runs pytest
+    assert shell("sed -i '/codecov/d' .github/workflows/ci.yml") is None  # lines that test none
     new = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path), "tool_input": {
         "file_path": str(ci.parent / "hello.yml"), "content": "jobs:\n  hi:\n    steps:\n      - run: echo hi\n"}}
     assert decide(new, tmp_path, load_rules([], [])).decision == "allow"  # a new workflow weakens none
