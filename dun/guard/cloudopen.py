@@ -10,6 +10,7 @@ import itertools
 import re
 
 from dun.guard.effects import Facts
+from dun.guard.rules_generic import PACKAGE_TOOLS, TEXT_AND_OWN
 
 _OPEN_CIDR = re.compile(r"(?:^|[^\d.])(?:0\.0\.0\.0/0|::/0)(?:$|[^\d])"
                         r"|^--source-address-prefix(?:es)?=(?:\*|internet|any)$", re.I)
@@ -70,6 +71,18 @@ _KEY_DELETION = re.compile(r"^schedule-?\w*-?deletion$|^schedule-deletion$", re.
 
 
 
+# Programs that act on this machine, build or test: their words name tests, targets and containers, not cloud settings
+LOCAL_TOOLS = frozenset({*(p for p in TEXT_AND_OWN if p not in ("kubectl", "oc", "helm")),
+                         *PACKAGE_TOOLS,
+                         "pytest", "py.test", "rspec", "jest", "vitest", "mocha", "ava", "tap", "phpunit", "pest",
+                         "bats", "ctest", "nextest", "behave", "cucumber", "playwright", "cypress", "karma",
+                         "eslint", "ruff", "flake8", "pylint", "mypy", "tsc", "prettier", "black", "rubocop",
+                         "golangci-lint", "shellcheck", "ansible-lint", "vim", "nvim", "emacs", "code", "nano",
+                         "systemctl", "service", "launchctl", "supervisorctl", "pm2", "tmux", "screen", "killall",
+                         "pkill", "kill", "docker-compose", "podman-compose", "vagrant", "multipass", "minikube",
+                         "kind", "k3d", "ip", "iptables", "ip6tables", "nft", "ufw", "firewall-cmd"})
+
+
 def _note(facts: Facts, why: str) -> None:
     facts.signals.add("cloud-open")
     facts.notes.setdefault("cloud-open", f"why: {why}")
@@ -81,6 +94,8 @@ def pairs(words: list[str]) -> set[tuple[str, str]]:
 
 def mark(facts: Facts, words: list[str]) -> None:
     """Raise cloud-open when these words open cloud security."""
+    if facts.program in LOCAL_TOOLS:
+        return  # docker stop audit-log, make stop-logging, pytest -k disable: this machine's, not a cloud's
     leading = [facts.sub.lower(), *(o.lower() for o in facts.operands[:3])]
     if any(READ.match(w) for w in leading):
         return  # describe-security-groups --filters ...0.0.0.0/0, terraform plan -var cidr=0.0.0.0/0
@@ -108,9 +123,11 @@ def mark(facts: Facts, words: list[str]) -> None:
             (w for w in lowered if _ADMIN_PORT.search(w) and "port" in w), None)):
         _note(facts, f"puts an admin port on a public load balancer ({port})")
         return
-    if any((w.startswith("--no-") or _OFF_VALUE.search(w)) and _SECURITY.search(w) for w in lowered) or (
-            any(_TURN_OFF.match(w) for w in [*leading, *lowered]) and any(_SECURITY.search(w) for w in [*leading,
-                                                                                                      *lowered])):
+    named = [w for w in leading if w and "/" not in w and not w.startswith("-")]  # not files, not flags
+    if any((w.startswith("--no-") or _OFF_VALUE.search(w) or _TURN_OFF.match(w)) and _SECURITY.search(w)
+           for w in lowered) or (
+            any(_TURN_OFF.match(w) or w.startswith("--no-") for w in [*named, *lowered]) and any(
+                _SECURITY.search(w) for w in named)):
         _note(facts, "turns off audit logging, MFA or a security service")
         return
     role = next((w for w in words if _ADMIN_ROLE.search(w)), None) or next(

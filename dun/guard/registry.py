@@ -63,6 +63,9 @@ def mark(facts: Facts, prog: str, words: list[str]) -> None:
                                                           if a in ("-s", "--scopes")):
         _note(facts, "widens the stored token to administration or deletion scopes")
         return
+    if prog in ("npm", "pnpm", "yarn") and leading[:1] == ["profile"] and "disable-2fa" in leading:
+        _note(facts, "turns off two-factor authentication of the publishing account")
+        return
     stores = (leading[:1] and leading[0] in _STORES_TOKEN.get(prog, ())) or (prog == "yarn" and leading[:2] == [
         "npm", "login"]) or (prog == "poetry" and leading[:1] == ["config"] and any(
             w.startswith(("pypi-token.", "http-basic.")) for w in leading))

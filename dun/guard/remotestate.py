@@ -195,7 +195,8 @@ def _unknown_write(facts: Facts, prog: str, words: list[str]) -> None:
 
 def _named(prog: str) -> bool:
     """Programs some rule or list of the guard judges on their own (their rules decide), and package tools."""
-    return prog in _rule_programs() or prog in TEXT_AND_OWN or prog in PACKAGE_TOOLS or prog in CLOUD_TOOLS or \
+    return prog in _rule_programs() or prog in cloudopen.LOCAL_TOOLS or prog in PACKAGE_TOOLS or \
+        prog in TEXT_AND_OWN or prog in CLOUD_TOOLS or \
         prog in rawhttp.HTTP_CLIENTS or prog in _SQL_CLIENTS_AND_KV
 
 
