@@ -28,7 +28,7 @@ _PUBLIC = re.compile(r"system:unauthenticated|system:anonymous|acl=public|=publi
                      r"|^--allow-blob-public-access(?:=true)?$|^--public-access(?:=(?:blob|container))?$"
                      r"|^--publicly-accessible$|group=all\b|launchpermission.*all|^--auth-type=none$|\"principal\"\s*:\s*(?:\"\*\"|\{\s*"
                      r"\"aws\"\s*:\s*\"\*\")|^--principal=\*$|blockpublic\w*=false|^--no-block-public"
-                     r"|^--public-network-access=enabled$|^--anonymous(?:-access)?(?:=true)?$", re.I)
+                     r"|^--public-network-access=enabled$|^--anonymous-access(?:=true)?$", re.I)
 _PUBLIC_PAIRS = {("--acl", "public-read"), ("--acl", "public-read-write"), ("--acl", "authenticated-read"),
                  ("--public-access", "blob"), ("--public-access", "container"), ("--principal", "*"),
                  ("--group-names", "all"), ("--allow-blob-public-access", "true"), ("--public-network-access",
@@ -80,7 +80,8 @@ LOCAL_TOOLS = frozenset({*(p for p in TEXT_AND_OWN if p not in ("kubectl", "oc",
                          "golangci-lint", "shellcheck", "ansible-lint", "vim", "nvim", "emacs", "code", "nano",
                          "systemctl", "service", "launchctl", "supervisorctl", "pm2", "tmux", "screen", "killall",
                          "pkill", "kill", "docker-compose", "podman-compose", "vagrant", "multipass", "minikube",
-                         "kind", "k3d", "ip", "iptables", "ip6tables", "nft", "ufw", "firewall-cmd"})
+                         "kind", "k3d", "ip", "iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "wg", "wg-quick",
+                         "sshuttle", "route", "ss", "netstat", "nmcli", "networksetup", "openvpn"})
 
 
 def _note(facts: Facts, why: str) -> None:

@@ -133,7 +133,7 @@ def _code_data_store(facts: Facts, code: str) -> None:
     execute('GRANT ...'), redis.Redis(host=...).config_set('dir', ...))."""
     host = next((h for m in _CODE_HOST.finditer(code) if not is_local(h := m.group(1) or m.group(2))), None)
     sql = " ".join(m.group(1) for m in _CODE_SQL.finditer(code))
-    if host and (_CODE_KV_ADMIN.search(code) or _SQL_ADMIN.search(sql)):
+    if host and ((_CODE_KV_ADMIN.search(code) and "redis" in code.lower()) or _SQL_ADMIN.search(sql)):
         _note(facts, "db-admin", f"code changes the access or settings of the data store on {host}")
 
 
