@@ -14,6 +14,9 @@ HTTP_CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "curlie"
 _HTTPIE_VALUES = frozenset({"-a", "--auth", "-A", "--auth-type", "-o", "--output", "--session", "--session-read-only",
                             "--verify", "--cert", "--cert-key", "--proxy", "--timeout", "-p", "--print",
                             "--format-options"})
+# Public test APIs that hold nothing: they echo the request or fake a REST resource (httpbin.org/delete)
+_ECHO_SERVICES = frozenset({"httpbin.org", "httpbingo.org", "postman-echo.com", "jsonplaceholder.typicode.com",
+                            "reqres.in", "dummyjson.com"})
 _METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
 # Endpoints whose writes change a server's settings, access or lifecycle, or delete in bulk
 _ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_close\b|/_delete_by_query"
@@ -77,7 +80,7 @@ def mark(facts: Facts, prog: str, words: list[str]) -> None:
         bodies = rest[2:] if methods else rest[1:]
     urls = ["localhost" + u if u.startswith(":") else u for u in urls]  # httpie's :3000/x is localhost
     targets = [(u, h) for u in urls if u and (h := host_of(u) or (u.split("/", 1)[0] if "/" in u else None))]
-    target = next(((u, h) for u, h in targets if not is_local(h)), None)
+    target = next(((u, h) for u, h in targets if not is_local(h) and h.lower() not in _ECHO_SERVICES), None)
     method = methods[-1] if methods else ("POST" if bodies else "GET")
     if target is None and method == "DELETE" and (hidden := next((u for u in urls if u.startswith("$")), None)):
         _note(facts, f"DELETE on a server named by {hidden.split('/', 1)[0]}, which the guard "
