@@ -24,7 +24,8 @@ _ADMIN_PATH = re.compile(r"/_cluster/settings|/_config/|/_users/|/_settings\b|/_
                          r"(?:force-)?leave|/v1/operator/|/v1/sys/|/api/v1/admin/|delete_series|/_flush\b|/users?/"
                          r"[^/?]+/(?:roles|password)|/permissions\b|/collaborators\b|/access_tokens\b|/deploy_tokens\b|/memberships/|/members\b"
                          r"|/invitations\b|/owners?\b|/admins?\b|/keys\b|/hooks\b|/protection\b"
-                         r"|/[^/?]*(?:delete|purge|destroy|drop|wipe|truncate|flush)[^/?]*(?:[/?]|$)", re.I)
+                         r"|/(?:[^/?]*[-_.])?(?:delete|purge|destroy|drop|wipe|truncate|flush)"
+                         r"(?:[-_.][^/?]*|all|everything)?(?:[/?]|$)", re.I)
 # Bodies of a PUT or PATCH that disable something, make someone an admin or make a repository public (a POST's may
 # be a search for them)
 _SETTING_BODY = re.compile(r"\"private\"\s*:\s*false|\"visibility\"\s*:\s*\"public\""
