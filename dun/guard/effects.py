@@ -280,7 +280,7 @@ def find_parts(args: list[Val]) -> tuple[list[Val], list[list[Val]], bool]:
     filtered = _find_filters(args[i:])
     found = [child(p) if filtered else p for p in paths or [Val(".")]]
     commands: list[list[Val]] = []
-    deletes = False
+    deletes, names = False, [args[k + 1].text for k in range(len(args) - 1) if args[k].text in ("-name", "-iname")]
     while i < len(args):
         text = args[i].text
         if text == "-delete":
@@ -289,7 +289,10 @@ def find_parts(args: list[Val]) -> tuple[list[Val], list[list[Val]], bool]:
             j = i + 1
             while j < len(args) and args[j].text not in (";", "+"):
                 j += 1
-            for name in found:
+            for name in found:  # -name '*.key' -exec curl -F 'f=@{}': what {} stands for is named by the test
+                if len(names) == 1 and not {"!", "-not"} & {a.text for a in args} and name.text.endswith("/{}"):
+                    at = len(name.text) - 2 + min((names[0].find(c) for c in "*?[" if c in names[0]), default=-1)
+                    name = Val(name.text[:-2] + names[0], name.unknown_at, at if at >= len(name.text) - 2 else None)
                 commands.append([name if a.text == "{}" else Val(a.text.replace("{}", name.text), a.unknown_at,
                                                                     a.glob_at, a.subs, a.dl) for a in args[i + 1:j]])
             i = j

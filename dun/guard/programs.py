@@ -185,7 +185,8 @@ def unknown_program(head: Val) -> str:
     set from one, a find/xargs placeholder), unless that command is environment setup; "unknown-program" when it is
     an unresolved variable."""
     name = posixpath.basename(head.text)
-    if name == "{}" or any(DECODING.search(body) for body in head.subs):  # $(echo cm0g... | base64 -d) ARGS
+    if name == "{}" or (head.glob_at is not None and "{}" not in head.text and any(c in name for c in "*?")) or any(
+            DECODING.search(body) for body in head.subs):  # $(echo cm0g... | base64 -d) ARGS; ./*.sh found by find
         return "generated-program"
     if head.known or not any(mark in name for mark in ("$(", "${", "`", ")", "}")):
         return ""
