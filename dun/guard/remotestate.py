@@ -1,6 +1,6 @@
 """State shared with others, judged by what a command does to it rather than by the tool's name: a data store's access
 or server settings changed (here), a destructive raw HTTP request (rawhttp.py), cloud security opened (cloudopen.py),
-a package's owners changed or a long-lived credential minted (here), data dumped out of a shared store (dumps.py:
+a package's owners changed or a long-lived credential minted (registry.py), data dumped out of a shared store (dumps.py:
 `pg_dump -h db.prod | curl -T -`), and the default for shared state no rule recognises: a tool no rule names, a
 server other than this machine and a verb that changes it (`remote-write`).
 
