@@ -122,12 +122,17 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
     return pids, secret
 
 
+_TEMPLATE = re.compile(r"\.(?:example|sample|template|dist|defaults|tmpl)$")
+
+
 def secret_written(out: Flow, effects: list[Effect], unit: str) -> Facts | None:
     """A secret written into the repository by a redirection (cat ~/.netrc >> README.md): on its way to a commit.
-    A `.env` file is where a project keeps its own secrets, but not the whole environment (env > .env.local)."""
+    A `.env` file is where a project keeps its own secrets, but not the whole environment (env > .env.local), and
+    not a template that is committed (.env.example, .env.sample, .env.template, .env.dist)."""
     for e in effects:
+        name = posixpath.basename(e.path)
         if out.secret and e.op == "write" and e.where == "inside" and (
-                out.secret == "the environment" or not posixpath.basename(e.path).startswith(".env")):
+                out.secret == "the environment" or not name.startswith(".env") or _TEMPLATE.search(name)):
             return Facts(unit=unit, signals={"exfiltrate"},
                          notes={"exfiltrate": f"secret: {out.secret}, written into the repository"})
     return None

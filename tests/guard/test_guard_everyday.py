@@ -217,3 +217,9 @@ def test_find_exec_placeholders_stand_for_the_names_find_tests_for() -> None:
         == "net.exfiltrate"
     assert bash("find . -name '*.pyc' -exec rm {} +").decision == "allow"
     assert bash("find . -name '*.sh' -exec sh -c '{}' \\;").rule == "exec.unseen-code"  # a program named by a glob
+
+
+def test_a_secret_written_into_a_committed_dotenv_template_is_on_its_way_out() -> None:
+    assert bash('echo "KEY=$AWS_SECRET_ACCESS_KEY" >> .env.example').rule == "net.exfiltrate"
+    assert bash('echo "KEY=$AWS_SECRET_ACCESS_KEY" >> .env.local').decision == "allow"  # the project's own
+    assert bash('echo "KEY=" >> .env.example').decision == "allow"
