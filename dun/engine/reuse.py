@@ -160,6 +160,18 @@ class ResultCache:
             self.caches.record(path, stored)
         return result
 
+    def moved(self, check: CheckSpec, triggers: list[dict[str, str]]) -> bool:
+        """Whether the check's stored result was made on this work tree and definition, and only an input it looked
+        at has changed since (dun/engine/runner.py `together`)."""
+        entry = self._entries.get(check.id)
+        if not isinstance(entry, dict) or entry.get("tree") != self.tree or entry.get("key") != self.key(check,
+                                                                                                       triggers):
+            return False
+        try:
+            return any(look(path, stored) != stored for path, stored in entry["inputs"])
+        except (KeyError, TypeError, ValueError):
+            return False
+
     def put(self, check: CheckSpec, triggers: list[dict[str, str]], inputs: Looks | None, result: CheckResult,
             inapplicable: Looks | None = None) -> None:
         """Remember `result`, with its inputs as looked at before the check ran. Not kept: errors but lasting ones

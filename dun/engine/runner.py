@@ -120,18 +120,28 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
     triggers: dict[str, tuple[str, list[dict[str, str]]]] = {}  # check id -> its manifest's id and triggers
     looks: dict[str, list[tuple[str, object]] | None] = {}
     trigger_looks: dict[str, list[tuple[str, object]]] = {}  # manifest id -> its path-exists triggers' looks
-    for manifest in catalog.manifests:
-        checks = [c for c in manifest.checks if selected(c, only, skip)]
-        if reuse is not None:
+    chosen = [(manifest, [c for c in manifest.checks if selected(c, only, skip)]) for manifest in catalog.manifests]
+    if reuse is not None:
+        for manifest, checks in chosen:
             for check in checks:
                 hit = reuse.get(check, catalog.types.get(check.type), manifest.triggers)
                 if hit is not None:
                     results[check.id] = hit
+                else:
+                    ctx.prefetch()  # some check will run: list the index while the rest is decided
+        every = {c.id: c for _, checks in chosen for c in checks}
+        trig = {c.id: m.triggers for m, checks in chosen for c in checks}
+        moved = {cid for cid, c in every.items() if cid not in results and c.after and reuse.moved(c, trig[cid])}
+        for cid in together(every, {cid for cid in every if cid not in results}, moved):
+            results.pop(cid, None)
+    ran = {c.id for _, checks in chosen for c in checks if c.id not in results}
+    for manifest, checks in chosen:
+        if reuse is not None:
             checks = [c for c in checks if c.id not in results]
-            if checks:
-                ctx.prefetch()  # some check will run: list the index while the rest is decided
-            # Stamped before the checks run: a change made while they run invalidates what they report.
-            looks.update({c.id: reuse.inputs(c, catalog.types.get(c.type), manifest.triggers) for c in checks})
+            # Stamped before the checks run: a change made while they run invalidates what they report. A check
+            # after one that runs is stamped as it starts (`stamp_late`): what it reads is what that one wrote.
+            looks.update({c.id: reuse.inputs(c, catalog.types.get(c.type), manifest.triggers) for c in checks
+                          if not any(dep in ran for dep in c.after)})
             if checks:  # what a "not applicable" is kept with: looked at before the triggers are decided
                 trigger_looks[manifest.id] = reuse.trigger_looks(manifest.triggers)
         for check in checks:
@@ -153,7 +163,12 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
                 early.append(start_look())
                 last.append(all(c in results for c in todo))
 
-    _schedule(catalog, ctx, todo, results, max(1, jobs), gates, done)
+    def stamp_late(cid: str) -> None:
+        if reuse is not None and cid not in looks:
+            check = todo[cid]
+            looks[cid] = reuse.inputs(check, catalog.types.get(check.type), triggers[cid][1])
+
+    _schedule(catalog, ctx, todo, results, max(1, jobs), gates, done, stamp_late)
     ctx.flush()
     if reuse is not None:
         for manifest in catalog.manifests:
@@ -164,6 +179,27 @@ def run_checks(catalog: Catalog, ctx: CheckContext, jobs: int = 8, only: Sequenc
         reuse.save(start_look, early[0] if early else None, after_all=bool(last and last[0]))
     order = {c.id: c.sort_key for c in catalog.checks}
     return sorted(results.values(), key=lambda r: order[r.id])
+
+
+def together(checks: dict[str, CheckSpec], running: set[str], moved: set[str]) -> set[str]:
+    """The checks that run: `running`, every check `after:` one that runs (it was judged reusable on what it read
+    before that one writes), and every check a check of `moved` is `after:` (one that runs because an input it had
+    stored changed: when that input is what the earlier check writes, a report or a generated file someone changed or
+    removed, a fresh run would have that check write it again, so it cannot be reused), transitively."""
+    dependents: dict[str, list[str]] = {cid: [] for cid in checks}
+    for cid, check in checks.items():
+        for dep in check.after:
+            if dep in dependents:
+                dependents[dep].append(cid)
+    out = set(running)
+    stack = list(running)
+    while stack:
+        cid = stack.pop()
+        for other in [*dependents.get(cid, ()), *(checks[cid].after if cid in moved else ())]:
+            if other in checks and other not in out:
+                out.add(other)
+                stack.append(other)
+    return out
 
 
 class _Gates:
@@ -203,9 +239,10 @@ class _Gates:
 
 def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
               results: dict[str, CheckResult], jobs: int, gates: _Gates,
-              on_done: Callable[[str], None] = lambda cid: None) -> None:
-    """Start checks whose `after` dependencies are done, at most `jobs` at once, each with a deadline; `on_done`
-    hears of each one finished."""
+              on_done: Callable[[str], None] = lambda cid: None,
+              on_start: Callable[[str], None] = lambda cid: None) -> None:
+    """Start checks whose `after` dependencies are done, at most `jobs` at once, each with a deadline; `on_start`
+    hears of each one about to start, `on_done` of each one finished."""
     done_q: queue.Queue[CheckResult] = queue.Queue()
     running: dict[str, float] = {}  # id -> deadline
     waiting = dict(todo)
@@ -230,6 +267,7 @@ def _schedule(catalog: Catalog, ctx: CheckContext, todo: dict[str, CheckSpec],
             if any(dep in waiting or dep in running for dep in check.after):
                 continue
             del waiting[cid]
+            on_start(cid)
             running[cid] = time.monotonic() + check.timeout + TIMEOUT_GRACE_S
             try:
                 skipped = gates.settled_miss(cid)
