@@ -63,7 +63,8 @@ def rehearses(f: Facts) -> bool:
     """The command only prints or rehearses: a no-op flag of its own (not an operand after `--`)."""
     if any(v.lower() in _NOT_DRY for v in f.flags):
         return False
-    return any(flag in NOOP_FLAGS for flag in f.flags) or f.unit.endswith(_LAST_NOOP)
+    return any(flag in NOOP_FLAGS for flag in f.flags) or f.unit.endswith(_LAST_NOOP) or (
+        f.program == "aws" and f.operands[-1:] == ["help"] and not f.flags)  # aws s3 rb help: the CLI's own help
 
 
 def _by_words(m: Match) -> bool:
