@@ -7,7 +7,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -260,7 +260,9 @@ def python_inputs(root: Path, cwd: Path) -> list[str] | None:
                    + glob.glob(os.path.join(glob.escape(venv), "Lib", "site-packages")))
     pth = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))]
     finders = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "__editable__*.py")))]
-    editable = editable_files(str(root), [*pth, *finders])
+    # PYTHONPATH's directories come first on the path: edited there, they change what the tests import
+    pythonpath = [os.path.join(cwd, d) for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d]
+    editable = editable_files(str(root), [*pth, *finders], pythonpath)
     listings = site_dirs(sites)
     if editable is None or listings is None:
         return None
@@ -292,10 +294,11 @@ def site_dirs(sites: list[str]) -> list[str] | None:
     return out
 
 
-def editable_files(root: str, named_in: list[str]) -> list[str] | None:
+def editable_files(root: str, named_in: list[str], given: Sequence[str] = ()) -> list[str] | None:
     """Every directory and source file beneath the directories outside the repository that `.pth` files and
-    editable finders (`__editable__*.py`) put on the path (`pip install -e ../lib`): edited there, they change what
-    the tests import. None when there are more than WALK_LIMIT entries (the check then runs every time)."""
+    editable finders (`__editable__*.py`) put on the path (`pip install -e ../lib`), and beneath those `given`
+    (PYTHONPATH's): edited there, they change what the tests import. None when there are more than WALK_LIMIT
+    entries (the check then runs every time)."""
     import re
 
     from dun.engine.inputs import WALK_LIMIT
@@ -311,6 +314,8 @@ def editable_files(root: str, named_in: list[str]) -> list[str] | None:
             line.strip() for line in text.splitlines() if line.strip() and not line.startswith(("#", "import"))]
         dirs += [d for d in found if os.path.isabs(d) and os.path.isdir(d)
                  and not (d + os.sep).startswith(root.rstrip(os.sep) + os.sep)]
+    dirs += [d for d in map(os.path.abspath, given) if os.path.isdir(d)
+             and not (d + os.sep).startswith(root.rstrip(os.sep) + os.sep)]
     out: list[str] = []
     for top in dict.fromkeys(dirs):
         for dirpath, dirnames, filenames in os.walk(top):

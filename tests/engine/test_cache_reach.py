@@ -146,3 +146,20 @@ def test_a_linked_directory_too_large_to_walk_is_never_vouched_for(repo: Path, t
     age(repo, outside)
     open_session(repo).report()
     assert not result(repo, "reads").cached
+
+
+def test_a_pythonpath_directory_outside_the_repository_is_an_input(repo: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYTHONPATH puts a directory first on the import path (set for the whole night, the same in every run): a
+    module edited there changes what `{python}` imports, though no variable changed."""
+    lib = tmp_path / "lib"
+    write(lib, "extlib.py", "X = 1\n")
+    monkeypatch.setenv("PYTHONPATH", str(lib))
+    project(repo, '{python} -c "import extlib; assert extlib.X == 1"', "{}")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    age(repo, lib)
+    open_session(repo).report()
+    assert result(repo, "reads").cached  # reused while unchanged
+    write(lib, "extlib.py", "X = 2\n")
+    age(lib)
+    agree(repo, "reads")
