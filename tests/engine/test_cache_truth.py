@@ -22,7 +22,7 @@ from conftest import git, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dun.core.cache import VERSION
+from dun.core.cache import CODE, VERSION
 from dun.core.cache.file import MAGIC
 from dun.core.cachedir import cache_dir_path
 from dun.engine.model import CheckResult, Status
@@ -149,7 +149,7 @@ def damage_file(path: Path, damage: str, shape: object) -> None:
     if damage == "garbage":
         path.write_bytes(b"\x00not marshal\xff" * 3)
     elif damage == "wrong shape":  # the right header, a payload of any shape
-        path.write_bytes(marshal.dumps((MAGIC, VERSION, kind, shape)))
+        path.write_bytes(marshal.dumps((MAGIC, (VERSION, CODE), kind, shape)))
     elif damage == "fifo":
         os.mkfifo(path)
     elif damage == "link to /dev/zero":

@@ -16,7 +16,7 @@ from conftest import git, write
 
 from dun.config.loader import load_config
 from dun.config.sections import Hints
-from dun.core.cache import VERSION
+from dun.core.cache import CODE, VERSION
 from dun.core.cache.file import MAGIC
 from dun.hints import index as index_mod
 from dun.hints.graph import CHECK_PREFIX
@@ -159,10 +159,11 @@ def test_a_damaged_or_hostile_index_file_is_built_again(repo: Path) -> None:
     good = update(Store(repo), s).payload(s)
     path = store.cochange_path
     for payload in hostile_payloads(good):
-        path.write_bytes(marshal.dumps((MAGIC, VERSION, COCHANGE_KIND, payload)))
+        path.write_bytes(marshal.dumps((MAGIC, (VERSION, CODE), COCHANGE_KIND, payload)))
         assert hinted(repo, "a.py") == ["b.py"], payload
         assert store.read_cochange(lambda p: p) == good  # written again, whole
-    for data in (b"", b"garbage", marshal.dumps((MAGIC, VERSION - 1, COCHANGE_KIND, good))):
+    for data in (b"", b"garbage", marshal.dumps((MAGIC, (VERSION - 1, CODE), COCHANGE_KIND, good)),
+                 marshal.dumps((MAGIC, (VERSION, "other code"), COCHANGE_KIND, good))):
         path.write_bytes(data)
         assert hinted(repo, "a.py") == ["b.py"]
     path.unlink()

@@ -1,7 +1,8 @@
-"""A cache file: one marshalled (magic, version, kind, payload) tuple, read with every guard a file anyone could
-replace needs. Only a regular file is read (a FIFO, a device, a directory or a link is a miss: opened without
+"""A cache file: one marshalled (magic, (version, code), kind, payload) tuple, read with every guard a file anyone
+could replace needs. Only a regular file is read (a FIFO, a device, a directory or a link is a miss: opened without
 blocking and without following a link, checked with fstat before a byte is read), never more than `cap` bytes, and a
-payload of another version, kind or shape is a miss. A miss is never an error: the caller computes afresh.
+payload of another version, written by other code (`CODE`: dun's source changed since), of another kind or shape is
+a miss. A miss is never an error: the caller computes afresh.
 
 Import-light (os, stat, marshal): the replay path reads its file before the rest of dun loads.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from dun.core.cache import VERSION
+from dun.core.cache import CODE, VERSION
 from dun.core.regularfile import read_regular
 
 TYPE_CHECKING = False  # not typing's: this module loads before everything else
@@ -38,8 +39,8 @@ class CacheFile:
             return None
         try:
             loaded = marshal.loads(data)
-            if (not isinstance(loaded, tuple) or len(loaded) != 4 or loaded[0] != MAGIC or loaded[1] != VERSION
-                    or loaded[2] != self.kind):
+            if (not isinstance(loaded, tuple) or len(loaded) != 4 or loaded[0] != MAGIC
+                    or loaded[1] != (VERSION, CODE) or loaded[2] != self.kind):
                 return None
             return accept(loaded[3]) if accept is not None else loaded[3]
         except Exception:  # any shape a hand-made or damaged file can have: it is only a cache
@@ -49,7 +50,7 @@ class CacheFile:
         """Write `payload` atomically; False when marshal cannot hold it or the directory is read-only or full (a
         cache must never fail a run)."""
         try:
-            data = marshal.dumps((MAGIC, VERSION, self.kind, payload))  # type: ignore[arg-type]
+            data = marshal.dumps((MAGIC, (VERSION, CODE), self.kind, payload))  # type: ignore[arg-type]
         except ValueError:
             return False
         if len(data) > self.cap:
