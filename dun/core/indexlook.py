@@ -173,6 +173,7 @@ def tree_hash(path: bytes) -> bytes:
     from dun.core.digest import sha256
 
     digest = sha256(b"tree")
+    now = time.time_ns()
     seen = 0
     visited = {os.path.realpath(path)}
     for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
@@ -182,12 +183,12 @@ def tree_hash(path: bytes) -> bytes:
         seen += len(dirnames) + len(filenames)
         if seen > WALK_LIMIT:
             return b"unknown:too many entries:%d" % time.time_ns()
+        prefix = dirpath[len(path):] + b"/"  # relative to `path`: the same tree seen elsewhere hashes the same
         for name in (b".", *sorted(filenames)):
-            full = os.path.join(dirpath, name)
-            st = file_stamp(full)
-            if racy(st):
+            st = file_stamp(os.path.join(dirpath, name))
+            if racy(st, now):
                 return b"unknown:racy:%d" % time.time_ns()
-            digest.update(os.path.relpath(full, path) + b"\0" + repr(st).encode() + b"\0")
+            digest.update(b"%s%s\0%r\0" % (prefix, name, st))
     return digest.hexdigest().encode()
 
 
