@@ -394,6 +394,9 @@ def test_no_status_block_opens_the_circuit(tmp_path: Path, claude_bin: Path, ser
 # Claude Code runs each Bash call in a shell of its own session (setsid), outside the CLI's process group. On SIGTERM
 # the CLI stops that shell itself, sends the interrupted tool result to the model, and may or may not finish the turn
 # before it exits. A command that ignores SIGTERM keeps the CLI waiting until dun's SIGKILL.
+# Long enough for the CLI to start and run its Bash tool on a loaded machine (5 s was not, at load 10-14: the
+# iteration timed out before the tool's `sleep` existed)
+HANG_TIMEOUT_S = 12
 HANG_CASES = {
     "model-answers-after-sigterm": ("sleep 60", 0.0),
     "model-slow-after-sigterm": ("sleep 60", 30.0),
@@ -420,12 +423,13 @@ def test_hanging_agent_is_killed_with_all_its_processes(tmp_path: Path, claude_b
     ])
     env = sc.dun_env(make_claude_env(isolated_home, server))
     root = sc.make_mission_repo(tmp_path / "mission", claude_bin, tasks=("one",),
-                                loop={"iteration_timeout_s": 5, "kill_grace_s": 1, "budget_per_iteration_usd": 0.5})
+                                loop={"iteration_timeout_s": HANG_TIMEOUT_S, "kill_grace_s": 1,
+                                      "budget_per_iteration_usd": 0.5})
     loop = sc.start_loop(root, env)
     try:
         pgid = sc.wait_for(lambda: (sc.try_state(root) or {}).get("agent_pgid"), 20, "the agent's pgid", proc=loop)
         sleeper = sc.wait_for(lambda: [p for p, cmd in sc.processes_in(root) if cmd.startswith("sleep 60")],
-                              10, "the agent's `sleep 60`", proc=loop)
+                              HANG_TIMEOUT_S, "the agent's `sleep 60`", proc=loop)
         assert sc.group_alive(pgid)
         _, err = loop.communicate(timeout=60)
         assert loop.returncode == 0, err
@@ -442,8 +446,8 @@ def test_hanging_agent_is_killed_with_all_its_processes(tmp_path: Path, claude_b
     assert (st["status"], st["stop_reason"], st["iteration"]) == ("complete", "complete", 2)
     assert st["agent_pgid"] is None and st["errors_total"] == 1
     log = sc.iteration_log(root, 1)
-    assert log["timed_out"] is True and log["error_kind"] == "other" and log["error"] == "timed out after 5s"
-    assert 5 <= log["duration_s"] < 5 + 1 + 3
+    assert (log["timed_out"], log["error_kind"], log["error"]) == (True, "other", f"timed out after {HANG_TIMEOUT_S}s")
+    assert HANG_TIMEOUT_S <= log["duration_s"] < HANG_TIMEOUT_S + 1 + 3
     assert log["status_block"] is None and log["progress"]["commits"] == []
     out = (root / ".dun" / "logs" / "iteration-1.out").read_text()
     # Whether the CLI still prints a result after SIGTERM, and its exit code (0, 143, or -9 from dun's SIGKILL),
