@@ -38,7 +38,7 @@ def index_extras(root: str) -> list[tuple[bytes, bytes]]:
     from dun.core.cache.file import CacheFile
     from dun.core.cachedir import cache_dir_path
 
-    cache = CacheFile(os.path.join(cache_dir_path(root), "index.marshal"), "index")
+    cache = CacheFile(os.path.join(cache_dir_path(root), "index.marshal"), "index", code=(__file__,))
     if st is not None and not env_disabled():
         stored = cache.load(_accept)
         if stored is not None and stored[0] == list(st):

@@ -68,7 +68,7 @@ def _setup(argv: list[str]) -> str:
 
 
 def _file(root: str) -> CacheFile:
-    return CacheFile(os.path.join(cache_dir_path(root), FILE), "launch")
+    return CacheFile(os.path.join(cache_dir_path(root), FILE), "launch", code=())
 
 
 class TreeLook:

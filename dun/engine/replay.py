@@ -71,7 +71,7 @@ def save(root: Path, argv: list[str], tree: str, text: str, code: int, consulted
 
 
 def _file(root: str) -> CacheFile:
-    return CacheFile(os.path.join(cache_dir_path(root), FILE), "replay")
+    return CacheFile(os.path.join(cache_dir_path(root), FILE), "replay", code=())
 
 
 def guess_root() -> str | None:

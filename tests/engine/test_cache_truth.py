@@ -22,7 +22,6 @@ from conftest import git, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dun.core.cache import CODE, VERSION
 from dun.core.cache.file import MAGIC
 from dun.core.cachedir import cache_dir_path
 from dun.engine.model import CheckResult, Status
@@ -140,16 +139,16 @@ def apply(step: str, root: Path, flaky: Path, damage: str, shape: object) -> Non
 
 
 def damage_file(path: Path, damage: str, shape: object) -> None:
-    kind = None
+    kind, header = None, None
     try:
-        kind = marshal.loads(path.read_bytes())[2]
+        header, kind = marshal.loads(path.read_bytes())[1:3]
     except Exception:  # already damaged by an earlier step
         kind = "results"
     path.unlink()
     if damage == "garbage":
         path.write_bytes(b"\x00not marshal\xff" * 3)
     elif damage == "wrong shape":  # the right header, a payload of any shape
-        path.write_bytes(marshal.dumps((MAGIC, (VERSION, CODE), kind, shape)))
+        path.write_bytes(marshal.dumps((MAGIC, header, kind, shape)))
     elif damage == "fifo":
         os.mkfifo(path)
     elif damage == "link to /dev/zero":

@@ -16,7 +16,8 @@ from conftest import git, write
 
 from dun.config.loader import load_config
 from dun.config.sections import Hints
-from dun.core.cache import CODE, VERSION
+from dun.core.cache import VERSION
+from dun.core.cache.code import CODE
 from dun.core.cache.file import MAGIC
 from dun.hints import index as index_mod
 from dun.hints.graph import CHECK_PREFIX
