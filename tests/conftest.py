@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,23 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "dun-test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
 }
 
+
+def _ignore(signum: int, frame: object) -> None:
+    """Does nothing: the suite keeps ignoring what it was started ignoring."""
+
+
+def _handle_inherited_ignores() -> None:
+    """A suite started ignoring SIGHUP or SIGINT (`nohup make test`, a script's background job) would hand that on
+    to every process it starts, since an ignored signal stays ignored across exec, and dun keeps a signal it was
+    started ignoring ignored: the tests that stop dun with SIGHUP or SIGINT would hang. The suite goes on ignoring
+    them, by a handler that does nothing, and the processes it starts get them at their default, as from a
+    terminal (a handled signal is reset by exec)."""
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, _ignore)
+
+
+_handle_inherited_ignores()
 
 HOME_VARS = (("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache"),
              ("XDG_DATA_HOME", ".local/share"))

@@ -12,8 +12,7 @@ from pathlib import Path
 from conftest import git, write
 from test_launch import DISABLED, DUN, age, edit, plugin, project, result, started_early  # noqa: F401 (a fixture)
 
-from dun.core.cache.file import CacheFile
-from dun.core.cachedir import cache_dir_path
+from dun.engine.launch import _file as launch_file
 
 
 def check(repo: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -77,7 +76,7 @@ def test_a_plan_of_another_shape_inside_is_a_miss(project: Path) -> None:  # noq
     """Marshal data the plan's outer shape accepts, wrong further in (an input that is no pair, a variable that is
     no string): the run is as a run without a plan, never a traceback."""
     check(project)
-    plan = CacheFile(os.path.join(cache_dir_path(str(project)), "launch.marshal"), "launch")
+    plan = launch_file(str(project))  # the plan's own file, as dun/engine/launch.py reads it
     stored = plan.load()
     assert stored is not None
     for n, how in enumerate(["inputs of another shape", "a variable of another type", "a look at a path with NUL"]):
