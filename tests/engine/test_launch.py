@@ -1,8 +1,9 @@
 """Test runners started as `dun check` starts (dun/engine/launch.py): from the plan of the last identical run, only
 when its result cannot be reused, adopted only when the check would start exactly that command, killed otherwise,
-and never a way around the cache rule. Each command writes a line to dun's own stderr (`/proc/$PPID/fd/2`), where
-`-X importtime` also writes, in order, each module dun loads: a line before `dun.engine.runner` was started before
-the checks' runner was loaded."""
+and never a way around the cache rule. Each command writes a line with its shell's pid to dun's own stderr
+(`/proc/$PPID/fd/2`); a `sitecustomize` the tests put on PYTHONPATH writes there the pids of dun's children at the
+moment dun imports `dun.engine.runner`. A command among them was started before the checks' runner was loaded. (The
+order of the lines alone was a race: under load the early command's shell wrote its line after the import.)"""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,7 @@ triggers: [{{path-exists: {trigger}}}]
 checks:
   - id: suite
     type: command
-    command: "echo started-{tag} > /proc/$PPID/fd/2; echo run >> {log}; {body}"
+    command: "echo started-{tag} $$ > /proc/$PPID/fd/2; echo run >> {log}; {body}"
     inputs: {{}}
 """
 DISABLED = ("plugins: {disabled: [python, go, git, mission, hooks, beads, helix, javascript, rust, test-suites]}\n")
@@ -62,14 +64,58 @@ def project(repo: Path) -> Path:
 
 
 # the console script, as a user runs dun (`python -m dun` would put the work tree on sys.path, whose look the plan
-# keeps); each module dun loads is written to stderr as it loads
+# keeps)
 DUN = str(Path(sys.executable).parent / "dun")
+
+# Loaded by every dun the tests start: as `dun.engine.runner` is imported, the pids of dun's children then (zombies
+# included: nothing reaps an early command before the runner adopts it) go to stderr.
+SITECUSTOMIZE = """\
+import os, sys
+
+
+class _Children:
+    def find_spec(self, name, path=None, target=None):
+        if name == "dun.engine.runner":
+            me, children = str(os.getpid()), []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/stat") as fh:
+                        stat = fh.read()
+                except OSError:
+                    continue
+                if stat.rpartition(")")[2].split()[1] == me:
+                    children.append(pid)
+            sys.stderr.write(f"children-at-runner {' '.join(children)}\\n")
+            sys.stderr.flush()
+        return None
+
+
+sys.meta_path.insert(0, _Children())
+"""
+
+
+@pytest.fixture(scope="module")
+def hook_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sitecustomize")
+    (path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    return path
+
+
+_HOOK: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _children_hook(hook_dir: Path) -> Iterator[None]:
+    _HOOK.append(hook_dir)
+    yield
+    _HOOK.pop()
 
 
 def env() -> dict[str, str]:
     """The environment at the call, the test's own home with it (one taken at import had the real one: every dun
-    here stored its caches and plans in the user's ~/.cache/dun)."""
-    return {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    here stored its caches and plans in the user's ~/.cache/dun), and the children hook on PYTHONPATH."""
+    paths = [str(p) for p in _HOOK[-1:]] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def check(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -78,11 +124,11 @@ def check(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def started_early(proc: subprocess.CompletedProcess[str], tag: str = "a") -> bool:
-    """Whether the command's line came before the checks' runner was loaded."""
+    """Whether the command's shell was one of dun's children when the checks' runner was loaded."""
     lines = proc.stderr.splitlines()
-    marker = lines.index(f"started-{tag}") if f"started-{tag}" in lines else len(lines)
-    runner = next((i for i, line in enumerate(lines) if line.endswith(" dun.engine.runner")), len(lines))
-    return marker < runner
+    shells = {line.split()[1] for line in lines if line.startswith(f"started-{tag} ")}
+    children = next((set(line.split()[1:]) for line in lines if line.startswith("children-at-runner")), set())
+    return bool(shells & children)
 
 
 def result(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
@@ -156,7 +202,7 @@ def test_commands_kept_apart_by_jobs_are_not_started_together(project: Path) -> 
     starts early beside the other."""
     write(project, ".dun/config.yaml", DISABLED + "check: {jobs: 1}\n")
     write(project, ".dun/plugins/q.yaml", "id: q\nchecks:\n  - {id: other, type: command, inputs: {}, "
-                                          "command: 'echo started-b > /proc/$PPID/fd/2'}\n")
+                                          "command: 'echo started-b $$ > /proc/$PPID/fd/2'}\n")
     age(project, ".dun/config.yaml", ".dun/plugins/q.yaml", ".dun/plugins")
     check(project)
     edit(project, "two\n")

@@ -4,20 +4,19 @@ runs with the test's own home (the environment is read at each call), so no plan
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 from pathlib import Path
 
 from conftest import git, write
-from test_launch import DISABLED, DUN, age, edit, plugin, project, result, started_early  # noqa: F401 (a fixture)
+from test_launch import DISABLED, DUN, _children_hook, age, edit, env, hook_dir, plugin, project, result, started_early  # noqa: F401 (fixtures: the hook tells what started early)
 
 from dun.engine.launch import _file as launch_file
 
 
-def check(repo: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def check(repo: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([DUN, "check", "--format", "json"], cwd=repo, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1", **env}, check=False)
+                          env={**env(), **extra}, check=False)
 
 
 WORKSPACE = """\
@@ -25,7 +24,7 @@ id: p
 checks:
   - id: suite
     type: command
-    command: "echo started-a > /proc/$PPID/fd/2; sh ./run.sh"
+    command: "echo started-a $$ > /proc/$PPID/fd/2; sh ./run.sh"
     parser: {type: junit-xml, file: .dun/cache/r.xml}
 """
 # a workspace root's runner: one JUnit report per package beside the named one, as dun/checks/jsenv.py has them
@@ -96,7 +95,7 @@ def _ignoring(repo: Path) -> subprocess.CompletedProcess[str]:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     return subprocess.run([DUN, "check", "--format", "json"], cwd=repo, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}, check=False, preexec_fn=ignore)
+                          env=env(), check=False, preexec_fn=ignore)
 
 
 def test_signals_dun_was_started_ignoring_neither_kill_its_commands_nor_fail_them(project: Path) -> None:  # noqa: F811
