@@ -33,7 +33,7 @@ _SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 # flags that choose a reporter or where it writes: dun sets its own, the project's would fight them
 _REPORTER_FLAGS = {"--reporter", "-R", "--reporters", "--reporter-option", "--reporter-options", "-O",
                    "--test-reporter", "--test-reporter-destination", "--json", "--outputFile", "--tap", "--watch",
-                   "-w", "--watchAll"}
+                   "-w", "--watchAll", "--testResultsProcessor"}
 _SWITCHES = {"--json", "--tap", "--watch", "-w", "--watchAll"}  # reporter and watch flags that take no value
 
 

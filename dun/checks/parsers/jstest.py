@@ -31,17 +31,21 @@ class JestParser(DocumentParser):
             return Parsed(problem=problem)
         ctx = self.ctx
         items: list[Item] = []
-        for suite in doc.get("testResults") or []:
+        suites = doc.get("testResults")
+        suites = suites if isinstance(suites, list) else []
+        projects = _projects(doc, suites)
+        for suite, project in zip(suites, projects, strict=True):
             if not isinstance(suite, dict):
                 continue
             file = repo_path(str(suite.get("name") or suite.get("testFilePath") or ""), ctx)
             failing = [a for a in suite.get("assertionResults") or [] if isinstance(a, dict)
                        and a.get("status") == "failed"]
+            badge = f"[{project}] " if project else ""
             for case in failing:
-                items.append(self._case(case, file))
+                items.append(self._case(case, file, badge))
             message = strip_ansi(str(suite.get("message") or suite.get("failureMessage") or ""))
             if suite.get("status") == "failed" and not failing and message.strip():
-                items.append(self._suite_failure(message, file))
+                items.append(self._suite_failure(message, file, badge))
         failed, passed = as_int(doc.get("numFailedTests")) or 0, as_int(doc.get("numPassedTests")) or 0
         skipped = (as_int(doc.get("numPendingTests")) or 0) + (as_int(doc.get("numTodoTests")) or 0)
         broken = as_int(doc.get("numRuntimeErrorTestSuites")) or 0
@@ -49,19 +53,19 @@ class JestParser(DocumentParser):
         summary = ", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran"
         return Parsed(items, summary=summary)
 
-    def _suite_failure(self, message: str, file: str | None) -> Item:
+    def _suite_failure(self, message: str, file: str | None, badge: str) -> Item:
         """The file did not run: a syntax error (babel's `SyntaxError: FILE: message (line:column)`), a failing
         import, a hook outside any test."""
         parse = _PARSE_ERROR.search(message)
         if parse:
             where = repo_path(parse["file"], self.ctx)
-            return Item(text=bounded(f"{file or where}: {parse['error']}: {parse['text']}"), file=where,
+            return Item(text=bounded(f"{badge}{file or where}: {parse['error']}: {parse['text']}"), file=where,
                         line=int(parse["line"]))
         frame = first_project_frame([message], self.ctx)
-        return Item(text=bounded(f"{file or 'test file'}: {message_lines(message) or message}"),
+        return Item(text=bounded(f"{badge}{file or 'test file'}: {message_lines(message) or message}"),
                     file=frame[0] if frame else file, line=frame[1] if frame else None)
 
-    def _case(self, case: dict[str, Any], file: str | None) -> Item:
+    def _case(self, case: dict[str, Any], file: str | None, badge: str) -> Item:
         titles = [str(t) for t in case.get("ancestorTitles") or []] + [str(case.get("title") or "")]
         name = " > ".join(t for t in titles if t) or str(case.get("fullName") or "test")
         failures = [strip_ansi(str(m)) for m in case.get("failureMessages") or []]
@@ -69,11 +73,27 @@ class JestParser(DocumentParser):
         location = _mapping(case.get("location"))
         line = where[1] if where else as_int(location.get("line"))
         message = "\n".join(message_lines(m) for m in failures) or "failed"
-        return Item(text=bounded(f"{name}: {_drop_error_prefix(message)}") + call, file=where[0] if where else file,
-                    line=line)
+        return Item(text=bounded(f"{badge}{name}: {_drop_error_prefix(message)}") + call,
+                    file=where[0] if where else file, line=line)
 
 
 _PARSE_ERROR = re.compile(r"(?P<error>\w*Error): (?P<file>[^\s:]+\.\w+): (?P<text>[^\n]*?) \((?P<line>\d+):\d+\)")
+
+
+def _projects(doc: dict[str, Any], suites: list[object]) -> list[str | None]:
+    """The jest project (`projects`, by its `displayName`) each entry of `suites` ran in, None where it has none:
+    dun's results processor (dun/checks/js/jest-projects.cjs) lists them as `dunProjects`, in the same order; a
+    report with a `displayName` of its own is read too. jest's JSON names the file only, and the same test failing
+    in two projects was two identical items, neither saying where to re-run it."""
+    listed = doc.get("dunProjects")
+    if not isinstance(listed, list) or len(listed) != len(suites):
+        listed = [s.get("displayName") if isinstance(s, dict) else None for s in suites]
+    out: list[str | None] = []
+    for name in listed:
+        if isinstance(name, dict):
+            name = name.get("name")
+        out.append(name if isinstance(name, str) and name.strip() else None)
+    return out
 
 
 def _mapping(value: object) -> dict[str, object]:

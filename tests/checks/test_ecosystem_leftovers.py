@@ -1,0 +1,206 @@
+"""Leftovers of issue 25, each run for real on a project a user could have (skipped with a message where the
+toolchain is missing): the same jest test failing in two `projects`; a crate that does not compile under
+cargo-nextest; doctests at the line rustc names."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from checks_support import git, write
+from test_js_projects import CACHE, DUN, RUNNERS, run_check
+from test_js_projects import _missing as js_missing
+
+# --- jest: the same test failing in two `projects` is two items, each naming its project --------------------------
+
+JEST_CONFIG = """\
+module.exports = {
+  projects: [
+    { displayName: 'server', testEnvironment: 'node', testMatch: ['<rootDir>/test/**/*.test.js'] },
+    { displayName: 'client', testEnvironment: 'node', testMatch: ['<rootDir>/test/**/*.test.js'] },
+  ],
+};
+"""
+
+JEST_TEST = """\
+describe('math', () => {
+  it('adds', () => {
+    expect(1 + 1).toBe(3);
+  });
+  it('passes', () => { expect(1).toBe(1); });
+});
+"""
+
+
+@pytest.mark.skipif(js_missing() is not None, reason=str(js_missing()))
+def test_jest_test_failing_in_two_projects_is_two_items_naming_each(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    write(root, "package.json", json.dumps({"name": "two-projects", "private": True, "scripts": {"test": "jest"},
+                                            "devDependencies": {"jest": "*"}}))
+    write(root, "jest.config.js", JEST_CONFIG)
+    write(root, "test/math.test.js", JEST_TEST)
+    write(root, ".gitignore", "node_modules\n")
+    (root / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(root, "init", "-q", "-b", "main")
+    check = run_check(root, "jest")
+    assert check["status"] == "fail", check
+    items = check["items"]
+    assert sorted(i["text"].split(":")[0] for i in items) == ["[client] math > adds", "[server] math > adds"], items
+    assert all((i["file"], i["line"]) == ("test/math.test.js", 3) for i in items), items
+    assert all("Expected: 3" in i["text"] and "Received: 2" in i["text"] for i in items), items
+    write(root, "test/math.test.js", JEST_TEST.replace("toBe(3)", "toBe(2)"))
+    assert run_check(root, "jest")["status"] == "pass"
+
+
+# --- Rust: a crate that does not compile hides no other crate's tests under cargo-nextest; doctests' lines --------
+
+NEXTEST_BIN = CACHE / "nextest-0.9.148" / "bin"  # tests/e2e/install_nextest.sh
+GOOD = """\
+pub fn double(x: i32) -> i32 {
+    x * 2
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn doubles() {
+        assert_eq!(super::double(2), 5);
+    }
+
+    #[test]
+    fn passes() {
+        assert_eq!(super::double(1), 2);
+    }
+}
+"""
+BAD = "pub fn broken() -> i32 {\n    let x: i32 = \"no\";\n    x\n}\n"
+
+
+def cargo_env(root: Path, *path: Path) -> dict[str, str]:
+    account = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the suite's HOME is a test's own; rustup's is the account's
+    return {**os.environ, "CARGO_TARGET_DIR": str(root / "target"), "CARGO_NET_OFFLINE": "true",
+            "PATH": os.pathsep.join([*map(str, path), os.environ["PATH"]]),
+            **{name: os.environ.get(name) or str(account / default)
+               for name, default in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo"))}}
+
+
+def dun_check(root: Path, only: str, env: dict[str, str]) -> dict[str, Any]:
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", only], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr
+    found: dict[str, Any] = next(c for c in json.loads(proc.stdout)["checks"] if c["id"] == only)
+    return found
+
+
+def test_a_crate_that_does_not_compile_hides_no_other_crates_failing_test_under_nextest(tmp_path: Path) -> None:
+    if shutil.which("cargo") is None or not (NEXTEST_BIN / "cargo-nextest").is_file():
+        pytest.skip(f"cargo or cargo-nextest is missing ({NEXTEST_BIN}): run tests/e2e/install_nextest.sh "
+                    "(make test does)")
+    root = tmp_path / "ws"
+    write(root, "Cargo.toml", '[workspace]\nmembers = ["good", "bad"]\nresolver = "2"\n')
+    for name, lib in (("good", GOOD), ("bad", BAD)):
+        write(root, f"{name}/Cargo.toml", f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n')
+        write(root, f"{name}/src/lib.rs", lib)
+    write(root, ".config/nextest.toml", '[profile.default]\nslow-timeout = "60s"\n')
+    write(root, ".gitignore", "target\n")
+    git(root, "init", "-q", "-b", "main")
+    check = dun_check(root, "cargo-nextest", cargo_env(root, NEXTEST_BIN))
+    assert check["status"] == "fail", check
+    assert [(i["file"], i["line"], i["text"].split(": ")[0]) for i in check["items"]] == [
+        ("bad/src/lib.rs", 2, "E0308"), ("good/src/lib.rs", 9, "tests::doubles")], check["items"]
+    assert "left: 4" in check["items"][1]["text"], check["items"][1]
+    assert check["signal"].startswith("exit 101: 1 failed, 1 passed"), check["signal"]
+
+
+# doctest shapes rustc reports differently: a panic, compile errors under the fence, a compile_fail that compiles, a
+# should_panic that does not panic
+DOCTESTS = """\
+//! Crate docs.
+//!
+//! ```
+//! assert_eq!(docs::double(2), 5);
+//! ```
+
+/// A doctest that does not compile: rustc's error names its line, under the fence.
+///
+/// ```
+/// let x = docs::double(2);
+/// let y: i32 = "no";
+/// ```
+pub fn double(x: i32) -> i32 {
+    x * 2
+}
+
+/// Hidden lines first, then the error further down.
+///
+/// ```
+/// # fn helper() -> i32 { 3 }
+///
+/// fn user() {
+///     undefined_fn(helper());
+/// }
+/// ```
+pub fn hidden() {}
+
+/// Marked compile_fail, but compiles.
+///
+/// ```compile_fail
+/// let y: i32 = 1;
+/// ```
+pub fn compiles() {}
+
+/// Marked should_panic, but does not.
+///
+/// ```should_panic
+/// let y = 1;
+/// ```
+pub fn calm() {}
+
+/**
+ * In a block comment, naming the crate on the broken line.
+ *
+ * ```
+ * let z: u8 = docs::double(1);
+ * ```
+ */
+pub fn block() {}
+
+/**
+ * ```should_panic
+ * let q = 1;
+ * ```
+ */
+pub fn calm_block() {}
+"""
+
+
+def test_doctest_items_are_at_the_line_rustc_names(tmp_path: Path) -> None:
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed: the Rust fixture project cannot run")
+    root = tmp_path / "docs"
+    write(root, "Cargo.toml", '[package]\nname = "docs"\nversion = "0.1.0"\nedition = "2021"\n')
+    write(root, "src/lib.rs", DOCTESTS)
+    write(root, ".gitignore", "target\n")
+    git(root, "init", "-q", "-b", "main")
+    check = dun_check(root, "cargo-test", cargo_env(root))
+    assert check["status"] == "fail", check
+    items = {i["text"].split(": ", 1)[0]: (i["file"], i["line"]) for i in check["items"]}
+    assert items == {
+        "src/lib.rs - (line 3)": ("src/lib.rs", 3),  # a panic: rustc's line is of the program rustdoc wraps it in
+        "src/lib.rs - double (line 9)": ("src/lib.rs", 11),  # the error's line, not the fence's
+        "src/lib.rs - hidden (line 19)": ("src/lib.rs", 23),
+        "src/lib.rs - compiles (line 30)": ("src/lib.rs", 30),  # no error: the fence that says compile_fail
+        "src/lib.rs - calm (line 37)": ("src/lib.rs", 37),
+        # rustdoc names a block comment's doctest by the line above its fence: the item is at the fence
+        "src/lib.rs - block (line 44)": ("src/lib.rs", 46),
+        "src/lib.rs - calm_block (line 51)": ("src/lib.rs", 52),
+    }, check["items"]
+    texts = {i["text"].split(": ", 1)[0]: i["text"] for i in check["items"]}
+    assert "E0308" in texts["src/lib.rs - double (line 9)"]
+    assert "E0425" in texts["src/lib.rs - hidden (line 19)"]
