@@ -329,12 +329,15 @@ test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
 
 def test_crate_level_should_panic_and_compile_fail_doctests_at_their_doctest_with_rustdocs_words(
         tmp_path: Path) -> None:
+    # the doctest that does not compile, as in the source: rustc's `-->` line is one too far down (rustdoc adds
+    # `extern crate docy;` to a doctest naming the crate); the item is at the line holding the text rustc quotes
+    write(tmp_path, "src/lib.rs", "//\n" * 33 + "/// ```\n/// let y: i32 = docy::nothing();\n/// ```\n")
     items = parse(tmp_path, "cargo-test", RUSTDOC_OUT).items
     assert [(i.file, i.line, i.text) for i in items] == [
         # a `//!` doctest: at its own line, not at its panic's line in rustdoc's generated file
         ("src/lib.rs", 3, "src/lib.rs - (line 3): assertion `left == right` failed\n  left: 6\n right: 4"),
         ("src/lib.rs", 25, "src/lib.rs - half (line 25): Test executable succeeded, but it's marked `should_panic`."),
-        ("src/lib.rs", 34, "src/lib.rs - other (line 34): error[E0425]: cannot find function `nothing` in crate "
+        ("src/lib.rs", 35, "src/lib.rs - other (line 34): error[E0425]: cannot find function `nothing` in crate "
                            "`docy`\n  --> src/lib.rs:36:20")]
 
 

@@ -190,8 +190,11 @@ class CargoTestParser(LineParser):
         if doctest and not message:  # a doctest that did not compile, or a should_panic one that did not panic
             message = _doctest_failure(lines)
         text = f"{shown}: " + ("\n".join(message) if message else "failed")
-        if doctest:  # rustdoc compiles a doctest apart: its panic's place is not the source's
-            return Item(text=bounded(text), file=doctest["file"], line=int(doctest["line"]))
+        if doctest:  # rustdoc compiles a doctest apart: its panic's place is not the source's (a line of the
+            # program rustdoc wraps it in), so the doctest's own fence line; a compile error's `-->` is the source's
+            fence = _fence(doctest["file"], int(doctest["line"]), self.ctx)
+            return Item(text=bounded(text), file=doctest["file"],
+                        line=_doctest_error_line(doctest["file"], fence, lines, self.ctx) or fence)
         file = repo_path(where[0], self.ctx) if where else None
         call = _test_call(name, (file, where[1]), binary, self.ctx) if file and where else None
         via = f"\n  at {call[0]}:{call[1]}" if call else ""  # the test's own line calling the helper that panicked
@@ -210,6 +213,57 @@ def _doctest_failure(lines: list[str]) -> list[str]:
     kept = [line.rstrip() for line in lines if line.strip() and not _DOCTEST_NOISE.match(line)]
     errors = [line for line in kept if line.startswith(("error", "  -->", "warning: unused"))]
     return (errors or kept)[:20]
+
+
+_ERROR_AT = re.compile(r"^\s*--> (?P<file>\S+?):(?P<line>\d+):\d+$")
+_SNIPPET = re.compile(r"^\s*(?P<line>\d+) \|(?: (?P<text>.*))?$")
+_DOC_PREFIX = re.compile(r"^\s*(?:///?!?|/\*\*!?|\*)? ?")  # `/// `, `//! `, ` * ` in a block comment
+
+
+def _doctest_error_line(file: str, fence: int, lines: list[str], ctx: ParseContext) -> int | None:
+    """The source line of the first compile error of a doctest that did not compile; None when it compiled or the
+    error is elsewhere. rustc's `--> FILE:LINE` is off by one where rustdoc adds a line of its own to the program
+    (`extern crate NAME;` when the doctest names the crate), so the line is the one of the doctest, from its fence
+    down, holding the text rustc quotes (hidden `# ` lines too), the nearest to rustc's when several do."""
+    error, at = False, None
+    for line in lines:
+        if at is not None:
+            snippet = _SNIPPET.match(line)
+            if snippet and int(snippet["line"]) == at:
+                return _doc_line(file, fence, at, (snippet["text"] or "").strip(), ctx)
+            if not line.strip() or (not line[0].isspace() and not line[0].isdigit()):
+                return at  # no quoted line: rustc's own
+            continue
+        if line and not line[0].isspace():  # a diagnostic's first line: `error[E0308]: ...`, `warning: ...`
+            error = line.startswith("error") and not line.startswith("error: aborting")
+        elif error and (found := _ERROR_AT.match(line)):
+            if found["file"] != file:
+                return None
+            at = int(found["line"])
+    return at
+
+
+def _fence(file: str, line: int, ctx: ParseContext) -> int:
+    """The doctest's opening fence: rustdoc names a doctest in a block comment (`/** ... */`) by the line above it."""
+    source = _source(file, ctx)
+    if source is None or not 0 < line < len(source) or "```" in source[line - 1]:
+        return line
+    return line + 1 if _DOC_PREFIX.sub("", source[line], count=1).lstrip().startswith("```") else line
+
+
+def _doc_line(file: str, fence: int, near: int, text: str, ctx: ParseContext) -> int:
+    source = _source(file, ctx)
+    if source is None or not text:
+        return near
+    found = []
+    for number in range(fence + 1, len(source) + 1):
+        code = _DOC_PREFIX.sub("", source[number - 1], count=1)
+        if code.lstrip().startswith("```"):
+            break  # the doctest's closing fence
+        stripped = code.strip()
+        if stripped == text or (stripped.startswith("#") and stripped[1:].strip() == text):
+            found.append(number)
+    return min(found, key=lambda n: abs(n - near)) if found else near
 
 
 _FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+)*fn\s+(?P<name>\w+)")
