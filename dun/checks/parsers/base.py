@@ -50,6 +50,10 @@ class DocumentParser(_Parser):
     def parse(self, data: bytes) -> Parsed:
         raise NotImplementedError
 
+    def from_output(self, output: list[str]) -> list[Item]:
+        """Failures the runner printed but left out of the report file it wrote (the output's last lines)."""
+        return []
+
 
 def bounded(text: str, limit: int = MESSAGE_CHARS) -> str:
     text = safe_text(text).strip()

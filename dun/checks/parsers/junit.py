@@ -72,6 +72,12 @@ class JUnitParser(DocumentParser):
         return Parsed(items, summary=summary or "no test cases")
 
 
+    def from_output(self, output: list[str]) -> list[Item]:
+        from dun.checks.parsers.unhandled import vitest_unhandled
+
+        return vitest_unhandled(output, self.ctx)
+
+
 def _bun_describes(root: ET.Element) -> dict[ET.Element, list[str]]:
     """bun's report nests a <testsuite> per describe block inside its file's; its testcases' classname lists those
     blocks innermost first (`inner > outer`). Each suite -> its describe titles, outermost first."""

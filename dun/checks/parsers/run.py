@@ -11,7 +11,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from dun.checks.parsers.base import DocumentParser, LineParser, ParseContext, Parsed
+from dun.checks.parsers.base import DocumentParser, LineParser, ParseContext, Parsed, plural
 from dun.checks.parsers.fields import KINDS
 from dun.core.proc import MAX_LINE_BYTES
 from dun.core.textfiles import read_bytes
@@ -119,7 +119,12 @@ class ParserRun:
         except OSError as exc:
             return Parsed(problem=f"cannot read {shown}: {exc.strerror or exc}")
         if isinstance(parser, DocumentParser):
-            return parser.parse(data)
+            parsed = parser.parse(data)
+            printed = parser.from_output(list(self.output))
+            if printed:
+                parsed.items = [*printed, *parsed.items]
+                parsed.summary = ", ".join(s for s in (parsed.summary, plural(len(printed), "unhandled error")) if s)
+            return parsed
         for line in data.decode("utf-8", "replace").splitlines():
             parser.feed(line)
         return parser.result()

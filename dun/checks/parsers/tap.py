@@ -3,16 +3,20 @@ others print it. One item per `not ok` that is not a TODO or SKIP: its full name
 `# test name` comment, joined with ` > `), the failing assertion's file and line from the YAML diagnostics (`at`,
 `stack`, else `location`: the first frame in the project's code), and the message with `expected`/`actual`.
 
-A parent whose subtests failed is not an item (its subtests are). A run that stops before its plan (a test threw
-outside any assertion, as tape does) is an item at the thrown error's frame.
+A parent whose subtests failed is not an item (its subtests are), unless a hook of its own failed (node's
+`hookFailed`): then it is the item, at the hook's frame, and the subtests the failure cancelled are not. A test that
+left a rejection or exception behind after it ended (node's `# Error: Test "NAME" at FILE:LINE generated
+asynchronous activity after the test ended`) is an item at the test: node fails the run for it. A run that stops
+before its plan (a test threw outside any assertion, as tape does) is an item at the thrown error's frame.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, repo_path
+from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
 from dun.checks.parsers.frames import enclosing_titles, first_project_frame, located
 from dun.checks.parsers.tapyaml import load
 from dun.engine.model import Item
@@ -23,15 +27,19 @@ _SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>.*)$")
 _COMMENT = re.compile(r"^# (?P<text>.*)$")
 _TALLY = re.compile(r"^# (?P<key>tests|pass|fail|skip|todo|cancelled|suites|duration_ms|ok)\b\s*(?P<value>\d*)")
 _PLAN = re.compile(r"^\s*1\.\.(?P<count>\d+)")
+_AFTER_END = re.compile(r'^\s*# Error: Test "(?P<name>.*)" at (?P<file>\S+?):(?P<line>\d+):\d+ generated asynchronous '
+                        r"activity after the test ended\. (?P<text>.*)$")
 MAX_BLOCK_LINES = 400
 
 
 class TapParser(LineParser):
     def __init__(self, options: dict[str, object], ctx: ParseContext) -> None:
         super().__init__(options, ctx)
-        self.open: list[tuple[int, str, list[bool]]] = []  # (indent, subtest name, [a subtest inside failed])
+        self.open: list[_Open] = []  # the subtests being read, outermost first
         self.group = ""  # tape: the `# test name` comment the assertions follow
         self.pending: tuple[int, str, list[str]] | None = None  # a failure waiting for its YAML block
+        self.parent: _Open | None = None  # the pending failure is this parent's, whose subtests failed
+        self.cancelled: set[int] = set()  # items of subtests cancelled by their parent (`cancelledByParent`)
         self.block: list[str] | None = None
         self.block_indent = 0  # the `---` line's: a `...` inside a block scalar (node's diff) is deeper
         self.items: list[Item] = []
@@ -62,7 +70,8 @@ class TapParser(LineParser):
         subtest = _SUBTEST.match(line)
         if subtest:
             indent = len(subtest["indent"])
-            self.open = [o for o in self.open if o[0] < indent] + [(indent, subtest["name"].strip(), [False])]
+            self.open = [o for o in self.open if o.indent < indent] + \
+                [_Open(indent, subtest["name"].strip(), start=len(self.items))]
             self.subtests = True
             return
         test = _TEST.match(line)
@@ -71,6 +80,13 @@ class TapParser(LineParser):
             self._test(len(test["indent"]), test["ok"] == "ok", test["desc"].strip())
             if self.pending is None:
                 self.comments = []
+            return
+        after_end = _AFTER_END.match(line)
+        if after_end:
+            self.counts["fail"] += 1
+            self.items.append(Item(text=bounded(f"{after_end['name']}: asynchronous activity after the test ended: "
+                                                f"{after_end['text']}"),
+                                   file=repo_path(after_end["file"], self.ctx), line=int(after_end["line"])))
             return
         tally = _TALLY.match(line)
         if tally and tally["value"]:
@@ -93,28 +109,50 @@ class TapParser(LineParser):
             self.top_level += 1
         skipped = bool(_DIRECTIVE.search(desc))
         desc = _DIRECTIVE.split(desc)[0].strip()
-        own = next((o for o in self.open if o[0] == indent and o[1] == desc), None)
-        parents = [o for o in self.open if o[0] < indent]
-        self.open = [o for o in self.open if o[0] < indent]
+        own = next((o for o in self.open if o.indent == indent and o.name == desc), None)
+        parents = [o for o in self.open if o.indent < indent]
+        self.open = [o for o in self.open if o.indent < indent]
         if ok or skipped:
             self.counts["skip" if skipped else "pass"] += 1
             return
-        if own is not None and own[2][0]:
-            return  # its failed subtests are the items
-        for parent in parents:
-            parent[2][0] = True
-        self.counts["fail"] += 1
         tape = not self.subtests and self.group and self.group != desc
-        names = [p[1] for p in parents] or ([self.group] if tape else [])
+        names = [p.name for p in parents] or ([self.group] if tape else [])
         shown = repo_path(desc, self.ctx) if desc.startswith("/") else desc  # node names a file that failed so
-        self.pending = (indent, " > ".join([*names, shown or desc]) or "test", list(self.comments))
+        name = " > ".join([*names, shown or desc]) or "test"
+        if own is not None and own.failed:
+            # its failed subtests are the items, unless its own hook failed: its YAML block tells (_close_failure)
+            self.pending, self.parent = (indent, name, list(self.comments)), own
+            return
+        for parent in parents:
+            parent.failed = True
+        self.counts["fail"] += 1
+        self.pending = (indent, name, list(self.comments))
 
     def _close_failure(self) -> None:
         assert self.pending is not None
         _, name, comments = self.pending
         block, self.block, self.pending = self.block or [], None, None
+        parent, self.parent = self.parent, None
         self.comments = []
-        self.items.append(self._item(name, _yaml(block), comments))
+        diag = _yaml(block)
+        if parent is not None:
+            if diag.get("failureType") != "hookFailed":
+                return  # `subtestsFailed`: its subtests are the items
+            # a `before` hook failed: the subtests it cancelled did not run; the hook's failure is the one item
+            dropped = [i for i in range(parent.start, len(self.items)) if i in self.cancelled]
+            names = [self.items[i].text.split(": ", 1)[0].rsplit(" > ", 1)[-1] for i in dropped]
+            self.items = [item for i, item in enumerate(self.items) if i not in self.cancelled or i < parent.start]
+            self.cancelled = {i for i in self.cancelled if i < parent.start}
+            self.counts["fail"] += 1 - len(dropped)
+            item = self._item(name, diag, comments)
+            if names:
+                item = Item(text=f"{item.text}\n({plural(len(names), 'test')} not run: {', '.join(names)})",
+                            file=item.file, line=item.line)
+            self.items.append(item)
+            return
+        if diag.get("failureType") == "cancelledByParent":
+            self.cancelled.add(len(self.items))
+        self.items.append(self._item(name, diag, comments))
 
     def _item(self, name: str, diag: Mapping[str, object], comments: list[str]) -> Item:
         message = str(diag.get("error") or diag.get("message") or "").strip()
@@ -168,6 +206,17 @@ class TapParser(LineParser):
         skipped = self.tally.get("skip", self.counts["skip"]) + self.tally.get("todo", 0)
         tally = [f"{fail} failed", f"{passed} passed", f"{skipped} skipped"]
         return Parsed(self.items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
+
+
+@dataclass
+class _Open:
+    """A subtest being read: its indent and name, whether a subtest inside it failed, and the index of the first item
+    that may be one of its subtests'."""
+
+    indent: int
+    name: str
+    failed: bool = False
+    start: int = 0
 
 
 def _yaml(lines: list[str]) -> dict[str, object]:
