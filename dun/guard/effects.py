@@ -53,6 +53,12 @@ SIGNALS = {
     "nonprod-target": "names staging, a preview or a test environment (and not production) among its arguments",
     "prod-target": "names production among its arguments (--stage production, acme-prod)",
     "ci-weaken": "an edit of the repository's CI files that removes a test step or makes a failure pass",
+    "gate-weaken": "an edit of a gate's config that lowers a threshold, skips tests or files, or makes failures pass",
+    "hooks-skip": "a git command run with variables that make the hook manager skip its hooks (SKIP=, HUSKY=0)",
+    "supply-source": "package sources redirected, verification turned off, or a lockfile's hashes or URLs edited",
+    "agent-bypass": "a coding agent started with its permission checks, approvals or sandbox off",
+    "agent-settings": "a coding agent's own settings changed (MCP servers, allowed tools, hooks, extensions)",
+    "win-destroy": "a Windows tool run from WSL that destroys or weakens the Windows side",
 }
 
 

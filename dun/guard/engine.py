@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dun.guard import ciconfig, linestate
+from dun.guard import ciconfig, linestate, localfx
 from dun.guard.effects import Effect, Facts
 from dun.guard.expand import Ctx, Env, Val
 from dun.guard.lexer import ShellError
@@ -77,6 +77,8 @@ def decide(event: Mapping[str, object], root: Path, rules: RuleSet) -> Verdict:
                 why := ciconfig.tool_edit(str(tool), real, tool_input)):  # a test step removed, || true added
             return check(str(tool), [Facts(unit=real, program=str(tool), signals={"ci-weaken"},
                                            notes={"ci-weaken": f"why: {why}"})], rules)
+        if verdict.decision == "allow" and (weak := localfx.tool_facts(str(tool), real, tool_input)) is not None:
+            return check(str(tool), [weak], rules)  # a threshold lowered, a registry replaced in a config file
         content = tool_input.get("content") if isinstance(tool_input, dict) else None
         if verdict.decision == "allow" and tool == "Write" and isinstance(content, str) and is_shell_script(path,
                                                                                                           content):

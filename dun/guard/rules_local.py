@@ -67,7 +67,8 @@ FILE_RULES: tuple[Rule, ...] = (
          (Match(effects=("write", "chmod"), where=("gitexec",)),)),
     Rule("git.write-state", "overwrites git's own history files (.git/HEAD, refs, objects, packed-refs, logs); "
          "change them with git commands", (Match(effects=("write",), where=("gitdir",)),)),
-    Rule("guard.protected-path", "changes dun's or Claude Code's own configuration (.dun/, .claude/settings*.json)",
+    Rule("guard.protected-path", "changes dun's or a coding agent's own configuration (.dun/, "
+         ".claude/settings*.json, .mcp.json, ...); ask the user to make that change",
          (Match(effects=("write", "delete", "chmod"), where=("protected",)),)),
 )
 

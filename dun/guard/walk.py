@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from dun.guard import ciconfig, edits, linestate, longtail, marks, programs, secrets, testdb
+from dun.guard import ciconfig, edits, linestate, localfx, longtail, marks, programs, secrets, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -171,6 +171,7 @@ class Walker(Redirections, ShellState, Names):
             prefix = _prefix_env(cmd.words[:n], vals[:n])
             facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **prefix})
             longtail.mark_env(facts, prefix)  # STAGE=production sls deploy
+            localfx.mark_env(facts, {**{k: ctx.vars.get(k) for k in ctx.vars}, **prefix})  # SKIP=mypy git commit
         out = linestate.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
@@ -192,6 +193,8 @@ class Walker(Redirections, ShellState, Names):
             text = "" if facts is None or facts.program in (":", "true") else out.text  # `: > ci.yml` empties it
             if why := ciconfig.rewritten(path, text, path in self.appended):  # printf ... > .github/workflows/x.yml
                 self.facts.append(Facts(unit=f"{redirs}", signals={"ci-weaken"}, notes={"ci-weaken": f"why: {why}"}))
+            if (weak := localfx.redirected(path, text, path in self.appended, redirs)) is not None:
+                self.facts.append(weak)  # printf 'fail_under = 0' >> pyproject.toml, echo 'registry=...' > .npmrc
         if to_shell or (facts is not None and facts.program == "tee" and any(linestate.shell_sink(w.raw)
                                                                            for w in cmd.words[n + 1:])):
             self.into_shell(out.text if not to_shell or facts is None or facts.program != "tee" else
@@ -243,6 +246,9 @@ class Walker(Redirections, ShellState, Names):
         facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
         longtail.mark(facts, args)
+        for text in localfx.mark(facts, u.argv):  # powershell.exe -c 'Remove-Item ...': read as the shell it comes to
+            with contextlib.suppress(ShellError):
+                self.run(text, where.child())
         self.raw = []
         if unknown:
             facts.signals.add(unknown)
@@ -257,6 +263,7 @@ class Walker(Redirections, ShellState, Names):
         self.facts.append(facts)
         run_code(self, facts, u.argv, where, feed, seen)
         ciconfig.shell_edit(facts, prog, args)  # after run_code: the files interpreter code writes are known
+        localfx.shell_edit(facts, prog, args)  # gates and package sources in config files
         if (tail := longtail.wrapped_command(prog, args)) is not None and self.calls < MAX_CALLS:
             self.command(tail, where, feed, seen, [], "")  # a wrapper the guard does not know: what it runs
         runner_files(self, facts, u.runners, where, seen)

@@ -1,0 +1,133 @@
+"""What an edit of a config file adds and removes, for the judges of files that decide what runs or passes later:
+the gates that judge the agent (gates.py) and the sources packages come from (supply.py).
+
+An edit is reduced to the text it can add and the text it takes out: `sed`/`perl -i` substitutions (pattern out,
+replacement in, `&` standing for the match), `d` commands (the lines they name), `a`/`i`/`c` text; `jq`/`yq` filters
+(`del(...)` takes out what it names); text written by a redirection (appended, or the whole file against the one on
+disk); and the Write, Edit and MultiEdit tools (their lines against the file on disk or `old_string`). The judges
+decide by effect on that text, whichever way it was written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+
+from dun.guard import gates, supply
+from dun.guard.effects import Facts
+from dun.guard.expand import Val
+from dun.guard.options import SPECS, parse
+
+JUDGES: tuple[tuple[str, Callable[[str, str, str], str | None]], ...] = (("gate-weaken", gates.judge),
+                                                                         ("supply-source", supply.judge))
+_WATCHED = re.compile("|".join(f"(?:{rx.pattern})" for rx in (gates.GATE_FILES, supply.SOURCE_FILES, supply.MANIFESTS,
+                                                               supply.LOCKFILES)))
+_SUBST = re.compile(r"(?:^|[;\n{}])\s*(?:\d+(?:,\d+)?|\$|/[^/\n]*/)?\s*s(?P<d>[^\w\s\\])((?:\\.|(?!(?P=d)).)*)(?P=d)"
+                    r"((?:\\.|(?!(?P=d)).)*)(?P=d)", re.S)
+_DELETE = re.compile(r"(?:^|[;\n{}])\s*(?:(\d+)(?:,(\d+|\$))?|\$|/((?:\\.|[^/\n])*)/(?:,/[^/\n]*/)?)\s*!?\s*d\b")
+_TEXT = re.compile(r"(?:^|[;\n{}])\s*(?:\d+|\$|/[^/\n]*/)?\s*[aic]\\?\s*(.*)")
+_JQ_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+MAX_READ = 1 << 20
+
+
+def watched(path: str) -> bool:
+    return bool(_WATCHED.search(path))
+
+
+def judge(path: str, added: str, removed: str) -> tuple[str, str] | None:
+    """The signal and why, when an edit of `path` adding `added` and taking out `removed` weakens a gate or points
+    packages at unverified code."""
+    for signal, fn in JUDGES:
+        if why := fn(path, added, removed):
+            return signal, why
+    return None
+
+
+def mark(facts: Facts, path: str, added: str, removed: str) -> None:
+    if hit := judge(path, added, removed):
+        facts.signals.add(hit[0])
+        facts.notes[hit[0]] = f"why: {hit[1]}"
+
+
+def read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(MAX_READ)
+    except OSError:
+        return ""
+
+
+def _plain(pattern: str) -> str:
+    """A sed pattern as the text it matches, roughly: anchors and escapes dropped (`^ *- id: x` -> ` - id: x`)."""
+    return re.sub(r"\\(.)", r"\1", re.sub(r"^\^|\$$|\\\(|\\\)", "", pattern)).replace("*", "")
+
+
+def diff(old: str, new: str) -> tuple[str, str]:
+    """(added, removed): the lines of `new` not in `old`, and the other way round."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    olds, news = set(old_lines), set(new_lines)
+    return "\n".join(x for x in new_lines if x not in olds), "\n".join(x for x in old_lines if x not in news)
+
+
+def shell_edit(facts: Facts, prog: str, args: list[Val]) -> None:
+    """The edits a command makes in place: sed/perl substitutions and deletions, jq/yq filters of a watched file."""
+    if prog in ("jq", "yq", "gojq"):
+        ops = [a.text for a in args if not a.text.startswith("-")]
+        files = [p for p in [e.path for e in facts.effects if e.op == "write"] + ops[1:] if watched(p)]
+        if ops and files:
+            filt = ops[0]
+            strings = " ".join(_JQ_STRING.findall(filt))
+            mark(facts, files[0], "" if "del(" in filt else strings, filt if "del(" in filt else "")
+        return
+    if prog not in ("sed", "gsed", "perl"):
+        return
+    paths = [e.path for e in facts.effects if e.op == "write" and watched(e.path)]
+    if not paths:
+        return
+    o = parse(args, SPECS.get(prog, SPECS["sed"]))
+    scripts = [v.text for v in o.value("-e", "--expression")] or [v.text for v in o.operands[:1]]
+    added, removed = [], []
+    for script in scripts:
+        for m in _SUBST.finditer(script):
+            pat, rep = _plain(m.group(2)), m.group(3)
+            removed.append(pat)
+            added.append(rep.replace("\\&", "\0").replace("&", pat).replace("\0", "&").replace("\\n", "\n"))
+        for m in _DELETE.finditer(script):
+            first, last, pattern = m.groups()
+            if pattern is not None:
+                removed.append(_plain(pattern))
+            elif first:
+                lines = read(paths[0]).splitlines()
+                end = len(lines) if last == "$" else int(last) if last else int(first)
+                removed += lines[int(first) - 1:end]
+        added += [m.group(1).replace("\\n", "\n") for m in _TEXT.finditer(script) if not _SUBST.match(m.group(0))]
+    for path in paths:
+        mark(facts, path, "\n".join(added), "\n".join(removed))
+
+
+def rewritten(path: str, text: str | None, append: bool) -> tuple[str, str] | None:
+    """A watched file written by a redirection (`printf ... >> pyproject.toml`): appended text, or the whole file
+    against the one on disk."""
+    if text is None or not watched(path):
+        return None
+    if append:
+        return judge(path, text, "")
+    added, removed = diff(read(path) if os.path.isfile(path) else "", text)
+    return judge(path, added, removed)
+
+
+def tool_edit(tool: str, path: str, tool_input: Mapping[str, object]) -> tuple[str, str] | None:
+    """A Write/Edit/MultiEdit of a watched file, against the file on disk or the text it replaces."""
+    if not watched(path):
+        return None
+    if tool == "Write":
+        content = tool_input.get("content")
+        return judge(path, *diff(read(path), content)) if isinstance(content, str) else None
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    for edit in edits if isinstance(edits, list) else []:
+        if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
+            old = edit.get("old_string")
+            if hit := judge(path, *diff(old if isinstance(old, str) else "", str(edit["new_string"]))):
+                return hit
+    return None

@@ -1,0 +1,102 @@
+"""The gates that judge the agent's work, weakened in their config files: a coverage threshold lowered, pytest told to
+skip tests (`addopts` with `-p no:`, `--deselect`, `-k 'not ...'`, `testpaths` emptied, `collect_ignore`), type
+checkers and linters made lenient (mypy `ignore_errors`, `strict = false`, ruff `select = []` or `ignore = ["ALL"]`,
+tsc `"strict": false`, an ignore file or `exclude` that covers every file), failures made not to count
+(`abortOnError false`, `ignoreFailures`, `testFailureIgnore`, `soft_fail`, tests `enabled = false`), a check step
+replaced by `true` in a Makefile or `package.json`, a pre-commit hook commented out, and dun's own `[tool.dun]` table.
+
+Judged on what an edit adds and removes (confedit.py: sed, redirections, interpreter literals, the Write and Edit
+tools), by effect: a threshold is compared with the one it replaces, so raising it stays free. `# type: ignore` and
+`noqa` comments in source files are out of scope (they show in the diff a reviewer reads); `.dun/` is a protected
+path and MISSION.md boxes ticked without work are the trust layer's to find (dun/trust).
+"""
+
+from __future__ import annotations
+
+import re
+
+GATE_FILES = re.compile(
+    r"(?:^|/)(?:pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|\.coveragerc|mypy\.ini|\.mypy\.ini|ruff\.toml"
+    r"|\.ruff\.toml|\.flake8|\.pylintrc|pylintrc|conftest\.py|package\.json|tsconfig[^/]*\.json|jsconfig\.json"
+    r"|\.eslintrc[^/]*|eslint\.config\.[cm]?[jt]s|\.[a-z]*lintignore|\.prettierignore|biome\.jsonc?|jest\.config\.[^/]+"
+    r"|vitest\.config\.[^/]+|vite\.config\.[^/]+|\.nycrc[^/]*|\.c8rc[^/]*|\.?codecov\.ya?ml|karma\.conf\.[jt]s"
+    r"|phpunit\.xml(?:\.dist)?|phpstan\.neon(?:\.dist)?|psalm\.xml|\.rubocop\.yml|\.golangci\.ya?ml|\.swiftlint\.yml"
+    r"|build\.gradle(?:\.kts)?|pom\.xml|\.checkov\.ya?ml|\.tfsec/[^/]+|\.tflint\.hcl|\.bandit|\.semgrepignore"
+    r"|sonar-project\.properties|Makefile|GNUmakefile|justfile|Taskfile\.ya?ml|noxfile\.py|\.pre-commit-config\.yaml"
+    r"|lefthook\.ya?ml|\.husky/[^/]+|\.lintstagedrc[^/]*|[^/]*thresholds?[^/]*\.(?:ya?ml|json|toml|cfg|ini)"
+    r"|\.github/codeql/[^/]+|\.clippy\.toml|clippy\.toml|deny\.toml|\.hadolint\.ya?ml|\.yamllint[^/]*)$")
+# A setting added that turns a gate off or makes failures pass: (regex over added text, what it does)
+WEAKENING = (
+    (r"(?i)\bignore_errors\s*=\s*true", "turns mypy's errors off"),
+    (r"(?i)(?:^|[\s{,])[\"']?strict[\"']?\s*[:=]\s*false", "turns strict type checking off"),
+    (r"(?i)\bdisallow_\w+\s*=\s*false|\bcheck_untyped_defs\s*=\s*false|\"no(?:Implicit\w+|Unchecked\w+|Unused\w+)\""
+     r"\s*:\s*false|\"strictNullChecks\"\s*:\s*false", "drops a type checker's strictness"),
+    (r"(?i)\b(?:extend-)?select\s*=\s*\[\s*\]", "selects no lint rule"),
+    (r"(?i)\b(?:extend-)?ignore\s*=\s*\[[^\]]*[\"']ALL[\"']|[\"']\*\*?(?:/\*+)?[\"']\s*=\s*\[[^\]]*[\"']ALL[\"']",
+     "ignores every lint rule"),
+    (r"(?i)\b(?:exclude|extend-exclude|force-exclude|ignore_patterns|ignorePatterns|ignores|omit|norecursedirs"
+     r"|testPathIgnorePatterns|coveragePathIgnorePatterns|skip-dirs|skip-files|paths-ignore|exclude_paths)"
+     r"[\"']?\s*[:=]\s*\[?[\s\"']*(?:\*\*?(?:/\*+)?|\.\*|\.|\./|/|\^\.\*\$?|src/?|tests?/?)[\"']?\s*(?:[,\]\n]|$)",
+     "excludes every file (or the sources or tests) from a check"),
+    (r"(?im)^\s*(?:\*\*?(?:/\*+(?:\.\*)?)?|/|\.|\./|\*\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|swift|rb|php|tf))\s*$",
+     "an ignore line that covers every file"),
+    (r"(?i)\baddopts\b[^\n]*(?:-p\s*no:|--deselect|--ignore(?:-glob)?[= ][^\s\"']*tests?|-k\s*[\\\"']*not\b|"
+     r"--co\b|--collect-only|--no-cov\b|--continue-on-collection-errors|--exitfirst\s+--maxfail=0)",
+     "makes pytest skip tests (addopts)"),
+    (r"(?i)\btestpaths\s*=\s*(?:\[\s*\]|[\"']{2}|$)|\bpython_(?:files|functions|classes)\s*=\s*(?![^\n]*[Tt]est)[^\n]+",
+     "points pytest at no tests"),
+    (r"(?i)\bcollect_ignore(?:_glob)?\b[^\n]*(?:test|\*)", "makes pytest skip test files (collect_ignore)"),
+    (r"(?i)\babortOnError\s*(?:=\s*)?false|\bignoreFailures\s*(?:=\s*)?true|testFailureIgnore>?\s*true"
+     r"|<skipTests>\s*true|<maven\.test\.skip>\s*true|\bsoft[-_]fail\s*:\s*true|\bexit[-_]zero\s*[:=]\s*true"
+     r"|\bfail[-_]on[-_](?:error|warning|severity)\s*[:=]\s*(?:false|none|never)|\bwarningsAsErrors\s*(?:=\s*)?false"
+     r"|--passWithNoTests|\bpassWithNoTests[\"']?\s*:\s*true|\bbail\s*:\s*false",
+     "makes a failing check count as passed"),
+    (r"(?i)\b(?:test\w*|unitTests[\w.]*|check)\b[^\n]*\benabled\s*=\s*false|\btest\s*\{\s*enabled\s*=\s*false",
+     "turns tests off in the build"),
+    (r"(?i)\[tool\.dun\b", "changes dun's own configuration ([tool.dun] in pyproject.toml)"),
+)
+_WEAKENING = tuple((re.compile(rx), why) for rx, why in WEAKENING)
+_IGNORE_FILE = re.compile(r"(?:^|/)\.[a-z]*ignore$")  # .eslintignore, .prettierignore, .semgrepignore
+# Thresholds: a number under one of these keys, lowered (compared with the value it replaces) or set to 0
+THRESHOLD = re.compile(r"(?i)(--cov-fail-under|fail[-_]under|min[-_]?[a-z0-9_]*|minimum[a-z0-9_]*|threshold[a-z0-9_]*"
+                       r"|coverage[a-z_]*|branches|lines|functions|statements|target)[\"']?\s*[:=\s]\s*[\"']?"
+                       r"(\d+(?:\.\d+)?)")
+# Check commands a Makefile, package.json script or hook runs (replaced by `true`, it checks nothing)
+CHECKS = re.compile(r"(?i)\b(?:pytest|tox|nox|jest|vitest|mocha|go\s+(?:test|vet)|cargo\s+(?:test|clippy)|mypy|ruff"
+                    r"|flake8|pylint|eslint|tsc|tflint|terraform\s+(?:fmt\s+-check|validate)|checkov|tfsec|rspec"
+                    r"|phpunit|phpstan|swiftlint|ktlint|detekt|golangci-lint|shellcheck|hadolint|bandit|semgrep"
+                    r"|black\s+--check|prettier\s+--check|gradlew?\s+\w*(?:test|check|lint)|xcodebuild\s+test|dun\s+check)\b")
+_HOOK_ID = re.compile(r"(?m)^\s*-\s*id\s*:\s*(\S+)")
+
+
+def judge(path: str, added: str, removed: str) -> str | None:
+    """Why this change of a gate's config file weakens the gate, or None."""
+    if not GATE_FILES.search(path):
+        return None
+    for rx, what in _WEAKENING:
+        if what.startswith("an ignore line") and not _IGNORE_FILE.search(path):
+            continue
+        if (m := rx.search(added)) and not rx.search(removed):
+            return f"{what} ({' '.join(m.group(0).split())[:60]})"
+    if why := lowered(added, removed):
+        return why
+    gone = [c for c in dict.fromkeys(m.group(0) for m in CHECKS.finditer(removed)) if c not in added]
+    if gone and len(CHECKS.findall(added)) < len(CHECKS.findall(removed)) and \
+            not path.endswith(("pyproject.toml", "setup.cfg", "conftest.py")):
+        return f"removes a check ({gone[0]})"
+    hooks = [h for h in _HOOK_ID.findall(removed) if h not in _HOOK_ID.findall(added)]
+    if hooks:
+        return f"removes a pre-commit hook ({hooks[0]})"
+    return None
+
+
+def lowered(added: str, removed: str) -> str | None:
+    """A threshold set lower than the value it replaces, or to 0 where the old one is not known."""
+    old = {k.lower().lstrip("-"): float(v) for k, v in THRESHOLD.findall(removed)}
+    for key, value in THRESHOLD.findall(added):
+        name = key.lower().lstrip("-")
+        if name in old and float(value) < old[name]:
+            return f"lowers a threshold ({key} {old[name]:g} -> {value})"
+        if name not in old and float(value) == 0 and ("fail" in name or name.startswith(("min", "threshold", "cov"))):
+            return f"sets a threshold to 0 ({key})"
+    return None

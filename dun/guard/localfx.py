@@ -1,0 +1,41 @@
+"""One entry for the walker into the rule classes about local effects: the agents' own settings (agents.py), hooks
+skipped (hookskip.py), package sources and verification (supply.py), config files that hold gates or sources
+(confedit.py), and Windows tools run from WSL (windows.py)."""
+
+from __future__ import annotations
+
+from dun.guard import agents, confedit, hookskip, supply, windows
+from dun.guard.effects import Facts
+from dun.guard.expand import Val
+
+__all__ = ["mark", "mark_env", "redirected", "shell_edit", "tool_facts"]
+
+
+def mark(facts: Facts, argv: list[Val]) -> list[str]:
+    """Raise this family's signals from a command's words; the shell text a Windows command comes to (judged by the
+    walker as if run here)."""
+    words = [v.text for v in argv]
+    agents.mark(facts, words)
+    supply.mark(facts, words, {})
+    return windows.mark(facts, words)
+
+
+def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
+    """Variables set for the command (`SKIP=mypy git commit`, `GOSUMDB=off go get`)."""
+    hookskip.mark_env(facts, assigned)
+    if assigned and facts.program in supply.MANAGERS and "supply-source" not in facts.signals:
+        supply.mark(facts, [facts.program], assigned)
+
+
+shell_edit = confedit.shell_edit
+
+
+def redirected(path: str, text: str | None, append: bool, unit: str) -> Facts | None:
+    hit = confedit.rewritten(path, text, append)
+    return Facts(unit=unit, signals={hit[0]}, notes={hit[0]: f"why: {hit[1]}"}) if hit else None
+
+
+def tool_facts(tool: str, path: str, tool_input: object) -> Facts | None:
+    """A Write/Edit of a file that holds a gate or package sources, when it weakens or redirects it."""
+    hit = confedit.tool_edit(tool, path, tool_input) if isinstance(tool_input, dict) else None
+    return Facts(unit=path, program=tool, signals={hit[0]}, notes={hit[0]: f"why: {hit[1]}"}) if hit else None
