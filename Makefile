@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: nextest demo test unit coverage bench clean e2e claude-cli agent-clis js-runners debian-deps
+.PHONY: nextest bun demo test unit coverage bench clean e2e claude-cli agent-clis js-runners debian-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,10 +41,15 @@ js-runners:
 nextest:
 	bash tests/e2e/install_nextest.sh
 
+# bun, pinned, for the bun-test fixture test of tests/checks/test_ecosystem_leftovers.py (the npm package `bun` and its
+# platform package, into tests/e2e/.cache; skipped with a message when node or npm is missing).
+bun:
+	bash tests/e2e/install_bun.sh
+
 e2e: $(STAMP) claude-cli agent-clis
 	$(BIN)/python -m pytest -q -m e2e
 
-test: $(STAMP) claude-cli agent-clis js-runners nextest
+test: $(STAMP) claude-cli agent-clis js-runners nextest bun
 	$(BIN)/ruff check dun tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache

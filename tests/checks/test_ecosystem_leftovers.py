@@ -1,6 +1,6 @@
 """Leftovers of issue 25, each run for real on a project a user could have (skipped with a message where the
 toolchain is missing): the same jest test failing in two `projects`; a crate that does not compile under
-cargo-nextest; doctests at the line rustc names."""
+cargo-nextest; doctests at the line rustc names; bun's own runner on a real bun project and its clean twin."""
 
 from __future__ import annotations
 
@@ -204,3 +204,72 @@ def test_doctest_items_are_at_the_line_rustc_names(tmp_path: Path) -> None:
     texts = {i["text"].split(": ", 1)[0]: i["text"] for i in check["items"]}
     assert "E0308" in texts["src/lib.rs - double (line 9)"]
     assert "E0425" in texts["src/lib.rs - hidden (line 19)"]
+
+
+# --- bun's own runner on a real bun project (bun installed from the npm registry by tests/e2e/install_bun.sh) -------
+
+BUN_BIN = CACHE / "bun-1.4.5" / "node_modules" / ".bin"
+BUN_HELPER = """\
+import { expect } from "bun:test";
+export function checkTotal(total: number) {
+  expect(total).toBe(10); // FAIL: helper
+}
+"""
+BUN_TEST = """\
+import { describe, it, expect, test } from "bun:test";
+import { checkTotal } from "./helper";
+
+describe("math", () => {
+  describe("sums", () => {
+    it("adds", () => {
+      expect(1 + 1).toBe(3); // FAIL: adds
+    });
+  });
+  it("passes", () => { expect(1).toBe(1); });
+});
+
+test("deep equal objects", () => {
+  expect({ a: 1, b: [1, 2] }).toEqual({ a: 1, b: [1, 3] }); // FAIL: deep
+});
+
+test("total in a helper", () => {
+  checkTotal(7); // FAIL: call
+});
+
+test("throws", () => {
+  throw new Error("boom"); // FAIL: throws
+});
+"""
+
+
+def bun_project(root: Path, clean: bool) -> Path:
+    write(root, "package.json", json.dumps({"name": "bun-fixture", "private": True, "scripts": {"test": "bun test"}}))
+    for rel, text in (("test/helper.ts", BUN_HELPER), ("test/math.test.ts", BUN_TEST)):
+        if clean:  # the clean twin: the failing assertions taken out
+            text = "".join(line for line in text.splitlines(keepends=True) if "// FAIL:" not in line)
+        write(root, rel, text)
+    git(root, "init", "-q", "-b", "main")
+    return root
+
+
+@pytest.mark.skipif(not (BUN_BIN / "bun").exists(), reason=f"bun is not installed in {BUN_BIN}: run "
+                    "tests/e2e/install_bun.sh (make test does)")
+def test_bun_test_on_a_real_bun_project_every_failing_test_is_an_item_and_its_clean_twin_is_clean(
+        tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": f"{BUN_BIN}{os.pathsep}{os.environ['PATH']}"}
+    root = bun_project(tmp_path / "failing", clean=False)
+    check = dun_check(root, "bun-test", env)
+    assert check["status"] == "fail", check
+    assert check["signal"].startswith("exit 1: 4 failed, 1 passed"), check["signal"]
+    items = {i["text"].split(": ", 1)[0]: i for i in check["items"]}
+    assert {name: (i["file"], i["line"]) for name, i in items.items()} == {
+        "math > sums > adds": ("test/math.test.ts", 7),
+        "deep equal objects": ("test/math.test.ts", 14),
+        "total in a helper": ("test/helper.ts", 3),
+        "throws": ("test/math.test.ts", 22)}, check["items"]
+    assert "Expected: 3\nReceived: 2" in items["math > sums > adds"]["text"]
+    assert "-     3,\n+     2," in items["deep equal objects"]["text"]
+    assert "at test/math.test.ts:18" in items["total in a helper"]["text"]
+    assert "boom" in items["throws"]["text"]
+    twin = dun_check(bun_project(tmp_path / "clean", clean=True), "bun-test", env)
+    assert (twin["status"], twin["items"]) == ("pass", []), twin
