@@ -86,6 +86,8 @@ class Facts:
     notes: dict[str, str] = field(default_factory=dict)  # signal -> what a denial shows about it
     lenient: bool = False  # from a file on disk: the rules for what the guard cannot resolve do not apply
     test_db: bool = False  # works on a test database only (testdb.py): the database rules do not apply
+    free: frozenset[str] = frozenset()  # rules that do not apply: its target is this machine or its own (posture.py)
+    words: list[str] = field(default_factory=list)  # the arguments after the program, as expanded
     exec_download: bool = False  # runs code fetched from the network (curl | sh, bash <(curl ...))
     download_exec: bool = False  # runs a file that curl/wget wrote earlier in the same command line
 

@@ -147,7 +147,8 @@ def check(tool: str, all_facts: list[Facts], rules: RuleSet) -> Verdict:
         if any(p.matches(tool, facts.unit) for p in rules.allow):
             continue
         for rule in rules.for_program(facts.program):
-            if (facts.lenient and rule.id in _UNCERTAIN_RULES) or (facts.test_db and rule.id in TEST_SCOPED_RULES):
+            if (facts.lenient and rule.id in _UNCERTAIN_RULES) or (facts.test_db and rule.id in TEST_SCOPED_RULES) or \
+                    rule.id in facts.free:
                 continue
             detail = match(rule, facts)
             if detail is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from dun.guard import ciconfig, edits, linestate, localfx, longtail, marks, programs, secrets, testdb
+from dun.guard import ciconfig, edits, linestate, localfx, longtail, marks, posture, programs, secrets, testdb
 from dun.guard.braces import brace_expand
 from dun.guard.effects import DOWNLOADERS, Effect, Facts, file_effects, find_parts, program_name
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -44,6 +44,7 @@ class Walker(Redirections, ShellState, Names):
         self.group_secret: str | None = None
         self.raw: list[str] = []  # the words of the simple command being analysed, as written
         self.traps: list[tuple[str, Ctx]] = []
+        self.made: set[str] = set()  # resources made earlier in this command line (posture_own.py)
         Redirections.__init__(self)
 
     def run(self, src: str, ctx: Ctx) -> set[str]:
@@ -172,6 +173,8 @@ class Walker(Redirections, ShellState, Names):
             facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **prefix})
             longtail.mark_env(facts, prefix)  # STAGE=production sls deploy
             localfx.mark_env(facts, {**{k: ctx.vars.get(k) for k in ctx.vars}, **prefix})  # SKIP=mypy git commit
+            posture.judge(facts, facts.words, {**self.env.environ, **ctx.vars, **prefix}, self.env.temp,
+                          self.made)  # changes state elsewhere; or its target is this machine or its own
         out = linestate.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
@@ -213,6 +216,8 @@ class Walker(Redirections, ShellState, Names):
             feed = Stream(listed)
         if (forward := longtail.forwarded(argv)) is not None:  # ssh -R: ssh itself leaves no facts
             self.facts.append(forward)
+        if (run := posture.fleet(argv)) is not None:  # ansible -i prod -m service ...: taken apart below
+            self.facts.append(run)
         u = unwrap(argv, feed.paths if feed else None, feed.text if feed else None)
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
@@ -239,7 +244,7 @@ class Walker(Redirections, ShellState, Names):
         sub, opts, values = command_opts(prog, args, self.gitconfig)
         facts = Facts(unit=unit, program=prog, sub=sub, flags=opts.flags, operands=[v.text for v in opts.operands],
                       effects=file_effects(prog, args, where, self.env) + effects, queries=queries(prog, args),
-                      values=values)
+                      values=values, words=[a.text for a in args])
         named = u.argv[0].text if "/" in u.argv[0].text else prog  # ./bin/purge-cache DIR: what its name says
         facts.effects += [Effect("delete", *classify(v, where, self.env, False), True)
                           for v in longtail.destructive_targets(named, args)]

@@ -1,0 +1,201 @@
+"""The posture: a call that changes state somewhere other than this machine is denied unless its target is local or a
+resource the same command made (posture_own.py), whether or not a rule names the program.
+
+It is judged by shape, from tables: a verb that changes state (apply, deploy, promote, push, send, trigger, delete,
+revoke, disable, silence, switch, scale, restart, set, ...; the first verb among the leading words decides, so
+`amtool silence query` reads) together with a target that is not this machine: a program whose purpose is remote
+(`REMOTE`: platform, fleet, registry, paging and messaging CLIs), a host or URL, or an option naming where it goes
+(`--context`, `--profile`, `--project`, `--env`, `--stage`, `--target`, `-i INVENTORY`). Reads (`list`, `get`,
+`show`, `status`, `logs`, `plan`, `diff`, `preview`, ...) and rehearsals (`--dry-run`, `--check`, `--what-if`,
+`--readonly`, `--validate-only`, `-p never`) stay free, and so does everything aimed at this machine. Programs whose
+own rules split the everyday from the dangerous (git, kubectl, helm, docker, the cloud CLIs, package managers, HTTP
+clients, database shells) are left to them but for the classes here (silences, pages, messages, devices).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+
+from dun.guard import posture_own
+from dun.guard.context import Val
+from dun.guard.effects import Facts, program_name
+from dun.guard.hosts import remote_hosts
+from dun.guard.longtail import nonprod_target, prod_target
+from dun.guard.posture_tables import (
+    CLOUD_ALWAYS,
+    DEVICE,
+    DRY,
+    DRY_BY_PROGRAM,
+    HOST,
+    MESSAGE,
+    OPS_HTTP,
+    READ,
+    REMOTE,
+    RUN_REMOTE,
+    TARGET_OPTIONS,
+    VERB_OVERRIDE,
+    WRITE,
+    WRITE_ALWAYS,
+    ops_url,
+)
+from dun.guard.remotestate import _named as left_to_rules
+from dun.guard.rules_generic import DEVICE_TOOLS
+
+FREE_ON_READ = frozenset({"publish.release", "tool.destroy", "remote.posture"})
+_PUBLISHING = frozenset({"--push", "--publish", "--upload", "--auto-submit", "--deploy", "--release"})
+_LOCAL_TRANSPORTS = ("oci:", "oci-archive:", "docker-archive:", "dir:", "containers-storage:", "docker-daemon:")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+_FILE = re.compile(r"\.(?:ya?ml|json|toml|tf|tfvars|hcl|py|sh|js|ts|txt|cfg|ini|xml|csv|sql|db|apk|aab|ipa|zip|tgz|gz"
+                   r"|tar|whl|md|conf|env|lock|plist|keychain)$", re.I)
+
+
+def _parts(word: str) -> list[str]:
+    """A leading word's parts in the order they decide: `delete-cache` (verb first), `hosting:channel:deploy` and
+    salt's `system.reboot` (verb last)."""
+    parts = [p for p in re.split(r"[-_:.]", _CAMEL.sub("-", word).lower()) if p]
+    return parts[::-1] if ":" in word or "." in word else parts
+
+
+def decisive_verb(prog: str, words: list[str]) -> tuple[str, str] | None:
+    """("read" or "write", the word) for the first leading word that is a verb, or None."""
+    override = VERB_OVERRIDE.get(prog, {})
+    for word in words[:5]:
+        if word.startswith("-") or "/" in word or "=" in word or " " in word or len(word) > 40 or _FILE.search(word):
+            continue
+        if "cache" in word.lower():
+            return "read", word  # huggingface-cli delete-cache, npm cache clean: this machine's caches
+        for part in _parts(word):
+            kind = override.get(part, "read" if part in READ else "write" if part in WRITE else "")
+            if kind:
+                return kind, word
+    return None
+
+
+def _dry(prog: str, words: list[str]) -> bool:
+    pairs = {f"{a} {b}" for a, b in itertools.pairwise(words)}
+    return bool(DRY.intersection(words) or DRY.intersection(pairs) or set(DRY_BY_PROGRAM.get(prog, ())) & set(words)
+                or any(w.startswith(("--dry-run", "--check", "--validate_only", "--validate-only", "--readonly"))
+                       and not w.endswith(("=false", "=none", "=0", "=no")) for w in words))
+
+
+def _target(prog: str, words: list[str]) -> str | None:
+    """What non-local place the words name: a host, or an option naming a remote context, project or inventory."""
+    if hosts := remote_hosts(words):
+        return hosts[0]
+    for i, word in enumerate(words):
+        flag, eq, value = word.partition("=")
+        if flag in TARGET_OPTIONS and (eq or i + 1 < len(words)):
+            value = value if eq else words[i + 1]
+            if value and not value.startswith("-") and not posture_own.local_target(prog, [flag, value], {}, ()) \
+                    and value.rstrip(",") not in ("localhost", "127.0.0.1") and not is_local_inventory(value):
+                return f"{flag} {value}"
+    return None
+
+
+def is_local_inventory(value: str) -> bool:
+    return value.rstrip(",") in ("localhost", "127.0.0.1", "local") or value.startswith("localhost,")
+
+
+def fleet(argv: list[Val]) -> Facts | None:
+    """A fleet tool's run (ansible -m service ... on an inventory), judged before unwrap.py takes it apart for the
+    command it runs elsewhere (which meets every rule too)."""
+    prog = program_name(argv[0]) if argv else ""
+    words = [a.text for a in argv[1:]]
+    if prog not in RUN_REMOTE or _dry(prog, words) or (nonprod_target(argv[1:]) and not prod_target(argv[1:])) or (
+            why := RUN_REMOTE[prog](words)) is None:
+        return None
+    return Facts(unit=" ".join(a.text for a in argv), program=prog, signals={"posture"},
+                 notes={"posture": f"why: {why}"})
+
+
+def judge(facts: Facts, words: list[str], env: Mapping[str, str | None], temp: tuple[str, ...],
+          made: set[str]) -> None:
+    """Mark what is local or the agent's own as free of the rules about shared resources; raise `posture` where
+    the command changes state elsewhere."""
+    prog = facts.program
+    if not prog:
+        return
+    try:
+        _judge(facts, prog, words, env, temp, made)
+    finally:
+        posture_own.remember(prog, words, made)
+
+
+def _judge(facts: Facts, prog: str, words: list[str], env: Mapping[str, str | None], temp: tuple[str, ...],
+           made: set[str]) -> None:
+    verb = decisive_verb(prog, words)
+    if (verb is not None and verb[0] == "read") or _dry(prog, words):
+        never = {"--publish never", "-p never"} & {f"{a} {b}" for a, b in itertools.pairwise(words)}
+        if prog != "git" and (never or not _PUBLISHING.intersection(w.split("=", 1)[0] for w in words)):
+            facts.free |= FREE_ON_READ
+        return
+    if prog in ("skopeo", "crane") and words[-1:] and words[-1].startswith(_LOCAL_TRANSPORTS):
+        facts.free |= {"publish.release"}  # skopeo copy docker://... oci:/tmp/x: a copy on this machine
+        return
+    engine = prog in posture_own.LOCAL_ENGINES
+    remote_engine = engine and ("engine:remote" in made or "--remote" in words or posture_own.engine_elsewhere(env)
+                                or _target(prog, [w for w in words if w not in ("-p", "--profile", "-n", "--name")])
+                                is not None)
+    if prog in ("docker", "podman") and words[:2] == ["context", "use"] and len(words) > 2 and words[2] != "default" \
+            and not posture_own.local_target(prog, ["--context", words[2]], {}, ()):
+        made.add("engine:remote")  # docker context use prod && docker compose up -d: the rest goes there
+    if not remote_engine and (posture_own.local_target(prog, words, env, temp) or posture_own.own(prog, words, made)):
+        facts.free |= posture_own.FREE_RULES
+        return
+    why = _why(facts, prog, words, verb[1] if verb else None, remote_engine)
+    if why:
+        facts.signals.add("posture")
+        facts.notes["posture"] = f"why: {why}"
+
+
+def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_engine: bool) -> str | None:
+    if prog in MESSAGE and (why := _message(prog, words)):
+        return why
+    if prog in OPS_HTTP:
+        url = ops_url(words)
+        return f"{url} messages or pages people, or changes alerting or a store" if url else None
+    if prog in DEVICE:
+        return DEVICE[prog](words)
+    nonprod = "nonprod-target" in facts.signals and "prod-target" not in facts.signals
+    if prog in RUN_REMOTE:
+        return None if nonprod else RUN_REMOTE[prog](words)
+    if verb is None:
+        return WRITE_ALWAYS[prog](words) if prog in WRITE_ALWAYS else None
+    if prog in HOST and HOST[prog](words):
+        return f"{prog} {verb} changes this machine's system, its VMs or the user's profile beyond the repository"
+    if remote_engine:
+        return f"{prog} {verb} changes a container engine on another machine"
+    if prog in ("aws", "gcloud", "az") and any(CLOUD_ALWAYS.match(w) for w in words[:4]):
+        return f"{prog} {verb} silences alarms, sends messages or undeploys"
+    if prog == "firebase" and "channel" in verb and "live" not in words:
+        return None  # hosting:channel:deploy pr-17: a preview channel
+    if prog in REMOTE and not nonprod:
+        verbs = REMOTE[prog]
+        if verbs is None or any(p in verbs for p in _parts(verb)) or verb in verbs:
+            return f"{prog} {verb} changes state on a platform, fleet or registry, not this machine"
+        return None
+    if left_to_rules(prog) or nonprod or prog in DEVICE_TOOLS:
+        return None
+    if target := _target(prog, words):
+        return f"{prog} {verb} changes state on {target}, not this machine"
+    return None
+
+
+_MAIL_RESERVED = re.compile(r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid|localhost)"
+                            r"|localhost)>?$", re.I)
+
+
+def _message(prog: str, words: list[str]) -> str | None:
+    """A message to people: mail to an address outside the reserved example domains, or any chat or SMS send."""
+    recipients = [w for w in words if "@" in w and not w.startswith("-") and "://" not in w and " " not in w]
+    if prog in ("mail", "mailx", "sendmail", "swaks", "msmtp", "mutt", "neomutt", "s-nail", "ssmtp"):
+        if "-t" in words or (recipients and not all(_MAIL_RESERVED.search(r) for r in recipients)):
+            return f"{prog} sends mail to people ({(recipients or ['the message headers'])[0]})"
+        return None
+    if any(w in ("send", "post", "create", "chat", "message", "publish", "notify") or "create" in w for w in words[:4]):
+        return f"{prog} sends a message to people"
+    return None

@@ -1,0 +1,249 @@
+"""The posture's tables (posture.py): which words change state and which read, which programs' purpose is remote,
+which change this machine's system, which send to people or devices. Data only, with the few per-program readers
+that a table cannot say (an ansible module, a fleet's command, a device's serial)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+
+from dun.guard.hosts import host_of, is_local
+
+# Parts of a leading word (split at - _ : . and camelCase) that change state somewhere
+WRITE = frozenset({
+    "apply", "deploy", "redeploy", "undeploy", "release", "promote", "publish", "push", "upload", "send", "submit",
+    "distribute", "trigger", "dispatch", "launch", "delete", "destroy", "remove", "rm", "purge", "revoke", "disable",
+    "mute", "transition", "switch", "activate", "scale", "restart", "reboot", "stop",
+    "shutdown", "suspend", "pause", "drain", "cordon", "seal", "set", "put", "patch", "update", "post", "create",
+    "add", "clear", "backfill", "reset", "cancel", "expire", "resolve", "close", "rollback", "invalidate",
+    "deregister", "unregister", "unsubscribe", "unlock", "rotate", "replace", "taint", "deactivate", "clean",
+    "deprecate", "yank", "retire", "bump", "gc", "prune", "down", "kill", "terminate", "wipe", "erase", "drop",
+    "truncate", "flush", "import", "acknowledge", "ack", "archive", "unpublish", "nuke", "forget", "evict", "edit",
+    "modify", "move", "rename", "transfer", "grant", "enable", "notify", "announce", "tag", "untag", "unmute", "up"})
+# Parts that only look, build here, or rehearse
+READ = frozenset({
+    "list", "ls", "get", "describe", "show", "status", "logs", "log", "plan", "diff", "preview", "query", "search",
+    "view", "inspect", "info", "whoami", "version", "help", "check", "validate", "lint", "test", "fmt",
+    "download", "pull", "fetch", "doctor", "lanes", "graph", "output", "outputs", "history", "top", "watch",
+    "tail", "cat", "print", "explain", "dag", "metrics", "params", "plots", "ping", "uptime", "verify",
+    "synth", "emulators", "action", "scan", "files", "routes", "dev", "local", "console", "cache",
+    "completion", "docs", "login", "logout", "whois", "estimate", "validate_only", "readonly", "summary", "report",
+    "dump", "export"})
+# Words a program uses for something else than their table meaning
+VERB_OVERRIDE: dict[str, dict[str, str]] = {
+    "kaggle": {"version": "write"}, "salt": {"item": "read", "items": "read"},
+    "home-manager": {"build": "read"}, "nix": {"build": "read"},
+    "nixos-rebuild": {"test": "write", "build": "read", "dry": "read"},
+    "fastlane": {"deliver": "write", "supply": "write", "match": "", "change": "write", "env": "read"},
+    "bolt": {"plan": "", "command": "", "task": "", "script": ""}, "pulumi": {"config": "read", "stack": ""},
+    "terraform": {"workspace": "read", "import": "read"}, "tofu": {"workspace": "read", "import": "read"},
+    "firebase": {"use": "read"},
+    "dvc": {"remote": "read", "exp": "read", "add": "read", "gc": "write"}, "ollama": {"rm": "read"},
+}
+# Options meaning a dry run or a check, alone or with their value
+DRY = frozenset({"--help", "-help", "-h", "help", "--version", "--dry-run", "--dryrun", "--dry", "--check", "--what-if",
+                 "--whatif", "--noop", "--plan",
+                 "--preview", "--simulate", "--syntax-check", "--list-hosts", "--list-tasks", "--publish never",
+                 "-p never", "--validate", "-WhatIf", "--no-publish", "--skip-publish", "--build-only", "--diff-only"})
+DRY_BY_PROGRAM = {"ansible-playbook": ("-C",), "ansible": ("-C",), "gradle": ("-m",), "gradlew": ("-m",),
+                  "./gradlew": ("-m",)}
+# Options naming where a command goes; a value not local makes the call remote
+TARGET_OPTIONS = frozenset({"--context", "--kube-context", "--profile", "--project", "--env", "--environment",
+                            "--stage", "--target", "--stack", "--inventory", "--app", "--site", "--account", "--org",
+                            "--workspace", "--cluster", "--targets", "--target-host"})
+
+# Programs whose purpose is remote: every verb that changes state reaches a platform, fleet or registry (a set names
+# the only verbs that do, where the rest of the program is local)
+REMOTE: dict[str, frozenset[str] | None] = {name: None for name in (
+    "terraform", "tofu", "terragrunt", "pulumi", "cdk", "cdktf", "serverless", "sls", "sam", "copilot", "flux",
+    "argocd", "ansible", "ansible-playbook", "ansible-pull", "salt", "salt-key", "salt-run", "salt-ssh", "knife",
+    "puppet", "puppetserver", "bolt", "pyinfra", "vault", "consul", "nomad", "boundary", "waypoint", "mlflow",
+    "airflow", "prefect", "dagster", "databricks", "wandb", "huggingface-cli", "hf", "kaggle", "replicate", "cog",
+    "modal",
+    "firebase", "fastlane", "eas", "appcenter", "code-push", "shorebird", "snapcraft", "wingetcreate", "cachix",
+    "deploy-rs", "amtool", "dog", "pd", "datadog-ci", "sentry-cli", "splunk", "twilio", "newrelic", "gcx",
+    "opsgenie", "statuspage", "crane", "juju", "maas")}
+REMOTE |= {"ollama": frozenset({"push", "cp"}), "brew": frozenset({"bump"}),
+           "pod": frozenset({"deprecate", "push", "delete"}),
+           "gradle": frozenset({"promote"}), "gradlew": frozenset({"promote"}), "dvc": frozenset({"push", "gc"}),
+           "gh": frozenset(), "aws": frozenset(), "gcloud": frozenset(), "az": frozenset()}
+# Cloud CLIs are left to their rules but for silencing alarms, pages and messages, and undeploying
+CLOUD_ALWAYS = re.compile(r"^(?:undeploy[\w-]*|disable-alarm-actions|set-alarm-state|unsubscribe|put-retention-policy"
+                          r"|send-(?:email|raw-email|bulk-\w+|templated-email)|delete-alarms|disable-rule)$")
+
+
+def _after(words: list[str], flag: str) -> list[str]:
+    return [b for a, b in itertools.pairwise(words) if a == flag] + [
+        w.split("=", 1)[1] for w in words if w.startswith(flag + "=")]
+
+
+_REMOTE_CMD_WRITE = re.compile(r"\b(?:stop|restart|reload|kill|pkill|killall|rm|reboot|shutdown|halt|poweroff|drop"
+                               r"|delete|truncate|userdel|purge|remove|mv|dd|mkfs|chmod|chown|disable|mask|tee|sed"
+                               r"|deploy|apply|upgrade|install)\b|>", re.I)
+_ANSIBLE_READ = frozenset({"ping", "setup", "gather_facts", "debug", "stat", "ansible.builtin.ping",
+                           "ansible.builtin.setup", "ansible.builtin.stat", "service_facts", "package_facts",
+                           "ansible.builtin.debug", "slurp", "find", "fetch", "uri"})
+
+
+def _fleet_local(words: list[str]) -> bool:
+    inventories = _after(words, "-i") + _after(words, "--inventory")
+    pattern = next((w for w in words[:1] if not w.startswith("-")), "")
+    return ("local" in _after(words, "-c") + _after(words, "--connection")) or (
+        bool(inventories) and all(i.rstrip(",") in ("localhost", "127.0.0.1") for i in inventories)) or \
+        pattern in ("localhost", "127.0.0.1")
+
+
+def _ansible(words: list[str]) -> str | None:
+    modules = _after(words, "-m") + _after(words, "--module-name")
+    command = " ".join(_after(words, "-a") + _after(words, "--args"))
+    if _fleet_local(words):
+        return None
+    if modules and modules[-1] not in ("command", "shell", "raw", "ansible.builtin.command", "ansible.builtin.shell"):
+        return None if modules[-1] in _ANSIBLE_READ else f"ansible module {modules[-1]} changes the hosts it targets"
+    return f"ansible runs {command[:40]!r} on the hosts it targets" if _REMOTE_CMD_WRITE.search(command) else None
+
+
+def _playbook(words: list[str]) -> str | None:
+    return None if _fleet_local(words) else "ansible-playbook applies a playbook to the hosts of a non-local inventory"
+
+
+def _fleet_command(name: str, start: int) -> Callable[[list[str]], str | None]:
+    def judge(words: list[str]) -> str | None:
+        lead = [w for w in words if not w.startswith("-")]
+        command = " ".join(lead[start:start + 2])
+        if lead[:2] in (["command", "run"],) or name == "knife":
+            return f"{name} runs {command[:40]!r} on a fleet" if _REMOTE_CMD_WRITE.search(command) else None
+        if lead[:2] in (["plan", "run"], ["task", "run"], ["script", "run"], ["apply"]) and not _fleet_local(words):
+            return f"{name} {' '.join(lead[:2])} changes the hosts it targets"
+        return None
+    return judge
+
+
+# Programs that run things on other machines: judged by what they run
+RUN_REMOTE: dict[str, Callable[[list[str]], str | None]] = {
+    "ansible": _ansible, "ansible-playbook": _playbook, "bolt": _fleet_command("bolt", 2),
+    "knife": _fleet_command("knife", 2),
+    "prefect": lambda w: "prefect runs a deployment on its server" if w[:2] == ["deployment", "run"] else None,
+}
+
+
+def _host_switch(words: list[str]) -> bool:
+    return bool({"switch", "boot", "test", "activate"}.intersection(words[:3]))
+
+
+# Programs that change this machine's system or the user's profile outside the repository
+HOST: dict[str, Callable[[list[str]], bool]] = {
+    "nixos-rebuild": _host_switch, "darwin-rebuild": _host_switch, "home-manager": _host_switch,
+    "nix-collect-garbage": lambda w: True, "nix-env": lambda w: True, "nix-channel": lambda w: True,
+    "nix": lambda w: w[:2] in (["profile", "remove"], ["profile", "wipe-history"], ["store", "gc"],
+                                ["store", "delete"]),
+    "machinectl": lambda w: True, "microk8s": lambda w: True, "virsh": lambda w: True,
+    "podman": lambda w: w[:1] == ["machine"], "lxc": lambda w: w[:1] == ["config"],
+    "incus": lambda w: w[:1] == ["config"],
+}
+
+_K3S = re.compile(r"^(?:k3s|k3s-agent|rke2|rke2-agent|microk8s)-(?:uninstall|killall)\.sh$")
+
+
+def _electron(words: list[str]) -> str | None:
+    values = _after(words, "-p") + _after(words, "--publish")
+    return "electron-builder publishes the release" if values and values[-1] != "never" else None
+
+
+def _nix_gc(words: list[str]) -> str | None:
+    return "deletes the profile generations a rollback needs" if {"-d", "--delete-old"}.intersection(words) or any(
+        w.startswith("--delete-older-than") for w in words) else None
+
+
+def _nix_env(words: list[str]) -> str | None:
+    return "removes packages or generations from the user's profile" if any(
+        w in ("-e", "--uninstall", "--delete-generations") for w in words) else None
+
+
+def _salt_key(words: list[str]) -> str | None:
+    return "deletes or rejects minion keys on the salt master" if any(
+        w in ("-d", "-D", "-r", "-R", "--delete", "--delete-all", "--reject", "--reject-all") for w in words) else None
+
+
+# Programs that change state with no verb word: judged by their flags
+WRITE_ALWAYS: dict[str, Callable[[list[str]], str | None]] = {
+    "electron-builder": _electron, "nix-collect-garbage": _nix_gc, "nix-env": _nix_env, "salt-key": _salt_key,
+    "nix-channel": lambda w: "removes a channel" if "--remove" in w else None,
+    "deploy-rs": lambda w: "deploy-rs deploys a system to its hosts",
+    "ansible-pull": lambda w: "ansible-pull applies a playbook fetched from a repository to this machine",
+    "matrix-commander": lambda w: "matrix-commander sends a message to people" if {"-m", "--message"} & set(w) else
+    None,
+    "eas": lambda w: "eas submits the build to the store" if "--auto-submit" in w else None,
+}
+for _name in ("k3s-uninstall.sh", "k3s-agent-uninstall.sh", "rke2-uninstall.sh", "k3s-killall.sh"):
+    WRITE_ALWAYS[_name] = lambda w: "uninstalls the cluster on this machine with its data"
+
+MESSAGE = frozenset({"mail", "mailx", "sendmail", "swaks", "msmtp", "mutt", "neomutt", "s-nail", "ssmtp", "twilio",
+                     "slack", "slack-cli", "slackcat", "telegram-send", "signal-cli", "apprise", "ntfy", "pushover",
+                     "discord", "teams", "mattermost", "mmctl", "zulip-send", "notify-slack"})
+OPS_HTTP = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "httpie", "curlie"})
+# Hosts that carry messages, pages and alerting, store listings; paths that silence or stop on any server
+_OPS_HOSTS = re.compile(r"(?:^|\.)(?:hooks\.slack\.com|slack\.com|discord(?:app)?\.com|webhook\.office\.com"
+                        r"|outlook\.office\.com|pagerduty\.com|opsgenie\.com|statuspage\.io|mailgun\.net"
+                        r"|sendgrid\.com|twilio\.com|postmarkapp\.com|sparkpost\.com|resend\.com|api\.telegram\.org"
+                        r"|datadoghq\.(?:com|eu)|newrelic\.com|sentry\.io|appstoreconnect\.apple\.com"
+                        r"|androidpublisher\.googleapis\.com|api\.mailchimp\.com|mandrillapp\.com"
+                        r"|api\.pushover\.net|ntfy\.sh|chat\.googleapis\.com|api\.victorops\.com"
+                        r"|events\.splunk\w*\.com|api\.incident\.io|api\.firehydrant\.io|rootly\.com)$", re.I)
+_OPS_PATHS = re.compile(r"/silences?\b|/-/(?:quit|reload)\b|/downtime\b|/maintenance_windows\b|/mute\b|/heartbeats/"
+                        r"[^/]+/disable\b|/alertmanager/[^?]*/silences|/api/(?:v\d/)?(?:alerts|incidents)/?$", re.I)
+_WRITE_FLAGS = frozenset({"-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "-F", "--form", "--json",
+                          "-T", "--upload-file", "--post-data", "--post-file"})
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def ops_url(words: list[str]) -> str | None:
+    """The URL of a write to a messaging, paging, alerting or store API, or to a path that silences a server."""
+    methods = [w.upper() for w in _after(words, "-X") + _after(words, "--request") + [
+        w[2:] for w in words if w.startswith("-X") and len(w) > 2]]
+    methods += [w for w in words[:2] if w.upper() in ("POST", "PUT", "PATCH", "DELETE")]  # httpie: http POST url
+    if any(host_of(w) and w.split("?", 1)[0].endswith("/graphql") for w in words if "://" in w) and not any(
+            "mutation" in w for w in words):
+        return None  # a GraphQL query reads
+    writes = (methods and methods[-1].upper() not in _READ_METHODS) or (
+        not methods and (any(w.split("=", 1)[0] in _WRITE_FLAGS for w in words) or any(
+            re.match(r"^[\w.\[\]-]+:?=", w) for w in words[1:] if not w.startswith("-") and "://" not in w)))
+    if not writes:
+        return None
+    for word in words:
+        host = host_of(word) if "://" in word else None
+        if host is None or is_local(host):
+            continue
+        path = word.split(host, 1)[1]
+        if _OPS_HOSTS.search(host) or _OPS_PATHS.search(path.split("?", 1)[0]):
+            return host
+    return None
+
+
+_EMULATOR_SERIAL = re.compile(r"^(?:emulator-\d+|localhost:\d+|127\.0\.0\.1:\d+)$")
+_ADB_WRITE = re.compile(r"\b(?:pm (?:uninstall|clear|disable\S*|hide)|settings put|tcpip|uninstall|wipe|rm -r"
+                        r"|reboot (?:bootloader|recovery)|am force-stop|dpm|svc \w+ disable)\b")
+
+
+def _adb(words: list[str]) -> str | None:
+    serials = _after(words, "-s")
+    if "-e" in words or (serials and all(_EMULATOR_SERIAL.match(s) for s in serials)):
+        return None
+    command = " ".join(w for w in words if w not in ("-d", "-s", *serials))
+    return "changes a real device over adb (not an emulator)" if _ADB_WRITE.search(command) else None
+
+
+def _fastboot(words: list[str]) -> str | None:
+    return "flashes, erases or unlocks a real device" if any(w in ("flash", "flashall", "erase", "format", "-w",
+                                                                  "update", "flashing", "oem") for w in words) \
+        else None
+
+
+DEVICE: dict[str, Callable[[list[str]], str | None]] = {
+    "adb": _adb, "fastboot": _fastboot,
+    "ideviceinstaller": lambda w: "uninstalls an app from a real device" if {"-U", "--uninstall"} & set(w) else None,
+    "cfgutil": lambda w: "erases or changes a real device" if {"erase", "restore", "remove-app"} & set(w) else None,
+    "idevicediagnostics": lambda w: "restarts or shuts down a real device" if {"restart", "shutdown"} & set(w) else
+    None,
+}

@@ -1,0 +1,94 @@
+"""The posture (issue 22): a call that changes state somewhere other than this machine is denied unless its target is
+local or a resource the same command made, whether or not a rule names the program; reads, dry runs and targets on
+this machine stay free, and so do the agent's own throwaway resources."""
+
+from __future__ import annotations
+
+import pytest
+from guard_support import bash, fixed_home
+
+_ADDRESSES = ("VAULT_ADDR", "CONSUL_HTTP_ADDR", "NOMAD_ADDR", "MLFLOW_TRACKING_URI", "DOCKER_HOST", "AIRFLOW_HOME",
+              "FIRESTORE_EMULATOR_HOST", "AWS_ENDPOINT_URL", "ALERTMANAGER_URL")
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch) -> None:
+    fixed_home(monkeypatch)
+    for name in _ADDRESSES:  # the decision must not depend on the machine's own servers
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize(("command", "why"), [
+    ("acmectl --context ops-east restart api", "--context ops-east"),  # a program no rule names, by its shape
+    ("acmectl --project acme-live set maxconn 1", "--project acme-live"),
+    ("terraform apply -auto-approve", "terraform apply"),
+    ("vault token revoke -self", "vault revoke"),
+    ("amtool silence add severity=critical --alertmanager.url=http://am.acme.io", "amtool add"),
+    ("ansible all -i inventory/prod -b -m reboot", "ansible module reboot"),
+    ("knife ssh 'role:web' 'sudo systemctl stop app'", "runs 'sudo systemctl stop app'"),
+    ("sudo nixos-rebuild switch", "this machine's system"),
+    ("kaggle datasets version -p data -m refresh", "kaggle version"),
+    ("mail -s 'Your invoice' customers@lists.acme.com < notice.txt", "sends mail"),
+    ("curl -s -X POST https://events.pagerduty.com/v2/enqueue -d '{}'", "pages people"),
+    ("adb -s R58N12ABCDE shell pm uninstall com.android.chrome", "real device"),
+    ("docker context use prod && docker compose up -d", "another machine"),
+])
+def test_state_changed_elsewhere_is_denied_with_one_line_that_says_why(command: str, why: str) -> None:
+    verdict = bash(command)
+    assert (verdict.decision, verdict.rule) == ("deny", "remote.posture"), verdict
+    assert why in (verdict.reason or "") and "\n" not in (verdict.reason or "")
+    assert "dry-run or plan it" in (verdict.reason or "")  # what an honest agent can do instead
+
+
+@pytest.mark.parametrize("command", [
+    "terraform plan -out tfplan", "pulumi preview --stack prod", "amtool silence query",
+    "ansible-playbook -i inventories/prod site.yml --check --diff", "knife environment show production -F json",
+    "salt -G 'env:prod' grains.item osrelease", "fastlane pilot list", "vault kv get secret/app --help",
+    "ansible all -i localhost, -c local -m service -a 'name=nginx state=stopped'",
+    "tflocal apply -auto-approve", "VAULT_ADDR=http://127.0.0.1:8200 vault token revoke -self",
+    "FIRESTORE_EMULATOR_HOST=127.0.0.1:8080 firebase firestore:delete --all-collections -y --project acme-dev",
+    "aws --endpoint-url http://localhost:4566 s3 rb s3://anything --force", "adb -e uninstall com.acme.app",
+    "mail -s 'nightly' dev@example.com < report.txt", "AIRFLOW_HOME=/tmp/airflow airflow db reset -y",
+])
+def test_reads_dry_runs_and_this_machine_stay_free(command: str) -> None:
+    assert bash(command).decision == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "kind create cluster --name t && kubectl --context kind-t apply -f k8s/ && kind delete cluster --name t",
+    "docker run -d --name pg postgres:16 && docker rm -f pg",
+    "docker compose -p shop up -d && npm test; docker compose -p shop down -v",
+    "docker volume create cache1 && docker volume rm cache1",
+    "minikube start -p demo && minikube delete -p demo",
+    "gh repo create acme/scratchpad --private && gh repo delete acme/scratchpad --yes",
+])
+def test_what_the_same_command_made_it_may_remove(command: str) -> None:
+    assert bash(command).decision == "allow", command
+
+
+@pytest.mark.parametrize(("made", "removed"), [
+    ("kind create cluster --name t", "kind delete cluster --name t"),
+    ("docker run -d --name pg postgres:16", "docker rm -f pg"),
+    ("docker compose -p shop up -d", "docker compose -p shop down -v"),
+])
+def test_nothing_is_remembered_across_calls(made: str, removed: str) -> None:
+    assert bash(made).decision == "allow"
+    assert bash(removed).decision == "deny", removed  # no record the agent could write is trusted
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("docker rm -f api-test-db", "allow"), ("docker volume rm api-e2e_pgdata", "allow"),
+    ("multipass delete --purge agent-ci", "allow"), ("molecule destroy", "allow"), ("xcrun simctl erase 'iPhone 15'",
+                                                                                    "allow"),
+    ("docker rm -f postgres", "deny"), ("docker volume rm pgdata", "deny"), ("minikube delete", "deny"),
+    ("docker rm -f $(docker ps -aq --filter name=test)", "deny"), ("k3d cluster delete --all", "deny"),
+    ("docker -H ssh://deploy@prod.acme.io rm -f api-test-db", "deny"),  # throwaway by name, but not on this machine
+])
+def test_a_local_resource_named_as_a_throwaway_is_the_agents_own(command: str, decision: str) -> None:
+    assert bash(command).decision == decision, command
+
+
+def test_a_remote_engine_from_the_environment_is_not_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert bash("docker rm -f api-test-db").decision == "allow"
+    monkeypatch.setenv("DOCKER_HOST", "ssh://deploy@prod.acme.io")
+    assert bash("docker rm -f api-test-db").decision == "deny"
