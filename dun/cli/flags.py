@@ -6,8 +6,6 @@ fresh check of a large repository). These two commands run at every iteration of
 range, an unknown option) returns None and click reads the command line instead, with its own messages.
 """
 
-from __future__ import annotations
-
 import os
 
 TYPE_CHECKING = False  # not typing's: dun/entry.py reads these tables before it starts git, before all else loads
@@ -75,7 +73,7 @@ def valued(command: str) -> frozenset[str]:
 _BY_NAME = {command: {name: flag for flag in table for name in flag.names} for command, table in TABLES.items()}
 
 
-def parse(command: str, args: list[str]) -> dict[str, Any] | None:
+def parse(command: str, args: list[str]) -> "dict[str, Any] | None":
     """The options given to `dun COMMAND ARGS` (ARGS after the command, no PATH) by the field they set, or None
     when click must read them."""
     by_name = _BY_NAME[command]

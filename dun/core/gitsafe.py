@@ -13,8 +13,6 @@ whose repository needs its filters in dun's commits (git LFS) opts in with DUN_G
 Import-light (os only): dun/entry.py starts git before the rest of dun loads.
 """
 
-from __future__ import annotations
-
 import os
 
 from dun.core.regularfile import read_regular

@@ -5,8 +5,6 @@ links on purpose), never more than a cap. Used by every cache file and by the sc
 Import-light (os, stat): the replay path and dun's first git start read files before the rest of dun loads.
 """
 
-from __future__ import annotations
-
 import os
 import stat
 

@@ -5,10 +5,7 @@
 `subprocess.Popen` does the same job.
 """
 
-from __future__ import annotations
-
 import os
-import select
 import time
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than all of `dun --version`
@@ -44,10 +41,9 @@ class Spawned:
         self._popen: subprocess.Popen[bytes] | None = None
         self._status: int | None = None  # the wait status, once `done` has reaped the program
         if not hasattr(os, "posix_spawnp"):
-            import subprocess
+            from subprocess import DEVNULL, PIPE, Popen
 
-            self._popen = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE)
+            self._popen = Popen(argv, env=env, stdin=DEVNULL, stdout=PIPE, stderr=PIPE)
             return
         self._in_memory = hasattr(os, "memfd_create")
         if self._in_memory:  # the program writes these files, this process reads the same ones
@@ -117,6 +113,8 @@ class Spawned:
             status = self._status if self._status is not None else os.waitpid(self.pid, 0)[1]
             out, err = (_read_all(fd) for fd in self._read)
             return os.waitstatus_to_exitcode(status), out, err
+        import select  # only here: the in-memory files need no poll
+
         received = {fd: bytearray() for fd in self._read}
         poller = select.poll()
         open_fds = set(self._read)
