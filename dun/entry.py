@@ -1,8 +1,6 @@
 """Console-script entry point. Kept import-light: `dun --version` answers before click is imported, and `dun check`
 starts `git status` before it and, on an ordinary command line, runs without click at all."""
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -35,19 +33,21 @@ def main() -> int:
         # 100,000s of objects (the listing, the caches) only costs time (2 ms on a 50,000-file repository).
         gc.disable()
     if here == "check" and status is not None:
-        from dun.engine.launch import TreeLook, start
+        from dun.core.fingerprint import TreeLook
 
         tree_look = TreeLook(status)
         if "--output" not in sys.argv and "-o" not in sys.argv:
             from dun.engine.replay import replay
 
             try:
-                code = replay(sys.argv[1:], status, _warm, tree_look.of)
+                code = replay(sys.argv[1:], status, _warm, tree_look)
             except BrokenPipeError:  # the reader went away (`dun check | head`): as the error handler does
                 code = 0
             if code is not None:
                 return _leave(code)
         # not replayed: the test runners the last identical run ran start now, while the rest of dun loads
+        from dun.engine.launch import start
+
         launches = start(sys.argv[1:], tree_look)
     if here:
         top, listed = _start_more() if status is not None else (None, None)
@@ -68,17 +68,18 @@ def main() -> int:
 # loaded while a replay waits for `git status`, one module at a time until git has answered, so a changed tree
 # does not pay for the wait and the imports one after the other. Each name is one a real run imports anyway
 # (tests/test_entry.py); dun.engine.runner is left out on purpose: the replay tests tell a replay by its absence.
-WARM = ("collections", "functools", "enum", "re", "signal", "threading", "contextlib", "selectors", "subprocess",
-        "fnmatch", "urllib.parse", "pathlib", "copy", "ast", "dis", "inspect", "dataclasses", "typing",
-        "dun.core.kinds", "dun.core.errors", "dun.core.git", "dun.core.globs", "dun.core.snapshot", "dun.cli.flags",
-        "dun.cli.errors", "pluggy", "dun.core.cache.session", "dun.engine.hookspecs", "dun.core.textfiles",
-        "dun.config.schema", "dun.engine.model", "dun.engine.checkapi", "dun.engine.manager", "dun.store.layout",
-        "dun.config.loader", "dun.engine.manifest", "dun.engine.catalog", "dun.engine.session", "dun.output.base",
-        "dun.cli.commands.check", "json", "dun.engine.configcache", "shlex", "dun.core.cache.files",
-        "dun.engine.sanitize", "dun.engine.catalogcache", "dun.engine.inputs", "dun.engine.reuse")
+WARM = ("dun.engine.launch", "collections", "functools", "enum", "re", "signal", "threading", "contextlib",
+        "selectors", "subprocess", "fnmatch", "urllib.parse", "pathlib", "copy", "ast", "dis", "inspect",
+        "dataclasses", "typing", "dun.core.kinds", "dun.core.errors", "dun.core.git", "dun.core.globs",
+        "dun.core.snapshot", "dun.cli.flags", "dun.cli.errors", "pluggy", "dun.core.cache.session",
+        "dun.engine.hookspecs", "dun.core.textfiles", "dun.config.schema", "dun.engine.model", "dun.engine.checkapi",
+        "dun.engine.manager", "dun.store.layout", "dun.config.loader", "dun.engine.manifest", "dun.engine.catalog",
+        "dun.engine.session", "dun.output.base", "dun.cli.commands.check", "json", "dun.engine.configcache", "shlex",
+        "dun.core.cache.files", "dun.engine.sanitize", "dun.engine.catalogcache", "dun.engine.inputs",
+        "dun.engine.reuse")
 
 
-def _warm(done: Callable[[], bool]) -> None:
+def _warm(done: "Callable[[], bool]") -> None:
     for name in WARM:
         if done():
             return
@@ -106,7 +107,7 @@ def _leave(code: int) -> int:
     os._exit(code)
 
 
-def _without_click(command: str, args: list[str], early: Early | None, launches: Launches | None = None
+def _without_click(command: str, args: list[str], early: "Early | None", launches: "Launches | None" = None
                    ) -> int | None:
     """`dun check ARGS` or `dun iterate ARGS` read from its option table (dun/cli/flags.py) without importing
     click, which costs a fifth of a fresh check of a large repository; None when click must read ARGS (help,
@@ -149,7 +150,7 @@ def _runs_checks_here(args: list[str]) -> str | None:
     return command
 
 
-def _start_more() -> tuple[Spawned | None, Spawned | None]:
+def _start_more() -> "tuple[Spawned | None, Spawned | None]":
     """`git rev-parse --show-toplevel` started before the modules that read it load (importing dun.core.snapshot,
     subprocess and pathlib first cost it 10-20 ms). `git ls-files` is not started here: a run on an index seen before
     reads its glob matches back and lists nothing (dun/core/cache/matches.py); the run starts it when it must."""
@@ -161,7 +162,7 @@ def _start_more() -> tuple[Spawned | None, Spawned | None]:
         return None, None
 
 
-def _start_git() -> Spawned | None:
+def _start_git() -> "Spawned | None":
     from dun.core.spawn import start_git, status_args
 
     try:

@@ -121,3 +121,32 @@ def test_the_forbidden_list_can_fail(project: Path, tmp_path: Path) -> None:
     """The same dump sees a forbidden module when the command does use it: `--format junit` loads its formatter."""
     modules = loaded(project, tmp_path / "junit", "check", "--format", "junit")
     assert "dun.output.junit" in modules and "dun.output.text" not in modules
+
+
+# What a replayed `dun check` (nothing changed since an identical run whose every result was reused) may load beyond
+# the interpreter's start: the modules that start git, read the stored output and compute the tree's fingerprint.
+REPLAY_MODULES = {
+    "dun", "dun.entry", "dun.cli", "dun.cli.flags", "dun.core", "dun.core.spawn", "dun.core.gitsafe",
+    "dun.core.regularfile", "dun.engine", "dun.engine.replay", "dun.core.cache", "dun.core.cache.file",
+    "dun.core.cachedir", "dun.core.digest", "dun.core.fingerprint", "dun.core.indexlook",
+    "gc", "__future__", "_sha256", "_sha2",
+}
+# Run as DUMP, writing only the modules loaded after the interpreter's own start.
+DUMP_NEW = DUMP.replace("import atexit, sys\n", "import atexit, sys\nbefore = set(sys.modules)\n").replace(
+    "sorted(sys.modules)", "sorted(set(sys.modules) - before)")
+
+
+def test_a_replayed_check_loads_only_what_the_replay_needs(project: Path, tmp_path: Path) -> None:
+    """The replay's cost beyond `git status` is the interpreter and these imports: the launch of test runners, the
+    engine, subprocess and pathlib load only when the replay misses."""
+    past = time.time() - 60
+    for path in [project, *project.rglob("*")]:
+        if ".git" not in path.relative_to(project).parts:
+            os.utime(path, (past, past))
+    for name in ("first", "second"):
+        loaded(project, tmp_path / name, "check")  # the last run stored its results, this one its whole output
+    proc = subprocess.run([sys.executable, "-c", DUMP_NEW, str(tmp_path / "replay"), "check"], cwd=project,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    modules = set((tmp_path / "replay").read_text().split())
+    assert proc.returncode == 1 and "dun.core.fingerprint" in modules, proc.stderr  # a replay: it looked at the tree
+    assert modules <= REPLAY_MODULES, sorted(modules - REPLAY_MODULES)

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 from dun.core.digest import file_sha256, sha256
+
+TYPE_CHECKING = False  # not typing's: this module loads before the rest of dun
+if TYPE_CHECKING:
+    from dun.core.spawn import Spawned
 
 _FIELDS = {b"1 ": 9, b"2 ": 10, b"u ": 11, b"? ": 2}  # space-separated fields of each kind of status record
 # Ignored files a test runner reads on its own, whatever git ignores (git names them in a Python project): pytest
@@ -39,28 +44,64 @@ def entries(status: bytes) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def fingerprint(root: str, status: bytes, depth: int = 0) -> str:
+def fingerprint(root: str, status: bytes, depth: int = 0, beyond: bytes | None = None) -> str:
     """A hash of HEAD, the branch, the index's view of every change, the content of every changed or untracked file
     and of every ignored Python source file (IGNORED_SOURCES), and of what git status does not look at
-    (dun/core/indexlook.py: skip-worktree and assume-unchanged files, what tracked links point at, the state of
-    submodules and nested repositories, executable bits under core.fileMode=false): equal fingerprints mean the
-    same commit and the same tracked-plus-untracked content."""
-    from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, mode_changes, target_hash
-
+    (`beyond_status`; taken now unless given, as TreeLook takes it while git still runs): equal fingerprints mean
+    the same commit and the same tracked-plus-untracked content."""
     status, ignored = split_ignored(status)
     digest = sha256(status)
     for _, name in entries(status):
         digest.update(b"\0" + name + b"\0" + content_hash(root, name, depth))
     for name in (n for n in ignored if n.endswith(IGNORED_SOURCES)):
         digest.update(b"\3" + name + b"\0" + content_hash(root, name, depth))
+    digest.update(beyond_status(root, depth) if beyond is None else beyond)
+    return digest.hexdigest()
+
+
+def beyond_status(root: str, depth: int = 0) -> bytes:
+    """The looks at what git status does not look at (dun/core/indexlook.py: skip-worktree and assume-unchanged
+    files, what tracked links point at, the state of submodules and nested repositories, executable bits under
+    core.fileMode=false), as `fingerprint` hashes them. Independent of git status's output, so it can be taken while
+    git walks the tree."""
+    from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, mode_changes, target_hash
+
+    parts = []
     broot = os.fsencode(root)
     for kind, name in index_extras(root):
         path = os.path.join(broot, name)
         look = content_hash(root, name, depth) if kind == NOT_LOOKED else target_hash(path) if kind == LINK else (
             nested(path, depth))
-        digest.update(b"\1" + kind + name + b"\0" + look)
-    digest.update(b"\2" + mode_changes(root))
-    return digest.hexdigest()
+        parts.append(b"\1" + kind + name + b"\0" + look)
+    parts.append(b"\2" + mode_changes(root))
+    return b"".join(parts)
+
+
+class TreeLook:
+    """The work tree's fingerprint from the `git status` started as dun started, computed once per root (by the
+    replay path or the launch, whichever asks first) with when its looks began (dun/engine/reuse.py compares the
+    files a check read with it). `prepare` takes the looks that do not depend on git's answer while git still
+    walks the tree, so that only hashing git's answer is left once it exits."""
+
+    def __init__(self, status: Spawned) -> None:
+        self.status = status
+        self._seen: dict[str, tuple[str, int] | None] = {}
+        self._beyond: dict[str, tuple[bytes, int]] = {}
+
+    def prepare(self, root: str) -> None:
+        if root not in self._seen and root not in self._beyond:
+            looked_ns = time.time_ns()
+            self._beyond[root] = (beyond_status(root), looked_ns)
+
+    def of(self, root: str) -> tuple[str, int] | None:
+        if root not in self._seen:
+            early = self._beyond.pop(root, None)
+            code, out, _ = self.status.collect()
+            # when the first look was taken: a file changed after it may have been missed (earlier is stricter)
+            hashed_ns = early[1] if early is not None else time.time_ns()
+            beyond = early[0] if early is not None else None
+            self._seen[root] = (fingerprint(root, out, beyond=beyond), hashed_ns) if code == 0 else None
+        return self._seen[root]
 
 
 def split_ignored(status: bytes) -> tuple[bytes, list[bytes]]:

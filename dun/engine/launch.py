@@ -40,14 +40,13 @@ from dun.core.cache import env_disabled, look
 from dun.core.cache.file import CacheFile
 from dun.core.cachedir import cache_dir_path, stable_env
 from dun.core.digest import sha256
-from dun.core.fingerprint import fingerprint
+from dun.core.fingerprint import TreeLook
 from dun.core.pidmark import mark
 
 TYPE_CHECKING = False  # not typing's: this module loads before everything else
 if TYPE_CHECKING:
     from dun.core.pidmark import Mark
     from dun.core.proc import Started
-    from dun.core.spawn import Spawned
 
 FILE = "launch.marshal"
 TOKEN_ENV = "DUN_PROC_TOKENS"  # dun.core.reaper's
@@ -69,22 +68,6 @@ def _setup(argv: list[str]) -> str:
 
 def _file(root: str) -> CacheFile:
     return CacheFile(os.path.join(cache_dir_path(root), FILE), "launch", code=())
-
-
-class TreeLook:
-    """The work tree's fingerprint from the status git printed as dun started, computed once (by the replay path
-    or the launch, whichever asks first) with when its hashing began."""
-
-    def __init__(self, status: Spawned) -> None:
-        self.status = status
-        self._seen: dict[str, tuple[str, int] | None] = {}
-
-    def of(self, root: str) -> tuple[str, int] | None:
-        if root not in self._seen:
-            code, out, _ = self.status.collect()
-            hashed_ns = time.time_ns()
-            self._seen[root] = (fingerprint(root, out), hashed_ns) if code == 0 else None
-        return self._seen[root]
 
 
 class Launched:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from dun.core.fingerprint import TreeLook
+
 FILE = "replay.marshal"  # marshal, not JSON: the json module alone would cost a fifth of a replayed run
 RESULTS = "results.marshal"  # dun/engine/reuse.py's, beside it
 
@@ -91,13 +93,14 @@ def guess_root() -> str | None:
 
 
 def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], bool]], None] | None = None,
-           tree_of: Callable[[str], tuple[str, int] | None] | None = None) -> int | None:
+           tree_look: TreeLook | None = None) -> int | None:
     """Print the stored output of an identical earlier run and return its exit code; None when anything differs
     (the run then goes on as usual, with the `git status` already started). `meanwhile` is given the time git still
     walks the tree, and a test of whether it has finished, when the last run was not replayed either: work a miss
     would need next (dun/entry.py loads the modules of a full run), never anything a replay would have to undo.
-    `tree_of` computes the work tree's fingerprint from `status` (and when its hashing began), shared with the
-    launch of the next step (dun/engine/launch.py)."""
+    `tree_look` computes the work tree's fingerprint from `status` (and when its looks began), shared with the
+    launch of the next step (dun/engine/launch.py); what it needs beside git's answer is looked at before git has
+    finished."""
     if env_disabled() or "--no-cache" in argv:
         return None
     root = guess_root()
@@ -115,10 +118,12 @@ def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], b
             return None
     if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
         return None
+    if tree_look is not None:
+        tree_look.prepare(root)
     if meanwhile is not None and _missed_last(root):
         meanwhile(status.done)
-    if tree_of is not None:
-        seen = tree_of(root)
+    if tree_look is not None:
+        seen = tree_look.of(root)
         if seen is None or seen[0] != tree:
             return None
     else:
