@@ -37,4 +37,7 @@ LOCALFX_RULES: tuple[Rule, ...] = (
     Rule("agent.settings", "changes a coding agent's own settings (MCP servers it starts, tools it may run, hooks, "
          "extensions), which outlive this session; ask the user to make that change",
          (Match(signals=("agent-settings",)),)),
+    Rule("win.system", "runs a Windows tool from WSL that destroys or weakens the Windows side (disks, the registry, "
+         "tasks, Defender, the firewall, users, logs, boot settings, WSL distributions) or makes code run there "
+         "later; leave that to the user", (Match(signals=("win-destroy",)),)),
 )

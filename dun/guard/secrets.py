@@ -13,6 +13,7 @@ import posixpath
 import re
 from fnmatch import fnmatchcase
 
+from dun.guard import secretfiles
 from dun.guard.expand import Ctx, Env, Val
 from dun.guard.options import Spec, parse
 from dun.guard.paths import classify, normalize, under
@@ -48,14 +49,17 @@ _HOME_SECRETS = (
     (".gradle/gradle.properties", "Gradle credentials"), (".config/netlify/*", "Netlify tokens"),
     (".local/share/com.vercel.cli/*", "Vercel tokens"), (".config/configstore/*", "tool tokens"),
     (".wrangler/*", "Cloudflare tokens"), (".config/.wrangler/*", "Cloudflare tokens"),
+    *secretfiles.HOME,
 )
 _SYSTEM_SECRETS = (("/etc/shadow", "password hashes"), ("/etc/gshadow", "password hashes"),
                    ("/etc/sudoers*", "sudoers"), ("/etc/ssl/private*", "TLS keys"), ("/proc/*/environ", "the "
-                   "environment"), ("/root/*", "root's files"), ("/etc/passwd", "the user list"))
+                   "environment"), ("/root/*", "root's files"), ("/etc/passwd", "the user list"),
+                   *secretfiles.SYSTEM)
 _NOT_SECRET = re.compile(r"\.pub$|known_hosts|^\.ssh/config$|\.env\.(example|sample|template|dist|defaults?)$")
 _FILE_SECRETS = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", "*.p12", "*.pfx",
                  "*.keystore", "*.jks", "credentials.json", "service-account*.json", "secrets.y*ml", "*.kdbx",
-                 ".git-credentials", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".my.cnf", ".*_history", ".*history")
+                 ".git-credentials", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".my.cnf", ".*_history", ".*history",
+                 *secretfiles.FILES)
 SECRET_VAR = re.compile(r"\$\{?([A-Za-z_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY|"
                         r"CREDENTIAL|AUTH)[A-Za-z0-9_]*)")
 _HEADER_OPTIONS = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer", "--proxy-user", "-A", "--user-agent",
@@ -98,7 +102,8 @@ def secret_path(path: str, env: Env) -> str | None:
 _MAYBE = re.compile(r"ssh|aws|env|cred|netrc|npmrc|pypirc|gnupg|gcloud|azure|kube|docker|gh|shadow|sudoers|private"
                     r"|\.pem|\.key|id_|token|secret|passw|keyring|vault|\.p12|pfx|jks|kdbx|config|\.m2|\.gem|cargo|hub"
                     r"|glab|claude|codex|root|account|history|pgpass|my\.cnf|s3cfg|boto|oci|doctl|fly|heroku|composer"
-                    r"|gradle|netlify|vercel|configstore|wrangler|\*|\{\}", re.I)  # cheap: most operands aren't secrets
+                    r"|gradle|netlify|vercel|configstore|wrangler|\*|\{\}" + secretfiles.MAYBE,
+                    re.I)  # cheap: most operands aren't secrets
 
 
 def val_secret(val: Val, ctx: Ctx, env: Env) -> str | None:
@@ -135,7 +140,8 @@ _PRINTERS = (("gpg", "--export-secret-keys"), ("gpg", "--export-secret-subkeys")
              ("security", "find-generic-password"), ("security", "find-internet-password"), ("git", "fill"),
              ("kubectl", "secret"), ("kubectl", "secrets"), ("gcloud", "print-access-token"),
              ("az", "get-access-token"), ("docker", "--show-stored"), ("aws", "export-credentials"),
-             ("kubectl", "--raw"), ("heroku", "auth:token"), ("gcloud", "print-identity-token"), ("vault", "token"))
+             ("kubectl", "--raw"), ("heroku", "auth:token"), ("gcloud", "print-identity-token"), ("vault", "token"),
+             *secretfiles.PRINTERS)
 # Code that prints the whole environment (print(os.environ), JSON.stringify(process.env), %ENV, ENV.to_h)
 ENV_DUMP_CODE = re.compile(r"(?<!env=)(?<!env = )\bos\.environ\b(?!\s*\[|\s*\.\s*(?:get|setdefault|pop|copy)\b)"
                            r"|\bprocess\.env\b(?!\s*(?:\.|\[))|\bENV\.(?:to_h|to_a|each|inspect|keys|map|sort)\b"

@@ -1,0 +1,38 @@
+"""More secrets the guard follows to the sinks it knows (data for secrets.py): infrastructure state and decrypted
+vaults (terraform.tfstate holds every resource's passwords; `sops -d`, `ansible-vault view`, `pulumi stack output
+--show-secrets` print them), ML and data platform tokens (Hugging Face, Kaggle, Databricks), mobile signing keys and
+store credentials (key.properties, App Store Connect .p8 keys, fastlane sessions), container registry logins, and the
+Windows side of a WSL machine (the user's profile under /mnt/c)."""
+
+from __future__ import annotations
+
+# Under the home directory: (glob over the path relative to HOME, name shown)
+HOME = (
+    (".cache/huggingface/token", "a Hugging Face token"), (".cache/huggingface/stored_tokens", "Hugging Face tokens"),
+    (".huggingface/token", "a Hugging Face token"), (".kaggle/kaggle.json", "a Kaggle token"), (".kaggle", "Kaggle "
+     "tokens"), (".databrickscfg", "Databricks tokens"), (".fastlane", "fastlane sessions"), (".fastlane/*",
+     "fastlane sessions"), (".appstoreconnect*", "App Store Connect keys"), ("private_keys", "App Store Connect "
+     "keys"), ("private_keys/*", "App Store Connect keys"), (".android/adbkey*", "adb keys"), (".android",
+     "Android keys"), (".config/containers/auth.json", "registry credentials"), (".config/gh-copilot/*", "tokens"),
+    (".wandb/*", "Weights & Biases keys"), (".netrc*", ".netrc passwords"), (".config/sops/*", "sops keys"),
+    (".vault_pass*", "a vault password"), (".ansible/*vault*", "a vault password"), (".config/ngrok/*", "ngrok tokens"),
+    (".terraform.d/credentials.tfrc.json", "Terraform tokens"), (".pulumi/credentials.json", "Pulumi tokens"),
+    (".mc/config.json", "MinIO keys"), (".config/hcloud/*", "Hetzner tokens"), (".config/linode-cli", "Linode tokens"),
+)
+SYSTEM = (("/run/user/*/containers/auth.json", "registry credentials"),
+          ("/mnt/[a-z]/Users/*/.ssh*", "SSH keys (Windows side)"), ("/mnt/[a-z]/Users/*/.aws*", "AWS credentials "
+           "(Windows side)"), ("/mnt/[a-z]/Users/*/.azure*", "Azure credentials (Windows side)"),
+          ("/mnt/[a-z]/Users/*/.kube*", "Kubernetes credentials (Windows side)"),
+          ("/mnt/[a-z]/Users/*/.docker/*", "registry credentials (Windows side)"),
+          ("/mnt/[a-z]/Users/*/AppData/*/Login Data*", "a browser's saved logins"),
+          ("/mnt/[a-z]/Users/*/AppData/*/Cookies*", "a browser's cookies"),
+          ("/mnt/[a-z]/Users/*/AppData/Roaming/NuGet/*", "NuGet credentials"),
+          ("/mnt/[a-z]/Users/*/.git-credentials", "git credentials"))
+FILES = ("terraform.tfstate", "*.tfstate", "*.tfstate.backup", "key.properties", "AuthKey_*.p8", "*.p8",
+         "kaggle.json", ".databrickscfg", "*.mobileprovision", ".vault_pass*", "vault_pass*", "*.agekey", "keys.txt")
+MAYBE = r"|tfstate|huggingface|kaggle|databricks|fastlane|appstore|private_keys|properties|\.p8|containers|android" \
+        r"|/mnt/|wandb|vault|agekey|mobileprovision|pulumi|\.mc/|ngrok"
+# Commands that print a secret: (program, a word among its arguments)
+PRINTERS = (("sops", "-d"), ("sops", "--decrypt"), ("ansible-vault", "view"), ("pulumi", "--show-secrets"),
+            ("databricks", "token"), ("terraform", "-raw"), ("tofu", "-raw"), ("doppler", "download"),
+            ("infisical", "export"))
