@@ -162,14 +162,19 @@ def _decide(opts: dict[str, Any], root: Path, cwd: Path) -> tuple[str, Python | 
             return Outcome(Status.ERROR, absent, next=js_install_hint(cwd))
     if "{dun-file:" in command:
         command = DUN_FILE.sub(lambda m: shlex.quote(str(Path(__file__).parent / m["path"])), command)
-    if "{go-tags}" in command or "{go-packages}" in command:  # dun/checks/gorunner.py
-        from dun.checks.gorunner import go_packages, go_tags
+    if "{go-tags}" in command or "{go-packages}" in command or "{go-race}" in command:  # dun/checks/gorunner.py
+        from dun.checks.gorunner import go_packages, go_race, go_tags
 
         command = command.replace("{go-tags}", go_tags(cwd)).replace("{go-packages}", go_packages(cwd))
+        command = command.replace("{go-race}", go_race(cwd))
     if "{unittest-args}" in command:  # the project's own discovery arguments (dun/checks/pyrunner.py)
         from dun.checks.pyrunner import unittest_args
 
         command = command.replace("{unittest-args}", unittest_args(cwd))
+    if "{pytest-args}" in command:  # the config file its own pytest command names (dun/checks/pyrunner.py)
+        from dun.checks.pyrunner import pytest_args
+
+        command = command.replace("{pytest-args}", pytest_args(cwd))
     if PLACEHOLDER not in command:
         return command, None
     from dun.checks.pyenv import project_python

@@ -77,6 +77,39 @@ def unittest_args(root: Path) -> str:
     return "-s tests" if is_dir(tests) and not is_file(tests / "__init__.py") else "-s ."
 
 
+_PYTEST_RUN = re.compile(r"(?:-m\s+pytest|\bpy\.test|(?<![\w/.-])pytest)\b(?P<args>[^\n&|;]*)")
+_PYTEST_FILES_RUN = ("Makefile", "justfile", "tox.ini", "noxfile.py", "pyproject.toml", "hatch.toml", "setup.cfg",
+                     ".github/workflows")
+
+
+def pytest_args(root: Path) -> str:
+    """The configuration file the project's own pytest command names (`pytest -c tests/pytest.ini`,
+    `--config-file=...`) and its `--rootdir`, read from a Makefile, justfile, tox.ini, noxfile.py, pyproject.toml,
+    hatch.toml, setup.cfg or a workflow: a config pytest does not find from the root (its `python_files`,
+    `pythonpath`, `testpaths`) leaves a run with none of them collecting nothing, exit 5, an all-clear. '' for none."""
+    import shlex
+
+    for name in _PYTEST_FILES_RUN:
+        path = root / name
+        files = glob_paths(path, "*.y*ml")[:20] if is_dir(path) else [path]
+        for found in (m for f in files for m in _PYTEST_RUN.finditer(read(f, root, 256 * 1024))):
+            words = _shell_words(found["args"]) or []
+            picked: list[str] = []
+            for i, word in enumerate(words):
+                option, _, value = word.partition("=")
+                if option in ("-c", "--config-file", "--rootdir") and not value and i + 1 < len(words):
+                    value = words[i + 1]
+                elif word.startswith("-c") and len(word) > 2 and option == word:
+                    option, value = "-c", word[2:]
+                if option not in ("-c", "--config-file", "--rootdir") or not value or "$" in value or "{" in value:
+                    continue
+                if (is_dir(root / value) if option == "--rootdir" else is_file(root / value)):
+                    picked.append(f"{option} {shlex.quote(value)}")
+            if picked:
+                return " ".join(picked)
+    return ""
+
+
 def _shell_words(text: str) -> list[str] | None:
     """The words of a command's arguments; a YAML or TOML string's closing quote after them is dropped."""
     import shlex

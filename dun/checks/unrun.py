@@ -118,7 +118,9 @@ def _subprojects(root: Path, ours: list[Ecosystem]) -> list[tuple[str, str]]:
 
 _ROOT_RUNS = ("rust", "python")  # a root of these runs what lies below it (cargo's workspace, pytest's collection)
 # directories that hold projects a level further down (`services/api/go.mod`); others are looked into one level only
-_CONTAINERS = {"services", "apps", "packages", "libs", "crates", "modules", "projects", "components", "cmd"}
+_CONTAINERS = {"services", "apps", "packages", "libs", "crates", "modules", "projects", "components", "cmd", "tools",
+               "tooling", "plugins", "extensions", "clients", "sdks", "sdk", "bindings", "functions", "workers",
+               "backends", "frontends", "contrib"}
 
 
 def _subdirs(directory: Path) -> list[Path]:

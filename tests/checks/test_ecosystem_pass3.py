@@ -154,3 +154,130 @@ def test_vitest_unhandled_rejection_is_an_item(vitest_unhandled: dict[str, Any])
     assert _where(vitest_unhandled) == [("test/jobs.test.js", 5, "test/jobs.test.js > fires and forgets")]
     assert vitest_unhandled["items"][0]["text"].endswith("unhandled rejection: Error: job queue closed")
     assert "1 unhandled error" in vitest_unhandled["signal"]
+
+
+# --- pytest: a config named with -c, fixtures failing in conftest.py, pytest-rerunfailures' attempts -------------
+
+def _pytest_check(root: Path) -> dict[str, Any]:
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "VIRTUAL_ENV": sys.prefix}
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "pytest"], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=300)
+    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "pytest"]
+    return check
+
+
+@pytest.fixture(scope="module")
+def pytest_config_in_tests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("pytest-c")
+    write(root, "pyproject.toml", '[project]\nname = "calc"\nversion = "0.1.0"\n')
+    write(root, "Makefile", "test:\n\tpython -m pytest -c tests/pytest.ini\n")
+    write(root, "tests/pytest.ini", "[pytest]\npythonpath = ../src\npython_files = check_*.py\n"
+                                    "python_functions = check_*\n")
+    write(root, "src/calc/__init__.py", "def div(a, b):\n    return a / b\n")
+    write(root, "tests/conftest.py", "import pytest\n\n\n@pytest.fixture\ndef scratch(tmp_path):\n    yield tmp_path\n"
+                                     "    raise OSError('could not remove scratch')\n")
+    write(root, "tests/check_calc.py", "from calc import div\n\n\ndef check_div():\n    assert div(7, 2) == 3\n\n\n"
+                                       "def check_scratch(scratch):\n    assert scratch.is_dir()\n")
+    git(root, "init", "-q", "-b", "main")
+    return _pytest_check(root)
+
+
+def test_pytest_runs_with_the_config_file_the_projects_command_names(pytest_config_in_tests: dict[str, Any]) -> None:
+    # without `-c tests/pytest.ini` pytest collected nothing from the root (check_*.py), exit 5: a pass
+    check = pytest_config_in_tests
+    assert check["status"] == "fail" and check["signal"].startswith("exit 1: 1 failed, 1 error"), check
+    # pytest writes the file from its rootdir (tests/): `check_calc.py`, a file that is not there from the root
+    assert _where(check)[0] == ("tests/check_calc.py", 5, "tests/check_calc.py::check_div")
+
+
+def test_pytest_fixture_teardown_failure_is_at_the_fixture(pytest_config_in_tests: dict[str, Any]) -> None:
+    # was at the test's `def` line: the traceback has no frame in the test's own file
+    assert _where(pytest_config_in_tests)[1] == ("tests/conftest.py", 7, "tests/check_calc.py::check_scratch")
+    assert 'failed on teardown with "OSError: could not remove scratch"' in pytest_config_in_tests["items"][1]["text"]
+
+
+RERUN_REPORT = """\
+<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" \
+failures="1" skipped="0" tests="7" time="35.9"><testcase classname="tests.test_shop" name="test_total" \
+file="tests/test_shop.py" line="22" time="0.001" /><testcase classname="tests.test_shop" name="test_total" \
+file="tests/test_shop.py" line="22" time="0.001"><failure message="assert 13.5 == 13.0">tests/test_shop.py:23: in \
+test_total
+    assert total([10.0, 5.0], discount=0.1) == 13.0
+E   assert 13.5 == 13.0</failure></testcase><testcase classname="tests.test_shop" name="test_uses_db" \
+file="tests/test_shop.py" line="34" time="0.000" /><testcase classname="tests.test_shop" name="test_uses_db" \
+file="tests/test_shop.py" line="34" time="0.000"><error message="failed on setup with &quot;ConnectionError: db is \
+down&quot;">tests/test_shop.py:32: in db
+    raise ConnectionError("db is down")
+E   ConnectionError: db is down</error></testcase><testcase classname="tests.test_shop" name="test_hangs" \
+file="tests/test_shop.py" line="25" time="2.964" /><testcase classname="tests.test_shop" name="test_hangs" \
+file="tests/test_shop.py" line="25" time="30.001" /><testcase classname="tests.test_shop" name="test_sku[plain]" \
+file="tests/test_shop.py" line="8" time="0.001" /></testsuite></testsuites>
+"""
+
+
+def test_pytest_rerun_attempts_are_not_counted_as_passed_tests(tmp_path: Path) -> None:
+    # pytest-rerunfailures (`--reruns 1`) writes each earlier attempt as an empty <testcase>: 3 passed became 6
+    from dun.checks.parsers.base import ParseContext
+    from dun.checks.parsers.junit import JUnitParser
+
+    write(tmp_path, "tests/test_shop.py", "")
+    parsed = JUnitParser({}, ParseContext(tmp_path, tmp_path)).parse(RERUN_REPORT.encode())
+    assert parsed.summary == "1 failed, 1 error, 2 passed"  # pytest: 1 failed, 2 passed, 1 error, 3 rerun
+    assert [(i.file, i.line) for i in parsed.items] == [("tests/test_shop.py", 23), ("tests/test_shop.py", 32)]
+
+
+# --- Go: the race detector the project's `make test` runs, a module two levels down ----------------------------
+
+GO_RACE = """\
+package counter
+
+import "sync"
+
+func Count(n int) int {
+\ttotal := 0
+\tvar wg sync.WaitGroup
+\tfor i := 0; i < n; i++ {
+\t\twg.Add(1)
+\t\tgo func() {
+\t\t\tdefer wg.Done()
+\t\t\ttotal++
+\t\t}()
+\t}
+\twg.Wait()
+\treturn total
+}
+"""
+
+
+def test_go_test_runs_the_race_detector_make_test_runs(tmp_path_factory: pytest.TempPathFactory) -> None:
+    if shutil.which("go") is None or shutil.which("gcc") is None:
+        pytest.skip("go or gcc (the race detector needs cgo) is not installed: the Go fixture module cannot build")
+    base = tmp_path_factory.mktemp("go-race")
+    env = {**os.environ, "GOCACHE": str(base / "cache"), "GOPATH": str(base / "path"), "GOTOOLCHAIN": "local"}
+    root = base / "repo"
+    write(root, "go.mod", "module example.com/counter\n\ngo 1.19\n")
+    write(root, "Makefile", "test:\n\tgo test -race ./...\n")
+    write(root, "counter.go", GO_RACE)
+    write(root, "counter_test.go", "package counter\n\nimport \"testing\"\n\nfunc TestCount(t *testing.T) {\n"
+                                   "\tif Count(2) < 1 {\n\t\tt.Fatal(\"none\")\n\t}\n}\n")
+    git(root, "init", "-q", "-b", "main")
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "go-test"], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=300)
+    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "go-test"]
+    # without -race: 1 passed, all clear; the item was at the runtime's testing.go:1319
+    assert check["status"] == "fail", check
+    [item] = check["items"]
+    assert (item["file"], item["line"]) == ("counter.go", 12)
+    assert "race detected during execution of test" in item["text"] and "at counter_test.go:6" in item["text"]
+    assert "write by goroutine" in item["text"]
+
+
+def test_a_go_module_under_tools_is_a_suite_no_check_runs(tmp_path: Path) -> None:
+    # tools/lint/go.mod was two levels down in a directory not known to hold projects: "nothing actionable"
+    write(tmp_path, "README.md", "# repo\n")
+    write(tmp_path, "tools/lint/go.mod", "module example.com/lint\n\ngo 1.19\n")
+    write(tmp_path, "tools/lint/lint_test.go", "package lint\n")
+    git(tmp_path, "init", "-q", "-b", "main")
+    check = _check(tmp_path, "test-suites", code=0)
+    assert check["status"] == "warn"
+    assert [i["file"] for i in check["items"]] == ["tools/lint/go.mod"]

@@ -106,6 +106,11 @@ class GoTestParser(LineParser):
                 name = f"{test} ({package})"
                 return Item(text=bounded(f"{name}: " + ("\n".join(body) or "failed")), file=found[0], line=found[1])
         call = ""
+        race = _race(lines, ctx)
+        if race is not None:  # `testing.go:1319: race detected`: the racing accesses' places in the project's code
+            where, body, own = race
+            messages = [m for m in messages if "race detected" in m][:1] + body
+            call = f"\n  at {own[0]}:{own[1]}" if own is not None and own != where else ""
         if where is None:  # a panic: its message, and the first frame inside the repository
             frames = [(path, int(frame["line"])) for text in lines if (frame := _PANIC_FRAME.match(text))
                       and (path := repo_path(frame["file"], ctx)) and not path.startswith("/")]
@@ -122,6 +127,39 @@ class GoTestParser(LineParser):
         if where is None:
             return Item(text=bounded(text), file=repo_path(directory, ctx) if directory else None)
         return Item(text=bounded(text) + call, file=where[0], line=where[1])
+
+
+_ACCESS = re.compile(r"^\s*(?P<what>(?:Previous )?(?:[Rr]ead|[Ww]rite)) at 0x[0-9a-f]+ by (?P<who>.+?):?$")
+
+
+def _race(lines: list[str], ctx: ParseContext) -> tuple[tuple[str, int], list[str], tuple[str, int] | None] | None:
+    """The race detector's report in a test's output (`WARNING: DATA RACE`): the first racing access's place in the
+    repository, a line per access (`Read at counter.go:13 by goroutine 9`), and the test's own frame that led there;
+    None when there is no report or it names no place in the repository."""
+    if not any(line.strip() == "WARNING: DATA RACE" for line in lines):
+        return None
+    body: list[str] = []
+    first: tuple[str, int] | None = None
+    own: tuple[str, int] | None = None
+    access: str | None = None
+    for text in lines:
+        if text.strip() == "WARNING: DATA RACE" and body:
+            break  # one race is enough to say where
+        found = _ACCESS.match(text)
+        if found:
+            access = f"{found['what']} by {found['who']}"
+            continue
+        frame = _PANIC_FRAME.match(text)
+        path = repo_path(frame["file"], ctx) if frame else None
+        if frame is None or path is None or path.startswith("/"):
+            continue
+        if access is not None:
+            body.append(f"{access} at {path}:{frame['line']}")
+            first = first or (path, int(frame["line"]))
+            access = None
+        if own is None and path.endswith("_test.go"):
+            own = (path, int(frame["line"]))
+    return (first, body, own) if first is not None else None
 
 
 def _example(directory: str, name: str, ctx: ParseContext) -> tuple[str, int] | None:

@@ -50,7 +50,7 @@ class JUnitParser(DocumentParser):
         describes = _bun_describes(root) if root.get("name") == "bun test" else {}
         for suite in root.iter("testsuite"):
             pytest = suite.get("name") == "pytest" or (root.get("name") or "").startswith("pytest")
-            for element in suite.findall("testcase"):
+            for element in _final_attempts(suite.findall("testcase")) if pytest else suite.findall("testcase"):
                 if suite in describes and element.get("file"):  # bun: `describe > test`, the file the item's own
                     element.set("name", " > ".join([*describes[suite], element.get("name") or ""]))
                     element.set("classname", element.get("file") or "")
@@ -76,6 +76,21 @@ class JUnitParser(DocumentParser):
         from dun.checks.parsers.unhandled import vitest_unhandled
 
         return vitest_unhandled(output, self.ctx)
+
+
+def _final_attempts(cases: list[ET.Element]) -> list[ET.Element]:
+    """pytest-rerunfailures writes each attempt of a test it re-ran as a <testcase> of its own, the earlier ones
+    empty: counted, a test re-run twice was three passed tests. An empty case with the same test after it is an
+    earlier attempt; a test's second case holding a result (an error in teardown after a failure) stays."""
+    later: set[tuple[str | None, str | None]] = set()
+    kept: list[ET.Element] = []
+    for element in reversed(cases):
+        key = (element.get("classname"), element.get("name"))
+        if key in later and not len(element):
+            continue
+        later.add(key)
+        kept.append(element)
+    return kept[::-1]
 
 
 def _bun_describes(root: ET.Element) -> dict[ET.Element, list[str]]:
@@ -124,6 +139,12 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
         message = next((line.strip() for line in text.splitlines() if line.strip()), outcome)
     file = case.file or _file_from_classname(case.classname or "", ctx.cwd)
     frames = [(m["file"], int(m["line"]), m["func"]) for m in _PYTEST_FRAME.finditer(text)]
+    if pytest and file and not (ctx.cwd / file).is_file():
+        # pytest writes `file` from its rootdir (a `-c tests/pytest.ini` puts it in tests/), its traceback from
+        # where it ran: the traceback's path of the same file is the one from here
+        bases = dict.fromkeys(os.path.dirname(f) for f, _, _ in frames if not os.path.isabs(f))
+        file = next((f for f, _, _ in frames if _same_file(f, file) and (ctx.cwd / f).is_file()), None) or \
+            next((p for base in bases if base and (ctx.cwd / (p := f"{base}/{file}")).is_file()), file)
     if not frames:
         frames = [(m["file"], int(m["line"]), None) for m in _LOCATION.finditer(text)]
     line = None
@@ -136,9 +157,13 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
             return Item(text=f"{_test_id(case, file, pytest)}: {bounded(message)}", file=repo_path(file, ctx),
                         line=title_line(repo_path(file, ctx), title, ctx))
         return Item(text=f"{_test_id(case, file, pytest)}: {bounded(message)}{call}", file=where[0], line=where[1])
+    at = None  # the failing statement's file when it is not the test's own
     if file:
         inside = [n for f, n, _ in frames if _same_file(f, file)]
         line = inside[-1] if inside else None  # the deepest frame in the test's own file: the failing statement
+        own = [(f, n) for f, n, _ in frames if not os.path.isabs(f) and (ctx.cwd / f).is_file()]
+        if line is None and pytest and own:  # a fixture's setup or teardown that failed in conftest.py
+            at, line = own[-1]
     elif frames:
         # no file attribute: the project's own frame, never the runner's (node_modules/tape/lib/test.js)
         own = project_frames(text, ctx)
@@ -154,7 +179,7 @@ def _item(case: _Case, outcome: str, pytest: bool, ctx: ParseContext) -> Item:
     body = f"{_test_id(case, file, pytest)}: {bounded(message)}"
     if len(frames) > 1:
         body += "".join(f"\n  at {f}:{n}" + (f" in {func}" if func else "") for f, n, func in frames[-TAIL_FRAMES:])
-    return Item(text=body, file=repo_path(file, ctx), line=line)
+    return Item(text=body, file=repo_path(at or file, ctx), line=line)
 
 
 _SYNTAX = re.compile(r"^E?\s*(SyntaxError|IndentationError|TabError): ")
