@@ -248,11 +248,12 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
 
 
 def python_inputs(root: Path, cwd: Path) -> list[str] | None:
-    """The project's interpreter, its virtual environment's config, every directory of its site-packages (`site_dirs`:
-    installing, upgrading or removing a distribution, or a file rewritten by renaming a new one over it, as `sed -i`
-    and pip do, changes a listing), and what editable installs outside the repository hold (`editable_files`); None
-    when it is not a virtual environment."""
+    """The project's interpreter, its virtual environment's config, a tree look at each site-packages directory
+    (dun/core/cache/tree.py: a distribution installed, upgraded or removed, a file renamed over another as `sed -i`
+    and pip do, or rewritten in place, as an agent "fixing" a dependency may), and what editable installs outside
+    the repository hold (`editable_files`); None when it is not a virtual environment."""
     from dun.checks.pyenv import project_python
+    from dun.core.cache.tree import PREFIX
 
     python = project_python(root, cwd)
     if python.source not in (".venv", "venv", "VIRTUAL_ENV"):
@@ -268,35 +269,10 @@ def python_inputs(root: Path, cwd: Path) -> list[str] | None:
     # PYTHONPATH's directories come first on the path: edited there, they change what the tests import
     pythonpath = [os.path.join(cwd, d) for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d]
     editable = editable_files(str(root), [*pth, *finders], pythonpath)
-    listings = site_dirs(sites)
-    if editable is None or listings is None:
+    if editable is None:
         return None
-    return [interpreter, os.path.join(venv, "pyvenv.cfg"), *listings, *pth, *finders, *editable]
-
-
-def site_dirs(sites: list[str]) -> list[str] | None:
-    """Every directory beneath the site-packages directories, but `__pycache__`: a stat of each tells a file added,
-    removed or replaced anywhere in an installed package (pip, `sed -i`, an editor that writes a new file and renames
-    it over the old one). A file rewritten in place (opened, truncated and written) changes no listing and is not
-    seen: telling it needs a stat of every file (about 100 ms of CPU for 23,000 files, on every run), where this
-    costs a stat per directory on a run that reuses the result. None past WALK_LIMIT directories (the check then
-    runs every time)."""
-    from dun.engine.inputs import WALK_LIMIT
-
-    out: list[str] = []
-    stack = list(reversed(sites))
-    while stack:
-        top = stack.pop()
-        out.append(top)
-        if len(out) > WALK_LIMIT:
-            return None
-        try:
-            with os.scandir(top) as found:  # the entries' types come with the listing: no stat per file
-                below = sorted(e.path for e in found if e.name != "__pycache__" and e.is_dir(follow_symlinks=False))
-        except OSError:
-            continue
-        stack.extend(reversed(below))
-    return out
+    return [interpreter, os.path.join(venv, "pyvenv.cfg"), *(PREFIX + site for site in sites), *pth, *finders,
+            *editable]
 
 
 def editable_files(root: str, named_in: list[str], given: Sequence[str] = ()) -> list[str] | None:
@@ -306,7 +282,7 @@ def editable_files(root: str, named_in: list[str], given: Sequence[str] = ()) ->
     entries (the check then runs every time)."""
     import re
 
-    from dun.engine.inputs import WALK_LIMIT
+    from dun.core.walk import WALK_LIMIT
 
     dirs: list[str] = []
     for path in named_in:

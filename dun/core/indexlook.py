@@ -19,6 +19,7 @@ import time
 
 from dun.core.cache import env_disabled
 from dun.core.cache import stamp as file_stamp
+from dun.core.walk import WALK_LIMIT
 
 LS_ARGS = ("ls-files", "-z", "-s", "-v")
 NOT_LOOKED = b"w"  # skip-worktree or assume-unchanged: git status does not look at the file
@@ -26,7 +27,6 @@ LINK = b"l"
 SUBMODULE = b"m"
 MAX_DEPTH = 4  # nested repositories inside nested repositories
 HASHED_TARGET_MAX = 1 << 20
-WALK_LIMIT = 20_000  # entries beneath a linked directory looked at; past it, what it holds is unknown
 
 
 def index_extras(root: str) -> list[tuple[bytes, bytes]]:
@@ -171,24 +171,20 @@ def tree_hash(path: bytes) -> bytes:
     has: unknown, so nothing is reused (or stored) while it lasts."""
     from dun.core.cache import racy
     from dun.core.digest import sha256
+    from dun.core.walk import TooMany, walk
 
     digest = sha256(b"tree")
     now = time.time_ns()
-    seen = 0
-    visited = {os.path.realpath(path)}
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
-        real = {d: os.path.realpath(os.path.join(dirpath, d)) for d in dirnames}
-        dirnames[:] = sorted(d for d in dirnames if real[d] not in visited)
-        visited.update(real[d] for d in dirnames)
-        seen += len(dirnames) + len(filenames)
-        if seen > WALK_LIMIT:
-            return b"unknown:too many entries:%d" % time.time_ns()
-        prefix = dirpath[len(path):] + b"/"  # relative to `path`: the same tree seen elsewhere hashes the same
-        for name in (b".", *sorted(filenames)):
-            st = file_stamp(os.path.join(dirpath, name))
-            if racy(st, now):
-                return b"unknown:racy:%d" % time.time_ns()
-            digest.update(b"%s%s\0%r\0" % (prefix, name, st))
+    try:
+        for dirpath, _, filenames in walk(path, WALK_LIMIT):
+            prefix = dirpath[len(path):] + b"/"  # relative to `path`: the same tree seen elsewhere hashes the same
+            for name in (b".", *filenames):
+                st = file_stamp(os.path.join(dirpath, name))
+                if racy(st, now):
+                    return b"unknown:racy:%d" % time.time_ns()
+                digest.update(b"%s%s\0%r\0" % (prefix, name, st))
+    except TooMany:
+        return b"unknown:too many entries:%d" % time.time_ns()
     return digest.hexdigest().encode()
 
 

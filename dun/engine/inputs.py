@@ -1,7 +1,8 @@
 """A check's declared inputs (`inputs:` of a manifest's check) turned into looks that compare across runs.
 
 A look is (key, value): for a file the key is its absolute path and the value its stamp (None when missing); an
-environment variable is `env:NAME` with its value; git refs and config keys are `git-refs:ROOT\\0PATTERN` and
+environment variable is `env:NAME` with its value; a directory read whole (`trees:`) is `tree:PATH`, whether anything
+beneath it changed since (dun/core/cache/tree.py); git refs and config keys are `git-refs:ROOT\\0PATTERN` and
 `git-config:ROOT\\0KEY` with a hash of what git prints for them. `dun.core.cache.look` takes any of these afresh,
 so the result cache and the replay compare them alike.
 
@@ -18,10 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from dun.core.cache import stamp
+from dun.core.cache import look, stamp
 from dun.core.cache.gitlook import git_look
+from dun.core.cache.tree import PREFIX
+from dun.core.walk import WALK_LIMIT, TooMany, walk
 
-WALK_LIMIT = 20_000
 _GLOB = re.compile(r"[*?\[]")
 Look = tuple[str, object]
 
@@ -34,6 +36,10 @@ def declared_looks(root: str, declared: Mapping[str, Any]) -> list[Look] | None:
         if found is None:
             return None
         out += found
+    for tree in declared.get("trees") or []:
+        path = os.path.expandvars(os.path.expanduser(str(tree)))
+        key = PREFIX + os.path.normpath(os.path.join(root, path))
+        out.append((key, look(key, None)))
     for name in declared.get("env") or []:
         out.append((f"env:{name}", os.environ.get(str(name))))
     for program in declared.get("programs") or []:
@@ -63,22 +69,16 @@ def _file_looks(root: str, pattern: str) -> list[Look] | None:
     rest = full[len(base):].lstrip("/")
     out: list[Look] = [(base, stamp(base))]  # its listing: a first matching file appearing changes it
     walked: list[str] = []
-    seen = 0
-    visited = {os.path.realpath(base)}
-    # links to directories are followed (what they hold is read through them, often from outside the work tree),
-    # each real directory once: a link back up is no loop
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=True):
-        real = {d: os.path.realpath(os.path.join(dirpath, d)) for d in dirnames}
-        dirnames[:] = sorted(d for d in dirnames if real[d] not in visited)
-        visited.update(real[d] for d in dirnames)
-        seen += len(dirnames) + len(filenames)
-        if seen > WALK_LIMIT:
-            return None
-        rel = os.path.relpath(dirpath, base)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        if prefix:
-            out.append((dirpath, stamp(dirpath)))
-        walked += [prefix + name for name in sorted(filenames)]
+    # links to directories are followed (what they hold is read through them, often from outside the work tree)
+    try:
+        for dirpath, _, filenames in walk(base, WALK_LIMIT):
+            rel = os.path.relpath(dirpath, base)
+            prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            if prefix:
+                out.append((dirpath, stamp(dirpath)))
+            walked += [prefix + name for name in filenames]
+    except TooMany:
+        return None
     from dun.core.globs import match_files
 
     out += [(os.path.join(base, p), stamp(os.path.join(base, p))) for p in match_files(walked, ["/" + rest])]

@@ -41,6 +41,10 @@ INPUT_FIELDS: dict[str, Field] = {
     "files": Field("list", "Globs of files read, walked on disk from their literal directory (ignored paths "
                    "included; `~` and `$VAR` expanded); a literal directory names its listing.", default=[],
                    item=Field("str", "glob"), scalar_ok=True),
+    "trees": Field("list", "Directories read whole, such as installed dependencies (`node_modules`): any file beneath "
+                   "written, even in place, is a change (tool caches `__pycache__`, `.cache`, `.vite` left out; links "
+                   "not followed). `~` and `$VAR` expanded.", default=[], item=Field("str", "directory"),
+                   scalar_ok=True),
     "env": Field("list", "Environment variables read (even ones dun otherwise leaves out of its keys, e.g. DISPLAY).",
                  default=[], item=Field("str", "name"), scalar_ok=True),
     "programs": Field("list", "Programs run, found on PATH: installing or upgrading one is a change.", default=[],

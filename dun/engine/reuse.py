@@ -48,7 +48,7 @@ from dun.engine.replay import FILE as REPLAY
 from dun.engine.replay import RESULTS
 
 Looks = list[tuple[str, object]]
-LOOK_KEYS = ("env:", "git-refs:", "git-config:")  # keys of looks that are not paths
+LOOK_KEYS = ("env:", "git-refs:", "git-config:", "tree:")  # keys of looks that are not paths
 
 
 def result_to_dict(r: CheckResult) -> dict[str, object]:
@@ -131,7 +131,8 @@ class ResultCache:
                                                           if "path-exists" in t)]
 
     def _full(self, path: str) -> str:
-        """An absolute path; a look's own key (`git-config:`, `git-refs:`, `env:`, dun/engine/inputs.py) as it is."""
+        """An absolute path; a look's own key (`git-config:`, `git-refs:`, `env:`, `tree:`, dun/engine/inputs.py) as it
+        is."""
         return path if os.path.isabs(path) or path.startswith(LOOK_KEYS) else os.path.join(self.root, path)
 
     def get(self, check: CheckSpec, ctype: CheckType | None, triggers: list[dict[str, str]]) -> CheckResult | None:

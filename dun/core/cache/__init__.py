@@ -49,13 +49,18 @@ def stamp(path: str | bytes | os.PathLike[str]) -> Stamp | None:
 def look(key: str, stored: object) -> object:
     """The look at `key` as it is now, comparable with `stored`: for a path, whether it exists (for a stored bool)
     else its stamp; an environment variable's value (`env:NAME`); a hash of git's refs or config
-    (`git-refs:ROOT\0PATTERN`, `git-config:ROOT\0KEY`, dun/engine/inputs.py)."""
+    (`git-refs:ROOT\0PATTERN`, `git-config:ROOT\0KEY`, dun/engine/inputs.py); whether anything beneath a directory
+    changed since the stored look (`tree:PATH`, dun/core/cache/tree.py)."""
     if key.startswith("env:"):
         return os.environ.get(key[4:])
     if key.startswith(("git-refs:", "git-config:")):
         from dun.core.cache.gitlook import git_look
 
         return git_look(key)
+    if key.startswith("tree:"):
+        from dun.core.cache.tree import tree_look
+
+        return tree_look(key[5:], stored)
     return os.path.exists(key) if isinstance(stored, bool) else stamp(key)
 
 

@@ -1,0 +1,136 @@
+"""Cache truth for what a built-in check reads outside what git looks at: installed dependencies rewritten in place
+(the project's site-packages, node_modules), each a cached run compared with a run with every cache off
+(`DUN_NO_CACHE=1`, here `fresh=True`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git, write
+
+from dun.engine.model import CheckResult, Status
+from dun.engine.session import open_session
+
+PLUGINS = ["python", "go", "git", "mission", "hooks", "beads", "helix", "javascript", "rust", "test-suites"]
+OLD_NS = 1_600_000_000_000_000_000
+
+
+def only(repo: Path, *enabled: str, more: str = "") -> None:
+    disabled = ", ".join(p for p in PLUGINS if p not in enabled)
+    write(repo, ".dun/config.yaml", f"plugins: {{disabled: [{disabled}]}}\n{more}")
+
+
+def commit(repo: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "setup")
+
+
+def result(repo: Path, check: str, fresh: bool = False) -> CheckResult:
+    return next(r for r in open_session(repo, fresh=fresh).report().results if r.id == check)
+
+
+def agree(repo: Path, check: str) -> CheckResult:
+    cached, fresh = result(repo, check), result(repo, check, fresh=True)
+    assert (cached.status, cached.signal) == (fresh.status, fresh.signal)
+    return cached
+
+
+def age(base: Path) -> None:
+    """Every file and directory dated back to one instant (out of the racy window); ctimes stay what they are."""
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in [*filenames, *dirnames, "."]:
+            os.utime(os.path.join(dirpath, name), ns=(OLD_NS, OLD_NS), follow_symlinks=False)
+
+
+def rewrite_in_place(path: Path, old: str, new: str) -> None:
+    """What an editor that saves in place does: open, truncate, write; same inode, same size, the mtime put back,
+    and no directory's listing moves."""
+    before, parent = path.stat(), path.parent.stat()
+    text = path.read_text()
+    assert len(old) == len(new) and old in text
+    with open(path, "r+", encoding="utf-8") as fh:
+        fh.truncate(0)
+        fh.write(text.replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    assert path.parent.stat().st_mtime_ns == parent.st_mtime_ns
+
+
+def runner_dir(tmp_path: Path) -> Path:
+    """The pytest running these tests, and what it imports, linked into a directory of their own (a `.pth` file names
+    it: the whole site-packages it comes from would be too large a walk)."""
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    site = Path(pytest.__path__[0]).parent
+    for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py.py"):
+        if (site / name).exists():
+            (runner / name).symlink_to(site / name)
+    return runner
+
+
+def test_a_site_packages_module_rewritten_in_place_is_seen_by_the_built_in_pytest(repo: Path, tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (site,) = (repo / ".venv/lib").glob("python*/site-packages")
+    write(site, "runner.pth", f"{runner_dir(tmp_path)}\n")
+    write(site, "extpkg/__init__.py", "")
+    write(site, "extpkg/sub/mod.py", "X = 1\n")
+    only(repo, "python")
+    write(repo, "pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
+    write(repo, ".gitignore", ".venv/\n__pycache__/\n")
+    write(repo, "tests/test_dep.py", "import extpkg.sub.mod as m\n\n\ndef test_x():\n    assert m.X == 1\n")
+    commit(repo)
+    age(tmp_path)
+    assert result(repo, "pytest").status is Status.PASS
+    assert result(repo, "pytest").cached
+    for old, new in (("1", "2"), ("2", "1")):
+        rewrite_in_place(site / "extpkg/sub/mod.py", f"X = {old}", f"X = {new}")
+        assert agree(repo, "pytest").status is (Status.FAIL if new == "2" else Status.PASS)
+    assert result(repo, "pytest").cached
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_modules_file_rewritten_in_place_is_seen_by_the_built_in_node_test(repo: Path) -> None:
+    only(repo, "javascript")
+    write(repo, "package.json", json.dumps({"name": "p", "scripts": {"test": "node --test"}}))
+    write(repo, "package-lock.json", json.dumps({"name": "p", "lockfileVersion": 3, "packages": {}}))
+    write(repo, "node_modules/dep/package.json", json.dumps({"name": "dep", "main": "lib/index.js"}))
+    write(repo, "node_modules/dep/lib/index.js", "module.exports = { x: 1 };\n")
+    write(repo, ".gitignore", "node_modules/\n")
+    write(repo, "test/dep.test.js", "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                                    "test('dep', () => { assert.strictEqual(require('dep').x, 1); });\n")
+    commit(repo)
+    age(repo)
+    assert result(repo, "node-test").status is Status.PASS
+    assert result(repo, "node-test").cached
+    for old, new in (("1", "2"), ("2", "1")):
+        rewrite_in_place(repo / "node_modules/dep/lib/index.js", f"x: {old}", f"x: {new}")
+        assert agree(repo, "node-test").status is (Status.FAIL if new == "2" else Status.PASS)
+    assert result(repo, "node-test").cached
+
+
+def test_a_tool_cache_written_beneath_a_declared_tree_does_not_stop_reuse(repo: Path) -> None:
+    """`node_modules/.cache` and `.vite` (babel, eslint, vitest write there while they run) and `__pycache__` are
+    made from the rest: a check that fills one on every run is still reused (once the run that made them is over:
+    making one moves node_modules' own listing)."""
+    only(repo, more="")
+    write(repo, "node_modules/dep/index.js", "1\n")
+    write(repo, ".gitignore", "node_modules/\n")
+    write(repo, ".dun/plugins/c.yaml",
+          "id: c\nchecks:\n  - id: fills\n    type: command\n    command: 'mkdir -p node_modules/.cache && date +%N "
+          "> node_modules/.cache/x && mkdir -p node_modules/.vite && date +%N > node_modules/.vite/y'\n"
+          "    inputs: {trees: [node_modules]}\n")
+    commit(repo)
+    age(repo)
+    assert not result(repo, "fills").cached
+    assert not result(repo, "fills").cached
+    assert result(repo, "fills").cached
+    write(repo, "node_modules/dep/extra.js", "2\n")  # a file added beneath is a change
+    assert not result(repo, "fills").cached
