@@ -26,6 +26,9 @@ CONFIG_FIELDS: dict[str, Field] = {
         "warn_is_actionable": Field(
             "bool", "Treat `warn` results as actionable (exit code 1), as `--strict` does.", default=False),
         "format": Field("str", "Default output format of `dun check`.", default="text"),
+        "overrides": Field("map", "Per check id, `inputs:` added to what the check declares, and `ttl:` or "
+                                  "`flaky:` set, as a plugin manifest's check takes them; for any check, built-in "
+                                  "ones included.", default={}),
     }),
     "iterate": Field("map", "How `dun iterate` renders the prompt.", fields={
         "mission_file": Field("str", "The mission shown first in the prompt, relative to the root.",
@@ -355,6 +358,7 @@ def load_config(root: Path, extra_fields: dict[str, Field] | None = None, others
             del raw[name]
     values = validator.check_map(raw, {k: _with_defaults(v) for k, v in fields.items()})
     _check_patterns(validator, raw, values)
+    _check_overrides(validator, raw, values)
     if validator.errors:
         raise ConfigError(validator.errors)
     return Config(values=plain(values), source=source, fields=fields)
@@ -372,6 +376,26 @@ def _check_patterns(validator: Validator, raw: dict[str, Any], values: dict[str,
             re.compile(pattern)
         except (re.error, RecursionError, OverflowError) as exc:
             validator.error(raw_list, i, f"secrets.patterns[{i}]", f"not a regular expression: {exc}", value=True)
+
+
+def _check_overrides(validator: Validator, raw: dict[str, Any], values: dict[str, Any]) -> None:
+    """`check.overrides`: each entry as a manifest's check takes `inputs:`, `ttl:` and `flaky:` (only the keys given
+    are kept: the catalog applies them, dun/engine/catalog.py)."""
+    from dun.config.reuse import OVERRIDE_FIELDS
+
+    section = values.get("check")
+    if not isinstance(section, dict) or not section.get("overrides"):
+        return
+    raw_map = raw["check"]["overrides"]
+    checked: dict[str, Any] = {}
+    for check_id, entry in raw_map.items():
+        path = f"check.overrides.{check_id}"
+        if not isinstance(entry, dict):
+            validator.error(raw_map, check_id, path, f"expected a mapping, got {type_name(entry)}", value=True)
+            continue
+        done = validator.check_map(entry, OVERRIDE_FIELDS, path)
+        checked[str(check_id)] = {k: v for k, v in done.items() if k in entry}
+    section["overrides"] = checked
 
 
 def _with_defaults(section: Field) -> Field:

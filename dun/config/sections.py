@@ -28,6 +28,7 @@ class Check:
     timeout_s: float
     warn_is_actionable: bool
     format: str
+    overrides: Mapping[str, object]  # check id: its `inputs:`, `ttl:`, `flaky:` (dun/engine/catalog.py)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pluggy
 
@@ -59,11 +60,43 @@ def load_catalog(root: Path, pm: pluggy.PluginManager, config: Config, caches: C
     key, storable = catalogcache.fingerprint(found, types, [timeout, disabled_ids], caches)
     cached = catalogcache.load(root, key) if caches.read else None
     if cached is not None:
-        return Catalog(manifests=cached[0], types=types, disabled=cached[1])
-    catalog = _load(found, types, timeout, set(disabled_ids))
-    if storable:
-        catalogcache.save(root, key, catalog.manifests, catalog.disabled)
+        catalog = Catalog(manifests=cached[0], types=types, disabled=cached[1])
+    else:
+        catalog = _load(found, types, timeout, set(disabled_ids))
+        if storable:
+            catalogcache.save(root, key, catalog.manifests, catalog.disabled)
+    overrides = config.get("check.overrides")
+    if overrides:
+        _override(catalog, overrides, config.source)
     return catalog
+
+
+def _override(catalog: Catalog, overrides: dict[str, dict[str, Any]], source: str) -> None:
+    """`check.overrides` of the config: each named check gets the `inputs:` given added to its own (a built-in
+    pytest whose tests read a file under $HOME), and the `ttl:` or `flaky:` given. A check of a disabled plugin is
+    left alone; an id no plugin defines is an error (a typo would leave the result reused on too few inputs)."""
+    from dun.config.schema import did_you_mean
+
+    checks = {c.id: c for m in catalog.manifests for c in m.checks}
+    disabled = {c.id for m in catalog.disabled for c in m.checks}
+    unknown = [cid for cid in overrides if cid not in checks and cid not in disabled]
+    if unknown:
+        raise ConfigError([f"{source}: check.overrides.{cid}: no loaded plugin has a check '{cid}'"
+                           f"{did_you_mean(cid, list(checks))}" for cid in unknown])
+    for cid, given in overrides.items():
+        check = checks.get(cid)
+        if check is None:
+            continue
+        if given.get("inputs") is not None:
+            merged: dict[str, object] = dict(check.inputs or {})
+            for kind, values in given["inputs"].items():
+                before = merged.get(kind)
+                merged[kind] = list(dict.fromkeys([*(before if isinstance(before, list) else []), *values]))
+            check.inputs = merged
+        if given.get("ttl") is not None:
+            check.ttl = float(given["ttl"])
+        if given.get("flaky") is not None:
+            check.flaky = bool(given["flaky"])
 
 
 def _load(found: list[tuple[str, Path]], types: dict[str, CheckType], timeout: float,

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dun.config.reuse import REUSE_FIELDS
 from dun.config.schema import Field, Validator, did_you_mean, plain, type_name
 from dun.config.yamlio import load_yaml_file, load_yaml_text, position
 from dun.core.errors import ConfigError
@@ -37,28 +38,7 @@ CHECK_FIELDS: dict[str, Field] = {
     "after": Field("list", "Check ids that must finish first (e.g. coverage after tests).", default=[],
                    item=Field("str", "check id"), scalar_ok=True),
 }
-INPUT_FIELDS: dict[str, Field] = {
-    "files": Field("list", "Globs of files read, walked on disk from their literal directory (ignored paths "
-                   "included; `~` and `$VAR` expanded); a literal directory names its listing.", default=[],
-                   item=Field("str", "glob"), scalar_ok=True),
-    "trees": Field("list", "Directories read whole, such as installed dependencies (`node_modules`): any file beneath "
-                   "written, even in place, is a change (tool caches `__pycache__`, `.cache`, `.vite` left out; links "
-                   "not followed). `~` and `$VAR` expanded.", default=[], item=Field("str", "directory"),
-                   scalar_ok=True),
-    "env": Field("list", "Environment variables read (even ones dun otherwise leaves out of its keys, e.g. DISPLAY).",
-                 default=[], item=Field("str", "name"), scalar_ok=True),
-    "programs": Field("list", "Programs run, found on PATH: installing or upgrading one is a change.", default=[],
-                      item=Field("str", "program"), scalar_ok=True),
-    "git-refs": Field("list", "Git ref patterns read, as `git for-each-ref` takes them (e.g. refs/tags).",
-                      default=[], item=Field("str", "pattern"), scalar_ok=True),
-    "git-config": Field("list", "Git config keys read.", default=[], item=Field("str", "key"), scalar_ok=True),
-}
-CHECK_FIELDS["inputs"] = Field(
-    "map", "What the check reads beyond the work tree; a `command` check's result is reused only when it declares "
-    "them.", default=None, fields=INPUT_FIELDS)
-CHECK_FIELDS["ttl"] = Field("float", "Seconds a result may be reused at most, even with its inputs unchanged.",
-                            default=None, minimum=0)
-CHECK_FIELDS["flaky"] = Field("bool", "A failure is run again rather than reused.", default=False)
+CHECK_FIELDS.update(REUSE_FIELDS)  # `inputs:`, `ttl:`, `flaky:`, which the config may add to any check too
 ORIGINS = ("builtin", "plugin", "user", "repo")
 MAX_CHECKS = 1000  # per manifest: each check is a process or a file scan; more is a generated mistake
 

@@ -134,3 +134,49 @@ def test_a_tool_cache_written_beneath_a_declared_tree_does_not_stop_reuse(repo: 
     assert result(repo, "fills").cached
     write(repo, "node_modules/dep/extra.js", "2\n")  # a file added beneath is a change
     assert not result(repo, "fills").cached
+
+
+def readme_overrides() -> str:
+    """The README's example of `check.overrides`, as the user would copy it."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in readme.split("```yaml\n")[1:] if b.startswith("# .dun/config.yaml\ncheck:\n  overrides:")]
+    return block.split("```", 1)[0]
+
+
+def test_a_built_in_pytest_reading_a_file_under_home_is_reused_on_it_by_the_readme_override(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    settings = write(home, ".config/myapp/settings.toml", "level = 1\n")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (site,) = (repo / ".venv/lib").glob("python*/site-packages")
+    write(site, "runner.pth", f"{runner_dir(tmp_path)}\n")
+    write(repo, "pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
+    write(repo, ".gitignore", ".venv/\n__pycache__/\n")
+    write(repo, "tests/test_home.py", "import os\n\n\ndef test_level():\n    path = os.path.expanduser("
+                                      "'~/.config/myapp/settings.toml')\n"
+                                      "    assert open(path).read() == 'level = 1\\n'\n")
+    only(repo, "python", more=readme_overrides())
+    commit(repo)
+    age(tmp_path)
+    assert result(repo, "pytest").status is Status.PASS
+    assert result(repo, "pytest").cached
+    for old, new in (("1", "2"), ("2", "1")):
+        rewrite_in_place(settings, f"level = {old}", f"level = {new}")
+        assert agree(repo, "pytest").status is (Status.FAIL if new == "2" else Status.PASS)
+    assert result(repo, "pytest").cached
+
+
+def test_an_override_of_a_check_no_plugin_defines_is_an_error(repo: Path) -> None:
+    from dun.core.errors import ConfigError
+
+    only(repo, "python", more="check:\n  overrides:\n    pytset: {ttl: 60}\n    go-test: {flaky: true}\n")
+    with pytest.raises(ConfigError, match=r"check\.overrides\.pytset: no loaded plugin has a check 'pytset' "
+                                          r"\(did you mean 'pytest'\?\)"):
+        open_session(repo).report()
+    only(repo, "python", more="check:\n  overrides:\n    pytest: {ttl: -1, inputs: {files: 3, colour: [x]}}\n")
+    with pytest.raises(ConfigError) as raised:
+        open_session(repo).report()
+    text = "\n".join(raised.value.errors)
+    for part in ("check.overrides.pytest.ttl: must be at least 0", "check.overrides.pytest.inputs.colour: unknown key"):
+        assert part in text
