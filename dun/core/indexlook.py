@@ -19,7 +19,6 @@ import time
 
 from dun.core.cache import env_disabled
 from dun.core.cache import stamp as file_stamp
-from dun.core.walk import WALK_LIMIT
 
 LS_ARGS = ("ls-files", "-z", "-s", "-v")
 NOT_LOOKED = b"w"  # skip-worktree or assume-unchanged: git status does not look at the file
@@ -171,7 +170,7 @@ def tree_hash(path: bytes) -> bytes:
     has: unknown, so nothing is reused (or stored) while it lasts."""
     from dun.core.cache import racy
     from dun.core.digest import sha256
-    from dun.core.walk import TooMany, walk
+    from dun.core.walk import WALK_LIMIT, TooMany, walk
 
     digest = sha256(b"tree")
     now = time.time_ns()
