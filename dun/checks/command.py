@@ -171,6 +171,10 @@ def _decide(opts: dict[str, Any], root: Path, cwd: Path) -> tuple[str, Python | 
         from dun.checks.pyrunner import unittest_args
 
         command = command.replace("{unittest-args}", unittest_args(cwd))
+    if "{cargo-features}" in command:  # the features its own `make test` enables (dun/checks/rustrunner.py)
+        from dun.checks.rustrunner import cargo_features
+
+        command = command.replace("{cargo-features}", cargo_features(cwd))
     if "{pytest-args}" in command:  # the config file its own pytest command names (dun/checks/pyrunner.py)
         from dun.checks.pyrunner import pytest_args
 

@@ -19,7 +19,7 @@ def go_tags(root: Path) -> str:
     """`-tags=a,b` for the tags the project's own `go test` (its Makefile's or justfile's `test` recipe) is run
     with, else ''."""
     for name in ("Makefile", "GNUmakefile", "makefile", "justfile", "Justfile"):
-        for line in _recipe(read(root / name, root, 256 * 1024), "test"):
+        for line in recipe(read(root / name, root, 256 * 1024), "test"):
             tags = _tags_of(line)
             if tags:
                 return f"-tags={shlex.quote(tags)}"
@@ -30,13 +30,13 @@ def go_race(root: Path) -> str:
     """`-race` when the project's own `go test` (its `make test` or `just test` recipe) runs with the race detector:
     a data race its tests hit fails there (`race detected during execution of test`) and passes without it."""
     for name in ("Makefile", "GNUmakefile", "makefile", "justfile", "Justfile"):
-        for line in _recipe(read(root / name, root, 256 * 1024), "test"):
+        for line in recipe(read(root / name, root, 256 * 1024), "test"):
             if re.search(r"\bgo\s+test\b[^#]*\s-race\b|GOFLAGS=\S*-race\b.*\bgo\s+test\b", line):
                 return "-race"
     return ""
 
 
-def _recipe(text: str, target: str) -> list[str]:
+def recipe(text: str, target: str) -> list[str]:
     """The lines of `target`'s recipe: the indented lines after its `target:` rule line."""
     lines: list[str] = []
     inside = False

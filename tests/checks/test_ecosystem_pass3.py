@@ -281,3 +281,101 @@ def test_a_go_module_under_tools_is_a_suite_no_check_runs(tmp_path: Path) -> Non
     check = _check(tmp_path, "test-suites", code=0)
     assert check["status"] == "warn"
     assert [i["file"] for i in check["items"]] == ["tools/lint/go.mod"]
+
+
+# --- Rust: features make test enables, a failing build script, a test returning Err, should_panic's expectation --
+
+RUST_LEDGER = """\
+pub fn withdraw(balance: i64, amount: i64) -> i64 {
+    if amount > balance {
+        panic!("insufficient funds: {} < {}", balance, amount);
+    }
+    balance - amount
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "overdrawn")]
+    fn withdraw_too_much() {
+        withdraw(1, 5);
+    }
+
+    #[test]
+    fn parse_amount() -> Result<(), String> {
+        let n: i64 = "12x".parse().map_err(|e| format!("bad amount: {e}"))?;
+        assert_eq!(n, 12);
+        Ok(())
+    }
+
+    #[cfg(feature = "audit")]
+    #[test]
+    fn audit_lines() {
+        assert_eq!(withdraw(5, 1), 3);
+    }
+}
+"""
+
+
+def _cargo_test(root: Path) -> dict[str, Any]:
+    import pwd
+
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed: the Rust fixture crates cannot build")
+    git(root, "init", "-q", "-b", "main")
+    account = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the suite's HOME is not the one holding the toolchain
+    env = {**os.environ, "CARGO_TARGET_DIR": str(root / "target"), "CARGO_NET_OFFLINE": "true",
+           **{name: os.environ.get(name) or str(account / default)
+              for name, default in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo"))}}
+    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "cargo-test"], cwd=root, capture_output=True,
+                          text=True, env=env, timeout=600)
+    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "cargo-test"]
+    return check
+
+
+@pytest.fixture(scope="module")
+def rust_ledger(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("rust-ledger")
+    write(root, "Cargo.toml", '[package]\nname = "ledger"\nversion = "0.1.0"\nedition = "2021"\n\n'
+                              '[features]\ndefault = []\naudit = []\n')
+    write(root, "Makefile", "test:\n\tcargo test --all-features\n")
+    write(root, "src/lib.rs", RUST_LEDGER)
+    write(root, ".gitignore", "target\nCargo.lock\n")
+    return _cargo_test(root)
+
+
+def test_rust_tests_behind_a_feature_make_test_enables_run(rust_ledger: dict[str, Any]) -> None:
+    # without --all-features the failing `audit_lines` was never compiled: 2 failed, not 3
+    assert rust_ledger["signal"].startswith("exit 101: 3 failed"), rust_ledger
+    assert ("src/lib.rs", 28, "tests::audit_lines") in _where(rust_ledger)
+
+
+def test_rust_test_returning_err_is_at_its_function(rust_ledger: dict[str, Any]) -> None:
+    # was an item with no file and no line
+    assert ("src/lib.rs", 19, "tests::parse_amount") in _where(rust_ledger)
+
+
+def test_rust_should_panic_names_the_expected_and_the_actual_panic(rust_ledger: dict[str, Any]) -> None:
+    [item] = [i for i in rust_ledger["items"] if i["text"].startswith("tests::withdraw_too_much")]
+    assert 'expected substring: "overdrawn"' in item["text"] and "insufficient funds: 1 < 5" in item["text"]
+
+
+def test_rust_failing_build_script_is_an_item_and_hides_no_other_crates_tests(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("rust-build-script")
+    write(root, "Cargo.toml", '[workspace]\nmembers = ["core", "gen"]\nresolver = "2"\n')
+    write(root, "core/Cargo.toml", '[package]\nname = "core-lib"\nversion = "0.1.0"\nedition = "2021"\n')
+    write(root, "core/src/lib.rs", "#[cfg(test)]\nmod tests {\n    #[test]\n    fn doubles() {\n"
+                                   "        assert_eq!(2 * 2, 5);\n    }\n}\n")
+    write(root, "gen/Cargo.toml", '[package]\nname = "gen"\nversion = "0.1.0"\nedition = "2021"\n')
+    write(root, "gen/build.rs", 'fn main() {\n    std::fs::read_to_string("schema.txt").expect("schema.txt is '
+                                'missing");\n}\n')
+    write(root, "gen/src/lib.rs", "")
+    write(root, ".gitignore", "target\nCargo.lock\n")
+    check = _cargo_test(root)
+    # was: "no tests ran", no item: cargo stopped at the build script, and the re-run left only compile errors out
+    assert _where(check) == [("gen/build.rs", 2, "the build script of gen failed"),
+                             ("core/src/lib.rs", 5, "tests::doubles")]
+    assert "schema.txt is missing" in check["items"][0]["text"]

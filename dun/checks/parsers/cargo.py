@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 
 from dun.checks.parsers.base import LineParser, ParseContext, Parsed, bounded, plural, repo_path
+from dun.checks.parsers.cargobuild import START as BUILD_SCRIPT
+from dun.checks.parsers.cargobuild import BuildScript
 from dun.engine.model import Item
 
 _SECTION = re.compile(r"^---- (?P<name>.+?) stdout ----$")
@@ -76,8 +78,16 @@ class CargoTestParser(LineParser):
         self.failed: list[tuple[str, str]] = []
         self.binary = ""  # the test binary running: `core (src/lib.rs)`
         self.counts = {"passed": 0, "failed": 0, "ignored": 0}
+        self.build_scripts: dict[str, BuildScript] = {}  # crate -> its failed build script's report
+        self.build_script: BuildScript | None = None
 
     def feed(self, line: str) -> None:
+        if self.build_script is not None and self.build_script.feed(line):
+            return
+        self.build_script = None
+        if (started := BUILD_SCRIPT.match(line)) and started["crate"] not in self.build_scripts:
+            self.build_script = self.build_scripts[started["crate"]] = BuildScript(started["crate"])
+            return
         event = _json(line)
         if event is not None:
             item = compiler_item(event, self.ctx, ("error",))
@@ -134,7 +144,7 @@ class CargoTestParser(LineParser):
                 self.counts[key] += value if isinstance(value, int) else 0
 
     def result(self) -> Parsed:
-        items = list(self.compile)
+        items = [*self.compile, *(b.item(self.ctx) for b in self.build_scripts.values())]
         failed = list(dict.fromkeys(self.failed))
         names = [name for _, name in failed]
         for binary, name in failed:  # a name failing in two binaries says which one
@@ -145,6 +155,8 @@ class CargoTestParser(LineParser):
         summary = ", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran"
         if self.compile:
             summary += f"; {plural(len(self.compile), 'compile error')}"
+        if self.build_scripts:
+            summary += f"; {plural(len(self.build_scripts), 'build script')} failed"
         return Parsed(items, summary=summary)
 
     def _item(self, shown: str, name: str, lines: list[str], binary: str = "") -> Item:
@@ -195,6 +207,8 @@ class CargoTestParser(LineParser):
             fence = _fence(doctest["file"], int(doctest["line"]), self.ctx)
             return Item(text=bounded(text), file=doctest["file"],
                         line=_doctest_error_line(doctest["file"], fence, lines, self.ctx) or fence)
+        if where is None and message and message[0].startswith("Error: "):
+            where = _test_fn(name, binary, self.ctx)  # a test returning Err: no panic, no place but the test's own
         file = repo_path(where[0], self.ctx) if where else None
         call = _test_call(name, (file, where[1]), binary, self.ctx) if file and where else None
         via = f"\n  at {call[0]}:{call[1]}" if call else ""  # the test's own line calling the helper that panicked
@@ -303,6 +317,25 @@ def _test_call(name: str, where: tuple[str, int], binary: str, ctx: ParseContext
     return None
 
 
+def _test_fn(name: str, binary: str, ctx: ParseContext) -> tuple[str, int] | None:
+    """The `fn` line of test `name` in its binary's source (`core (src/lib.rs)`: src/lib.rs of the root crate or of
+    one workspace member, or a module file below it), when exactly one such function is found there."""
+    own = re.search(r"\((?P<source>[^()]+\.rs)\)$", binary)
+    if own is None:
+        return None
+    test = name.split(" - ")[0].rsplit("::", 1)[-1]
+    source = own["source"]
+    base = source.rsplit("/", 1)[0] + "/" if "/" in source else ""
+    found: list[tuple[str, int]] = []
+    for path in [*ctx.root.glob(source), *ctx.root.glob(f"*/{source}"), *ctx.root.glob(f"*/*/{source}")][:20]:
+        files = [path, *sorted(path.parent.glob("**/*.rs"))[:200]] if base else [path]
+        for candidate in dict.fromkeys(files):
+            rel = candidate.relative_to(ctx.root).as_posix()
+            found += [(rel, n) for n, line in enumerate(_source(rel, ctx) or [], 1)
+                      if (m := _FN.match(line)) and m["name"] == test]
+    return found[0] if len(found) == 1 else None
+
+
 def _source(file: str, ctx: ParseContext) -> list[str] | None:
     from dun.core.textfiles import read_bytes
 
@@ -328,8 +361,16 @@ class CargoMessagesParser(LineParser):
         super().__init__(options, ctx)
         self.items: list[Item] = []
         self.seen: set[tuple[str, str | None, int | None]] = set()
+        self.build_scripts: dict[str, BuildScript] = {}  # clippy builds them too: one that fails stops it
+        self.build_script: BuildScript | None = None
 
     def feed(self, line: str) -> None:
+        if self.build_script is not None and self.build_script.feed(line):
+            return
+        self.build_script = None
+        if (started := BUILD_SCRIPT.match(line)) and started["crate"] not in self.build_scripts:
+            self.build_script = self.build_scripts[started["crate"]] = BuildScript(started["crate"])
+            return
         event = _json(line)
         if event is None:
             return
@@ -339,6 +380,7 @@ class CargoMessagesParser(LineParser):
             self.items.append(item)
 
     def result(self) -> Parsed:
-        errors = sum(1 for i in self.items if not i.text.startswith("["))
-        warnings = len(self.items) - errors
-        return Parsed(self.items, summary=f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
+        items = [*(b.item(self.ctx) for b in self.build_scripts.values()), *self.items]
+        errors = sum(1 for i in items if not i.text.startswith("["))
+        warnings = len(items) - errors
+        return Parsed(items, summary=f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
