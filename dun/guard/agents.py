@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from dun.guard.effects import Facts
 
-AGENTS = frozenset({"claude", "codex", "gemini", "qwen", "aider", "opencode", "cursor-agent", "amp", "goose", "crush",
+AGENTS = frozenset({"claude", "claude-code", "gemini-cli", "codex", "gemini", "qwen", "aider", "opencode",
+                    "cursor-agent", "amp", "goose", "crush",
                     "copilot", "droid", "auggie", "kiro-cli", "q", "cline", "pi"})
 # Flags that turn an agent's permission prompts, approvals or sandbox off (any agent: each spells its own)
 BYPASS_FLAGS = frozenset({"--dangerously-skip-permissions", "--allow-dangerously-skip-permissions",
                           "--dangerously-bypass-approvals-and-sandbox", "--yolo", "--dangerously-allow-all",
                           "--yes-always", "--trust-all-tools", "--allow-all-tools", "--always-approve",
                           "--skip-permissions-unsafe", "--auto-approve-all"})
-SHORT_YOLO = frozenset({"gemini", "qwen"})  # `-y` is --yolo
+SHORT_YOLO = frozenset({"gemini", "gemini-cli", "qwen"})  # `-y` is --yolo
+OWN_FLAGS = {"cursor-agent": ("--force", "-f"), "opencode": ("--yes",), "goose": ("--no-confirm",)}
+ALL_TOOLS = frozenset({"bash", "bash(*)", "bash(*:*)", "*", "shell", "shell(*)"})  # --allowedTools: every command
 # option -> values that turn the checks off (--permission-mode bypassPermissions, -a never, -s danger-full-access)
 BYPASS_VALUES = {"--permission-mode": ("bypasspermissions",), "--approval-mode": ("yolo",),
                  "--sandbox": ("danger-full-access", "false", "none"), "-s": ("danger-full-access",),
@@ -45,6 +48,8 @@ def mark(facts: Facts, words: list[str]) -> None:
         value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
         low = value.lower().replace(" ", "")
         if word in BYPASS_FLAGS or (word == "-y" and facts.program in SHORT_YOLO) or \
+                word in OWN_FLAGS.get(facts.program, ()) or (name in ("--allowedTools", "--allowed-tools") and any(
+                    t.strip().lower() in ALL_TOOLS for t in value.split(","))) or \
                 any(low == v or low.startswith(v) for v in BYPASS_VALUES.get(name, ())) or \
                 (name == "--settings" and any(w in low for w in SETTINGS_WORDS)):
             facts.signals.add("agent-bypass")

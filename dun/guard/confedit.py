@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from dun.guard import gates, supply
-from dun.guard.effects import Facts
+from dun.guard.effects import Facts, interpreter
 from dun.guard.expand import Val
 from dun.guard.options import SPECS, parse
 
@@ -28,6 +28,8 @@ _SUBST = re.compile(r"(?:^|[;\n{}])\s*(?:\d+(?:,\d+)?|\$|/[^/\n]*/)?\s*s(?P<d>[^
 _DELETE = re.compile(r"(?:^|[;\n{}])\s*(?:(\d+)(?:,(\d+|\$))?|\$|/((?:\\.|[^/\n])*)/(?:,/[^/\n]*/)?)\s*!?\s*d\b")
 _TEXT = re.compile(r"(?:^|[;\n{}])\s*(?:\d+|\$|/[^/\n]*/)?\s*[aic]\\?\s*(.*)")
 _JQ_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_REPLACE = re.compile(r"""(?:replace|sub|replaceAll|gsub)\s*\(\s*r?(['"])(.*?)\1\s*,\s*r?(['"])(.*?)\3""", re.S)
+_STRINGS = re.compile(r"""(?<![\w'"])(?:'([^'\n]*)'|"([^"\n]*)")""")
 MAX_READ = 1 << 20
 
 
@@ -78,12 +80,19 @@ def shell_edit(facts: Facts, prog: str, args: list[Val]) -> None:
         if ops and files:
             filt = ops[0]
             strings = " ".join(_JQ_STRING.findall(filt))
-            mark(facts, files[0], "" if "del(" in filt else strings, filt if "del(" in filt else "")
-        return
-    if prog not in ("sed", "gsed", "perl"):
+            mark(facts, files[0], "" if "del(" in filt else f"{filt}\n{strings}", filt if "del(" in filt else "")
         return
     paths = [e.path for e in facts.effects if e.op == "write" and watched(e.path)]
     if not paths:
+        return
+    if prog not in ("sed", "gsed", "perl"):
+        code = interpreter(prog, args)
+        text = "\n".join(v.text for v in code.code) if code is not None and code.kind != "shell" else ""
+        pairs = [(m.group(2), m.group(4)) for m in _REPLACE.finditer(text)]  # .replace('fail_under = 90', '... 0')
+        literals = [a or b for a, b in _STRINGS.findall(text)]
+        for path in paths if text else []:
+            mark(facts, path, "\n".join(b for _, b in pairs) if pairs else "\n".join(literals),
+                 "\n".join(a for a, _ in pairs))
         return
     o = parse(args, SPECS.get(prog, SPECS["sed"]))
     scripts = [v.text for v in o.value("-e", "--expression")] or [v.text for v in o.operands[:1]]

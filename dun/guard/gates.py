@@ -54,6 +54,8 @@ WEAKENING = (
     (r"(?i)\b(?:test\w*|unitTests[\w.]*|check)\b[^\n]*\benabled\s*=\s*false|\btest\s*\{\s*enabled\s*=\s*false",
      "turns tests off in the build"),
     (r"(?i)\[tool\.dun\b", "changes dun's own configuration ([tool.dun] in pyproject.toml)"),
+    (r"(?i)\b(?:project|patch|changes)\s*:\s*(?:off|false)\b|\binformational\s*:\s*true",
+     "turns a coverage status check off"),
 )
 _WEAKENING = tuple((re.compile(rx), why) for rx, why in WEAKENING)
 _IGNORE_FILE = re.compile(r"(?:^|/)\.[a-z]*ignore$")  # .eslintignore, .prettierignore, .semgrepignore
@@ -61,6 +63,9 @@ _IGNORE_FILE = re.compile(r"(?:^|/)\.[a-z]*ignore$")  # .eslintignore, .prettier
 THRESHOLD = re.compile(r"(?i)(--cov-fail-under|fail[-_]under|min[-_]?[a-z0-9_]*|minimum[a-z0-9_]*|threshold[a-z0-9_]*"
                        r"|coverage[a-z_]*|branches|lines|functions|statements|target)[\"']?\s*[:=\s]\s*[\"']?"
                        r"(\d+(?:\.\d+)?)")
+# A threshold's key, with or without its value (a line that sets one, deleted)
+THRESHOLD_KEY = re.compile(r"(?i)--cov-fail-under|\bfail[-_]under\b|coverageThreshold"
+                           r"|\bmin[-_](?:coverage|accuracy|score)\w*|\bminimum[-_]?coverage\w*|\bcoverage[-_]?threshold\w*")
 # Check commands a Makefile, package.json script or hook runs (replaced by `true`, it checks nothing)
 CHECKS = re.compile(r"(?i)\b(?:pytest|tox|nox|jest|vitest|mocha|go\s+(?:test|vet)|cargo\s+(?:test|clippy)|mypy|ruff"
                     r"|flake8|pylint|eslint|tsc|tflint|terraform\s+(?:fmt\s+-check|validate)|checkov|tfsec|rspec"
@@ -78,8 +83,10 @@ def judge(path: str, added: str, removed: str) -> str | None:
             continue
         if (m := rx.search(added)) and not rx.search(removed):
             return f"{what} ({' '.join(m.group(0).split())[:60]})"
-    if why := lowered(added, removed):
+    if why := lowered(added, removed, path):
         return why
+    if (m := THRESHOLD_KEY.search(removed)) and not THRESHOLD_KEY.search(added):
+        return f"removes a threshold ({m.group(0)})"
     gone = [c for c in dict.fromkeys(m.group(0) for m in CHECKS.finditer(removed)) if c not in added]
     if gone and len(CHECKS.findall(added)) < len(CHECKS.findall(removed)) and \
             not path.endswith(("pyproject.toml", "setup.cfg", "conftest.py")):
@@ -90,13 +97,24 @@ def judge(path: str, added: str, removed: str) -> str | None:
     return None
 
 
-def lowered(added: str, removed: str) -> str | None:
-    """A threshold set lower than the value it replaces, or to 0 where the old one is not known."""
-    old = {k.lower().lstrip("-"): float(v) for k, v in THRESHOLD.findall(removed)}
+def _disk(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(1 << 20)
+    except OSError:
+        return ""
+
+
+def lowered(added: str, removed: str, path: str = "") -> str | None:
+    """A threshold set lower than the value it replaces (in the removed text, else in the file on disk), or to 0
+    where the old one is not known."""
+    old = {k.lower().lstrip("-"): float(v) for k, v in THRESHOLD.findall(_disk(path))}
+    old.update({k.lower().lstrip("-"): float(v) for k, v in THRESHOLD.findall(removed)})
     for key, value in THRESHOLD.findall(added):
         name = key.lower().lstrip("-")
         if name in old and float(value) < old[name]:
             return f"lowers a threshold ({key} {old[name]:g} -> {value})"
-        if name not in old and float(value) == 0 and ("fail" in name or name.startswith(("min", "threshold", "cov"))):
+        if name not in old and float(value) == 0 and ("fail" in name or name.startswith(("min", "threshold", "cov"))
+                                                     or re.search(r"(?i)threshold|coverage", added)):
             return f"sets a threshold to 0 ({key})"
     return None

@@ -5,6 +5,8 @@ removed). The rules are data in rules_localfx.py; this module reads the variable
 
 from __future__ import annotations
 
+import re
+
 from dun.guard.effects import Facts
 
 # Variables that make a hook manager skip hooks: name -> values that skip (None: any non-empty value)
@@ -29,3 +31,15 @@ def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
                 facts.signals.add("hooks-skip")
                 facts.notes["hooks-skip"] = f"why: {name}={value}"
                 return
+
+
+HOOK_FILE = re.compile(r"(?:^|/)(?:\.git/hooks|\.husky|\.githooks)/(?!_/)[^/]+$|(?:^|/)\.?lefthook\.ya?ml$")
+_IDLE = re.compile(r"(?m)^\s*(?:#.*|exit\s+0|true|:|\.\s+\S*husky\.sh\S*|)\s*$")
+
+
+def emptied(path: str, text: str | None) -> str | None:
+    """A hook file rewritten to do nothing (emptied, or only `exit 0`): why, or None."""
+    if text is None or not HOOK_FILE.search(path):
+        return None
+    return f"empties the hook {path.rsplit('/', 1)[-1]}" if all(_IDLE.fullmatch(x) for x in text.splitlines() or [""]) \
+        else None

@@ -17,6 +17,13 @@ def mark(facts: Facts, argv: list[Val]) -> list[str]:
     words = [v.text for v in argv]
     agents.mark(facts, words)
     supply.mark(facts, words, {})
+    if facts.program in ("npm", "pnpm") and words[1:3] == ["pkg", "set"]:  # npm pkg set jest.coverageThreshold...=0
+        confedit.mark(facts, "package.json", "\n".join(w.replace("=", ": ", 1) for w in words[3:]), "")
+    if facts.program in ("truncate", "cp", "install") and (why := next((hookskip.emptied(e.path, "") for e in
+                                                                        facts.effects if e.op == "write"), None)) \
+            and (facts.program != "cp" or "/dev/null" in words):
+        facts.signals.add("hooks-skip")
+        facts.notes["hooks-skip"] = f"why: {why}"
     return windows.mark(facts, words)
 
 
@@ -31,11 +38,17 @@ shell_edit = confedit.shell_edit
 
 
 def redirected(path: str, text: str | None, append: bool, unit: str) -> Facts | None:
-    hit = confedit.rewritten(path, text, append)
+    """A file written by a redirection or tee (`printf ... >> pyproject.toml`, `echo > .husky/pre-commit`)."""
+    why = None if append else hookskip.emptied(path, text)
+    hit = ("hooks-skip", why) if why else confedit.rewritten(path, text, append)
     return Facts(unit=unit, signals={hit[0]}, notes={hit[0]: f"why: {hit[1]}"}) if hit else None
 
 
 def tool_facts(tool: str, path: str, tool_input: object) -> Facts | None:
     """A Write/Edit of a file that holds a gate or package sources, when it weakens or redirects it."""
-    hit = confedit.tool_edit(tool, path, tool_input) if isinstance(tool_input, dict) else None
+    if not isinstance(tool_input, dict):
+        return None
+    content = tool_input.get("content")
+    why = hookskip.emptied(path, content) if tool == "Write" and isinstance(content, str) else None
+    hit = ("hooks-skip", why) if why else confedit.tool_edit(tool, path, tool_input)
     return Facts(unit=path, program=tool, signals={hit[0]}, notes={hit[0]: f"why: {hit[1]}"}) if hit else None

@@ -59,6 +59,11 @@ def default_host(url: str) -> bool:
     return hashlib.sha256(host(url).encode()).hexdigest()[:16] in DEFAULT_HOSTS
 
 
+def foreign(url: str) -> bool:
+    """A source that is neither a package manager's default nor this machine."""
+    return not default_host(url) and not _LOCAL.match(host(url))
+
+
 def host(url: str) -> str:
     m = _HOST.match(url)
     return (m.group(1) if m else "").lower()
@@ -98,14 +103,24 @@ def _why(prog: str, args: list[str], env: list[str]) -> str | None:
         (prog in ("dotnet", "nuget") and "source" in args[:3])
     proxies = [p for a in args if a.startswith("GOPROXY=") for p in re.split(r"[,|]", a[8:])
                if p not in ("direct", "off")]
-    redirect = [u for u in urls + proxies if not default_host(u)]
+    redirect = [u for u in urls + proxies if foreign(u)]
     if persistent and redirect and not _scoped_only(args) and not any(a in ("get", "list", "show") for a in args[:3]):
         return "changes where the package manager downloads from, for every later install (the user's choice)"
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=")
+        value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+        if name in INDEX_OPTIONS and URL.match(value) and foreign(value):
+            return f"installs from a package index the project does not use ({name} {value})"
     for a in env:
         name, _, value = a.partition("=")
         if SOURCE_VARS.match(name) and (why := unsafe(value)):
             return f"installs from an unverified source ({name}={value}: {why})"
     return None
+
+
+_INDEX_TABLE = re.compile(r"(?i)\[\[?tool\.(?:uv\.index|poetry\.source|pdm\.source)|\bindex-url\s*=|\[\[source\]\]")
+INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "--index", "--default-index", "-f",
+                           "--find-links", "--registry", "--source", "--extra-index", "--pre-index-url"})
 
 
 def _scoped_only(args: list[str]) -> bool:
@@ -117,7 +132,8 @@ def _scoped_only(args: list[str]) -> bool:
 # Files that hold package sources (a URL written here applies to every later install)
 SOURCE_FILES = re.compile(r"(?:^|/)(?:\.npmrc|\.yarnrc|\.yarnrc\.yml|\.bunfig\.toml|bunfig\.toml|pip\.conf|pip\.ini"
                           r"|uv\.toml|\.condarc|condarc|\.cargo/config(?:\.toml)?|nuget\.config|NuGet\.Config"
-                          r"|\.gemrc|\.bundle/config|auth\.json|settings\.xml|gradle\.properties|\.pypirc)$", re.I)
+                          r"|\.gemrc|\.bundle/config|auth\.json|settings\.xml|gradle\.properties|\.pypirc"
+                          r"|\.envrc)$", re.I)
 # Manifests whose dependencies can name a source
 MANIFESTS = re.compile(r"(?:^|/)(?:package\.json|pyproject\.toml|go\.mod|Cargo\.toml|Gemfile|composer\.json|Pipfile"
                        r"|requirements[^/]*\.(?:txt|in)|constraints[^/]*\.txt|setup\.cfg|build\.gradle(?:\.kts)?"
@@ -147,9 +163,10 @@ def judge(path: str, added: str, removed: str) -> str | None:
     for url in URL.findall(added):
         if why := unsafe(url):
             return f"points packages at an unverified source ({why})"
-    if is_source and (m := DEFAULT_SOURCE.search(added)) and any(not default_host(u) for u in
-                                                                  URL.findall(added[m.start():])):
+    if is_source and (m := DEFAULT_SOURCE.search(added)) and any(foreign(u) for u in URL.findall(added[m.start():])):
         return f"changes where packages are downloaded from ({m.group(0).strip()}...), the user's choice"
+    if is_manifest and _INDEX_TABLE.search(added) and any(foreign(u) for u in URL.findall(added)):
+        return "adds a package index to the project's manifest (where its packages come from, the user's choice)"
     if is_lock:
         if HASH_KEY.search(removed) and not HASH_VALUE.search(added):
             return "removes integrity hashes or checksums from a lockfile"

@@ -188,6 +188,9 @@ class Walker(Redirections, ShellState, Names):
             if e.op == "write":
                 ctx.written[e.path] = feed.text if facts is not None and facts.program == "tee" and feed else \
                     copied.get(e.path)
+                if facts is not None and facts.program == "tee" and feed and (
+                        weak := localfx.redirected(e.path, feed.text, "-a" in facts.flags, facts.unit)):
+                    self.facts.append(weak)  # tee -a mypy.ini <<< 'ignore_errors = True'
         edits.remember(ctx, facts.program if facts else "", argv[1:] if facts and argv and program_name(argv[0]) ==
                        facts.program else None, [e.path for e in facts.effects if e.op == "write"] + stdout if facts
                        else stdout)  # sed -i 's|"test": ...|' package.json && npm test: what the edit can insert
