@@ -22,9 +22,13 @@ def main() -> int:
 
         sys.stdout.write(f"dun, version {__version__}\n")
         return 0
+    # first of all, before even the options are read: git walks the tree while the rest of dun loads
+    status = _start_git() if sys.argv[1:2] in (["check"], ["iterate"]) else None
     here = _runs_checks_here(sys.argv[1:])
-    status = _start_git() if here else None
-    early = None  # first of all: git walks the tree while the rest of dun loads
+    if status is not None and here is None:
+        status.stop()  # the options name another repository: its git starts later, there
+        status = None
+    early = None
     launches = None
     if here:
         import gc

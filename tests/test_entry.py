@@ -181,3 +181,15 @@ def test_a_replay_waiting_for_git_loads_only_what_a_run_imports_anyway(project: 
     imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \| +(\S+)$", proc.stderr, re.M))
     assert proc.returncode == 1 and set(WARM) <= imported, sorted(set(WARM) - imported)
     assert "dun.engine.runner" not in WARM  # tests/engine/test_replay.py tells a replay by its absence
+
+
+def test_a_check_of_another_repository_stops_the_git_started_here(project: Path, tmp_path: Path) -> None:
+    """git starts in the current directory before the options are read; `-C PATH` stops it, and the run
+    looks at the other repository only. Here the current directory's git could not even list its tree (a broken
+    index), which must not matter."""
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copytree(project, other, dirs_exist_ok=True)
+    (project / ".git" / "index").write_bytes(b"not an index")
+    proc = entry(project, "check", "--format", "json", "-C", str(other))
+    assert proc.returncode == 1 and f'"root": "{other}"' in proc.stdout, proc.stderr

@@ -84,7 +84,18 @@ class Spawned:
         # A look nobody read (a listing started in case a check needed it): its output files closed and its program
         # reaped, stopped first if still running: a process that runs many commands in turn (the test suite ran 122
         # zombies) gathered a zombie and two descriptors per `dun iterate`.
-        if self._result is not None or self._popen is not None or not hasattr(self, "pid"):
+        if self._popen is None:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop the program if it still runs, reap it and close its output files: a look nobody will read (`collect`
+        then answers as for a program killed by SIGKILL)."""
+        if self._result is not None or (not hasattr(self, "pid") and self._popen is None):
+            return
+        self._result = (-9, b"", b"")
+        if self._popen is not None:
+            self._popen.kill()
+            self._popen.communicate()
             return
         for fd in getattr(self, "_read", ()):
             try:  # noqa: SIM105 (contextlib is not imported before git starts)

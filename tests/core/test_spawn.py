@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -87,5 +88,17 @@ def test_a_look_nobody_reads_leaves_no_zombie_and_no_descriptor(in_memory: bool,
         del started
     running = Spawned([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
     del running  # still running when dropped: stopped, not waited for a minute
+    assert _zombies() == before_zombies
+    assert set(os.listdir("/proc/self/fd")) <= before_fds
+
+
+def test_stop_ends_a_running_program_at_once_and_reaps_it() -> None:
+    """`dun check -C PATH` starts git in the current directory before its options are read, then stops it."""
+    before_fds, before_zombies = set(os.listdir("/proc/self/fd")), _zombies()
+    running = Spawned([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
+    started = time.monotonic()
+    running.stop()
+    running.stop()  # twice: nothing left to do
+    assert time.monotonic() - started < 30 and running.done() and running.collect()[0] == -9
     assert _zombies() == before_zombies
     assert set(os.listdir("/proc/self/fd")) <= before_fds
