@@ -24,12 +24,15 @@ from dun.guard.effects import Facts, program_name
 from dun.guard.hosts import remote_hosts
 from dun.guard.longtail import nonprod_target, prod_target
 from dun.guard.posture_tables import (
+    CLOUD,
     CLOUD_ALWAYS,
     DEVICE,
     DRY,
     DRY_BY_PROGRAM,
     HOST,
+    LIVE_ONLY,
     MESSAGE,
+    MONITOR_AGENTS,
     OPS_HTTP,
     READ,
     REMOTE,
@@ -38,6 +41,7 @@ from dun.guard.posture_tables import (
     VERB_OVERRIDE,
     WRITE,
     WRITE_ALWAYS,
+    alerting_off,
     ops_url,
 )
 from dun.guard.remotestate import _named as left_to_rules
@@ -63,7 +67,7 @@ def _parts(word: str) -> list[str]:
 def decisive_verb(prog: str, words: list[str]) -> tuple[str, str] | None:
     """("read" or "write", the word) for the first leading word that is a verb, or None."""
     override = VERB_OVERRIDE.get(prog, {})
-    for word in words[:5]:
+    for word in words[1:6] if prog in CLOUD else words[:5]:  # aws logs put-retention-policy: `logs` is the service
         if word.startswith("-") or "/" in word or "=" in word or " " in word or len(word) > 40 or _FILE.search(word):
             continue
         if "cache" in word.lower():
@@ -161,18 +165,33 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
     if prog in DEVICE:
         return DEVICE[prog](words)
     nonprod = "nonprod-target" in facts.signals and "prod-target" not in facts.signals
+    prod = "prod-target" in facts.signals
     if prog in RUN_REMOTE:
         return None if nonprod else RUN_REMOTE[prog](words)
+    if prog in WRITE_ALWAYS and (why := WRITE_ALWAYS[prog](words)):
+        return why
+    if prod and (why := _prod_entry(prog, words, verb or words[0] if words else "")):
+        return why
     if verb is None:
-        return WRITE_ALWAYS[prog](words) if prog in WRITE_ALWAYS else None
+        return None
+    if MONITOR_AGENTS.match(prog):
+        return f"{prog} {verb} stops or changes this machine's monitoring"
     if prog in HOST and HOST[prog](words):
         return f"{prog} {verb} changes this machine's system, its VMs or the user's profile beyond the repository"
     if remote_engine:
         return f"{prog} {verb} changes a container engine on another machine"
-    if prog in ("aws", "gcloud", "az") and any(CLOUD_ALWAYS.match(w) for w in words[:4]):
-        return f"{prog} {verb} silences alarms, sends messages or undeploys"
+    if words[:1] and words[0] in _CHOOSING and prog not in REMOTE:
+        return None  # gcloud config set project x, aws configure set: where later calls go, kept on this machine
+    if prog in CLOUD:
+        if any(CLOUD_ALWAYS.match(w) for w in words[:4]):
+            return f"{prog} {verb} silences alarms, sends messages or undeploys"
+        return f"{prog} {verb} changes production ({facts.notes.get('prod-target', '')[5:]})" if prod else None
+    if alerting_off(prog, words, verb):
+        return f"{prog} {verb} turns off alerting or monitoring"
     if prog == "firebase" and "channel" in verb and "live" not in words:
         return None  # hosting:channel:deploy pr-17: a preview channel
+    if prog in LIVE_ONLY and LIVE_ONLY[prog] not in words:
+        return None  # stripe trigger: its test mode
     if prog in REMOTE and not nonprod:
         verbs = REMOTE[prog]
         if verbs is None or any(p in verbs for p in _parts(verb)) or verb in verbs:
@@ -182,7 +201,39 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         return None
     if target := _target(prog, words):
         return f"{prog} {verb} changes state on {target}, not this machine"
+    if credential := _credential(words, facts):
+        return f"{prog} {verb} changes state on the service {credential} opens"
     return None
+
+
+_CHOOSING = frozenset({"config", "configure", "account", "accounts", "auth", "login", "logout", "profile", "profiles",
+                       "context", "contexts", "use", "use-context", "select", "completion"})
+_ENTRY_VERBS = frozenset({"destroy", "deploy", "apply", "promote", "release", "rollback", "teardown", "delete", "drop",
+                          "reset", "run", "build", "seed", "snapshot", "dispatches", "publish", "switch", "scale"})
+_RUNNERS = frozenset({"make", "gmake", "just", "task", "mage", "invoke", "rake", "nx", "turbo", "npm", "pnpm",
+                      "yarn", "bun", "dbt", "gh", "dotnet", "cargo", "gradle", "gradlew", "mvn"})
+
+
+def _prod_entry(prog: str, words: list[str], verb: str) -> str | None:
+    """A task runner's target, a warehouse build or a repository dispatch aimed at production by name
+    (make destroy-prod, dbt run --target prod, gh api -X POST .../dispatches -f event_type=deploy-prod)."""
+    if prog not in _RUNNERS:
+        return None
+    named = {p for w in words for p in _parts(w.rsplit("/", 1)[-1].split("=", 1)[-1]) if "." not in w or "/" in w}
+    if prog == "dotnet" and any("PublishProfile=" in w for w in words):
+        return "dotnet publish deploys with a production publish profile"
+    if named & _ENTRY_VERBS:
+        return f"{prog} {verb} aims at production"
+    return None
+
+
+_CREDENTIAL_FLAGS = frozenset({"--token", "--api-key", "--apikey", "--api-token", "--auth-token", "--access-token",
+                               "--secret-key", "--password"})
+
+
+def _credential(words: list[str], facts: Facts) -> str | None:
+    """A credential given to a program no rule names: what it changes is on the service the credential opens."""
+    return next((w.split("=", 1)[0] for w in words if w.split("=", 1)[0] in _CREDENTIAL_FLAGS), None)
 
 
 _MAIL_RESERVED = re.compile(r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid|localhost)"

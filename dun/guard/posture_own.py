@@ -82,6 +82,8 @@ def local_target(prog: str, words: list[str], env: Mapping[str, str | None], tem
         return f"{prog} talks to LocalStack on this machine"
     if prog in _OWN_LOCAL_RULES:
         return None
+    if "--local" in words:
+        return "--local: the tool's own local instance"  # supabase db push --local
     for name, value in env.items():
         if value and (_EMULATOR.match(name) or name in _ADDR_VARS or name.startswith("AWS_ENDPOINT_URL")) and \
                 _local_value(value):

@@ -38,6 +38,7 @@ VERB_OVERRIDE: dict[str, dict[str, str]] = {
     "fastlane": {"deliver": "write", "supply": "write", "match": "", "change": "write", "env": "read"},
     "bolt": {"plan": "", "command": "", "task": "", "script": ""}, "pulumi": {"config": "read", "stack": ""},
     "terraform": {"workspace": "read", "import": "read"}, "tofu": {"workspace": "read", "import": "read"},
+    "supabase": {"start": "read", "stop": "read", "new": "read", "gen": "read", "link": "read"},
     "firebase": {"use": "read"},
     "dvc": {"remote": "read", "exp": "read", "add": "read", "gc": "write"}, "ollama": {"rm": "read"},
 }
@@ -63,11 +64,31 @@ REMOTE: dict[str, frozenset[str] | None] = {name: None for name in (
     "modal",
     "firebase", "fastlane", "eas", "appcenter", "code-push", "shorebird", "snapcraft", "wingetcreate", "cachix",
     "deploy-rs", "amtool", "dog", "pd", "datadog-ci", "sentry-cli", "splunk", "twilio", "newrelic", "gcx",
-    "opsgenie", "statuspage", "crane", "juju", "maas")}
+    "opsgenie", "statuspage", "crane", "juju", "maas",
+    # SaaS and platform CLIs: their writes reach a service others use
+    "auth0", "okta", "algolia", "linear", "jira", "acli", "doppler", "infisical", "ldcli", "contentful", "sanity",
+    "shopify", "sf", "sfdx", "zcli", "hubspot", "launchdarkly", "flagsmith", "unleash", "statsig", "segment",
+    "posthog", "mixpanel", "amplitude", "cloudinary", "mux", "pusher", "ably", "sendgrid", "mailgun", "postmark",
+    "mailchimp", "intercom", "zendesk", "asana", "notion", "trello", "clickup", "todoist", "circleci", "buildkite",
+    "travis", "codemagic", "bitrise", "expo", "supabase", "pscale", "neonctl", "turso", "upstash", "convex",
+    "incident", "rootly", "firehydrant", "victorops", "grafana-cloud", "logdna", "papertrail", "honeycomb",
+    "lightstep", "signalfx", "stripe")}
 REMOTE |= {"ollama": frozenset({"push", "cp"}), "brew": frozenset({"bump"}),
            "pod": frozenset({"deprecate", "push", "delete"}),
-           "gradle": frozenset({"promote"}), "gradlew": frozenset({"promote"}), "dvc": frozenset({"push", "gc"}),
-           "gh": frozenset(), "aws": frozenset(), "gcloud": frozenset(), "az": frozenset()}
+           "gradle": frozenset({"promote"}), "gradlew": frozenset({"promote"}), "dvc": frozenset({"push", "gc"})}
+# Programs whose writes are a test mode unless a flag says otherwise (stripe trigger: test mode, unless --live)
+LIVE_ONLY = {"stripe": "--live"}
+CLOUD = frozenset({"aws", "gcloud", "az"})
+_ALERTING = re.compile(r"alertmanager|prometheus|grafana|loki|datadog|monitoring|pagerduty|opsgenie|falco|fluent"
+                       r"|vector|otel", re.I)
+
+
+def alerting_off(prog: str, words: list[str], verb: str) -> bool:
+    """kubectl scale or patch of the alerting stack down to nothing (-n monitoring ... --replicas=0)."""
+    return prog in ("kubectl", "oc") and verb in ("scale", "patch", "edit") and any(
+        re.search(r"replicas\W+0\b", w) for w in words) and any(_ALERTING.search(w) for w in words)
+
+
 # Cloud CLIs are left to their rules but for silencing alarms, pages and messages, and undeploying
 CLOUD_ALWAYS = re.compile(r"^(?:undeploy[\w-]*|disable-alarm-actions|set-alarm-state|unsubscribe|put-retention-policy"
                           r"|send-(?:email|raw-email|bulk-\w+|templated-email)|delete-alarms|disable-rule)$")
@@ -175,6 +196,53 @@ WRITE_ALWAYS: dict[str, Callable[[list[str]], str | None]] = {
     "matrix-commander": lambda w: "matrix-commander sends a message to people" if {"-m", "--message"} & set(w) else
     None,
     "eas": lambda w: "eas submits the build to the store" if "--auto-submit" in w else None,
+}
+def _host_switch_why(words: list[str]) -> str | None:
+    return "switches this machine's system or the user's profile to a new generation" if _host_switch(words) else None
+
+
+_NOTEBOOKS = frozenset({"8888", "8889", "8890"})
+
+
+def _exposed_notebook(words: list[str]) -> str | None:
+    ips = _after(words, "--ip") + _after(words, "--NotebookApp.ip") + _after(words, "--ServerApp.ip")
+    open_ip = any(ip in ("0.0.0.0", "*", "::") for ip in ips)
+    no_token = any(re.match(r"--(?:NotebookApp|ServerApp|IdentityProvider)\.(?:token|password)=(?:''|\"\")?$", w)
+                   for w in words)
+    return "serves a notebook (it runs code) to the network without a token" if open_ip and no_token else None
+
+
+def _tunnel(words: list[str]) -> str | None:
+    ports = {m.group(1) for w in words if (m := re.search(r"(?:^|[:=])(\d{4,5})/?$", w))}
+    return "publishes a notebook server (it runs code) on the internet" if ports & _NOTEBOOKS else None
+
+
+def _dockerd(words: list[str]) -> str | None:
+    hosts = _after(words, "-H") + _after(words, "--host")
+    open_tcp = [h for h in hosts if h.startswith("tcp://") and not re.match(r"tcp://(?:127\.|localhost|\[::1\])", h)]
+    return "serves the container engine's API to the network" if open_tcp and "--tlsverify" not in words else None
+
+
+def _qemu_img(words: list[str]) -> str | None:
+    if words[:1] not in (["create"], ["resize"], ["commit"], ["rebase"], ["amend"], ["convert"], ["snapshot"]):
+        return None
+    outside = [w for w in words[1:] if w.startswith("/") and not w.startswith(("/tmp/", "/var/tmp/"))]
+    return f"rewrites a VM disk image outside the repository ({outside[0]})" if outside else None
+
+
+MONITOR_AGENTS = re.compile(r"^(?:datadog-agent|dd-agent|newrelic-infra|nri-agent|telegraf|node_exporter"
+                             r"|elastic-agent|filebeat|metricbeat|auditbeat|fluent-bit|fluentd|vector|otelcol\S*"
+                             r"|grafana-agent|alloy|splunkd|falco|osqueryd|wazuh-agent|crowdstrike|falcon-sensor)$")
+
+
+WRITE_ALWAYS |= {
+    "nixos-rebuild": _host_switch_why, "darwin-rebuild": _host_switch_why, "home-manager": _host_switch_why,
+    "jupyter": _exposed_notebook, "jupyter-notebook": _exposed_notebook, "jupyter-lab": _exposed_notebook,
+    "ngrok": _tunnel, "cloudflared": _tunnel, "lt": _tunnel, "localtunnel": _tunnel, "bore": _tunnel,
+    "dockerd": _dockerd, "qemu-img": _qemu_img,
+    "journalctl": lambda w: "deletes this machine's logs" if any(x.startswith("--vacuum") for x in w) else None,
+    "auditctl": lambda w: "turns off or empties this machine's audit rules" if "-D" in w or "-e 0" in " ".join(w)
+    else None,
 }
 for _name in ("k3s-uninstall.sh", "k3s-agent-uninstall.sh", "rke2-uninstall.sh", "k3s-killall.sh"):
     WRITE_ALWAYS[_name] = lambda w: "uninstalls the cluster on this machine with its data"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dun.guard import code as interp_code
-from dun.guard import dialects, edits, longtail, tasks
+from dun.guard import dialects, edits, longtail, posture_code, tasks
 from dun.guard.context import with_params
 from dun.guard.effects import Effect, Facts, interpreter
 from dun.guard.expand import Ctx, Env, Val, expand
@@ -150,6 +150,7 @@ def _program(w: Runner, facts: Facts, kind: str, text: str, ctx: Ctx, seen: set[
         ctx = ctx.child(deeper=False)
         ctx.cwd = classify(path_val(found.chdir, ctx, w.env), ctx, w.env)[0] if ctx.cwd else None
     longtail.code_signals(facts, text)  # kills by name or all, SDK calls that destroy, publishing, exfiltration
+    posture_code.mark(facts, text)  # SDK calls that promote, push, delete or send on a platform others use
     if found.writes and (name := text_secret(text, ctx, w.env)):  # tarfile.open('/tmp/k.tgz', 'w').add('~/.ssh')
         facts.notes["reads-secret"] = name
     for command in found.commands:

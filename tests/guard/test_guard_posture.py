@@ -92,3 +92,32 @@ def test_a_remote_engine_from_the_environment_is_not_this_machine(monkeypatch: p
     assert bash("docker rm -f api-test-db").decision == "allow"
     monkeypatch.setenv("DOCKER_HOST", "ssh://deploy@prod.acme.io")
     assert bash("docker rm -f api-test-db").decision == "deny"
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("python -c \"from huggingface_hub import HfApi; HfApi().upload_folder(folder_path='o', repo_id='acme/m')\"",
+     "deny"),
+    ("python -c \"import wandb; wandb.Api().run('acme/p/abc').delete()\"", "deny"),
+    ("python -c \"import mlflow; mlflow.set_tracking_uri('http://127.0.0.1:5000'); "
+     "mlflow.MlflowClient().set_registered_model_alias('m', 'c', 3)\"", "allow"),  # a server on this machine
+    ("python -c \"import smtplib; smtplib.SMTP('smtp.acme.com').sendmail('a@acme.com', ['all@acme.com'], 'x')\"",
+     "deny"),
+    ("python -c \"import smtplib; smtplib.SMTP('localhost', 1025).sendmail('a@example.com', ['b@example.com'], 'x')\"",
+     "allow"),
+])
+def test_sdk_calls_in_code_meet_the_posture(command: str, decision: str) -> None:
+    assert bash(command).decision == decision, command
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("dbt run --target prod --full-refresh", "deny"), ("dbt run --target dev", "allow"),
+    ("make destroy-prod", "deny"), ("make deploy-staging", "allow"),
+    ("aws ecs update-service --cluster prod --service api --desired-count 0", "deny"),
+    ("aws configure set region us-east-1 --profile prod", "allow"),
+    ("kubectl -n monitoring scale statefulset alertmanager-main --replicas=0", "deny"),
+    ("kubectl -n dev scale deploy api --replicas=0", "allow"),
+    ("jupyter lab --ip 0.0.0.0 --ServerApp.token=", "deny"), ("jupyter lab --ip 127.0.0.1", "allow"),
+    ("stripe customers delete cus_1 --live", "deny"), ("stripe trigger payment_intent.succeeded", "allow"),
+])
+def test_production_alerting_and_exposure_by_shape(command: str, decision: str) -> None:
+    assert bash(command).decision == decision, command
