@@ -238,11 +238,16 @@ def _count(items: list[Item]) -> int:
 
 def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
     """What a command reads cannot be known from its options: a command check is reused only when it declares
-    `inputs:` (the engine adds those). Named here besides: every place on PATH a required program could appear, and
-    for `{python}` the project's interpreter with its site-packages (None when that environment cannot be found
+    `inputs:` (the engine adds those). Named here besides: every place on PATH a required program could appear, for
+    a Go command (`{go-...}`) what its go.work and go.mod name outside the repository, and for `{python}` the
+    project's interpreter with its site-packages (None when that environment cannot be found
     without running it: `uv run`, `poetry run`, a `python3` from PATH)."""
     out = [os.path.join(d, program) for program in spec.options["requires"]
            for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    if "{go-" in spec.options["command"]:  # dun/checks/gorunner.py: what go.work and replace name outside
+        from dun.checks.gorunner import go_inputs
+
+        out += go_inputs(ctx.root, ctx.root / spec.options["cwd"])
     if PLACEHOLDER in spec.options["command"] or PLACEHOLDER in (spec.next or ""):
         found = python_inputs(ctx.root, (ctx.root / spec.options["cwd"]))
         if found is None:

@@ -103,3 +103,50 @@ def module_path(go_mod: str) -> str:
         if len(words) == 2 and words[0] == "module":
             return words[1].strip('"`')
     return ""
+
+
+_REPLACE = re.compile(r"^\s*replace\s+(?:\((?P<block>[^)]*)\)|(?P<one>[^\n]+))", re.M)
+_LOCAL = re.compile(r"=>\s*(?P<path>\.{1,2}/\S*|\.\.?$|/\S*)\s*$")
+MAX_GO_FILES = 64  # go.mod and go.work files read to find what they name outside the repository
+
+
+def go_inputs(root: Path, cwd: Path) -> list[str]:
+    """What `go` reads beyond the work tree that its module files name: a go.work in any directory above (go looks
+    upward for one; one made, edited or removed there changes the build), and the directories outside the
+    repository that go.work's `use` and the `replace => ../dir` directives of go.work and go.mod name, each a tree
+    look (dun/core/cache/tree.py: a file edited there, in place too, is a change). Directives are followed from
+    module to module, each directory once, at most MAX_GO_FILES files."""
+    import os
+
+    from dun.core.cache.tree import PREFIX
+
+    out = [os.path.join(parent, name) for parent in (cwd.resolve(), *cwd.resolve().parents)
+           for name in ("go.work", "go.work.sum")]
+    inside = str(root.resolve()).rstrip("/") + "/"
+    gowork = os.environ.get("GOWORK", "")
+    work = Path(gowork) if gowork not in ("", "off") else next(
+        (p / "go.work" for p in (cwd.resolve(), *cwd.resolve().parents) if (p / "go.work").is_file()), None)
+    queue = [cwd.resolve() / "go.mod", *([work] if work is not None and gowork != "off" else [])]
+    seen: set[str] = set()
+    while queue and len(seen) < MAX_GO_FILES:
+        path = queue.pop(0)
+        if str(path) in seen:
+            continue
+        seen.add(str(path))
+        try:
+            text = re.sub(r"//[^\n]*", "", path.read_text(encoding="utf-8", errors="replace")[:1 << 20])
+        except OSError:
+            continue
+        named = [d.strip('"`') for use in _USE.finditer(text) for d in (use["block"] or use["one"] or "").split()]
+        for rep in _REPLACE.finditer(text):
+            for line in (rep["block"] or rep["one"] or "").splitlines():
+                if (local := _LOCAL.search(line.strip())) is not None:
+                    named.append(local["path"])
+        for directory in named:
+            full = (path.parent / directory).resolve()
+            if not full.is_dir():
+                continue
+            queue.append(full / "go.mod")
+            if not (str(full).rstrip("/") + "/").startswith(inside):
+                out.append(PREFIX + str(full))
+    return list(dict.fromkeys(out))

@@ -180,3 +180,65 @@ def test_an_override_of_a_check_no_plugin_defines_is_an_error(repo: Path) -> Non
     text = "\n".join(raised.value.errors)
     for part in ("check.overrides.pytest.ttl: must be at least 0", "check.overrides.pytest.inputs.colour: unknown key"):
         assert part in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_linked_npm_dependency_outside_the_repository_is_looked_at(repo: Path, tmp_path: Path) -> None:
+    """`npm link`, or a `file:`/`link:` dependency: node_modules/NAME is a link to a directory outside the repository,
+    which node reads as the installed package."""
+    only(repo, "javascript")
+    lib = tmp_path / "lib"
+    write(lib, "package.json", json.dumps({"name": "dep", "main": "index.js"}))
+    write(lib, "index.js", "module.exports = { x: 1 };\n")
+    write(repo, "package.json", json.dumps({"name": "p", "scripts": {"test": "node --test"},
+                                            "dependencies": {"dep": "file:../lib"}}))
+    write(repo, "package-lock.json", json.dumps({"name": "p", "lockfileVersion": 3, "packages": {}}))
+    (repo / "node_modules/@scope").mkdir(parents=True)
+    (repo / "node_modules/dep").symlink_to(lib)
+    (repo / "node_modules/@scope/dep").symlink_to(lib)
+    write(repo, ".gitignore", "node_modules/\n")
+    write(repo, "test/dep.test.js", "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                                    "test('dep', () => { assert.strictEqual(require('dep').x, 1); });\n")
+    commit(repo)
+    age(tmp_path)
+    assert result(repo, "node-test").status is Status.PASS
+    assert result(repo, "node-test").cached
+    for old, new in (("1", "2"), ("2", "1")):
+        rewrite_in_place(lib / "index.js", f"x: {old}", f"x: {new}")
+        assert agree(repo, "node-test").status is (Status.FAIL if new == "2" else Status.PASS)
+    assert result(repo, "node-test").cached
+
+
+def go_module(base: Path, rel: str, module: str, body: str) -> None:
+    write(base, f"{rel}/go.mod", f"module {module}\n\ngo 1.18\n{body}")
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+def test_go_replace_and_a_go_work_above_the_repository_are_looked_at(repo: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`replace example.com/lib => ../lib` reads a module outside the repository; a go.work in a directory above it
+    (go looks upward for one) changes which code builds."""
+    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+    monkeypatch.setenv("GOPROXY", "off")
+    monkeypatch.delenv("GOWORK", raising=False)
+    outer = repo.parent
+    go_module(outer, "lib", "example.com/lib", "")
+    write(outer, "lib/lib.go", "package lib\n\nconst X = 1\n")
+    go_module(outer, "lib2", "example.com/lib", "")
+    write(outer, "lib2/lib.go", "package lib\n\nconst X = 2\n")
+    only(repo, "go")
+    go_module(repo, ".", "example.com/app", "\nrequire example.com/lib v0.0.0\n\nreplace example.com/lib => ../lib\n")
+    write(repo, "app_test.go", 'package app\n\nimport (\n\t"testing"\n\n\t"example.com/lib"\n)\n\n'
+                               'func TestX(t *testing.T) {\n\tif lib.X != 1 {\n\t\tt.Fatal("X is", lib.X)\n\t}\n}\n')
+    commit(repo)
+    age(outer)
+    assert result(repo, "go-test").status is Status.PASS
+    assert result(repo, "go-test").cached
+    rewrite_in_place(outer / "lib/lib.go", "X = 1", "X = 3")
+    assert agree(repo, "go-test").status is Status.FAIL
+    rewrite_in_place(outer / "lib/lib.go", "X = 3", "X = 1")
+    assert agree(repo, "go-test").status is Status.PASS
+    write(outer, "go.work", "go 1.18\n\nuse ./repo\n\nreplace example.com/lib => ./lib2\n")
+    assert agree(repo, "go-test").status is Status.FAIL
+    (outer / "go.work").unlink()
+    assert agree(repo, "go-test").status is Status.PASS
