@@ -21,10 +21,10 @@ GATE_FILES = re.compile(
     r"|\.eslintrc[^/]*|eslint\.config\.[cm]?[jt]s|\.[a-z]*lintignore|\.prettierignore|biome\.jsonc?|jest\.config\.[^/]+"
     r"|vitest\.config\.[^/]+|vite\.config\.[^/]+|\.nycrc[^/]*|\.c8rc[^/]*|\.?codecov\.ya?ml|karma\.conf\.[jt]s"
     r"|phpunit\.xml(?:\.dist)?|phpstan\.neon(?:\.dist)?|psalm\.xml|\.rubocop\.yml|\.golangci\.ya?ml|\.swiftlint\.yml"
-    r"|build\.gradle(?:\.kts)?|pom\.xml|\.checkov\.ya?ml|\.tfsec/[^/]+|\.tflint\.hcl|\.bandit|\.semgrepignore"
+    r"|build\.gradle(?:\.kts)?|pom\.xml|Cargo\.toml|\.checkov\.ya?ml|\.tfsec/[^/]+|\.tflint\.hcl|\.bandit|\.semgrepignore"
     r"|sonar-project\.properties|Makefile|GNUmakefile|justfile|Taskfile\.ya?ml|noxfile\.py|\.pre-commit-config\.yaml"
     r"|lefthook\.ya?ml|\.husky/[^/]+|\.lintstagedrc[^/]*|[^/]*thresholds?[^/]*\.(?:ya?ml|json|toml|cfg|ini)"
-    r"|\.github/codeql/[^/]+|\.clippy\.toml|clippy\.toml|deny\.toml|\.hadolint\.ya?ml|\.yamllint[^/]*)$")
+    r"|\.github/codeql/[^/]+|\.clippy\.toml|clippy\.toml|deny\.toml|\.hadolint\.ya?ml|\.yamllint[^/]*|\.envrc)$")
 # A setting added that turns a gate off or makes failures pass: (regex over added text, what it does)
 WEAKENING = (
     (r"(?i)\bignore_errors\s*=\s*true", "turns mypy's errors off"),
@@ -36,7 +36,8 @@ WEAKENING = (
      "ignores every lint rule"),
     (r"(?i)\b(?:exclude|extend-exclude|force-exclude|ignore_patterns|ignorePatterns|ignores|omit|norecursedirs"
      r"|testPathIgnorePatterns|coveragePathIgnorePatterns|skip-dirs|skip-files|paths-ignore|exclude_paths)"
-     r"[\"']?\s*[:=]\s*\[?[\s\"']*(?:\*\*?(?:/\*+)?|\.\*|\.|\./|/|\^\.\*\$?|src/?|tests?/?)[\"']?\s*(?:[,\]\n]|$)",
+     r"[\"']?\s*[:=]\s*\[?\s*(?:-\s*)?[\s\"']*(?:<rootDir>)?/?(?:\*\*?(?:/\*+(?:\.\w+)?)?|\.\*|\.|\./|\^\.\*\$?"
+     r"|(?:src|tests?|__tests__|spec)/?(?:\*\*?(?:/\*+)?)?)[\"']?\s*(?:[,\]\n]|$)",
      "excludes every file (or the sources or tests) from a check"),
     (r"(?im)^\s*(?:\*\*?(?:/\*+(?:\.\*)?)?|/|\.|\./|\*\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|swift|rb|php|tf))\s*$",
      "an ignore line that covers every file"),
@@ -54,14 +55,23 @@ WEAKENING = (
     (r"(?i)\b(?:test\w*|unitTests[\w.]*|check)\b[^\n]*\benabled\s*=\s*false|\btest\s*\{\s*enabled\s*=\s*false",
      "turns tests off in the build"),
     (r"(?i)\[tool\.dun\b", "changes dun's own configuration ([tool.dun] in pyproject.toml)"),
+    (r"(?m)^\s*(?:extend-)?ignore\s*=\s*\[?\s*[\"']?[A-Z]{1,2}[\"']?(?:\s*,\s*[\"']?[A-Z]{1,2}[\"']?)*\s*\]?\s*$",
+     "ignores whole families of lint rules"),
+    (r"(?i)\bdisable-all\s*:\s*true|\ball\s*=\s*[\"']allow[\"']|\bwarnings\s*=\s*[\"']allow[\"']",
+     "turns every lint off"),
+    (r"(?i)\bitems\s*(?:\.clear\(\)|\[:\]\s*=\s*\[\])|allow_module_level\s*=\s*True|\bpytestmark\s*=\s*pytest\.mark\.skip",
+     "makes pytest collect or run no test (conftest.py)"),
+    (r"(?i)\bstages\s*:\s*\[\s*manual\s*\]|\bskip\s*:\s*true", "makes a hook run only by hand or never"),
+    (r"(?i)\b(?:HUSKY|LEFTHOOK)\s*=\s*[\"']?(?:0|false)\b|\bHUSKY_SKIP_HOOKS\s*=|\bPRE_COMMIT_ALLOW_NO_CONFIG\s*=",
+     "skips the commit hooks for every later command"),
     (r"(?i)\b(?:project|patch|changes)\s*:\s*(?:off|false)\b|\binformational\s*:\s*true",
      "turns a coverage status check off"),
 )
 _WEAKENING = tuple((re.compile(rx), why) for rx, why in WEAKENING)
 _IGNORE_FILE = re.compile(r"(?:^|/)\.[a-z]*ignore$")  # .eslintignore, .prettierignore, .semgrepignore
 # Thresholds: a number under one of these keys, lowered (compared with the value it replaces) or set to 0
-THRESHOLD = re.compile(r"(?i)(--cov-fail-under|fail[-_]under|min[-_]?[a-z0-9_]*|minimum[a-z0-9_]*|threshold[a-z0-9_]*"
-                       r"|coverage[a-z_]*|branches|lines|functions|statements|target)[\"']?\s*[:=\s]\s*[\"']?"
+THRESHOLD = re.compile(r"(?i)(--cov-fail-under|fail[-_]under|(?<![\w-])level|min[-_]?[a-z0-9_]*|minimum[a-z0-9_]*"
+                       r"|threshold[a-z0-9_]*|coverage[a-z_]*|branches|lines|functions|statements|target)[\"']?\s*[:=\s]\s*[\"']?"
                        r"(\d+(?:\.\d+)?)")
 # A threshold's key, with or without its value (a line that sets one, deleted)
 THRESHOLD_KEY = re.compile(r"(?i)--cov-fail-under|\bfail[-_]under\b|coverageThreshold"

@@ -4,6 +4,8 @@ skipped (hookskip.py), package sources and verification (supply.py), config file
 
 from __future__ import annotations
 
+import re
+
 from dun.guard import agents, confedit, hookskip, supply, windows
 from dun.guard.effects import Facts
 from dun.guard.expand import Val
@@ -24,6 +26,15 @@ def mark(facts: Facts, argv: list[Val]) -> list[str]:
             and (facts.program != "cp" or "/dev/null" in words):
         facts.signals.add("hooks-skip")
         facts.notes["hooks-skip"] = f"why: {why}"
+    if facts.program == "chmod" and any(re.search(r"-[rwx]*x|^0?[0-6][0-7]{2}$", w) for w in words[1:2]) and any(
+            hookskip.HOOK_FILE.search(e.path) for e in facts.effects if e.op == "chmod"):  # chmod -x .husky/pre-commit
+        facts.signals.add("hooks-skip")
+        facts.notes["hooks-skip"] = "why: makes a hook not executable"
+    if facts.program == "git" and facts.sub in ("rm", "mv") and "--cached" not in facts.flags and any(
+            hookskip.HOOK_FILE.search(o) for o in facts.operands[:-1 if facts.sub == "mv" else None]) and not (
+            facts.sub == "mv" and hookskip.HOOK_FILE.search(facts.operands[-1])):  # a hook renamed is still a hook
+        facts.signals.add("hooks-skip")
+        facts.notes["hooks-skip"] = f"why: git {facts.sub} of a hook"
     return windows.mark(facts, words)
 
 

@@ -21,8 +21,9 @@ SYSTEM_DIRS = frozenset({
 SAFE_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/random", "/dev/urandom", "/dev/full"})
 SAFE_DEVICE_DIRS = ("/dev/fd/", "/dev/shm/", "/dev/pts/")
-PROTECTED = (layout.DIR, ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".gemini/settings.json",
-             ".codex/config.toml", ".cursor/mcp.json", ".vscode/mcp.json")  # what agents load: settings, MCP servers
+# What dun and the coding agents load from the repository: their settings, hooks and MCP servers
+PROTECTED = (layout.DIR, ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".mcp.json",
+             ".gemini/settings.json", ".codex/config.toml", ".cursor/mcp.json", ".vscode/mcp.json")
 GIT_STATE = (".git/objects", ".git/refs", ".git/logs", ".git/HEAD", ".git/packed-refs")  # history, not caches
 # What git runs or reads as configuration: a file planted here runs later, in git calls outside the session.
 GIT_EXEC = (".git/hooks", ".git/config", ".git/info/attributes", ".git/modules", ".git/worktrees",

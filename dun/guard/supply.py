@@ -38,7 +38,8 @@ VERIFY_OFF = re.compile(
     r"|check[-_]revoke)['\"]?\s*[:=\s]\s*['\"]?(?:false|no|0|off)\b|allow[-_]?insecure[-_]?protocol['\"]?\s*[:=(\s]\s*"
     r"['\"]?true|unsafe[-_]?http[-_]?whitelist|trusted[-_]host|\bGOSUMDB\s*=\s*['\"]?off|\bGONOSUMDB\s*=|\bGONOSUMCHECK\s*="
     r"|\bGOINSECURE\s*=|\bGOPRIVATE\s*=\s*['\"]?\*|\bGOFLAGS\s*=\s*['\"]?[^'\"\n]*-insecure|(?:^|\s)-insecure\b"
-    r"|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0|--no-check-certificate|--skip-integrity-check")
+    r"|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0|--no-check-certificate|--skip-integrity-check|--update-checksums"
+    r"|--no-verify-store-integrity|checksumBehavior['\"]?\s*:\s*['\"]?(?:ignore|update|reset)|verify-store-integrity\s*=\s*false")
 # Environment variables that redirect or unverify a package manager for the command they are set for
 SOURCE_VARS = re.compile(r"^(?:PIP_(?:EXTRA_)?INDEX_URL|PIP_FIND_LINKS|UV_(?:EXTRA_)?INDEX_URL|UV_INDEX"
                          r"|UV_DEFAULT_INDEX|npm_config_registry|NPM_CONFIG_REGISTRY|YARN_NPM_REGISTRY_SERVER|GOPROXY|CARGO_REGISTRIES_\w+"
@@ -113,7 +114,7 @@ def _why(prog: str, args: list[str], env: list[str]) -> str | None:
             return f"installs from a package index the project does not use ({name} {value})"
     for a in env:
         name, _, value = a.partition("=")
-        if SOURCE_VARS.match(name) and (why := unsafe(value)):
+        if SOURCE_VARS.match(name) and (why := unsafe(value) or ("another index" if foreign(value) else None)):
             return f"installs from an unverified source ({name}={value}: {why})"
     return None
 
