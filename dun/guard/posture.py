@@ -31,12 +31,14 @@ from dun.guard.posture_tables import (
     DRY_BY_PROGRAM,
     HOST,
     LIVE_ONLY,
+    LOCAL_TOOLS,
     MESSAGE,
     MONITOR_AGENTS,
     OPS_HTTP,
     READ,
     REMOTE,
     RUN_REMOTE,
+    STRONG,
     TARGET_OPTIONS,
     VERB_OVERRIDE,
     WRITE,
@@ -203,7 +205,14 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         return f"{prog} {verb} changes state on {target}, not this machine"
     if credential := _credential(words, facts):
         return f"{prog} {verb} changes state on the service {credential} opens"
+    if (strong := next((p for p in _parts(verb) if p in STRONG), None)) and not _local_tool(prog):
+        return f"{prog} {verb}: {strong} changes what others rely on, on a service no rule knows"
     return None
+
+
+def _local_tool(prog: str) -> bool:
+    """A script of the repository, or a program whose verbs act on this machine."""
+    return "/" in prog or prog.endswith((".sh", ".py", ".js", ".ts", ".rb", ".pl")) or prog in LOCAL_TOOLS
 
 
 _CHOOSING = frozenset({"config", "configure", "account", "accounts", "auth", "login", "logout", "profile", "profiles",

@@ -121,3 +121,11 @@ def test_sdk_calls_in_code_meet_the_posture(command: str, decision: str) -> None
 ])
 def test_production_alerting_and_exposure_by_shape(command: str, decision: str) -> None:
     assert bash(command).decision == decision, command
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("acmeq queues pause orders", "deny"), ("acmekeys rotate signing-key", "deny"),  # no rule knows these programs
+    ("acmeq queues list", "allow"), ("./scripts/rotate-logs.sh", "allow"), ("swift package resolve", "allow"),
+])
+def test_verbs_that_change_what_others_rely_on_need_no_target(command: str, decision: str) -> None:
+    assert bash(command).decision == decision, command
