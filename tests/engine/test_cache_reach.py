@@ -133,9 +133,9 @@ def test_an_untracked_link_to_a_file_outside_is_looked_through(repo: Path, tmp_p
 def test_a_linked_directory_too_large_to_walk_is_never_vouched_for(repo: Path, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the walk's limit what the directory holds is unknown: the check runs every time."""
-    from dun.core import indexlook
+    from dun.core import walk
 
-    monkeypatch.setattr(indexlook, "WALK_LIMIT", 3)
+    monkeypatch.setattr(walk, "WALK_LIMIT", 3)  # the one walk's bound (indexlook.tree_hash takes it as it walks)
     outside = tmp_path / "outside"
     for n in range(5):
         write(outside, f"f{n}.txt", "ok\n")
