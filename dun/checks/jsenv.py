@@ -17,8 +17,10 @@ import urllib.parse
 from pathlib import Path
 
 from dun.checks.jsproject import (
+    SEGMENT_END,
     WORKSPACE_RUNNERS,
     delegates,
+    is_program,
     js_tools,
     npm_scripts,
     package_json,
@@ -29,7 +31,6 @@ from dun.checks.jsproject import (
 from dun.checks.looked import is_file, seen
 from dun.store.layout import CACHE
 
-_SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 # flags that choose a reporter or where it writes: dun sets its own, the project's would fight them
 _REPORTER_FLAGS = {"--reporter", "-R", "--reporters", "--reporter-option", "--reporter-options", "-O",
                    "--test-reporter", "--test-reporter-destination", "--json", "--outputFile", "--tap", "--watch",
@@ -43,14 +44,14 @@ def script_args(directory: Path, prefix: str) -> str:
     watch left out; '' when the script does not run it."""
     test = test_script(npm_scripts(package_json(str(directory))))
     want = prefix.split()
-    for segment in _SEGMENT_END.split(test):
+    for segment in SEGMENT_END.split(test):
         words = _words(segment)
         if words is None:
             continue
         words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w[1])]  # VAR=value before it
         plain = [w[1] for w in words]
         for start in range(len(words)):  # `mocha`, `./node_modules/.bin/mocha`, `npx mocha`, `node .../jest.js`
-            if not _is_program(plain[start], want[0]):
+            if not is_program(plain[start], want[0]):
                 continue
             # the prefix's other words in order; options between them are the program's own and are kept
             # (`node --import tsx --test`: node loads tsx for the test files)
@@ -67,12 +68,6 @@ def script_args(directory: Path, prefix: str) -> str:
     return ""
 
 
-def _is_program(word: str, program: str) -> bool:
-    """Whether `word` runs `program`: its name, a path to it, or its script that node runs
-    (`node_modules/jest/bin/jest.js`)."""
-    base = os.path.basename(word)
-    script = re.fullmatch(r"[\w.-]+\.[cm]?js", base) is not None
-    return base == program or (script and f"node_modules/{program}/" in word)
 
 
 def node_options(directory: Path, program: str) -> str:
@@ -80,12 +75,12 @@ def node_options(directory: Path, program: str) -> str:
     script in `node --experimental-vm-modules node_modules/jest/bin/jest.js`, and a `NODE_OPTIONS=...` set for it
     (`cross-env` too); '' for none. jest needs `--experimental-vm-modules` to load an ESM project's tests at all."""
     test = test_script(npm_scripts(package_json(str(directory))))
-    for segment in _SEGMENT_END.split(test):
+    for segment in SEGMENT_END.split(test):
         try:
             plain = shlex.split(segment)
         except ValueError:
             continue
-        at = next((i for i, word in enumerate(plain) if _is_program(word, program)), None)
+        at = next((i for i, word in enumerate(plain) if is_program(word, program)), None)
         if at is None:
             continue
         given = [w.split("=", 1)[1] for w in plain[:at] if w.startswith("NODE_OPTIONS=")]
@@ -132,7 +127,7 @@ def has_js_placeholder(command: str) -> bool:
     return "{js" in command or "{pm}" in command
 
 
-def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
+def expand_js(command: str, root: Path, cwd: Path, build: bool = True) -> tuple[str, str | None]:
     """`{js:NAME}`: the project's own NAME from node_modules/.bin (or `yarn NAME` under Plug'n'Play);
     `{js-args:PREFIX}`: what its test script passes after PREFIX; `{pm}`: its package manager.
     Returns the command and, when a program is not installed, why (the command is then not run).
@@ -145,18 +140,19 @@ def expand_js(command: str, root: Path, cwd: Path) -> tuple[str, str | None]:
         packages = [sub for sub in workspace_dirs(cwd) if runner in js_tools(sub)]
         if packages:
             return _in_each(command, root, cwd, packages)
-    return _expand(command, root, cwd, (cwd, root))
+    return _expand(command, root, cwd, (cwd, root), build)
 
 
 def runs(command: str, root: Path, cwd: Path) -> list[tuple[Path, str]]:
     """Where the command runs and as what: (directory, expanded command), one per workspace package at a root that
-    runs its packages' tests (see `expand_js`), else the one. What `dun doctor` shows."""
+    runs its packages' tests (see `expand_js`), else the one, without the build steps before it. What `dun doctor`
+    shows."""
     runner = _runner(command)
     if runner in WORKSPACE_RUNNERS and delegates(cwd):
         packages = [sub for sub in workspace_dirs(cwd) if runner in js_tools(sub)]
         if packages:
-            return [(sub, _expand(command, root, sub, (sub, cwd, root))[0]) for sub in packages]
-    return [(cwd, expand_js(command, root, cwd)[0])]
+            return [(sub, _expand(command, root, sub, (sub, cwd, root), False)[0]) for sub in packages]
+    return [(cwd, expand_js(command, root, cwd, False)[0])]
 
 
 def _runner(command: str) -> str | None:
@@ -186,8 +182,12 @@ def _report_in(back: str, tag: str, match: re.Match[str]) -> str:
 _REPORT = re.compile(rf"(?P<stem>{re.escape(CACHE)}/[\w-]+)(?P<ext>\.\w+)")
 
 
-def _expand(command: str, root: Path, cwd: Path, bases: tuple[Path, ...]) -> tuple[str, str | None]:
+def _expand(command: str, root: Path, cwd: Path, bases: tuple[Path, ...], build: bool = True) -> tuple[str, str | None]:
     missing: list[str] = []
+    if "{js-lint}" in command:  # the lint script, else the linter the test script runs
+        from dun.checks.jsbuild import lint_command
+
+        command = command.replace("{js-lint}", lint_command(cwd))
 
     def replace(match: re.Match[str]) -> str:
         kind, name = match[1], (match[2] or "").strip()
@@ -209,6 +209,13 @@ def _expand(command: str, root: Path, cwd: Path, bases: tuple[Path, ...]) -> tup
     expanded = _JS_PLACEHOLDER.sub(replace, command)
     if missing:
         return expanded, f"{', '.join(missing)} not installed (no node_modules/.bin/{missing[0]})"
+    runner = re.search(r"\{js-args:([^{}]+)\}", command)
+    if runner and build:  # the build its tests need first: its `pretest`, its test script's steps before the runner
+        from dun.checks.jsbuild import build_steps
+
+        steps = build_steps(cwd, runner[1].strip())
+        if steps:
+            expanded = f"({steps}) && {expanded}"
     return expanded, None
 
 

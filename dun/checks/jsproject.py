@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +17,15 @@ JS_RUNNERS = ("node-test", "vitest", "jest", "mocha", "ava", "tape", "bun-test")
 LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"), ("bun.lock", "bun"),
              ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm"))
 _NPM_DEFAULT_TEST = "no test specified"
+SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")  # between the commands of a script
+
+
+def is_program(word: str, program: str) -> bool:
+    """Whether `word` runs `program`: its name, a path to it, or its script that node runs
+    (`node_modules/jest/bin/jest.js`)."""
+    base = os.path.basename(word)
+    script = re.fullmatch(r"[\w.-]+\.[cm]?js", base) is not None
+    return base == program or (script and f"node_modules/{program}/" in word)
 
 
 def package_json(directory: str) -> dict[str, object]:
@@ -138,6 +148,11 @@ _BUN_TEST = re.compile(r"\bbun\s+test\b")  # bun's own runner (`bun run test` ru
 _NODE_TEST = re.compile(r"\bnode(?:\s+--?[\w-]+(?:=\S+|\s+(?!-)[^\s&|;]+)?)*?\s+--test\b")
 
 
+# a linter the test script runs (`vitest run && eslint .`): npm test fails on what it finds
+_TEST_LINTER = re.compile(r"(?:^|&&|;|\|\|)\s*(?:npx\s+)?(?:eslint|biome|xo|standard|oxlint|stylelint|prettier\s[^&|;]*"
+                          r"(?:--check|-c)\b)")
+
+
 def _js_extras(directory: Path, scripts: dict[str, str], deps: set[str]) -> list[str]:
     tools: list[str] = []
     if "typescript" in deps and is_file(directory / "tsconfig.json"):
@@ -147,7 +162,7 @@ def _js_extras(directory: Path, scripts: dict[str, str], deps: set[str]) -> list
         solution = re.search(r'"references"\s*:\s*\[\s*\{', config) and \
             re.search(r'"(files|include)"\s*:\s*\[\s*\]', config)
         tools.append("typescript-build" if solution else "typescript")
-    if "lint" in scripts:
+    if "lint" in scripts or _TEST_LINTER.search(scripts.get("test", "")):  # js-lint runs it (dun/checks/jsbuild.py)
         tools.append("lint-script")
     return tools
 

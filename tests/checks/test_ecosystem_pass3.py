@@ -379,3 +379,62 @@ def test_rust_failing_build_script_is_an_item_and_hides_no_other_crates_tests(
     assert _where(check) == [("gen/build.rs", 2, "the build script of gen failed"),
                              ("core/src/lib.rs", 5, "tests::doubles")]
     assert "schema.txt is missing" in check["items"][0]["text"]
+
+
+# --- JavaScript: the build a test script runs before its runner, the linter it chains -------------------------
+
+TS_UNITS = """\
+// @ts-nocheck: the pinned runners hold no @types/node
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { area } from "../src/units";
+
+type Size = { w: number; h: number };
+const square: Size = { w: 2, h: 3 };
+
+test("area", () => {
+  assert.equal(area(square), 6);
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def ts_build_first(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _runners()
+    root = _project(tmp_path_factory.mktemp("ts-build-first"),
+                    {"scripts": {"build": "tsc -p tsconfig.json", "pretest": "npm run build",
+                                 "test": "node --enable-source-maps --test dist/test/"},
+                     "devDependencies": {"typescript": "*"}},
+                    {"tsconfig.json": json.dumps({"compilerOptions": {
+                        "target": "ES2022", "module": "commonjs", "strict": True, "outDir": "dist", "rootDir": ".",
+                        "sourceMap": True, "esModuleInterop": True, "types": []}, "include": ["src", "test"]}),
+                     "src/units.ts": "export function area(s: { w: number; h: number }): number {\n"
+                                     "  return s.w * s.h;\n}\n",
+                     "test/units.test.ts": TS_UNITS, "package-lock.json": "{}"}, runners=True)
+    (root / ".gitignore").write_text("node_modules\n.dun/\ndist/\n")
+    return root
+
+
+def test_compiled_tests_are_built_first_and_clean_on_day_one(ts_build_first: Path) -> None:
+    # node --test dist/test/ on a fresh clone: "Could not find dist/test", a clean project failing on day one
+    check = _check(ts_build_first, "node-test", code=0)
+    assert check["status"] == "pass", check
+
+
+def test_compiled_tests_run_the_sources_of_now_at_their_ts_line(ts_build_first: Path) -> None:
+    # a dist/ built before the edit was tested again: a stale pass
+    write(ts_build_first, "src/units.ts", "export function area(s: { w: number; h: number }): number {\n"
+                                          "  return s.w + s.h;\n}\n")
+    check = _check(ts_build_first, "node-test")
+    assert _where(check) == [("test/units.test.ts", 10, "area")]
+
+
+def test_a_linter_the_test_script_chains_is_run_by_js_lint(tmp_path: Path) -> None:
+    # `"test": "node --test && eslint ."` with no `lint` script: npm test failed on the lint error, dun was clean
+    _node()
+    linter = "#!/bin/sh\necho \"src/a.js: 'unused' is assigned a value but never used\"\nexit 1\n"
+    root = _project(tmp_path, {"scripts": {"test": "node --test && eslint ."}}, {"src/a.js": "const unused = 1;\n"})
+    write(root, "node_modules/.bin/eslint", linter)
+    (root / "node_modules/.bin/eslint").chmod(0o755)
+    check = _check(root, "js-lint")
+    assert check["status"] == "fail" and "'unused' is assigned a value" in json.dumps(check), check
