@@ -72,7 +72,7 @@ def diff(old: str, new: str) -> tuple[str, str]:
     return "\n".join(x for x in new_lines if x not in olds), "\n".join(x for x in old_lines if x not in news)
 
 
-def shell_edit(facts: Facts, prog: str, args: list[Val]) -> None:
+def shell_edit(facts: Facts, prog: str, args: list[Val], stdin: str | None = None) -> None:
     """The edits a command makes in place: sed/perl substitutions and deletions, jq/yq filters of a watched file."""
     if prog in ("jq", "yq", "gojq"):
         ops = [a.text for a in args if not a.text.startswith("-")]
@@ -88,6 +88,7 @@ def shell_edit(facts: Facts, prog: str, args: list[Val]) -> None:
     if prog not in ("sed", "gsed", "perl"):
         code = interpreter(prog, args)
         text = "\n".join(v.text for v in code.code) if code is not None and code.kind != "shell" else ""
+        text = text or (stdin or "" if code is not None and code.stdin and code.kind != "shell" else "")
         pairs = [(m.group(2), m.group(4)) for m in _REPLACE.finditer(text)]  # .replace('fail_under = 90', '... 0')
         literals = [a or b for a, b in _STRINGS.findall(text)]
         for path in paths if text else []:

@@ -39,7 +39,7 @@ WEAKENING = (
      r"[\"']?\s*[:=]\s*\[?\s*(?:-\s*)?[\s\"']*(?:<rootDir>)?/?(?:\*\*?(?:/\*+(?:\.\w+)?)?|\.\*|\.|\./|\^\.\*\$?"
      r"|(?:src|tests?|__tests__|spec)/?(?:\*\*?(?:/\*+)?)?)[\"']?\s*(?:[,\]\n]|$)",
      "excludes every file (or the sources or tests) from a check"),
-    (r"(?im)^\s*(?:\*\*?(?:/\*+(?:\.\*)?)?|/|\.|\./|\*\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|swift|rb|php|tf))\s*$",
+    (r"(?im)^\s*(?:\*\*?(?:/\*+(?:\.\*)?)?|/|\.|\./|/?src/?(?:\*\*?(?:/\*+)?)?|\*\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|swift|rb|php|tf))\s*$",
      "an ignore line that covers every file"),
     (r"(?i)\baddopts\b[^\n]*(?:-p\s*no:|--deselect|--ignore(?:-glob)?[= ][^\s\"']*tests?|-k\s*[\\\"']*not\b|"
      r"--co\b|--collect-only|--no-cov\b|--continue-on-collection-errors|--exitfirst\s+--maxfail=0)",
@@ -55,6 +55,8 @@ WEAKENING = (
     (r"(?i)\b(?:test\w*|unitTests[\w.]*|check)\b[^\n]*\benabled\s*=\s*false|\btest\s*\{\s*enabled\s*=\s*false",
      "turns tests off in the build"),
     (r"(?i)\[tool\.dun\b", "changes dun's own configuration ([tool.dun] in pyproject.toml)"),
+    (r"(?i)(?:coverageThreshold|thresholds?|fail[-_]under)[\"']?\s*[:=]\s*(?:\{\s*\}|\[\s*\]|null|none|false)",
+     "empties a threshold"),
     (r"(?m)^\s*(?:extend-)?ignore\s*=\s*\[?\s*[\"']?[A-Z]{1,2}[\"']?(?:\s*,\s*[\"']?[A-Z]{1,2}[\"']?)*\s*\]?\s*$",
      "ignores whole families of lint rules"),
     (r"(?i)\bdisable-all\s*:\s*true|\ball\s*=\s*[\"']allow[\"']|\bwarnings\s*=\s*[\"']allow[\"']",
@@ -81,6 +83,8 @@ CHECKS = re.compile(r"(?i)\b(?:pytest|tox|nox|jest|vitest|mocha|go\s+(?:test|vet
                     r"|flake8|pylint|eslint|tsc|tflint|terraform\s+(?:fmt\s+-check|validate)|checkov|tfsec|rspec"
                     r"|phpunit|phpstan|swiftlint|ktlint|detekt|golangci-lint|shellcheck|hadolint|bandit|semgrep"
                     r"|black\s+--check|prettier\s+--check|gradlew?\s+\w*(?:test|check|lint)|xcodebuild\s+test|dun\s+check)\b")
+_SEVERITY_ON = re.compile(r"[\"']?(?:error|2)[\"']?")
+_SEVERITY_OFF = re.compile(r"[\"']?(?:off|warn|warning|0|1)[\"']?")
 _HOOK_ID = re.compile(r"(?m)^\s*-\s*id\s*:\s*(\S+)")
 
 
@@ -93,6 +97,8 @@ def judge(path: str, added: str, removed: str) -> str | None:
             continue
         if (m := rx.search(added)) and not rx.search(removed):
             return f"{what} ({' '.join(m.group(0).split())[:60]})"
+    if _SEVERITY_ON.fullmatch(removed.strip()) and _SEVERITY_OFF.fullmatch(added.strip()):  # s/'error'/'off'/g
+        return f"turns lint errors off ({removed.strip()} -> {added.strip()})"
     if why := lowered(added, removed, path):
         return why
     if (m := THRESHOLD_KEY.search(removed)) and not THRESHOLD_KEY.search(added):

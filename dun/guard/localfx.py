@@ -13,10 +13,13 @@ from dun.guard.expand import Val
 __all__ = ["mark", "mark_env", "redirected", "shell_edit", "tool_facts"]
 
 
-def mark(facts: Facts, argv: list[Val]) -> list[str]:
-    """Raise this family's signals from a command's words; the shell text a Windows command comes to (judged by the
-    walker as if run here)."""
+def mark(facts: Facts, argv: list[Val], given: list[Val] | None = None) -> list[str]:
+    """Raise this family's signals from a command's words (`given`: as written, with its wrappers); the shell text a
+    Windows command comes to (judged by the walker as if run here)."""
     words = [v.text for v in argv]
+    wrapped = [v.text for v in given or []][:max(0, len(given or []) - len(argv))]
+    if assigned := dict(w.split("=", 1) for w in wrapped if re.match(r"[A-Za-z_]\w*=", w)):  # env HUSKY=0 git ...
+        mark_env(facts, {k: v for k, v in assigned.items()})
     agents.mark(facts, words)
     supply.mark(facts, words, {})
     if facts.program in ("npm", "pnpm") and words[1:3] == ["pkg", "set"]:  # npm pkg set jest.coverageThreshold...=0
@@ -45,7 +48,8 @@ def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:
         supply.mark(facts, [facts.program], assigned)
 
 
-shell_edit = confedit.shell_edit
+def shell_edit(facts: Facts, prog: str, args: list[Val], stdin: str | None) -> None:
+    confedit.shell_edit(facts, prog, args, stdin)
 
 
 def redirected(path: str, text: str | None, append: bool, unit: str) -> Facts | None:

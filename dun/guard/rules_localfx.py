@@ -10,8 +10,8 @@ from dun.guard.hookskip import EMPTY_HOOKS, HOOKED
 from dun.guard.ruletypes import Match, Rule
 
 _GIT = ("git",)
-_HOOK_PATHS = ("*/.git/hooks/*", "*/.husky/*", "*/.husky", "*/.githooks/*", "*/.githooks", "*/lefthook.yml",
-               "*/.lefthook.yml", "*/lefthook.yaml")
+_HOOK_PATHS = ("*/.git/hooks/*", "*/.git/hooks", "*/.husky/*", "*/.husky", "*/.githooks/*", "*/.githooks",
+               "*/lefthook.yml", "*/.lefthook.yml", "*/lefthook.yaml")
 
 LOCALFX_RULES: tuple[Rule, ...] = (
     Rule("gate.weaken", "weakens a gate that judges the work; fix the code or the test instead, or ask the user to "

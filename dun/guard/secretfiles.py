@@ -33,6 +33,6 @@ FILES = ("terraform.tfstate", "*.tfstate", "*.tfstate.backup", "key.properties",
 MAYBE = r"|tfstate|huggingface|kaggle|databricks|fastlane|appstore|private_keys|properties|\.p8|containers|android" \
         r"|/mnt/|wandb|vault|agekey|mobileprovision|pulumi|\.mc/|ngrok"
 # Commands that print a secret: (program, a word among its arguments)
-PRINTERS = (("sops", "-d"), ("sops", "--decrypt"), ("ansible-vault", "view"), ("pulumi", "--show-secrets"),
-            ("databricks", "token"), ("terraform", "-raw"), ("tofu", "-raw"), ("doppler", "download"),
-            ("infisical", "export"))
+PRINTERS = (("sops", "-d"), ("sops", "--decrypt"), ("sops", "exec-env"), ("ansible-vault", "view"),
+            ("pulumi", "--show-secrets"), ("databricks", "token"), ("terraform", "-raw"), ("tofu", "-raw"),
+            ("doppler", "download"), ("infisical", "export"))

@@ -147,7 +147,8 @@ HASH_KEY = re.compile(r"(?i)integrity|--hash|checksum|\bsha(?:1|256|384|512)\b|[
 HASH_VALUE = re.compile(r"[0-9a-fA-F]{32,}|sha(?:1|256|384|512)-[A-Za-z0-9+/=]{20,}|h1:[A-Za-z0-9+/=]{20,}")
 # A source key whose value replaces the default index (not a per-scope one)
 DEFAULT_SOURCE = re.compile(r"(?im)^\s*(?:registry|npmRegistryServer|index[-_]url|extra[-_]index[-_]url|find[-_]links"
-                            r"|replace-with|default-index|channels|default_channels|mirror\.[^=\s]*|url)\s*[:=]")
+                            r"|replace-with|default-index|channels|default_channels|mirror\.[^=\s]*|url)"
+                            r"(?:\s*[:=]|\s+[\"'])")
 # Dependencies pointed at another module or a direct source
 _GO_REPLACE = re.compile(r"(?m)^\s*(?:replace\s+)?(\S+)(?:\s+v\S+)?\s*=>\s*(\S+)")
 _CARGO_GIT = re.compile(r"\bgit\s*=\s*\"([^\"]+)\"|\bregistry(?:-index)?\s*=\s*\"([^\"]+)\"")

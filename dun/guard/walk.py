@@ -254,7 +254,7 @@ class Walker(Redirections, ShellState, Names):
         facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
         longtail.mark(facts, args)
-        for text in localfx.mark(facts, u.argv):  # powershell.exe -c 'Remove-Item ...': read as the shell it comes to
+        for text in localfx.mark(facts, u.argv, argv):  # powershell.exe -c 'Remove-Item ...': read as shell
             with contextlib.suppress(ShellError):
                 self.run(text, where.child())
         self.raw = []
@@ -271,7 +271,7 @@ class Walker(Redirections, ShellState, Names):
         self.facts.append(facts)
         run_code(self, facts, u.argv, where, feed, seen)
         ciconfig.shell_edit(facts, prog, args)  # after run_code: the files interpreter code writes are known
-        localfx.shell_edit(facts, prog, args)  # gates and package sources in config files
+        localfx.shell_edit(facts, prog, args, feed.text if feed else None)  # gates and sources in config files
         if (tail := longtail.wrapped_command(prog, args)) is not None and self.calls < MAX_CALLS:
             self.command(tail, where, feed, seen, [], "")  # a wrapper the guard does not know: what it runs
         runner_files(self, facts, u.runners, where, seen)
