@@ -31,7 +31,9 @@ _URL = re.compile(r"""['"]([a-z][a-z0-9+.-]*://[^'"\s]+)['"]""", re.I)
 _MAIL_TO = re.compile(r"""['"]([\w.+-]+@[\w-]+(?:\.[\w-]+)+)['"]""")
 _RESERVED = re.compile(r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid|localhost))$",
                        re.I)
-_LOCAL_SMTP = re.compile(r"SMTP(?:_SSL)?\s*\(\s*['\"](?:localhost|127\.0\.0\.1|::1)['\"]")
+_LOCAL_SMTP = re.compile(r"""(?:SMTP(?:_SSL)?\s*\(\s*|host['"]?\s*[:=]\s*)['"](?:localhost|127\.0\.0\.1|::1)['"]""")
+_MAILER = re.compile(r"\b(?:smtplib|nodemailer|ActionMailer|Mailer|Net::SMTP|Mail\.new|PHPMailer|lettre)\b")
+_MAIL_SEND = re.compile(r"\.(?:sendmail|send_message|sendMail|deliver_now|deliver_later|deliver!?|send)\b")
 
 
 def mark(facts: Facts, code: str) -> None:
@@ -45,7 +47,7 @@ def mark(facts: Facts, code: str) -> None:
 def _why(code: str) -> str | None:
     local = [u for u in _URL.findall(code) if (h := host_of(u)) and is_local(h)]
     remote = [u for u in _URL.findall(code) if (h := host_of(u)) and not is_local(h)]
-    if "smtplib" in code and (".send_message(" in code or ".sendmail(" in code):
+    if _MAILER.search(code) and _MAIL_SEND.search(code):
         people = [a for a in _MAIL_TO.findall(code) if not _RESERVED.search(a)]
         return f"code mails {people[0]}" if people and not _LOCAL_SMTP.search(code) else None
     if m := _ALWAYS.search(code):

@@ -20,7 +20,8 @@ WRITE = frozenset({
     "deregister", "unregister", "unsubscribe", "unlock", "rotate", "replace", "taint", "deactivate", "clean",
     "deprecate", "yank", "retire", "bump", "gc", "prune", "down", "kill", "terminate", "wipe", "erase", "drop",
     "truncate", "flush", "import", "acknowledge", "ack", "archive", "unpublish", "nuke", "forget", "evict", "edit",
-    "modify", "move", "rename", "transfer", "grant", "enable", "notify", "announce", "tag", "untag", "unmute", "up"})
+    "modify", "move", "rename", "transfer", "grant", "enable", "notify", "announce", "tag", "untag", "unmute", "up",
+    "reconcile", "bootstrap"})
 # Verbs that change what other people rely on, whatever the program: a program no rule knows using one is taken to
 # reach a service (pause a queue, revoke a key, page someone, fail a cluster over)
 STRONG = frozenset({"suspend", "pause", "disable", "mute", "revoke", "drain", "cordon", "seal", "unsubscribe",
@@ -41,8 +42,8 @@ READ = frozenset({
     "download", "pull", "fetch", "doctor", "lanes", "graph", "output", "outputs", "history", "top", "watch",
     "tail", "cat", "print", "explain", "dag", "metrics", "params", "plots", "ping", "uptime", "verify",
     "synth", "emulators", "action", "scan", "files", "routes", "dev", "local", "console", "cache",
-    "completion", "docs", "login", "logout", "whois", "estimate", "validate_only", "readonly", "summary", "report",
-    "dump", "export"})
+    "completion", "docs", "login", "logout", "whois", "receive", "estimate", "validate_only", "readonly", "summary",
+    "report", "dump", "export"})
 # Words a program uses for something else than their table meaning
 VERB_OVERRIDE: dict[str, dict[str, str]] = {
     "kaggle": {"version": "write"}, "salt": {"item": "read", "items": "read"},
@@ -50,7 +51,7 @@ VERB_OVERRIDE: dict[str, dict[str, str]] = {
     "nixos-rebuild": {"test": "write", "build": "read", "dry": "read"},
     "fastlane": {"deliver": "write", "supply": "write", "match": "", "change": "write", "env": "read"},
     "bolt": {"plan": "", "command": "", "task": "", "script": ""}, "pulumi": {"config": "read", "stack": ""},
-    "terraform": {"workspace": "read", "import": "read"}, "tofu": {"workspace": "read", "import": "read"},
+    "terraform": {"workspace": "", "import": "read"}, "tofu": {"workspace": "", "import": "read"},
     "supabase": {"start": "read", "stop": "read", "new": "read", "gen": "read", "link": "read"},
     "firebase": {"use": "read"},
     "dvc": {"remote": "read", "exp": "read", "add": "read", "gc": "write"}, "ollama": {"rm": "read"},
@@ -77,7 +78,8 @@ REMOTE: dict[str, frozenset[str] | None] = {name: None for name in (
     "modal",
     "firebase", "fastlane", "eas", "appcenter", "code-push", "shorebird", "snapcraft", "wingetcreate", "cachix",
     "deploy-rs", "amtool", "dog", "pd", "datadog-ci", "sentry-cli", "splunk", "twilio", "newrelic", "gcx",
-    "opsgenie", "statuspage", "crane", "juju", "maas",
+    "opsgenie", "statuspage", "crane", "juju", "maas", "tf", "tg", "helmfile", "skaffold", "okteto", "salt-cloud",
+    "nixops", "colmena", "morph", "checkly", "garden",
     # SaaS and platform CLIs: their writes reach a service others use
     "auth0", "okta", "algolia", "linear", "jira", "acli", "doppler", "infisical", "ldcli", "contentful", "sanity",
     "shopify", "sf", "sfdx", "zcli", "hubspot", "launchdarkly", "flagsmith", "unleash", "statsig", "segment",
@@ -86,9 +88,9 @@ REMOTE: dict[str, frozenset[str] | None] = {name: None for name in (
     "travis", "codemagic", "bitrise", "expo", "supabase", "pscale", "neonctl", "turso", "upstash", "convex",
     "incident", "rootly", "firehydrant", "victorops", "grafana-cloud", "logdna", "papertrail", "honeycomb",
     "lightstep", "signalfx", "stripe")}
-REMOTE |= {"ollama": frozenset({"push", "cp"}), "brew": frozenset({"bump"}),
+REMOTE |= {"ollama": frozenset({"push"}), "brew": frozenset({"bump"}),
            "pod": frozenset({"deprecate", "push", "delete"}),
-           "gradle": frozenset({"promote"}), "gradlew": frozenset({"promote"}), "dvc": frozenset({"push", "gc"})}
+           "gradle": frozenset({"promote"}), "gradlew": frozenset({"promote"}), "dvc": frozenset({"push"})}
 # Programs whose writes are a test mode unless a flag says otherwise (stripe trigger: test mode, unless --live)
 LIVE_ONLY = {"stripe": "--live"}
 CLOUD = frozenset({"aws", "gcloud", "az"})
@@ -209,6 +211,13 @@ WRITE_ALWAYS: dict[str, Callable[[list[str]], str | None]] = {
     "matrix-commander": lambda w: "matrix-commander sends a message to people" if {"-m", "--message"} & set(w) else
     None,
     "eas": lambda w: "eas submits the build to the store" if "--auto-submit" in w else None,
+    "dvc": lambda w: "dvc gc removes data from the remote storage" if "gc" in w[:1] and (
+        "-c" in w or "--cloud" in w) else None,
+    "pyinfra": lambda w: None if any(x.startswith("@local") for x in w) or "--dry" in w else
+    "pyinfra applies operations to the hosts of an inventory",
+    "deploy": lambda w: "deploy-rs deploys a system to its hosts" if any("#" in x for x in w) else None,
+    "fwupdmgr": lambda w: "flashes this machine's firmware" if w[:1] in (["update"], ["install"], ["upgrade"]) else
+    None,
 }
 def _host_switch_why(words: list[str]) -> str | None:
     return "switches this machine's system or the user's profile to a new generation" if _host_switch(words) else None
@@ -271,11 +280,20 @@ _OPS_HOSTS = re.compile(r"(?:^|\.)(?:hooks\.slack\.com|slack\.com|discord(?:app)
                         r"|datadoghq\.(?:com|eu)|newrelic\.com|sentry\.io|appstoreconnect\.apple\.com"
                         r"|androidpublisher\.googleapis\.com|api\.mailchimp\.com|mandrillapp\.com"
                         r"|api\.pushover\.net|ntfy\.sh|chat\.googleapis\.com|api\.victorops\.com"
-                        r"|events\.splunk\w*\.com|api\.incident\.io|api\.firehydrant\.io|rootly\.com)$", re.I)
-_OPS_PATHS = re.compile(r"/silences?\b|/-/(?:quit|reload)\b|/downtime\b|/maintenance_windows\b|/mute\b|/heartbeats/"
+                        r"|events\.splunk\w*\.com|api\.incident\.io|api\.firehydrant\.io|rootly\.com|zapier\.com"
+                        r"|ifttt\.com|pushbullet\.com|graph\.microsoft\.com|gmail\.googleapis\.com|api\.brevo\.com"
+                        r"|api\.sendinblue\.com|api\.mailjet\.com|api\.smtp2go\.com|api\.elasticemail\.com"
+                        r"|rest\.nexmo\.com|api\.vonage\.com|api\.messagebird\.com|api\.plivo\.com|api\.sinch\.com"
+                        r"|api\.line\.me|api\.twitter\.com|api\.x\.com|graph\.facebook\.com|api\.linkedin\.com"
+                        r"|webexapis\.com|api\.zoom\.us|victorops\.com|betterstack\.com|uptimerobot\.com"
+                        r"|squadcast\.com|grafana\.net)$", re.I)
+_OPS_PATHS = re.compile(r"/send(?:Mail|Message|_message|-message)?/?$|/chat\.postMessage\b|/hooks?/|/webhooks?/"
+                        r"|/api/v\d/statuses/?$|/silences?\b|/-/(?:quit|reload)\b|/downtime\b|/maintenance_windows\b|/mute\b|/heartbeats/"
                         r"[^/]+/disable\b|/alertmanager/[^?]*/silences|/api/(?:v\d/)?(?:alerts|incidents)/?$", re.I)
 _WRITE_FLAGS = frozenset({"-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "-F", "--form", "--json",
                           "-T", "--upload-file", "--post-data", "--post-file"})
+_RESERVED_MAIL = re.compile(r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid|localhost))>?$",
+                            re.I)
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -290,6 +308,9 @@ def ops_url(words: list[str]) -> str | None:
     writes = (methods and methods[-1].upper() not in _READ_METHODS) or (
         not methods and (any(w.split("=", 1)[0] in _WRITE_FLAGS for w in words) or any(
             re.match(r"^[\w.\[\]-]+:?=", w) for w in words[1:] if not w.startswith("-") and "://" not in w)))
+    rcpt = _after(words, "--mail-rcpt")
+    if any(w.startswith(("smtp://", "smtps://")) for w in words) and any(not _RESERVED_MAIL.search(r) for r in rcpt):
+        return next(w for w in words if w.startswith(("smtp://", "smtps://")))  # curl smtp://... --mail-rcpt
     if not writes:
         return None
     for word in words:
@@ -324,6 +345,9 @@ def _fastboot(words: list[str]) -> str | None:
 DEVICE: dict[str, Callable[[list[str]], str | None]] = {
     "adb": _adb, "fastboot": _fastboot,
     "ideviceinstaller": lambda w: "uninstalls an app from a real device" if {"-U", "--uninstall"} & set(w) else None,
+    "xcrun": lambda w: "changes a real device (devicectl)" if w[:1] == ["devicectl"] and any(
+        x in ("uninstall", "erase", "reboot", "install") for x in w) else None,
+    "ios-deploy": lambda w: "changes a real device" if {"--uninstall_only", "--uninstall", "-9"} & set(w) else None,
     "cfgutil": lambda w: "erases or changes a real device" if {"erase", "restore", "remove-app"} & set(w) else None,
     "idevicediagnostics": lambda w: "restarts or shuts down a real device" if {"restart", "shutdown"} & set(w) else
     None,
