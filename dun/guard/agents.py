@@ -10,6 +10,8 @@ beyond this session's hooks. The files these CLIs write in the repository (`.mcp
 
 from __future__ import annotations
 
+import re
+
 from dun.guard.effects import Facts
 
 AGENTS = frozenset({"claude", "claude-code", "gemini-cli", "codex", "gemini", "qwen", "aider", "opencode",
@@ -60,3 +62,20 @@ def mark(facts: Facts, words: list[str]) -> None:
     if len(ops) >= 2 and ops[1] in SETTINGS_SUBS.get(ops[0], ()):
         facts.signals.add("agent-settings")
         facts.notes["agent-settings"] = f"why: {facts.program} {ops[0]} {ops[1]}"
+
+
+# Config files of editors and agents that can turn an agent's approvals off (the agents' own settings in the
+# repository are protected paths instead: paths.PROTECTED)
+CONFIG_FILES = re.compile(r"(?:^|/)(?:\.vscode/settings\.json|[^/]*\.code-workspace|\.aider\.conf\.ya?ml"
+                          r"|opencode\.jsonc?|\.opencode/[^/]+\.jsonc?|\.zed/settings\.json|\.cursor/[^/]+\.json|\.windsurf/[^/]+"
+                          r"|\.continue/config\.[a-z]+|\.amp/settings\.json|\.qwen/settings\.json)$")
+_APPROVE_ALL = re.compile(r"(?i)auto[-_]?approve[\"']?\s*[:=]\s*(?:true|\{|\[)|yes[-_]always\s*[:=]\s*true"
+                          r"|[\"'](?:bash|edit|webfetch|\*)[\"']\s*:\s*[\"']allow[\"']|bypassPermissions|danger-full-access"
+                          r"|dangerously|[\"']?approval(?:[-_]?policy|[-_]?mode)[\"']?\s*[:=]\s*[\"']?(?:never|yolo)")
+
+
+def judge(path: str, added: str, removed: str) -> str | None:
+    """Why an edit of an editor's or agent's config turns an agent's approvals off, or None."""
+    if CONFIG_FILES.search(path) and (m := _APPROVE_ALL.search(added)) and not _APPROVE_ALL.search(removed):
+        return f"turns a coding agent's approvals off ({m.group(0)})"
+    return None

@@ -14,15 +14,15 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
-from dun.guard import gates, supply
+from dun.guard import agents, gates, supply
 from dun.guard.effects import Facts, interpreter
 from dun.guard.expand import Val
 from dun.guard.options import SPECS, parse
 
-JUDGES: tuple[tuple[str, Callable[[str, str, str], str | None]], ...] = (("gate-weaken", gates.judge),
-                                                                         ("supply-source", supply.judge))
+JUDGES: tuple[tuple[str, Callable[[str, str, str], str | None]], ...] = (
+    ("gate-weaken", gates.judge), ("supply-source", supply.judge), ("agent-settings", agents.judge))
 _WATCHED = re.compile("|".join(f"(?:{rx.pattern})" for rx in (gates.GATE_FILES, supply.SOURCE_FILES, supply.MANIFESTS,
-                                                               supply.LOCKFILES)))
+                                                               supply.LOCKFILES, agents.CONFIG_FILES)))
 _SUBST = re.compile(r"(?:^|[;\n{}])\s*(?:\d+(?:,\d+)?|\$|/[^/\n]*/)?\s*s(?P<d>[^\w\s\\])((?:\\.|(?!(?P=d)).)*)(?P=d)"
                     r"((?:\\.|(?!(?P=d)).)*)(?P=d)", re.S)
 _DELETE = re.compile(r"(?:^|[;\n{}])\s*(?:(\d+)(?:,(\d+|\$))?|\$|/((?:\\.|[^/\n])*)/(?:,/[^/\n]*/)?)\s*!?\s*d\b")

@@ -69,8 +69,12 @@ WEAKENING = (
     (r"(?i)\b(?:project|patch|changes)\s*:\s*(?:off|false)\b|\binformational\s*:\s*true",
      "turns a coverage status check off"),
 )
-_WEAKENING = tuple((re.compile(rx), why) for rx, why in WEAKENING)
-_IGNORE_FILE = re.compile(r"(?:^|/)\.[a-z]*ignore$")  # .eslintignore, .prettierignore, .semgrepignore
+# Settings that mean something only in some files: (the start of what it does, the files)
+SCOPES = {"an ignore line": r"(?:^|/)\.[a-z]*ignore$", "makes a hook run": r"pre-commit-config|lefthook",
+          "turns a coverage status": r"codecov", "makes pytest collect": r"conftest\.py$",
+          "skips the commit hooks": r"\.envrc$"}
+_WEAKENING = tuple((re.compile(rx), why, re.compile(next((v for k, v in SCOPES.items() if why.startswith(k)), "")))
+                   for rx, why in WEAKENING)
 # Thresholds: a number under one of these keys, lowered (compared with the value it replaces) or set to 0
 THRESHOLD = re.compile(r"(?i)(--cov-fail-under|fail[-_]under|(?<![\w-])level|min[-_]?[a-z0-9_]*|minimum[a-z0-9_]*"
                        r"|threshold[a-z0-9_]*|coverage[a-z_]*|branches|lines|functions|statements|target)[\"']?\s*[:=\s]\s*[\"']?"
@@ -92,8 +96,8 @@ def judge(path: str, added: str, removed: str) -> str | None:
     """Why this change of a gate's config file weakens the gate, or None."""
     if not GATE_FILES.search(path):
         return None
-    for rx, what in _WEAKENING:
-        if what.startswith("an ignore line") and not _IGNORE_FILE.search(path):
+    for rx, what, scope in _WEAKENING:
+        if not scope.search(path):
             continue
         if (m := rx.search(added)) and not rx.search(removed):
             return f"{what} ({' '.join(m.group(0).split())[:60]})"

@@ -101,3 +101,14 @@ def test_an_encoded_powershell_command_is_decoded_and_read() -> None:
     ("pwsh -c 'Get-ChildItem /home/dev/projects -Recurse | Remove-Item -Force'", "fs.delete-outside")])
 def test_windows_tools_under_wsl_are_read_in_their_own_syntax(command: str, rule: str) -> None:
     assert bash(command).rule == rule
+
+
+def test_an_editor_setting_that_approves_every_agent_tool_is_denied(tmp_path: Path) -> None:
+    settings = tmp_path / ".vscode" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "editor.formatOnSave": true\n}\n')
+    path = str(settings)
+    assert _decide(tmp_path, "Edit", file_path=path, old_string='"editor.formatOnSave": true',
+                   new_string='"editor.formatOnSave": true,\n  "chat.tools.autoApprove": true') == "agent.settings"
+    assert _decide(tmp_path, "Edit", file_path=path, old_string='"editor.formatOnSave": true',
+                   new_string='"editor.formatOnSave": false') is None
