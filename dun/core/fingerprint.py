@@ -62,8 +62,10 @@ def fingerprint(root: str, status: bytes, depth: int = 0, beyond: bytes | None =
 def beyond_status(root: str, depth: int = 0) -> bytes:
     """The looks at what git status does not look at (dun/core/indexlook.py: skip-worktree and assume-unchanged
     files, what tracked links point at, the state of submodules and nested repositories, executable bits under
-    core.fileMode=false), as `fingerprint` hashes them. Independent of git status's output, so it can be taken while
-    git walks the tree."""
+    core.fileMode=false) and at what decides HEAD's history besides its commit id (dun/core/githistory.py: replace
+    refs, grafts, a shallow clone's boundary), as `fingerprint` hashes them. Independent of git status's output, so
+    it can be taken while git walks the tree."""
+    from dun.core.githistory import history_look
     from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, mode_changes, target_hash
 
     parts = []
@@ -74,6 +76,7 @@ def beyond_status(root: str, depth: int = 0) -> bytes:
             nested(path, depth))
         parts.append(b"\1" + kind + name + b"\0" + look)
     parts.append(b"\2" + mode_changes(root))
+    parts.append(b"\4" + history_look(root))
     return b"".join(parts)
 
 
