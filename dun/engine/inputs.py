@@ -22,6 +22,7 @@ from typing import Any
 from dun.core.cache import look, stamp
 from dun.core.cache.gitlook import git_look
 from dun.core.cache.tree import PREFIX
+from dun.core.toolfiles import toolchain_files
 from dun.core.walk import WALK_LIMIT, TooMany, walk
 
 _GLOB = re.compile(r"[*?\[]")
@@ -43,7 +44,7 @@ def declared_looks(root: str, declared: Mapping[str, Any]) -> list[Look] | None:
     for name in declared.get("env") or []:
         out.append((f"env:{name}", os.environ.get(str(name))))
     for program in declared.get("programs") or []:
-        out += [(p, stamp(p)) for p in program_paths(str(program))]
+        out += [(p, stamp(p)) for p in [*program_paths(str(program)), *toolchain_files(str(program), root)]]
     for kind in ("git-refs", "git-config"):
         for value in declared.get(kind) or []:
             key = f"{kind}:{root}\0{value}"
