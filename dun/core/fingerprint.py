@@ -62,10 +62,9 @@ def fingerprint(root: str, status: bytes, depth: int = 0, beyond: bytes | None =
 def beyond_status(root: str, depth: int = 0) -> bytes:
     """The looks at what git status does not look at (dun/core/indexlook.py: skip-worktree and assume-unchanged
     files, what tracked links point at, the state of submodules and nested repositories, executable bits under
-    core.fileMode=false) and at what decides HEAD's history besides its commit id (dun/core/githistory.py: replace
-    refs, grafts, a shallow clone's boundary), as `fingerprint` hashes them. Independent of git status's output, so
+    core.fileMode=false) and at what decides HEAD's history besides its commit id (`history_look`: replace refs,
+    grafts, a shallow clone's boundary), as `fingerprint` hashes them. Independent of git status's output, so
     it can be taken while git walks the tree."""
-    from dun.core.githistory import history_look
     from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, mode_changes, target_hash
 
     parts = []
@@ -159,3 +158,63 @@ def nested(path: bytes | str, depth: int) -> bytes:
     except OSError:
         return b"git failed"
     return fingerprint(where, out, depth + 1).encode() if code == 0 else b"git failed"
+
+
+# What decides HEAD's history besides HEAD's commit id: replace refs (`git replace`, `git replace --graft`: loose
+# under `refs/replace/` or in `packed-refs`), the graft file (`info/grafts`) and a shallow clone's boundary
+# (`shallow`). git status says nothing when they change and HEAD stays the same commit, yet `git log`, `git describe`
+# and what is built on them (setuptools-scm's version, a changelog or commit-message check) read another history.
+# Here, not in a module of its own: the replay path imports this one (a repository with none of them costs three
+# failed opens and a read of `packed-refs`).
+READ_MAX = 64 << 20  # a packed-refs beyond this is not read whole: its stamp stands for it
+
+
+def history_look(root: str) -> bytes:
+    """The bytes of everything above, for the repository whose work tree is `root`; b"" outside git."""
+    common = common_dir(root)
+    if common is None:
+        return b""
+    base = os.environ.get("GIT_REPLACE_REF_BASE", "refs/replace/").rstrip("/") + "/"
+    out = [b"replace:"]
+    loose = os.path.join(common, *base.split("/"))
+    for dirpath, dirnames, filenames in os.walk(loose):  # usually missing: one failed stat
+        dirnames.sort()
+        for name in sorted(filenames):
+            out += [os.fsencode(os.path.relpath(os.path.join(dirpath, name), loose)), _read(dirpath, name)]
+    packed = _read(common, "packed-refs")
+    if packed.startswith(b"stamp:"):
+        out.append(packed)
+    else:
+        needle = b" " + base.encode()
+        out += [line for line in packed.split(b"\n") if needle in line]
+    return b"\0".join([*out, b"grafts:", _read(common, "info", "grafts"), b"shallow:", _read(common, "shallow")])
+
+
+def common_dir(root: str) -> str | None:
+    """The directory holding the refs of the repository whose work tree is `root` (a linked worktree's and a
+    submodule's `.git` file leads to its own git directory, whose `commondir` leads to the shared one)."""
+    if os.environ.get("GIT_COMMON_DIR"):
+        return os.path.join(root, os.environ["GIT_COMMON_DIR"])
+    dotgit = os.path.join(root, os.environ.get("GIT_DIR") or ".git")
+    if os.path.isdir(dotgit):
+        gitdir = dotgit
+    else:
+        text = _read(root, ".git").strip()
+        if not text.startswith(b"gitdir:"):
+            return None
+        gitdir = os.path.join(root, os.fsdecode(text[len(b"gitdir:"):].strip()))
+    common = _read(gitdir, "commondir").strip()
+    return os.path.join(gitdir, os.fsdecode(common)) if common and not common.startswith(b"stamp:") else gitdir
+
+
+def _read(*parts: str) -> bytes:
+    """A small file's bytes (b"" when missing or unreadable); the stamp of one too large to read each run."""
+    path = os.path.join(*parts)
+    try:
+        with open(path, "rb", buffering=0) as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_size > READ_MAX:
+                return f"stamp:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}".encode()
+            return fh.read()
+    except OSError:
+        return b""
