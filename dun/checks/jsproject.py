@@ -89,11 +89,16 @@ WORKSPACE_RUNNERS = ("node-test", "vitest", "jest", "mocha")
 # workspaces, lerna, turbo, nx
 _DELEGATES = re.compile(r"--workspaces\b|(?:^|\s)-ws\b|\b(?:pnpm|yarn)\b[^&|;]*\s(?:-r|--recursive|--filter|"
                         r"workspaces)\b|\blerna\s+run\b|\bturbo\b[^&|;]*\btest\b|\bnx\s+run-many\b")
+# a package of its own that the test script tests by its directory, without workspaces: `npm --prefix server test`,
+# `yarn --cwd client test`, `pnpm -C web test`, `cd api && npm test`
+_DIR_TEST = re.compile(r"\b(?:npm|pnpm|yarn|bun)\b[^&|;]*?(?:--prefix|--cwd|--dir|-C)[ =](?P<dir>[\w.@/-]+)"
+                       r"[^&|;]*\btest\b|\bcd\s+(?P<cd>[\w.@/-]+)\s*&&\s*(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b")
 
 
 def workspace_dirs(directory: Path) -> list[Path]:
     """The workspace packages a package.json (`workspaces`) or pnpm-workspace.yaml (`packages:`) declares: each
-    directory a pattern matches that holds a package.json, outside node_modules."""
+    directory a pattern matches that holds a package.json, outside node_modules; and the packages its `test` script
+    tests by their directory without declaring them (`npm --prefix server test`, `cd client && npm test`)."""
     declared = package_json(str(directory)).get("workspaces")
     if isinstance(declared, dict):
         declared = declared.get("packages")
@@ -103,6 +108,11 @@ def workspace_dirs(directory: Path) -> list[Path]:
     if listed:
         patterns += [m.strip().strip("'\"") for m in re.findall(r"^[ \t]*-[ \t]*(.+?)[ \t]*$", listed[1], re.M)]
     found: list[Path] = []
+    for named in _DIR_TEST.finditer(test_script(npm_scripts(package_json(str(directory))))):
+        rel = (named["dir"] or named["cd"]).rstrip("/").removeprefix("./")
+        if rel and rel != "." and ".." not in rel.split("/") and not rel.startswith("/") and \
+                is_file(directory / rel / "package.json") and "node_modules" not in rel.split("/"):
+            found.append(directory / rel)
     patterns = [p.strip().rstrip("/").removeprefix("./") for p in patterns]
     excluded = [p[1:].removeprefix("./") for p in patterns if p.startswith("!")]  # `!packages/legacy`
     for pattern in patterns:
@@ -120,7 +130,7 @@ def delegates(directory: Path) -> bool:
     """Whether the project at `directory` is a workspace root whose tests are its packages' own: it declares
     workspaces, and its `test` script runs theirs (or there is none)."""
     test = test_script(npm_scripts(package_json(str(directory))))
-    if test.strip() and _NPM_DEFAULT_TEST not in test and not _DELEGATES.search(test):
+    if test.strip() and _NPM_DEFAULT_TEST not in test and not _DELEGATES.search(test) and not _DIR_TEST.search(test):
         return False
     return bool(workspace_dirs(directory))
 

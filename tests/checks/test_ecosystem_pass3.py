@@ -438,3 +438,19 @@ def test_a_linter_the_test_script_chains_is_run_by_js_lint(tmp_path: Path) -> No
     (root / "node_modules/.bin/eslint").chmod(0o755)
     check = _check(root, "js-lint")
     assert check["status"] == "fail" and "'unused' is assigned a value" in json.dumps(check), check
+
+
+def test_packages_a_test_script_tests_by_directory_run_in_theirs(tmp_path: Path) -> None:
+    # no workspaces: `npm --prefix api test && cd web && npm test` was only a test-suites warning, exit 0
+    _node()
+    failing = "const test = require('node:test');\nconst assert = require('node:assert');\n\n" \
+              "test('{name}', () => {{\n  assert.strictEqual(1 + 1, 3);\n}});\n"
+    root = _project(tmp_path, {"scripts": {"test": "npm --prefix api test && cd web && npm test"}}, {
+        "api/package.json": json.dumps({"name": "api", "scripts": {"test": "node --test"}}),
+        "api/test/a.test.js": failing.format(name="adds in api"),
+        "web/package.json": json.dumps({"name": "web", "scripts": {"test": "node --test"}}),
+        "web/test/b.test.js": failing.format(name="adds in web")})
+    check = _check(root, "node-test")
+    assert _where(check) == [("api/test/a.test.js", 5, "adds in api"), ("web/test/b.test.js", 5, "adds in web")]
+    suites = _check(root, "test-suites", code=0)
+    assert suites["status"] == "pass", suites
