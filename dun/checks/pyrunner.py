@@ -84,9 +84,10 @@ _PYTEST_FILES_RUN = ("Makefile", "justfile", "tox.ini", "noxfile.py", "pyproject
 
 def pytest_args(root: Path) -> str:
     """The configuration file the project's own pytest command names (`pytest -c tests/pytest.ini`,
-    `--config-file=...`) and its `--rootdir`, read from a Makefile, justfile, tox.ini, noxfile.py, pyproject.toml,
-    hatch.toml, setup.cfg or a workflow: a config pytest does not find from the root (its `python_files`,
-    `pythonpath`, `testpaths`) leaves a run with none of them collecting nothing, exit 5, an all-clear. '' for none."""
+    `--config-file=...`, or the pytest.ini of the directory it runs in: `cd tests && pytest`) and its `--rootdir`,
+    read from a Makefile, justfile, tox.ini, noxfile.py, pyproject.toml, hatch.toml, setup.cfg or a workflow: a
+    config pytest does not find from the root (its `python_files`, `pythonpath`, `testpaths`) leaves a run with none
+    of them collecting nothing, exit 5, an all-clear. '' for none."""
     import shlex
 
     for name in _PYTEST_FILES_RUN:
@@ -107,7 +108,16 @@ def pytest_args(root: Path) -> str:
                     picked.append(f"{option} {shlex.quote(value)}")
             if picked:
                 return " ".join(picked)
+        for found in (m for f in files for m in _CD_PYTEST.finditer(read(f, root, 256 * 1024))):
+            directory = found["dir"].rstrip("/")  # `cd tests && pytest`: the config file pytest finds there
+            config = next((f"{directory}/{n}" for n in ("pytest.ini", ".pytest.ini") if is_file(root / directory / n)),
+                          None)
+            if config and ".." not in directory.split("/") and not directory.startswith(("/", "$")):
+                return f"-c {shlex.quote(config)}"
     return ""
+
+
+_CD_PYTEST = re.compile(r"\bcd\s+(?P<dir>[\w./-]+)\s*&&[^&|;\n]*?(?:-m\s+pytest|\bpy\.test|(?<![\w/.-])pytest)\b")
 
 
 def _shell_words(text: str) -> list[str] | None:

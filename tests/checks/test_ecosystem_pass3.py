@@ -454,3 +454,14 @@ def test_packages_a_test_script_tests_by_directory_run_in_theirs(tmp_path: Path)
     assert _where(check) == [("api/test/a.test.js", 5, "adds in api"), ("web/test/b.test.js", 5, "adds in web")]
     suites = _check(root, "test-suites", code=0)
     assert suites["status"] == "pass", suites
+
+
+def test_pytest_run_inside_its_tests_directory_takes_the_ini_there(tmp_path: Path) -> None:
+    # `cd tests && python -m pytest` with tests/pytest.ini (python_files = check_*.py): from the root, exit 5, a pass
+    from dun.checks.pyrunner import pytest_args
+
+    write(tmp_path, "Makefile", "test:\n\tcd tests && python -m pytest -q\n")
+    write(tmp_path, "tests/pytest.ini", "[pytest]\npython_files = check_*.py\n")
+    assert pytest_args(tmp_path) == "-c tests/pytest.ini"
+    (tmp_path / "tests/pytest.ini").unlink()  # no config there: nothing to add
+    assert pytest_args(tmp_path) == ""
