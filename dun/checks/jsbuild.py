@@ -38,9 +38,9 @@ def build_steps(directory: Path, prefix: str) -> str:
     runner = prefix.split()[0]
     steps: list[str] = []
     if "pretest" in scripts and package_manager(directory) in ("npm", "yarn"):
-        steps += [s for s in SEGMENT_END.split(test_script(scripts, "pretest")) if _builds(s)]
+        steps += [s for s in _flat(scripts["pretest"], scripts) if _builds(s)]
     before: list[str] = []
-    for segment in SEGMENT_END.split(test_script(scripts)):
+    for segment in _flat(scripts.get("test", ""), scripts):
         try:
             words = shlex.split(segment)
         except ValueError:
@@ -52,6 +52,26 @@ def build_steps(directory: Path, prefix: str) -> str:
     if not steps:
         return ""
     return 'PATH="$PWD/node_modules/.bin:$PATH" && ' + " && ".join(steps)
+
+
+# a script run by name whose name says it checks rather than builds: `npm run lint`, `yarn typecheck`
+_CHECK_NAME = re.compile(r"lint|format|prettier|typecheck|type-check|tsc|check|test|coverage", re.I)
+_BY_NAME = re.compile(r"^\s*(?:npm\s+run(?:-script)?|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s+"
+                      r"(?:(?:-s|--silent)\s+)?(?P<name>[\w:.][\w:.-]*)\s*$")
+
+
+def _flat(text: str, scripts: dict[str, str], depth: int = 0) -> list[str]:
+    """The commands a script runs, in order, each script it runs by name put in its place, except one whose name
+    says it checks (`npm run lint`): left out, as its commands would be."""
+    out: list[str] = []
+    for segment in SEGMENT_END.split(text):
+        named = _BY_NAME.match(segment)
+        if named and named["name"] in scripts and depth < 3:
+            if not _CHECK_NAME.search(named["name"]) or named["name"].startswith(("test", "pretest")):
+                out += _flat(scripts[named["name"]], scripts, depth + 1)
+            continue
+        out.append(segment)
+    return out
 
 
 def _builds(segment: str) -> bool:

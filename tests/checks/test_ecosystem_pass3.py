@@ -465,3 +465,17 @@ def test_pytest_run_inside_its_tests_directory_takes_the_ini_there(tmp_path: Pat
     assert pytest_args(tmp_path) == "-c tests/pytest.ini"
     (tmp_path / "tests/pytest.ini").unlink()  # no config there: nothing to add
     assert pytest_args(tmp_path) == ""
+
+
+def test_build_steps_leave_out_checks_run_by_name(tmp_path: Path) -> None:
+    # a `pretest` that lints first: a lint failure must not stop the tests (js-lint reports it)
+    from dun.checks.jsbuild import build_steps
+
+    write(tmp_path, "package-lock.json", "{}")
+    write(tmp_path, "package.json", json.dumps({"scripts": {
+        "lint": "next lint", "typecheck": "tsc --noEmit", "build": "tsc -p tsconfig.build.json",
+        "pretest": "npm run lint && npm run build", "test": "npm run typecheck && npm run test:unit",
+        "test:unit": "rimraf .tmp && mocha dist/test"}}))
+    assert build_steps(tmp_path, "mocha") == \
+        'PATH="$PWD/node_modules/.bin:$PATH" && tsc -p tsconfig.build.json && rimraf .tmp'
+    assert build_steps(tmp_path, "vitest") == 'PATH="$PWD/node_modules/.bin:$PATH" && tsc -p tsconfig.build.json'
