@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from dun.guard.effects import Facts, interpreter
 from dun.guard.expand import Val
+from dun.guard.gates import CHECKS
 from dun.guard.options import SPECS, Spec, parse
 
 _CI = re.compile(r"(?:^|/)(?:\.github/workflows/[^/]+|\.gitlab-ci\.yml|\.gitlab-ci/[^/]+|\.circleci/[^/]+|\.travis\.yml"
@@ -28,7 +29,8 @@ _TESTS = re.compile(r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|av
                     r"|go\s+vet|cargo\s+(?:test|nextest|clippy)|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:test|lint|check)"
                     r"|mvn\b[^\n]*\b(?:test|verify)|gradlew?\b[^\n]*\b(?:test|check)|make\s+(?:test|check|lint)|ctest"
                     r"|rspec|rake\s+test|phpunit|dotnet\s+test|mix\s+test|ruff|mypy|flake8|pylint|eslint|tsc|codeql"
-                    r"|golangci-lint|pre-commit\s+run|swift\s+test|dun\s+check)\b")
+                    r"|golangci-lint|pre-commit\s+run|swift\s+test|dun\s+check)\b|"
+                    + f"(?i:{CHECKS.pattern.removeprefix('(?i)')})")  # and the checks gates.py knows
 
 
 def is_ci(path: str) -> bool:
@@ -103,7 +105,7 @@ _CI_DIR = re.compile(_CI.pattern.replace("(?:\\.github/workflows/[^/]+|", "(?:\\
                                                                       "\\.github/dependabot\\.ya?ml|", 1))
 
 
-_SED_D = re.compile(r"(?:^|[;\n}])\s*(?:(\d+)(?:,(\d+|\$))?|\$|/([^/]*)/(?:,/[^/]*/)?)\s*(!?)\s*d")
+_SED_D = re.compile(r"(?:^|[;\n}])\s*(?:(\d+)(?:,(\d+|\$))?|\$|/((?:\\.|[^/\\])*)/(?:,/[^/]*/)?)\s*(!?)\s*d")
 
 
 def _deletes_tests(script: str, disk: str) -> bool:

@@ -21,8 +21,8 @@ from dun.guard.options import SPECS, parse
 
 JUDGES: tuple[tuple[str, Callable[[str, str, str], str | None]], ...] = (
     ("gate-weaken", gates.judge), ("supply-source", supply.judge), ("agent-settings", agents.judge))
-_WATCHED = re.compile("|".join(f"(?:{rx.pattern})" for rx in (gates.GATE_FILES, supply.SOURCE_FILES, supply.MANIFESTS,
-                                                               supply.LOCKFILES, agents.CONFIG_FILES)))
+_WATCHED = re.compile("|".join(f"(?:{rx.pattern})" for rx in (
+    gates.GATE_FILES, supply.SOURCE_FILES, supply.MANIFESTS, supply.LOCKFILES, agents.CONFIG_FILES, gates.TEST_FILES)))
 _SUBST = re.compile(r"(?:^|[;\n{}])\s*(?:\d+(?:,\d+)?|\$|/[^/\n]*/)?\s*s(?P<d>[^\w\s\\])((?:\\.|(?!(?P=d)).)*)(?P=d)"
                     r"((?:\\.|(?!(?P=d)).)*)(?P=d)", re.S)
 _DELETE = re.compile(r"(?:^|[;\n{}])\s*(?:(\d+)(?:,(\d+|\$))?|\$|/((?:\\.|[^/\n])*)/(?:,/[^/\n]*/)?)\s*!?\s*d\b")
@@ -62,7 +62,8 @@ def read(path: str) -> str:
 
 def _plain(pattern: str) -> str:
     """A sed pattern as the text it matches, roughly: anchors and escapes dropped (`^ *- id: x` -> ` - id: x`)."""
-    return re.sub(r"\\(.)", r"\1", re.sub(r"^\^|\$$|\\\(|\\\)", "", pattern)).replace("*", "")
+    pattern = re.sub(r"^\^|\$$|\\\(|\\\)", "", pattern).replace("\\s", " ").replace("\\d", "0").replace("\\w", "a")
+    return re.sub(r"\\(.)", r"\1", pattern).replace("*", "")
 
 
 def diff(old: str, new: str) -> tuple[str, str]:
@@ -89,7 +90,8 @@ def shell_edit(facts: Facts, prog: str, args: list[Val], stdin: str | None = Non
         code = interpreter(prog, args)
         text = "\n".join(v.text for v in code.code) if code is not None and code.kind != "shell" else ""
         text = text or (stdin or "" if code is not None and code.stdin and code.kind != "shell" else "")
-        pairs = [(m.group(2), m.group(4)) for m in _REPLACE.finditer(text)]  # .replace('fail_under = 90', '... 0')
+        pairs = [(m.group(2).replace("\\n", "\n"), m.group(4).replace("\\n", "\n"))
+                 for m in _REPLACE.finditer(text)]  # .replace('fail_under = 90', 'fail_under = 0')
         literals = [a or b for a, b in _STRINGS.findall(text)]
         for path in paths if text else []:
             mark(facts, path, "\n".join(b for _, b in pairs) if pairs else "\n".join(literals),

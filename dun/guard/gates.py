@@ -86,14 +86,25 @@ THRESHOLD_KEY = re.compile(r"(?i)--cov-fail-under|\bfail[-_]under\b|coverageThre
 CHECKS = re.compile(r"(?i)\b(?:pytest|tox|nox|jest|vitest|mocha|go\s+(?:test|vet)|cargo\s+(?:test|clippy)|mypy|ruff"
                     r"|flake8|pylint|eslint|tsc|tflint|terraform\s+(?:fmt\s+-check|validate)|checkov|tfsec|rspec"
                     r"|phpunit|phpstan|swiftlint|ktlint|detekt|golangci-lint|shellcheck|hadolint|bandit|semgrep"
-                    r"|black\s+--check|prettier\s+--check|gradlew?\s+\w*(?:test|check|lint)|xcodebuild\s+test|dun\s+check)\b")
+                    r"|black\s+--check|prettier\s+--check|gradlew?\s+\w*(?:test|check|lint)\w*|xcodebuild\b[^\n]*\btest"
+                    r"|dvc\s+repro|dbt\s+test|great_expectations|dun\s+check)\b")
+# Test files, and an assertion in one replaced by a statement that asserts nothing
+TEST_FILES = re.compile(r"(?:^|/)(?:tests?/.+\.\w+|test_[^/]+\.py|[^/]+_test\.(?:py|go|rb|exs)"
+                        r"|[^/]+\.(?:test|spec)\.[cm]?[jt]sx?|[^/]+Tests?\.(?:java|kt|swift|cs))$")
+_ASSERTS = re.compile(r"\bassert\w*|\bexpect\s*\(|\bt\.(?:Error|Fatal)|\brequire\.\w+\(|\bXCTAssert|\bshould\b")
+_NO_OP = re.compile(r"(?i)\bassert\s*\(?\s*(?:true|1)\s*\)?\s*$|^\s*pass\s*$|expect\s*\(\s*true\s*\)"
+                    r"|\bassert\s+True\b|XCTAssertTrue\s*\(\s*true|assertTrue\s*\(\s*true", re.M)
 _SEVERITY_ON = re.compile(r"[\"']?(?:error|2)[\"']?")
 _SEVERITY_OFF = re.compile(r"[\"']?(?:off|warn|warning|0|1)[\"']?")
 _HOOK_ID = re.compile(r"(?m)^\s*-\s*id\s*:\s*(\S+)")
 
 
 def judge(path: str, added: str, removed: str) -> str | None:
-    """Why this change of a gate's config file weakens the gate, or None."""
+    """Why this change of a gate's config file (or of a test's assertions) weakens the gate, or None."""
+    if TEST_FILES.search(path) and not GATE_FILES.search(path):
+        asserted = _ASSERTS.search(removed)
+        return f"replaces an assertion with one that asserts nothing ({asserted.group(0)})" if asserted and \
+            added.strip() and not _ASSERTS.search(_NO_OP.sub("", added)) else None
     if not GATE_FILES.search(path):
         return None
     for rx, what, scope in _WEAKENING:
@@ -107,7 +118,7 @@ def judge(path: str, added: str, removed: str) -> str | None:
         return why
     if (m := THRESHOLD_KEY.search(removed)) and not THRESHOLD_KEY.search(added):
         return f"removes a threshold ({m.group(0)})"
-    gone = [c for c in dict.fromkeys(m.group(0) for m in CHECKS.finditer(removed)) if c not in added]
+    gone = [c for c in dict.fromkeys(hit.group(0) for hit in CHECKS.finditer(removed)) if c not in added]
     if gone and len(CHECKS.findall(added)) < len(CHECKS.findall(removed)) and \
             not path.endswith(("pyproject.toml", "setup.cfg", "conftest.py")):
         return f"removes a check ({gone[0]})"

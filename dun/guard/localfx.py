@@ -38,6 +38,11 @@ def mark(facts: Facts, argv: list[Val], given: list[Val] | None = None) -> list[
             facts.sub == "mv" and hookskip.HOOK_FILE.search(facts.operands[-1])):  # a hook renamed is still a hook
         facts.signals.add("hooks-skip")
         facts.notes["hooks-skip"] = f"why: git {facts.sub} of a hook"
+    if (facts.program == "ansible-vault" and facts.sub == "decrypt" and not any(
+            w.startswith("--output") for w in words)) or (facts.program == "sops" and {"-d", "--decrypt"} & set(words)
+                                                          and {"-i", "--in-place"} & set(words)):
+        facts.signals.add("exfiltrate")  # ansible-vault decrypt group_vars/prod/vault.yml && git commit -a
+        facts.notes["exfiltrate"] = "secret: a vault decrypted in place in the repository (view or edit it instead)"
     return windows.mark(facts, words)
 
 

@@ -29,9 +29,10 @@ SYSTEM = (("/run/user/*/containers/auth.json", "registry credentials"),
           ("/mnt/[a-z]/Users/*/AppData/Roaming/NuGet/*", "NuGet credentials"),
           ("/mnt/[a-z]/Users/*/.git-credentials", "git credentials"))
 FILES = ("terraform.tfstate", "*.tfstate", "*.tfstate.backup", "key.properties", "AuthKey_*.p8", "*.p8",
-         "kaggle.json", ".databrickscfg", "*.mobileprovision", ".vault_pass*", "vault_pass*", "*.agekey", "keys.txt")
+         "kaggle.json", ".databrickscfg", "auth.json", "*.mobileprovision", ".vault_pass*", "vault_pass*", "*.agekey",
+         "keys.txt")
 MAYBE = r"|tfstate|huggingface|kaggle|databricks|fastlane|appstore|private_keys|properties|\.p8|containers|android" \
-        r"|/mnt/|wandb|vault|agekey|mobileprovision|pulumi|\.mc/|ngrok"
+        r"|/mnt/|wandb|vault|agekey|mobileprovision|pulumi|\.mc/|ngrok|auth\.json"
 # Commands that print a secret: (program, a word among its arguments)
 PRINTERS = (("sops", "-d"), ("sops", "--decrypt"), ("sops", "exec-env"), ("ansible-vault", "view"),
             ("pulumi", "--show-secrets"), ("databricks", "token"), ("terraform", "-raw"), ("tofu", "-raw"),

@@ -112,3 +112,14 @@ def test_an_editor_setting_that_approves_every_agent_tool_is_denied(tmp_path: Pa
                    new_string='"editor.formatOnSave": true,\n  "chat.tools.autoApprove": true') == "agent.settings"
     assert _decide(tmp_path, "Edit", file_path=path, old_string='"editor.formatOnSave": true',
                    new_string='"editor.formatOnSave": false') is None
+
+
+def test_an_assertion_replaced_by_one_that_asserts_nothing(tmp_path: Path) -> None:
+    test = tmp_path / "tests" / "test_api.py"
+    test.parent.mkdir()
+    test.write_text("def test_status():\n    assert status() == 200\n")
+    path = str(test)
+    assert _decide(tmp_path, "Edit", file_path=path, old_string="    assert status() == 200",
+                   new_string="    pass") == "gate.weaken"
+    assert _decide(tmp_path, "Edit", file_path=path, old_string="    assert status() == 200",
+                   new_string="    assert status() == 201") is None
