@@ -120,6 +120,10 @@ _CREATE = re.compile(r"^(?:create|run|launch|init|new|start|up|mb|add|define|mak
 _REMOVE = frozenset({"rm", "delete", "destroy", "remove", "down", "stop", "kill", "undefine", "purge", "rmi", "erase",
                      "del", "rb", "delete-keychain"})
 _NOUNS = frozenset({"cluster", "clusters", "container", "volume", "network", "pod", "machine", "image", "repo"})
+# A container or pod named for development is a local instance, had back by running it again (its volumes are not:
+# `docker volume rm app-dev_data` and `compose down -v` keep to the names above)
+_INSTANCES = frozenset({"docker", "docker-pod"})
+_DEV = re.compile(r"(?:^|[-_.])dev(?:$|[-_.\d])", re.I)
 _BULK = frozenset({"--all", "-a", "--all-namespaces", "-A", "--prune"})
 
 
@@ -195,6 +199,6 @@ def own(prog: str, words: list[str], made: set[str]) -> str | None:
         return None
     if all(f"{fam}:{n}" in made or (fam == "docker-volume" and f"docker-volume:{n}" in made) for n in found):
         return f"{found[0]} was made earlier in this command"
-    if prog in LOCAL_ENGINES and all(THROWAWAY.search(n) for n in found):
+    if prog in LOCAL_ENGINES and all(THROWAWAY.search(n) or (fam in _INSTANCES and _DEV.search(n)) for n in found):
         return f"{found[0]} is named as a throwaway"
     return None

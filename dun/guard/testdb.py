@@ -14,8 +14,12 @@ TEST_SCOPED_RULES = frozenset({"sql.drop", "db.drop", "db.delete-all"})
 _TEST_NAME = re.compile(r"(?:^|[_\-.])tests?(?:$|[_\-.])", re.I)  # app_test, test_app, app-test, not contest
 _FRAMEWORK_ENV = {"rails": "RAILS_ENV", "rake": "RAILS_ENV", "mix": "MIX_ENV", "php": "APP_ENV"}
 _CLIENTS = frozenset({"psql", "mysql", "mariadb", "dropdb", "createdb", "mongosh", "mongo", "pg_restore",
-                      "clickhouse-client", "cockroach", "usql", "mysqladmin"})
+                      "clickhouse-client", "cockroach", "usql", "mysqladmin", "sqlcmd"})
 _NAME_OPTIONS = ("-d=", "--dbname=", "-D=", "--database=")
+_NAMED_DB = re.compile(r"\b(?:drop|create|alter)\s+(?:database|schema|keyspace)\s+(?:if\s+(?:not\s+)?exists\s+)?"
+                       r"([`\"\[]?[\w.-]+[`\"\]]?)|\\c(?:onnect)?\s+([\w.-]+)|\buse\s+([\w.-]+)", re.I)
+_TABLE_LEVEL = re.compile(r"\b(?:drop\s+table|truncate|delete\s+from|update\s+\w)", re.I)
+_UNNAMED_DB = re.compile(r"getSiblingDB|getMongo|\$\(|\$\{|\bdatabase\s*\(", re.I)
 _OTHER_DB = re.compile(r"\b(?:database|schema|keyspace)\b|\\c(?:onnect)?\b|\buse\b|getSiblingDB|getMongo", re.I)
 
 
@@ -41,10 +45,21 @@ def test_scoped(facts: Facts, env: Mapping[str, str | None]) -> bool:
                                                                       .replace(".", "_")))
     if prog in _CLIENTS:
         if any(_OTHER_DB.search(q) for q in facts.queries):
-            return False  # DROP DATABASE x, \c other, use(...): the query names its own database
+            return _names_test_databases(facts)  # DROP DATABASE x, \c other, use(...): the databases it names
         names = [v.split("=", 1)[1] for v in facts.values if v.startswith(_NAME_OPTIONS)]
         names += [facts.sub] if facts.sub and not facts.sub.startswith("-") else []
         return bool(names) and all(_TEST_NAME.search(_db_name(n)) for n in names)
     url = env.get("DATABASE_URL")
     tools = prog in ("prisma", "knex", "sequelize", "sequelize-cli", "typeorm") or "db-destroy" in facts.signals
     return tools and bool(url) and bool(_TEST_NAME.search(_db_name(url or "")))
+
+
+def _names_test_databases(facts: Facts) -> bool:
+    """The query names the databases it works on (DROP DATABASE IF EXISTS api_test; CREATE DATABASE api_test), and
+    every one is named for tests, as is the database it connects to, if any; table-level statements with no database
+    to connect to would run on the server's default one. A bare `test` is the server's shared schema, not a suite's."""
+    named = [next(g for g in m.groups() if g).strip('`"[]') for q in facts.queries for m in _NAMED_DB.finditer(q)]
+    conn = [v.split("=", 1)[1] for v in facts.values if v.startswith(_NAME_OPTIONS)]
+    return bool(named) and all(_TEST_NAME.search(n) and n.lower() not in ("test", "tests") for n in named) and all(
+        _TEST_NAME.search(_db_name(c)) for c in conn) and not any(
+        _UNNAMED_DB.search(q) or (_TABLE_LEVEL.search(q) and not conn) for q in facts.queries)
