@@ -479,3 +479,18 @@ def test_build_steps_leave_out_checks_run_by_name(tmp_path: Path) -> None:
     assert build_steps(tmp_path, "mocha") == \
         'PATH="$PWD/node_modules/.bin:$PATH" && tsc -p tsconfig.build.json && rimraf .tmp'
     assert build_steps(tmp_path, "vitest") == 'PATH="$PWD/node_modules/.bin:$PATH" && tsc -p tsconfig.build.json'
+
+
+def test_vitest_unhandled_error_in_a_workspace_is_one_item(tmp_path: Path) -> None:
+    # each package's report was read with the whole output: the error was an item once per package
+    _runners()
+    package = json.dumps({"name": "p", "type": "module", "scripts": {"test": "vitest run"},
+                          "devDependencies": {"vitest": "*"}})
+    root = _project(tmp_path, {"workspaces": ["packages/*"], "scripts": {"test": "npm test --workspaces"}},
+                    {"packages/a/package.json": package, "packages/a/test/jobs.test.js": VITEST_JOBS,
+                     "packages/b/package.json": package,
+                     "packages/b/test/ok.test.js": 'import { expect, it } from "vitest";\n\n'
+                                                   'it("adds", () => {\n  expect(1 + 1).toBe(2);\n});\n'},
+                    runners=True)
+    check = _check(root, "vitest")
+    assert [i["text"].rsplit(": ", 1)[-1] for i in check["items"]] == ["job queue closed"]

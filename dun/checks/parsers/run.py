@@ -101,8 +101,9 @@ class ParserRun:
         if self.file is not None:
             packages = self._package_reports()
             if packages and not self.file.exists():
-                return _merged([self._report(path, make_parser(self.options, ParseContext(self.ctx.root, cwd)))
-                                for path, cwd in packages])
+                merged = _merged([self._report(path, make_parser(self.options, ParseContext(self.ctx.root, cwd)),
+                                               printed=False) for path, cwd in packages])
+                return self._printed(self.parser, merged) if isinstance(self.parser, DocumentParser) else merged
             return self._report(self.file, self.parser)
         if isinstance(self.parser, LineParser):
             return self.parser.result()
@@ -110,7 +111,15 @@ class ParserRun:
             return Parsed(problem=f"output over {MAX_DOCUMENT_BYTES // 2**20} MiB; write the report to a `file`")
         return self.parser.parse("".join(self.buffer).encode("utf-8", "surrogateescape"))
 
-    def _report(self, path: Path, parser: LineParser | DocumentParser) -> Parsed:
+    def _printed(self, parser: DocumentParser, parsed: Parsed) -> Parsed:
+        """The failures the runner printed but left out of its report (once for all the packages' reports)."""
+        printed = parser.from_output(list(self.output))
+        if printed:
+            parsed.items = [*printed, *parsed.items]
+            parsed.summary = ", ".join(s for s in (parsed.summary, plural(len(printed), "unhandled error")) if s)
+        return parsed
+
+    def _report(self, path: Path, parser: LineParser | DocumentParser, printed: bool = True) -> Parsed:
         shown = os.path.relpath(path, self.ctx.root)
         try:
             data = read_bytes(path, MAX_DOCUMENT_BYTES)
@@ -119,12 +128,7 @@ class ParserRun:
         except OSError as exc:
             return Parsed(problem=f"cannot read {shown}: {exc.strerror or exc}")
         if isinstance(parser, DocumentParser):
-            parsed = parser.parse(data)
-            printed = parser.from_output(list(self.output))
-            if printed:
-                parsed.items = [*printed, *parsed.items]
-                parsed.summary = ", ".join(s for s in (parsed.summary, plural(len(printed), "unhandled error")) if s)
-            return parsed
+            return self._printed(parser, parser.parse(data)) if printed else parser.parse(data)
         for line in data.decode("utf-8", "replace").splitlines():
             parser.feed(line)
         return parser.result()
