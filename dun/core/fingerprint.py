@@ -62,10 +62,10 @@ def fingerprint(root: str, status: bytes, depth: int = 0, beyond: bytes | None =
 def beyond_status(root: str, depth: int = 0) -> bytes:
     """The looks at what git status does not look at (dun/core/indexlook.py: skip-worktree and assume-unchanged
     files, what tracked links point at, the state of submodules and nested repositories, executable bits under
-    core.fileMode=false) and at what decides HEAD's history besides its commit id (`history_look`: replace refs,
-    grafts, a shallow clone's boundary), as `fingerprint` hashes them. Independent of git status's output, so
-    it can be taken while git walks the tree."""
-    from dun.core.indexlook import LINK, NOT_LOOKED, index_extras, mode_changes, target_hash
+    core.fileMode=false, the content of files a clean filter applies to under DUN_GIT_FILTERS=1) and at what
+    decides HEAD's history besides its commit id (`history_look`: replace refs, grafts, a shallow clone's boundary),
+    as `fingerprint` hashes them. Independent of git status's output, so it can be taken while git walks the tree."""
+    from dun.core.indexlook import LINK, NOT_LOOKED, filtered_files, index_extras, mode_changes, target_hash
 
     parts = []
     broot = os.fsencode(root)
@@ -76,6 +76,7 @@ def beyond_status(root: str, depth: int = 0) -> bytes:
         parts.append(b"\1" + kind + name + b"\0" + look)
     parts.append(b"\2" + mode_changes(root))
     parts.append(b"\4" + history_look(root))
+    parts.append(b"\5" + filtered_files(root))
     return b"".join(parts)
 
 
