@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dun import __version__
-from dun.core.cache import CLOCK_TICK_NS, any_racy, look
+from dun.core.cache import CLOCK_TICK_NS, any_racy, look, settle
 from dun.core.cache.file import CacheFile
 from dun.core.cache.session import Caches
 from dun.core.cachedir import cache_dir_path, stable_env
@@ -123,7 +123,7 @@ class ResultCache:
             if declared is None:
                 return None
             looks += declared
-        return looks
+        return settle(looks)  # a file just written (by a check this one is after) is compared by its content
 
     def trigger_looks(self, triggers: list[dict[str, str]]) -> Looks:
         """Whether each `path-exists` trigger exists: with the work tree, all a "not applicable" skip depends on."""

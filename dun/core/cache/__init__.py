@@ -16,10 +16,12 @@ Import-light on purpose (os only): `dun check`'s replay path (dun/engine/replay.
 from __future__ import annotations
 
 import os
+from stat import S_ISREG
 
 # One version for every cache file's layout: a change of any layout bumps it, and every older file is a miss.
 VERSION = 7
 RACY_WINDOW_NS = 3_000_000_000
+CONTENT_MAX = 1 << 20  # a racy file larger than this is not read for its content: nothing made on it is kept
 # The coarsest step of a file timestamp on Linux's own filesystems (one kernel tick at HZ=100): a file written
 # after a moment T carries a time later than T less this.
 CLOCK_TICK_NS = 10_000_000
@@ -61,7 +63,42 @@ def look(key: str, stored: object) -> object:
         from dun.core.cache.tree import tree_look
 
         return tree_look(key[5:], stored)
+    if isinstance(stored, tuple) and stored[:1] == ("content",):
+        return content_look(key)
     return os.path.exists(key) if isinstance(stored, bool) else stamp(key)
+
+
+def content_look(path: str) -> object:
+    """("content", size, SHA-256) of a regular file of at most CONTENT_MAX bytes, read without blocking or following
+    a last link; its stamp otherwise. What a file written within the racy window is looked at by (`settle`): its
+    stamp cannot tell a same-size rewrite in the same clock tick, its content can."""
+    from dun.core.digest import file_sha256
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not S_ISREG(st.st_mode) or st.st_size > CONTENT_MAX:
+            return stamp(path)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return ("content", st.st_size, file_sha256(fh).hex())
+    except OSError:
+        return stamp(path)
+    finally:
+        os.close(fd)
+
+
+def settle(looks: Iterable[tuple[str, object]], reference_ns: int | None = None) -> list[tuple[str, object]]:
+    """The looks, each file's stamp within the racy window replaced by its content look (`content_look`), so that a
+    result made on a file just written (by the check an `after:` chain runs first) is kept, and compared by content
+    until its stamp settles. Keys that are not paths (`env:`, `tree:`, ...) are left as they are."""
+    import time
+
+    now = time.time_ns() if reference_ns is None else reference_ns
+    return [(key, content_look(key) if racy(st, now) and key.startswith("/") else st) for key, st in looks]
 
 
 def racy(st: object, reference_ns: int | None = None) -> bool:
