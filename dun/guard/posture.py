@@ -111,7 +111,8 @@ def fleet(argv: list[Val]) -> Facts | None:
     command it runs elsewhere (which meets every rule too)."""
     prog = program_name(argv[0]) if argv else ""
     words = [a.text for a in argv[1:]]
-    if prog not in RUN_REMOTE or _dry(prog, words) or (nonprod_target(argv[1:]) and not prod_target(argv[1:])) or (
+    if prog not in RUN_REMOTE or _dry(prog, words) or (nonprod_target(argv[1:]) and not prod_target(argv[1:]) and
+                                                       prog not in ("ssh", "rsync", "scp")) or (
             why := RUN_REMOTE[prog](words)) is None:
         return None
     return Facts(unit=" ".join(a.text for a in argv), program=prog, signals={"posture"},

@@ -156,8 +156,29 @@ def _fleet_command(name: str, start: int) -> Callable[[list[str]], str | None]:
     return judge
 
 
+_PROD_HOST = re.compile(r"(?:^|[@.\-_])(?:prod|production|prd|live)(?:$|[.\-_:\d])", re.I)
+
+
+def _ssh(words: list[str]) -> str | None:
+    """A change run over ssh on a machine named for production (ssh deploy@web1.prod.acme.com 'git pull && ...')."""
+    lead = [w for w in words if not w.startswith("-")]
+    host = next((w for w in lead[:1] if _PROD_HOST.search(w.split("@", 1)[-1])), None)
+    command = " ".join(lead[1:])
+    return f"runs {command[:40]!r} on {host}, a production machine" if host and (
+        _REMOTE_CMD_WRITE.search(command) or re.search(r"\bgit\s+(?:pull|checkout|reset|merge)\b", command)) else None
+
+
+def _copy_to_prod(words: list[str]) -> str | None:
+    """Files copied onto a machine named for production (rsync --delete dist/ deploy@web1.prod.acme.com:/var/www)."""
+    dest = next((w for w in reversed(words) if not w.startswith("-")), "")
+    host = dest.split(":", 1)[0] if ":" in dest and "://" not in dest else ""
+    return f"copies files onto {host}, a production machine" if host and _PROD_HOST.search(host.split("@", 1)[-1]) \
+        else None
+
+
 # Programs that run things on other machines: judged by what they run
 RUN_REMOTE: dict[str, Callable[[list[str]], str | None]] = {
+    "ssh": _ssh, "rsync": _copy_to_prod, "scp": _copy_to_prod,
     "ansible": _ansible, "ansible-playbook": _playbook, "bolt": _fleet_command("bolt", 2),
     "knife": _fleet_command("knife", 2),
     "prefect": lambda w: "prefect runs a deployment on its server" if w[:2] == ["deployment", "run"] else None,
