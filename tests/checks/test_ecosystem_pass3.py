@@ -494,3 +494,43 @@ def test_vitest_unhandled_error_in_a_workspace_is_one_item(tmp_path: Path) -> No
                     runners=True)
     check = _check(root, "vitest")
     assert [i["text"].rsplit(": ", 1)[-1] for i in check["items"]] == ["job queue closed"]
+
+
+SHOULD_PANIC_FIRST = """\
+     Running unittests src/lib.rs (target/debug/deps/ledger-1a2b3c4d5e6f7a8b)
+
+running 1 test
+test tests::withdraw_too_much - should panic ... FAILED
+
+failures:
+
+---- tests::withdraw_too_much stdout ----
+
+thread 'tests::withdraw_too_much' (16352) panicked at src/lib.rs:3:9:
+insufficient funds: 1 < 5
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+note: panic did not contain expected string
+      panic message: "insufficient funds: 1 < 5"
+ expected substring: "overdrawn"
+
+failures:
+    tests::withdraw_too_much
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+"""
+
+
+def test_rust_should_panic_expectation_after_the_backtrace_note_is_kept(tmp_path: Path) -> None:
+    # libtest prints the backtrace note after the run's first panic only: when that was this test's, the expected
+    # substring was cut off with it (which test panics first depends on the threads)
+    from dun.checks.parsers.base import ParseContext
+    from dun.checks.parsers.run import ParserRun
+
+    write(tmp_path, "src/lib.rs", RUST_LEDGER)
+    options = {"type": "cargo-test", "pattern": None, "file": None, "issue_path": "", "issue_fields": None,
+               "fail_on_items": False, "max_items": 50}
+    run = ParserRun(options, ParseContext(tmp_path, tmp_path))
+    for line in SHOULD_PANIC_FIRST.split("\n"):
+        run.feed(line)
+    [item] = run.finish().items
+    assert 'expected substring: "overdrawn"' in item.text and (item.file, item.line) == ("src/lib.rs", 3)

@@ -187,6 +187,12 @@ class CargoTestParser(LineParser):
                     where = (at["file"], int(at["line"]))
                 panicking = True
                 continue
+            if line.startswith("note: panic did not contain expected string") or \
+                    re.match(r"^\s*(?:panic message|expected substring): ", line):
+                # a should_panic(expected = ...) test: what it expected and what it got (after the backtrace note,
+                # which libtest prints after the first panic of the run only)
+                message.append(line.rstrip())
+                continue
             if panicking:
                 if line.startswith(_END_OF_MESSAGE) or not line.strip():
                     panicking = False
