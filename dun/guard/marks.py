@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dun.guard import dumps, remotestate, secrets, sinks
+from dun.guard import dumps, remotestate, secrets, sinks, windows
 from dun.guard.effects import Effect, Facts
 from dun.guard.expand import Ctx, Env, Val, literal_words
 from dun.guard.options import Spec, parse
@@ -96,6 +96,8 @@ def stream_marks(prog: str, args: list[Val], feed: Flow | None, stdin_secret: st
     pids = prog in PID_FINDERS or bool(feed and feed.pids and prog != "kill")
     if printed := secrets.printed_secret(prog, args):
         return pids, printed
+    if any(name := secrets.val_secret(Val(p), ctx, env) for p in windows.reads(prog, [a.text for a in args])):
+        return pids, name  # powershell.exe -c 'Get-Content $env:APPDATA\NuGet\NuGet.Config' | nc ...
     served = remotestate.with_env_host(prog, args, ctx.vars, env.environ)  # export PGHOST=...; pg_dump
     if dump := dumps.dumped(prog, served, raw):  # pg_dump -h db.prod.internal | ...: shared data, kept like a secret
         return pids, dump

@@ -49,7 +49,8 @@ DEVICE_TOOLS = ("arduino-cli", "pio", "platformio", "esptool", "esptool.py", "id
 _SHELL = ("eval", "exec", "command", "builtin", "source", ".", "trap", "sudo", "doas", "env", "nohup", "time",
           "timeout", "nice", "watch", "parallel", "coproc", "then", "do", "if", "while", "until", "for", "case",
           "function", "select", "unset", "hash", "complete", "compgen", "help", "tldr", "whatis", "info", "apropos",
-          "whereis", "printenv", "true", "false", "exit", "return", "shift", "wait", "jobs", "fg", "bg", "disown")
+          "whereis", "printenv", "true", "false", "exit", "return", "shift", "wait", "jobs", "fg", "bg", "disown",
+          "pwsh", "powershell", "pwsh.exe", "powershell.exe", "cmd.exe")  # Windows shells: windows.py reads their code
 _OWN = (*TEXT_AND_OWN, *_SHELL, *PACKAGE_TOOLS, *CLOUD_TOOLS, "gh", "glab", "hub", "terraform", "tofu", "pulumi",
         "helm",
         "vault", "consul", "heroku", "fly", "flyctl", "vercel", "netlify", "firebase", "wrangler")

@@ -230,3 +230,24 @@ def _ps_paths(args: list[str], windows_side: bool) -> list[str]:
             continue
         out += [path(p.strip(), windows_side) for p in a.split(",") if p.strip()]
     return out
+
+
+_READERS = frozenset({"get-content", "gc", "cat", "type"})
+
+
+def reads(prog: str, words: list[str]) -> list[str]:
+    """The files a PowerShell or cmd.exe command prints (`Get-Content $env:APPDATA\\NuGet\\NuGet.Config`), as WSL
+    sees them: what flows out of it into a pipe."""
+    base = re.sub(r"\.(?:exe|com)$", "", prog.lower())
+    if base in _PS:
+        script = _ps_script(words)
+    elif base == "cmd":
+        script = " ".join(next((words[i + 1:] for i, w in enumerate(words) if w.lower() in ("/c", "/k")), []))
+    else:
+        return []
+    out: list[str] = []
+    for stage in re.split(r"[;|\n&]", script):
+        parts = _split(stage.strip())
+        if parts and parts[0].lower() in _READERS:
+            out += _ps_paths(parts[1:], prog.lower() != "pwsh")
+    return out
