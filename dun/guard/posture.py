@@ -145,8 +145,7 @@ def _judge(facts: Facts, prog: str, words: list[str], env: Mapping[str, str | No
         return
     engine = prog in posture_own.LOCAL_ENGINES
     remote_engine = engine and ("engine:remote" in made or "--remote" in words or posture_own.engine_elsewhere(env)
-                                or _target(prog, [w for w in words if w not in ("-p", "--profile", "-n", "--name")])
-                                is not None)
+                                or bool(remote_hosts(words)) or posture_own.engine_named_elsewhere(prog, words))
     if prog in ("docker", "podman") and words[:2] == ["context", "use"] and len(words) > 2 and words[2] != "default" \
             and not posture_own.local_target(prog, ["--context", words[2]], {}, ()):
         made.add("engine:remote")  # docker context use prod && docker compose up -d: the rest goes there
@@ -195,6 +194,8 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         return None  # hosting:channel:deploy pr-17: a preview channel
     if prog in LIVE_ONLY and LIVE_ONLY[prog] not in words:
         return None  # stripe trigger: its test mode
+    if prog in REMOTE and posture_own.named_local(words):
+        return None  # helmfile -e local apply, --context kind-dev
     if prog in REMOTE and not nonprod:
         verbs = REMOTE[prog]
         if verbs is None or any(p in verbs for p in _parts(verb)) or verb in verbs:

@@ -135,6 +135,21 @@ def engine_elsewhere(env: Mapping[str, str | None]) -> bool:
                                                             and not _LOCAL_CONTEXT.match(context))
 
 
+def engine_named_elsewhere(prog: str, words: list[str]) -> bool:
+    """docker --context prod, podman --connection prod: the engine a command names is not this machine's."""
+    if prog not in _DOCKER:
+        return False
+    named = _values(words, frozenset({"--context", "--connection"}))
+    named += _values(words, frozenset({"-c"})) if prog == "docker" and words[:1] == ["-c"] else []
+    return any(n != "default" and not _LOCAL_CONTEXT.match(n) for n in named)
+
+
+def named_local(words: list[str]) -> bool:
+    """Every environment, context or profile the words name is a local one (`-e local`, `--context kind-dev`)."""
+    named = _values(words, frozenset({"-e", "--env", "--environment", "--context", "--kube-context", "--profile"}))
+    return bool(named) and all(_LOCAL_CONTEXT.match(n) for n in named)
+
+
 def family(prog: str, words: list[str]) -> str:
     """Where names live: docker's containers, volumes, pods, networks and compose projects are apart."""
     if prog in _DOCKER:

@@ -21,7 +21,7 @@ WRITE = frozenset({
     "deprecate", "yank", "retire", "bump", "gc", "prune", "down", "kill", "terminate", "wipe", "erase", "drop",
     "truncate", "flush", "import", "acknowledge", "ack", "archive", "unpublish", "nuke", "forget", "evict", "edit",
     "modify", "move", "rename", "transfer", "grant", "enable", "notify", "announce", "tag", "untag", "unmute", "up",
-    "reconcile", "bootstrap"})
+    "bootstrap"})
 # Verbs that change what other people rely on, whatever the program: a program no rule knows using one is taken to
 # reach a service (pause a queue, revoke a key, page someone, fail a cluster over)
 STRONG = frozenset({"suspend", "pause", "disable", "mute", "revoke", "drain", "cordon", "seal", "unsubscribe",
@@ -34,7 +34,9 @@ LOCAL_TOOLS = frozenset({"notify-send", "dbus-send", "xdotool", "tmux", "screen"
                          "service", "ufw", "nmcli", "rfkill", "xinput", "pactl", "amixer", "gsettings", "dconf",
                          "defaults", "osascript", "code", "vim", "nvim", "emacs", "logrotate", "certbot", "pm2",
                          "supervisorctl", "ssh-add", "gpg", "gpg2", "pass", "keyring", "secret-tool", "direnv",
-                         "gsutil", "git-lfs", "pre-commit", "husky", "lefthook", "mise", "asdf"})
+                         "gsutil", "git-lfs", "pre-commit", "husky", "lefthook", "mise", "asdf", "sops", "git-crypt",
+                         "transcrypt", "bw", "op", "age", "keepassxc-cli", "playerctl", "pg_ctl", "pg_ctlcluster",
+                         "brightnessctl", "dunstctl"})
 # Parts that only look, build here, or rehearse
 READ = frozenset({
     "list", "ls", "get", "describe", "show", "status", "logs", "log", "plan", "diff", "preview", "query", "search",
@@ -46,7 +48,7 @@ READ = frozenset({
     "report", "dump", "export"})
 # Words a program uses for something else than their table meaning
 VERB_OVERRIDE: dict[str, dict[str, str]] = {
-    "kaggle": {"version": "write"}, "salt": {"item": "read", "items": "read"},
+    "kaggle": {"version": "write"}, "nomad": {"run": "write"}, "salt": {"item": "read", "items": "read"},
     "home-manager": {"build": "read"}, "nix": {"build": "read"},
     "nixos-rebuild": {"test": "write", "build": "read", "dry": "read"},
     "fastlane": {"deliver": "write", "supply": "write", "match": "", "change": "write", "env": "read"},
@@ -57,7 +59,7 @@ VERB_OVERRIDE: dict[str, dict[str, str]] = {
     "dvc": {"remote": "read", "exp": "read", "add": "read", "gc": "write"}, "ollama": {"rm": "read"},
 }
 # Options meaning a dry run or a check, alone or with their value
-DRY = frozenset({"--help", "-help", "-h", "help", "--version", "--dry-run", "--dryrun", "--dry", "--check", "--what-if",
+DRY = frozenset({"--help", "-help", "--dry-run", "--dryrun", "--dry", "--check", "--what-if",
                  "--whatif", "--noop", "--plan",
                  "--preview", "--simulate", "--syntax-check", "--list-hosts", "--list-tasks", "--publish never",
                  "-p never", "--validate", "-WhatIf", "--no-publish", "--skip-publish", "--build-only", "--diff-only"})
@@ -125,7 +127,9 @@ _ANSIBLE_READ = frozenset({"ping", "setup", "gather_facts", "debug", "stat", "an
 def _fleet_local(words: list[str]) -> bool:
     inventories = _after(words, "-i") + _after(words, "--inventory")
     pattern = next((w for w in words[:1] if not w.startswith("-")), "")
+    limits = _after(words, "-l") + _after(words, "--limit")
     return ("local" in _after(words, "-c") + _after(words, "--connection")) or (
+        bool(limits) and all(x in ("localhost", "127.0.0.1") for x in limits)) or (
         bool(inventories) and all(i.rstrip(",") in ("localhost", "127.0.0.1") for i in inventories)) or \
         pattern in ("localhost", "127.0.0.1")
 
@@ -298,7 +302,7 @@ OPS_HTTP = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "httpie", "c
 _OPS_HOSTS = re.compile(r"(?:^|\.)(?:hooks\.slack\.com|slack\.com|discord(?:app)?\.com|webhook\.office\.com"
                         r"|outlook\.office\.com|pagerduty\.com|opsgenie\.com|statuspage\.io|mailgun\.net"
                         r"|sendgrid\.com|twilio\.com|postmarkapp\.com|sparkpost\.com|resend\.com|api\.telegram\.org"
-                        r"|datadoghq\.(?:com|eu)|newrelic\.com|sentry\.io|appstoreconnect\.apple\.com"
+                        r"|appstoreconnect\.apple\.com"
                         r"|androidpublisher\.googleapis\.com|api\.mailchimp\.com|mandrillapp\.com"
                         r"|api\.pushover\.net|ntfy\.sh|chat\.googleapis\.com|api\.victorops\.com"
                         r"|events\.splunk\w*\.com|api\.incident\.io|api\.firehydrant\.io|rootly\.com|zapier\.com"
@@ -315,6 +319,11 @@ _WRITE_FLAGS = frozenset({"-d", "--data", "--data-raw", "--data-binary", "--data
                           "-T", "--upload-file", "--post-data", "--post-file"})
 _RESERVED_MAIL = re.compile(r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|test|invalid|localhost))>?$",
                             re.I)
+# Telemetry services take data all day (metrics, events, errors); their monitors, downtimes and issue states are
+# what others rely on
+_TELEMETRY = re.compile(r"(?:^|\.)(?:datadoghq\.(?:com|eu)|newrelic\.com|sentry\.io|honeycomb\.io"
+                        r"|logz\.io|sumologic\.com)$", re.I)
+_TELEMETRY_PATHS = re.compile(r"/(?:monitor|downtime|mute|synthetics|slo|issues|alert|policies|triggers)", re.I)
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -339,7 +348,10 @@ def ops_url(words: list[str]) -> str | None:
         if host is None or is_local(host):
             continue
         path = word.split(host, 1)[1]
-        if _OPS_HOSTS.search(host) or _OPS_PATHS.search(path.split("?", 1)[0]):
+        bare = path.split("?", 1)[0]
+        if _OPS_HOSTS.search(host) or _OPS_PATHS.search(bare) or (_TELEMETRY.search(host) and (
+                _TELEMETRY_PATHS.search(bare) or any("mutation" in w for w in words) or
+                (methods and methods[-1].upper() in ("PUT", "DELETE")))):
             return host
     return None
 
