@@ -275,8 +275,12 @@ def python_inputs(root: Path, cwd: Path) -> list[str] | None:
     venv = os.path.dirname(os.path.dirname(interpreter))
     import glob
 
-    sites = sorted(glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages"))
+    found = sorted(glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages"))
                    + glob.glob(os.path.join(glob.escape(venv), "Lib", "site-packages")))
+    sites: list[str] = []
+    for site in found:  # a venv's lib64 is a link to lib: each real directory once
+        if os.path.realpath(site) not in map(os.path.realpath, sites):
+            sites.append(site)
     pth = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))]
     finders = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "__editable__*.py")))]
     # PYTHONPATH's directories come first on the path: edited there, they change what the tests import
