@@ -119,7 +119,11 @@ def _why(prog: str, args: list[str], env: list[str]) -> str | None:
     return None
 
 
-_INDEX_TABLE = re.compile(r"(?i)\[\[?tool\.(?:uv\.index|poetry\.source|pdm\.source)|\bindex-url\s*=|\[\[source\]\]")
+# Where a manifest names a package index or repository (uv, poetry, pdm, Pipfile, requirements files, Gemfile,
+# composer.json, Gradle, Maven)
+_INDEX_TABLE = re.compile(r"(?im)\[\[?tool\.(?:uv\.index|poetry\.source|pdm\.source)|\bindex-url\s*=|\[\[source\]\]"
+                          r"|^\s*(?:--(?:extra-)?index-url|--find-links|-i|-f)[\s=]|^\s*source\s+[\"']|\"repositories\"\s*:"
+                          r"|\bmaven\s*\{|<(?:repository|pluginRepository|mirror)>")
 INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "--index", "--default-index", "-f",
                            "--find-links", "--registry", "--source", "--extra-index", "--pre-index-url"})
 
@@ -165,7 +169,8 @@ def judge(path: str, added: str, removed: str) -> str | None:
     for url in URL.findall(added):
         if why := unsafe(url):
             return f"points packages at an unverified source ({why})"
-    if is_source and (m := DEFAULT_SOURCE.search(added)) and any(foreign(u) for u in URL.findall(added[m.start():])):
+    if is_source and (m := DEFAULT_SOURCE.search(added) or _INDEX_TABLE.search(added)) and any(
+            foreign(u) for u in URL.findall(added[m.start():])):
         return f"changes where packages are downloaded from ({m.group(0).strip()}...), the user's choice"
     if is_manifest and _INDEX_TABLE.search(added) and any(foreign(u) for u in URL.findall(added)):
         return "adds a package index to the project's manifest (where its packages come from, the user's choice)"
