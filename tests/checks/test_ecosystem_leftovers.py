@@ -1,5 +1,5 @@
 """Leftovers of issue 25, each run for real on a project a user could have (skipped with a message where the
-toolchain is missing): the same jest test failing in two `projects`; a crate that does not compile under
+toolchain is missing): the same jest or vitest test failing in two `projects`; a crate that does not compile under
 cargo-nextest; doctests at the line rustc names; bun's own runner on a real bun project and its clean twin."""
 
 from __future__ import annotations
@@ -56,6 +56,35 @@ def test_jest_test_failing_in_two_projects_is_two_items_naming_each(tmp_path: Pa
     assert all("Expected: 3" in i["text"] and "Received: 2" in i["text"] for i in items), items
     write(root, "test/math.test.js", JEST_TEST.replace("toBe(3)", "toBe(2)"))
     assert run_check(root, "jest")["status"] == "pass"
+
+
+VITEST_CONFIG = """\
+import { defineConfig } from 'vitest/config';
+export default defineConfig({ test: { projects: [
+  { test: { name: 'server', include: ['test/**/*.test.js'] } },
+  { test: { name: 'client', include: ['test/**/*.test.js'] } },
+] } });
+"""
+
+
+@pytest.mark.skipif(js_missing() is not None, reason=str(js_missing()))
+def test_vitest_test_failing_in_two_projects_is_two_items_naming_each(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    write(root, "package.json", json.dumps({"name": "two-projects", "private": True, "type": "module",
+                                            "scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "*"}}))
+    write(root, "vitest.config.js", VITEST_CONFIG)
+    write(root, "test/math.test.js", "import { describe, it, expect } from 'vitest';\n" + JEST_TEST)
+    write(root, ".gitignore", "node_modules\n")
+    (root / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(root, "init", "-q", "-b", "main")
+    check = run_check(root, "vitest")
+    assert check["status"] == "fail", check
+    items = check["items"]
+    assert sorted(i["text"].split(":")[0] for i in items) == ["[client] math > adds", "[server] math > adds"], items
+    assert all((i["file"], i["line"]) == ("test/math.test.js", 4) for i in items), items
+    write(root, "test/math.test.js", "import { describe, it, expect } from 'vitest';\n" +
+          JEST_TEST.replace("toBe(3)", "toBe(2)"))
+    assert run_check(root, "vitest")["status"] == "pass"
 
 
 # --- Rust: a crate that does not compile hides no other crate's tests under cargo-nextest; doctests' lines --------
@@ -273,3 +302,26 @@ def test_bun_test_on_a_real_bun_project_every_failing_test_is_an_item_and_its_cl
     assert "boom" in items["throws"]["text"]
     twin = dun_check(bun_project(tmp_path / "clean", clean=True), "bun-test", env)
     assert (twin["status"], twin["items"]) == ("pass", []), twin
+
+
+def junit_items(root: Path, projects: object) -> list[str]:
+    from dun.checks.parsers.base import ParseContext
+    from dun.checks.parsers.run import ParserRun
+
+    case = ('<testcase classname="test/a.test.js" name="math &gt; adds"><failure message="no">AssertionError: no'
+            '</failure></testcase>')
+    suite = f'<testsuite name="test/a.test.js">{case}</testsuite>'
+    write(root, ".dun/cache/vitest.xml", f'<testsuites name="vitest tests">{suite}{suite}</testsuites>')
+    write(root, ".dun/cache/vitest.xml.projects.json", json.dumps(projects))
+    options = {"type": "junit-xml", "pattern": None, "file": ".dun/cache/vitest.xml", "issue_path": "",
+               "issue_fields": None, "fail_on_items": False, "max_items": 50}
+    return [i.text.split(" ")[0] for i in ParserRun(options, ParseContext(root, root)).finish().items]
+
+
+def test_vitest_projects_are_named_only_from_a_list_of_this_report(tmp_path: Path) -> None:
+    named = [{"project": "server", "file": "test/a.test.js"}, {"project": "client", "file": "test/a.test.js"}]
+    assert junit_items(tmp_path, named) == ["[server]", "[client]"]
+    # a list of another run (other files, another count) or of another shape names nothing
+    other = [{"project": "server", "file": "test/b.test.js"}, {"project": "client", "file": "test/a.test.js"}]
+    for stale in (other, named[:1], {"server": 1}, [["server"], ["client"]]):
+        assert not any(word.startswith("[") for word in junit_items(tmp_path, stale)), stale

@@ -47,6 +47,8 @@ class LineParser(_Parser):
 class DocumentParser(_Parser):
     """Reads one whole document: a report file, or the command's output."""
 
+    source: Path | None = None  # the report file being parsed, when it is one (set before `parse`)
+
     def parse(self, data: bytes) -> Parsed:
         raise NotImplementedError
 

@@ -17,6 +17,7 @@ from junitparser import Attr, Error, Failure, Skipped, TestCase
 
 from dun.checks.parsers.base import DocumentParser, ParseContext, Parsed, as_int, bounded, plural, repo_path
 from dun.checks.parsers.frames import located, message_lines, project_frames, title_line
+from dun.core.textfiles import read_bytes
 from dun.engine.model import Item
 from dun.engine.sanitize import strip_ansi
 
@@ -48,7 +49,9 @@ class JUnitParser(DocumentParser):
         items: list[Item] = []
         syntax: dict[tuple[str | None, int, str], list[str]] = {}  # one broken file: one item, not one per importer
         describes = _bun_describes(root) if root.get("name") == "bun test" else {}
+        projects = _vitest_projects(root, self.source)
         for suite in root.iter("testsuite"):
+            badge = f"[{projects[suite]}] " if suite in projects else ""
             pytest = suite.get("name") == "pytest" or (root.get("name") or "").startswith("pytest")
             for element in _final_attempts(suite.findall("testcase")) if pytest else suite.findall("testcase"):
                 if suite in describes and element.get("file"):  # bun: `describe > test`, the file the item's own
@@ -62,7 +65,8 @@ class JUnitParser(DocumentParser):
                     if broken is not None:
                         syntax.setdefault(broken, []).append(case.file or case.name or "")
                     else:
-                        items.append(_item(case, outcome, pytest, ctx))
+                        item = _item(case, outcome, pytest, ctx)
+                        items.append(Item(text=badge + item.text, file=item.file, line=item.line) if badge else item)
         for (file, line, text), importers in reversed(syntax.items()):
             shown = ", ".join(importers[:5]) + (f" and {len(importers) - 5} more" if len(importers) > 5 else "")
             items.insert(0, Item(text=bounded(f"{text}\n(imported by {shown})"), file=file, line=line))
@@ -234,3 +238,30 @@ def _test_id(case: TestCase, file: str | None, pytest: bool) -> str:
     if not classname or name.startswith(classname):
         return name or classname
     return f"{classname}::{name}"
+
+
+def _vitest_projects(root: ET.Element, source: Path | None) -> dict[ET.Element, str]:
+    """The vitest project (`projects`, by its name) of each top-level <testsuite>, from the list dun's reporter
+    (dun/checks/js/vitest-projects.mjs) writes beside the report, `FILE.projects.json`: one entry per test file, in
+    the report's order, each naming its file, used only where every file matches (a list of another run names
+    nothing). vitest's JUnit names the file only: the same test failing in two projects was two identical items."""
+    if source is None:
+        return {}
+    import json  # only where a report file is read
+
+    try:
+        listed = json.loads(read_bytes(Path(f"{source}.projects.json"), 4 * 1024 * 1024))
+    except (OSError, ValueError):
+        return {}
+    suites = list(root) if root.tag == "testsuites" else [root]
+    suites = [s for s in suites if s.tag == "testsuite"]
+    if not isinstance(listed, list) or len(listed) != len(suites):
+        return {}
+    out: dict[ET.Element, str] = {}
+    for suite, entry in zip(suites, listed, strict=True):
+        if not isinstance(entry, dict) or entry.get("file") != suite.get("name"):
+            return {}
+        name = entry.get("project")
+        if isinstance(name, str) and name.strip():
+            out[suite] = name.strip()
+    return out

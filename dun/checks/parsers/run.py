@@ -128,6 +128,7 @@ class ParserRun:
         except OSError as exc:
             return Parsed(problem=f"cannot read {shown}: {exc.strerror or exc}")
         if isinstance(parser, DocumentParser):
+            parser.source = path
             return self._printed(parser, parser.parse(data)) if printed else parser.parse(data)
         for line in data.decode("utf-8", "replace").splitlines():
             parser.feed(line)
