@@ -293,14 +293,15 @@ def python_inputs(root: Path, cwd: Path) -> list[str] | None:
 
 
 def editable_files(root: str, named_in: list[str], given: Sequence[str] = ()) -> list[str] | None:
-    """Every directory and source file beneath the directories outside the repository that `.pth` files and
-    editable finders (`__editable__*.py`) put on the path (`pip install -e ../lib`), and beneath those `given`
-    (PYTHONPATH's): edited there, they change what the tests import. None when there are more than WALK_LIMIT
-    entries (the check then runs every time)."""
+    """A tree look (dun/core/cache/tree.py) at each directory outside the repository that `.pth` files and editable
+    finders (`__editable__*.py`) put on the path (`pip install -e ../lib`), and at those `given` (PYTHONPATH's):
+    edited there, in place too, they change what the tests import. None when one holds the repository itself (its
+    own runs would change it every time: the check then runs every time)."""
     import re
 
-    from dun.core.walk import WALK_LIMIT
+    from dun.core.cache.tree import PREFIX
 
+    inside = root.rstrip(os.sep) + os.sep
     dirs: list[str] = []
     for path in named_in:
         try:
@@ -310,19 +311,12 @@ def editable_files(root: str, named_in: list[str], given: Sequence[str] = ()) ->
             continue
         found = re.findall(r"['\"](/[^'\"\n]+)['\"]", text) if path.endswith(".py") else [
             line.strip() for line in text.splitlines() if line.strip() and not line.startswith(("#", "import"))]
-        dirs += [d for d in found if os.path.isabs(d) and os.path.isdir(d)
-                 and not (d + os.sep).startswith(root.rstrip(os.sep) + os.sep)]
-    dirs += [d for d in map(os.path.abspath, given) if os.path.isdir(d)
-             and not (d + os.sep).startswith(root.rstrip(os.sep) + os.sep)]
-    out: list[str] = []
-    for top in dict.fromkeys(dirs):
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".git")]
-            out.append(dirpath)
-            out += [os.path.join(dirpath, name) for name in filenames]
-            if len(out) > WALK_LIMIT:
-                return None
-    return out
+        dirs += [d for d in found if os.path.isabs(d) and os.path.isdir(d)]
+    dirs += [d for d in map(os.path.abspath, given) if os.path.isdir(d)]
+    outside = [d for d in dict.fromkeys(os.path.normpath(d) for d in dirs) if not (d + os.sep).startswith(inside)]
+    if any(inside.startswith(d.rstrip(os.sep) + os.sep) for d in outside):
+        return None
+    return [PREFIX + d for d in outside]
 
 
 @hookimpl

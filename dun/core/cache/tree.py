@@ -27,7 +27,7 @@ import time
 from dun.core.cache import CLOCK_TICK_NS
 
 PREFIX = "tree:"
-PRUNED = ("__pycache__", ".cache", ".vite")
+PRUNED = ("__pycache__", ".cache", ".vite", ".git")  # .git: a sibling checkout's own git metadata
 LIMIT = 500_000  # entries the Python walk looks at; a larger tree is taken as changed
 MAX_LINKED = 100  # directories outside a tree that links in it lead to, looked at with it
 
