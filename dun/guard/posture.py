@@ -149,8 +149,11 @@ def _judge(facts: Facts, prog: str, words: list[str], env: Mapping[str, str | No
     if prog in ("docker", "podman") and words[:2] == ["context", "use"] and len(words) > 2 and words[2] != "default" \
             and not posture_own.local_target(prog, ["--context", words[2]], {}, ()):
         made.add("engine:remote")  # docker context use prod && docker compose up -d: the rest goes there
-    if not remote_engine and (posture_own.local_target(prog, words, env, temp) or posture_own.own(prog, words, made)):
+    if not remote_engine and posture_own.own(prog, words, made):
         facts.free |= posture_own.FREE_RULES
+        return
+    if not remote_engine and (local := posture_own.local_target(prog, words, env, temp)):
+        facts.free |= posture_own.frees(local)
         return
     why = _why(facts, prog, words, verb[1] if verb else None, remote_engine)
     if why:

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping
 
 from dun.guard.hosts import host_of
+from dun.guard.remotestate import DUMPERS, KV_CLIENTS, SQL_CLIENTS
 
 # The rules a local or own target is free of: they guard shared or lasting resources, which these are not
 FREE_RULES = frozenset({"tool.destroy", "container.destroy", "cluster.destroy", "infra.destroy", "cloud.delete",
@@ -49,10 +50,21 @@ _ENDPOINT_OPTIONS = frozenset({"--endpoint-url", "--endpoint", "--url", "--addr"
                                "--broker", "--brokers", "--zookeeper", "--uri"})
 _LOOPBACK = re.compile(r"^(?:localhost|.*\.localhost|127(?:\.\d+){3}|::1|\[::1\]|host\.docker\.internal"
                        r"|host\.containers\.internal|ip6-localhost)$", re.I)
+# A server on this machine may still hold a developer's data: only scratch targets (a file under the temporary
+# directory, an emulator, an emulator-only project) are free of the database rules; those keep to test databases
+DATA_RULES = frozenset({"sql.drop", "db.drop", "db.delete-all"})
+MACHINE_FREE = FREE_RULES - DATA_RULES
+
+
+def frees(why: str) -> frozenset[str]:
+    """The rules a local target's reason frees."""
+    return FREE_RULES if any(k in why for k in ("scratch", "emulator")) else MACHINE_FREE
+
+
 # Clients whose own rules already tell this machine's servers from others (a local search node's delete_by_query
 # of everything is still denied): the posture frees nothing for them
-_OWN_LOCAL_RULES = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "httpie", "curlie", "psql", "mysql",
-                              "mongosh", "mongo", "redis-cli", "mongorestore", "cockroach", "sqlcmd"})
+_OWN_LOCAL_RULES = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "httpie", "curlie", "mongorestore",
+                              *SQL_CLIENTS, *KV_CLIENTS, *DUMPERS}) - {"duckdb"}
 _DATA_FILE = re.compile(r"(?:data source|datasource|filename|dbname)\s*=\s*(/[^;'\" ]+)", re.I)
 _FILE_DB = frozenset({"duckdb", "sqlite3", "sqlite", "litecli", "security"})  # their operands are files
 
@@ -87,7 +99,7 @@ def local_target(prog: str, words: list[str], env: Mapping[str, str | None], tem
     for name, value in env.items():
         if value and (_EMULATOR.match(name) or name in _ADDR_VARS or name.startswith("AWS_ENDPOINT_URL")) and \
                 _local_value(value):
-            return f"{name}={value} is this machine"
+            return f"{name}={value} is {'an emulator on ' if _EMULATOR.match(name) else ''}this machine"
     if (home := env.get("AIRFLOW_HOME")) and home.startswith(tuple(t + "/" for t in temp)) and prog == "airflow":
         return f"AIRFLOW_HOME={home} is a scratch installation"
     named = [h for w in words if "://" in w and (h := host_of(w))]
