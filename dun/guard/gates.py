@@ -41,7 +41,8 @@ WEAKENING = (
      "excludes every file (or the sources or tests) from a check"),
     (r"(?im)^\s*(?:\*\*?(?:/\*+(?:\.\*)?)?|/|\.|\./|/?src/?(?:\*\*?(?:/\*+)?)?|\*\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|swift|rb|php|tf))\s*$",
      "an ignore line that covers every file"),
-    (r"(?i)\baddopts\b[^\n]*(?:-p\s*no:|--deselect|--ignore(?:-glob)?[= ][^\s\"']*tests?|-k\s*[\\\"']*not\b|"
+    (r"(?i)\baddopts\b[^\n]*(?:-p\s*no:(?:pytest_)?(?:cov|mypy|flake8|ruff|black|pylint|typeguard|doctest)"
+     r"|--deselect|--ignore(?:-glob)?[= ][^\s\"']*tests?|-k\s*[\\\"']*not\b|"
      r"--co\b|--collect-only|--no-cov\b|--continue-on-collection-errors|--exitfirst\s+--maxfail=0)",
      "makes pytest skip tests (addopts)"),
     (r"(?i)\btestpaths\s*=\s*(?:\[\s*\]|[\"']{2}|$)|\bpython_(?:files|functions|classes)\s*=\s*(?![^\n]*[Tt]est)[^\n]+",
@@ -94,6 +95,7 @@ TEST_FILES = re.compile(r"(?:^|/)(?:tests?/.+\.\w+|test_[^/]+\.py|[^/]+_test\.(?
 _ASSERTS = re.compile(r"\bassert\w*|\bexpect\s*\(|\bt\.(?:Error|Fatal)|\brequire\.\w+\(|\bXCTAssert|\bshould\b")
 _NO_OP = re.compile(r"(?i)\bassert\s*\(?\s*(?:true|1)\s*\)?\s*$|^\s*pass\s*$|expect\s*\(\s*true\s*\)"
                     r"|\bassert\s+True\b|XCTAssertTrue\s*\(\s*true|assertTrue\s*\(\s*true", re.M)
+_FOR_TESTS = re.compile(r"(?i)\[mypy-tests|module\s*=\s*\[?\s*[\"']tests")
 _SEVERITY_ON = re.compile(r"[\"']?(?:error|2)[\"']?")
 _SEVERITY_OFF = re.compile(r"[\"']?(?:off|warn|warning|0|1)[\"']?")
 _HOOK_ID = re.compile(r"(?m)^\s*-\s*id\s*:\s*(\S+)")
@@ -110,7 +112,8 @@ def judge(path: str, added: str, removed: str) -> str | None:
     for rx, what, scope in _WEAKENING:
         if not scope.search(path):
             continue
-        if (m := rx.search(added)) and not rx.search(removed):
+        if (m := rx.search(added)) and not rx.search(removed) and not (
+                what.startswith("drops a type") and _FOR_TESTS.search(added)):  # [mypy-tests.*] relaxed: the tests'
             return f"{what} ({' '.join(m.group(0).split())[:60]})"
     if _SEVERITY_ON.fullmatch(removed.strip()) and _SEVERITY_OFF.fullmatch(added.strip()):  # s/'error'/'off'/g
         return f"turns lint errors off ({removed.strip()} -> {added.strip()})"

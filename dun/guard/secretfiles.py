@@ -6,6 +6,8 @@ Windows side of a WSL machine (the user's profile under /mnt/c)."""
 
 from __future__ import annotations
 
+import re
+
 # Under the home directory: (glob over the path relative to HOME, name shown)
 HOME = (
     (".cache/huggingface/token", "a Hugging Face token"), (".cache/huggingface/stored_tokens", "Hugging Face tokens"),
@@ -35,5 +37,14 @@ MAYBE = r"|tfstate|huggingface|kaggle|databricks|fastlane|appstore|private_keys|
         r"|/mnt/|wandb|vault|agekey|mobileprovision|pulumi|\.mc/|ngrok|auth\.json"
 # Commands that print a secret: (program, a word among its arguments)
 PRINTERS = (("sops", "-d"), ("sops", "--decrypt"), ("sops", "exec-env"), ("ansible-vault", "view"),
-            ("pulumi", "--show-secrets"), ("databricks", "token"), ("terraform", "-raw"), ("tofu", "-raw"),
-            ("doppler", "download"), ("infisical", "export"))
+            ("pulumi", "--show-secrets"), ("databricks", "token"), ("doppler", "download"), ("infisical", "export"))
+_SECRET_NAME = re.compile(r"(?i)pass(?:word|wd)?|secret|token|private|credential|api_?key|_key\b|^key$|kubeconfig")
+
+
+def printed(prog: str, words: set[str]) -> str | None:
+    """An infrastructure output that holds a secret by its name (`terraform output -raw db_password`); other outputs
+    (a URL, a bucket name) print nothing secret."""
+    if prog in ("terraform", "tofu", "terragrunt") and "output" in words and (
+            name := next((w for w in words if _SECRET_NAME.search(w) and not w.startswith("-")), None)):
+        return f"the output of {prog} output {name}"
+    return None

@@ -154,7 +154,7 @@ def printed_secret(prog: str, args: list[Val]) -> str | None:
     for name, word in _PRINTERS:
         if prog == name and word in words:
             return f"the output of {name} {word}"
-    return None
+    return secretfiles.printed(prog, words)
 
 
 _STORED_TOKEN = "a stored token"

@@ -36,7 +36,7 @@ _IP = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\])$", re.I)
 VERIFY_OFF = re.compile(
     r"(?i)(?:strict[-_]?ssl|ssl[-_]?verify|secure[-_]http|enable[-_]?strict[-_]?ssl|verify[-_]?ssl|sslverify"
     r"|check[-_]revoke)['\"]?\s*[:=\s]\s*['\"]?(?:false|no|0|off)\b|allow[-_]?insecure[-_]?protocol['\"]?\s*[:=(\s]\s*"
-    r"['\"]?true|unsafe[-_]?http[-_]?whitelist|trusted[-_]host|\bGOSUMDB\s*=\s*['\"]?off|\bGONOSUMDB\s*=|\bGONOSUMCHECK\s*="
+    r"['\"]?true|unsafe[-_]?http[-_]?whitelist|trusted[-_]host|\bGOSUMDB\s*=\s*['\"]?off|\bGONOSUMDB\s*=\s*['\"]?\*|\bGONOSUMCHECK\s*="
     r"|\bGOINSECURE\s*=|\bGOPRIVATE\s*=\s*['\"]?\*|\bGOFLAGS\s*=\s*['\"]?[^'\"\n]*-insecure|(?:^|\s)-insecure\b"
     r"|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0|--no-check-certificate|--skip-integrity-check|--update-checksums"
     r"|--no-verify-store-integrity|checksumBehavior['\"]?\s*:\s*['\"]?(?:ignore|update|reset)|verify-store-integrity\s*=\s*false")
@@ -94,7 +94,7 @@ def mark(facts: Facts, words: list[str], assigned: dict[str, str | None]) -> Non
 
 def _why(prog: str, args: list[str], env: list[str]) -> str | None:
     line = " ".join([*env, *args])
-    if m := VERIFY_OFF.search(line):
+    if (m := VERIFY_OFF.search(line)) and not _local_trust(m, line):
         return f"turns package verification off ({m.group(0).strip()})"
     urls = URL.findall(line)
     for url in urls:
@@ -126,6 +126,12 @@ _INDEX_TABLE = re.compile(r"(?im)\[\[?tool\.(?:uv\.index|poetry\.source|pdm\.sou
                           r"|\bmaven\s*\{|<(?:repository|pluginRepository|mirror)>")
 INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "--index", "--default-index", "-f",
                            "--find-links", "--registry", "--source", "--extra-index", "--pre-index-url"})
+
+
+def _local_trust(m: re.Match[str], line: str) -> bool:
+    """`--trusted-host 127.0.0.1`: a package index on this machine (devpi, a test server) is trusted freely."""
+    value = re.match(r"[\s=]*([^\s'\"]+)", line[m.end():])
+    return "trusted" in m.group(0).lower() and value is not None and bool(_LOCAL.match(value.group(1).split(":")[0]))
 
 
 def _scoped_only(args: list[str]) -> bool:
@@ -164,7 +170,7 @@ def judge(path: str, added: str, removed: str) -> str | None:
     is_source, is_manifest, is_lock = SOURCE_FILES.search(path), MANIFESTS.search(path), LOCKFILES.search(path)
     if not (is_source or is_manifest or is_lock):
         return None
-    if m := VERIFY_OFF.search(added):
+    if (m := VERIFY_OFF.search(added)) and not _local_trust(m, added):
         return f"turns package verification off ({m.group(0).strip()})"
     for url in URL.findall(added):
         if why := unsafe(url):
