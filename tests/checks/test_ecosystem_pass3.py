@@ -233,6 +233,7 @@ package counter
 
 import "sync"
 
+// Count adds n in parallel.
 func Count(n int) int {
 \ttotal := 0
 \tvar wg sync.WaitGroup
@@ -249,27 +250,86 @@ func Count(n int) int {
 """
 
 
-def test_go_test_runs_the_race_detector_make_test_runs(tmp_path_factory: pytest.TempPathFactory) -> None:
-    if shutil.which("go") is None or shutil.which("gcc") is None:
-        pytest.skip("go or gcc (the race detector needs cgo) is not installed: the Go fixture module cannot build")
-    base = tmp_path_factory.mktemp("go-race")
-    env = {**os.environ, "GOCACHE": str(base / "cache"), "GOPATH": str(base / "path"), "GOTOOLCHAIN": "local"}
-    root = base / "repo"
-    write(root, "go.mod", "module example.com/counter\n\ngo 1.19\n")
-    write(root, "Makefile", "test:\n\tgo test -race ./...\n")
-    write(root, "counter.go", GO_RACE)
-    write(root, "counter_test.go", "package counter\n\nimport \"testing\"\n\nfunc TestCount(t *testing.T) {\n"
-                                   "\tif Count(2) < 1 {\n\t\tt.Fatal(\"none\")\n\t}\n}\n")
-    git(root, "init", "-q", "-b", "main")
-    proc = subprocess.run([DUN, "check", "--format", "json", "--only", "go-test"], cwd=root, capture_output=True,
-                          text=True, env=env, timeout=300)
-    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["id"] == "go-test"]
-    # without -race: 1 passed, all clear; the item was at the runtime's testing.go:1319
-    assert check["status"] == "fail", check
-    [item] = check["items"]
-    assert (item["file"], item["line"]) == ("counter.go", 12)
-    assert "race detected during execution of test" in item["text"] and "at counter_test.go:6" in item["text"]
-    assert "write by goroutine" in item["text"]
+GO_RACE_OUT = """\
+TestCount|=== RUN   TestCount
+TestCount|==================
+TestCount|WARNING: DATA RACE
+TestCount|Read at 0x00c0000b2168 by goroutine 9:
+TestCount|  example.com/counter.Count.func1()
+TestCount|      ROOT/counter.go:13 +0x74
+TestCount|
+TestCount|Previous write at 0x00c0000b2168 by goroutine 8:
+TestCount|  example.com/counter.Count.func1()
+TestCount|      ROOT/counter.go:13 +0x86
+TestCount|
+TestCount|Goroutine 9 (running) created at:
+TestCount|  example.com/counter.Count()
+TestCount|      ROOT/counter.go:11 +0x84
+TestCount|  example.com/counter.TestCount()
+TestCount|      ROOT/counter_test.go:6 +0x30
+TestCount|  testing.tRunner()
+TestCount|      /usr/lib/go-1.19/src/testing/testing.go:1446 +0x216
+TestCount|  testing.(*T).Run.func1()
+TestCount|      /usr/lib/go-1.19/src/testing/testing.go:1493 +0x47
+TestCount|
+TestCount|Goroutine 8 (finished) created at:
+TestCount|  example.com/counter.Count()
+TestCount|      ROOT/counter.go:11 +0x84
+TestCount|  example.com/counter.TestCount()
+TestCount|      ROOT/counter_test.go:6 +0x30
+TestCount|  testing.tRunner()
+TestCount|      /usr/lib/go-1.19/src/testing/testing.go:1446 +0x216
+TestCount|  testing.(*T).Run.func1()
+TestCount|      /usr/lib/go-1.19/src/testing/testing.go:1493 +0x47
+TestCount|==================
+TestCount|    testing.go:1319: race detected during execution of test
+TestCount|--- FAIL: TestCount (0.00s)
+TestSmall|=== RUN   TestSmall
+TestSmall|--- PASS: TestSmall (0.00s)
+-|=== CONT
+-|    testing.go:1319: race detected during execution of test
+-|FAIL
+-|FAIL	example.com/counter	0.044s
+"""
+GO_RACE_RESULTS = [('TestCount', 'fail'), ('TestSmall', 'pass'), ('', 'fail')]
+
+
+def _go_events(root: Path) -> list[str]:
+    """`go test -json -race` on this module, as go printed it (each output line: `TEST|TEXT`, `-` for none)."""
+    def event(test: str, **fields: str) -> str:
+        return json.dumps({"Package": "example.com/counter", **({"Test": test} if test else {}), **fields})
+
+    lines = [line.split("|", 1) for line in GO_RACE_OUT.replace("ROOT", str(root)).splitlines()]
+    return [event("" if test == "-" else test, Action="output", Output=text + "\n") for test, text in lines] + \
+        [event(test, Action=action) for test, action in GO_RACE_RESULTS]
+
+
+def test_go_test_runs_the_race_detector_make_test_runs(tmp_path: Path) -> None:
+    # without -race the test passed: an all-clear on the race `make test` fails on
+    from dun.checks.gorunner import go_race
+
+    write(tmp_path, "Makefile", "build:\n\tgo build ./...\n\ntest:\n\tgo test -race ./...\n")
+    assert go_race(tmp_path) == "-race"
+    write(tmp_path, "Makefile", "test:\n\tgo test ./...\n\nrace:\n\tgo test -race ./...\n")
+    assert go_race(tmp_path) == ""  # another target's: not the project's `make test`
+
+
+def test_go_race_report_is_at_the_racing_access(tmp_path: Path) -> None:
+    # what go test -json -race printed on this module: the item was at the runtime's testing.go:1319
+    from dun.checks.parsers.base import ParseContext
+    from dun.checks.parsers.run import ParserRun
+
+    write(tmp_path, "go.mod", "module example.com/counter\n\ngo 1.19\n")
+    write(tmp_path, "counter.go", GO_RACE)
+    options = {"type": "go-test-json", "pattern": None, "file": None, "issue_path": "", "issue_fields": None,
+               "fail_on_items": False, "max_items": 50}
+    run = ParserRun(options, ParseContext(tmp_path, tmp_path))
+    for line in _go_events(tmp_path):
+        run.feed(line)
+    [item] = run.finish().items
+    assert (item.file, item.line) == ("counter.go", 13)
+    assert "race detected during execution of test" in item.text and "at counter_test.go:6" in item.text
+    assert "write by goroutine" in item.text
 
 
 def test_a_go_module_under_tools_is_a_suite_no_check_runs(tmp_path: Path) -> None:
