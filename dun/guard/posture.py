@@ -90,7 +90,9 @@ def _dry(prog: str, words: list[str]) -> bool:
 
 def _target(prog: str, words: list[str]) -> str | None:
     """What non-local place the words name: a host, or an option naming a remote context, project or inventory."""
-    if hosts := remote_hosts(words):
+    urls = [v.removeprefix("jdbc:") for w in words if "://" in w
+            for v in [w.split("=", 1)[1] if w.startswith("-") and "=" in w else w]]  # -url=jdbc:postgresql://...
+    if hosts := remote_hosts(words + urls):
         return hosts[0]
     for i, word in enumerate(words):
         flag, eq, value = word.partition("=")
@@ -177,6 +179,9 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         return why
     if prod and (why := _prod_entry(prog, words, verb or words[0] if words else "")):
         return why
+    if verb is None and prog not in _FLAGS_LEFT and (target := _target(prog, words)) and (
+            flag := _flag_verb(prog, words)):
+        return f"{prog} --{flag} changes state on {target}, not this machine"  # kafka-consumer-groups --reset-offsets
     if verb is None:
         return None
     if MONITOR_AGENTS.match(prog):
@@ -218,6 +223,20 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
 def _local_tool(prog: str) -> bool:
     """A script of the repository, or a program whose verbs act on this machine."""
     return "/" in prog or prog.endswith((".sh", ".py", ".js", ".ts", ".rb", ".pl")) or prog in LOCAL_TOOLS
+
+
+# Flags that name where or what, not what is done (--bootstrap-server, --group, --topic)
+_VALUE_FLAG = re.compile(r"server|host|url|endpoint|broker|zookeeper|config|file|group|topic|name|type|id$|token|key"
+                         r"|user|password|port|region|context|profile|namespace|output|format|bootstrap", re.I)
+# Programs whose own rules read their flags (git push --delete, curl -X DELETE, kubectl --force)
+_FLAGS_LEFT = frozenset({"git", "kubectl", "oc", "docker", "podman", "helm", "ssh", "scp", "rsync", "curl", "wget",
+                         "http", "https", "xh", "aws", "gcloud", "az", "gsutil", "rclone", "npm", "pnpm", "yarn", "pip",
+                         "cargo", "gem", "twine"})
+def _flag_verb(prog: str, words: list[str]) -> str | None:
+    """The flag that says what a command does when no word does (--reset-offsets, --alter; --describe reads)."""
+    flags = [f for w in words if w.startswith("--") and not _VALUE_FLAG.search(f := w.lstrip("-").split("=", 1)[0])]
+    found = decisive_verb(prog, flags)
+    return found[1] if found and found[0] == "write" else None
 
 
 _CHOOSING = frozenset({"config", "configure", "account", "accounts", "auth", "login", "logout", "profile", "profiles",

@@ -21,7 +21,7 @@ WRITE = frozenset({
     "deprecate", "yank", "retire", "bump", "gc", "prune", "down", "kill", "terminate", "wipe", "erase", "drop",
     "truncate", "flush", "import", "acknowledge", "ack", "archive", "unpublish", "nuke", "forget", "evict", "edit",
     "modify", "move", "rename", "transfer", "grant", "enable", "notify", "announce", "tag", "untag", "unmute", "up",
-    "bootstrap"})
+    "bootstrap", "alter", "migrate"})
 # Verbs that change what other people rely on, whatever the program: a program no rule knows using one is taken to
 # reach a service (pause a queue, revoke a key, page someone, fail a cluster over)
 STRONG = frozenset({"suspend", "pause", "disable", "mute", "revoke", "drain", "cordon", "seal", "unsubscribe",
@@ -116,6 +116,7 @@ def _after(words: list[str], flag: str) -> list[str]:
         w.split("=", 1)[1] for w in words if w.startswith(flag + "=")]
 
 
+_LIVE_KEY = re.compile(r"\b(?:sk|rk)_live_\w+")
 _REMOTE_CMD_WRITE = re.compile(r"\b(?:stop|restart|reload|kill|pkill|killall|rm|reboot|shutdown|halt|poweroff|drop"
                                r"|delete|truncate|userdel|purge|remove|mv|dd|mkfs|chmod|chown|disable|mask|tee|sed"
                                r"|deploy|apply|upgrade|install)\b|>", re.I)
@@ -343,6 +344,8 @@ def ops_url(words: list[str]) -> str | None:
         return next(w for w in words if w.startswith(("smtp://", "smtps://")))  # curl smtp://... --mail-rcpt
     if not writes:
         return None
+    if any(_LIVE_KEY.search(w) for w in words):
+        return "a payment service's live key"  # curl https://api.stripe.com/v1/refunds -u sk_live_...
     for word in words:
         host = host_of(word) if "://" in word else None
         if host is None or is_local(host):
