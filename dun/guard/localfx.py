@@ -7,13 +7,15 @@ from __future__ import annotations
 import re
 
 from dun.guard import agents, confedit, hookskip, supply, windows
+from dun.guard.context import Ctx
 from dun.guard.effects import Facts
 from dun.guard.expand import Val
+from dun.guard.paths import normalize
 
 __all__ = ["mark", "mark_env", "redirected", "shell_edit", "tool_facts"]
 
 
-def mark(facts: Facts, argv: list[Val], given: list[Val] | None = None) -> list[str]:
+def mark(facts: Facts, argv: list[Val], given: list[Val] | None = None, ctx: Ctx | None = None) -> list[str]:
     """Raise this family's signals from a command's words (`given`: as written, with its wrappers); the shell text a
     Windows command comes to (judged by the walker as if run here)."""
     words = [v.text for v in argv]
@@ -22,6 +24,11 @@ def mark(facts: Facts, argv: list[Val], given: list[Val] | None = None) -> list[
         mark_env(facts, {k: v for k, v in assigned.items()})
     agents.mark(facts, words)
     supply.mark(facts, words, {})
+    if ctx is not None and ctx.downloads and facts.program in supply.MANAGERS and facts.sub in supply.INSTALLS and (
+            got := next((e.path for e in facts.effects if e.path in ctx.downloads), None) or next((
+                w for w in words if normalize(w, ctx.cwd) in ctx.downloads), None)):
+        facts.signals.add("supply-source")  # curl -o /tmp/pkg.tgz http://... && npm install -g /tmp/pkg.tgz
+        facts.notes["supply-source"] = f"why: installs a package downloaded in the same line ({got})"
     if facts.program in ("npm", "pnpm") and words[1:3] == ["pkg", "set"]:  # npm pkg set jest.coverageThreshold...=0
         confedit.mark(facts, "package.json", "\n".join(w.replace("=", ": ", 1) for w in words[3:]), "")
     if facts.program in ("truncate", "cp", "install") and (why := next((hookskip.emptied(e.path, "") for e in

@@ -19,7 +19,8 @@ LOCALFX_RULES: tuple[Rule, ...] = (
                   Match(programs=_GIT, subcommands=("update-index",), args_any=("*test*", "*spec*"),
                         flags_any=("--skip-worktree", "--assume-unchanged")),
                   Match(programs=("pip", "pip3", "uv", "pipx"), subcommands=("uninstall", "remove"),
-                        args_any=("dun",)))),
+                        args_any=("dun",)),
+                  Match(programs=("uv",), subcommands=("tool",), actions=("uninstall",), args_any=("dun",)))),
     Rule("hooks.skip", "skips or removes the hooks that check commits; commit with the hooks and fix what they "
          "find",
          (Match(programs=_GIT, subcommands=HOOKED, flags_any=("--no-verify", "--no-verif", "--no-veri")),

@@ -26,6 +26,7 @@ from dun.guard.effects import Facts
 MANAGERS = frozenset({"pip", "pip3", "uv", "pipx", "poetry", "pdm", "pipenv", "hatch", "npm", "pnpm", "yarn", "bun",
                       "npx", "go", "gem", "bundle", "bundler", "composer", "conda", "mamba", "micromamba", "dotnet",
                       "nuget", "cargo", "deno", "mvn", "gradle", "sbt", "mix", "pub", "dart", "flutter", "swift"})
+INSTALLS = frozenset({"install", "i", "add", "ci", "sync", "update", "upgrade", "get", "localinstall", "pip"})
 CONFIG_WORDS = frozenset({"config", "sources", "source", "channels", "registry", "set-url"})
 URL = re.compile(r"(?:git\+|sparse\+)?(?:https?|git|ssh|ftp)://[^\s'\",;)\]}>]+", re.I)
 _HOST = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]*@)?(\[[^\]]*\]|[^:/?#]*)", re.I)

@@ -254,7 +254,7 @@ class Walker(Redirections, ShellState, Names):
         facts.lenient = where.lenient
         marks.command_signals(facts, u.argv, feed, where, self.env, self.raw, self.marks)
         longtail.mark(facts, args)
-        for text in localfx.mark(facts, u.argv, argv):  # powershell.exe -c 'Remove-Item ...': read as shell
+        for text in localfx.mark(facts, u.argv, argv, where):  # powershell.exe -c 'Remove-Item ...': read as shell
             with contextlib.suppress(ShellError):
                 self.run(text, where.child())
         self.raw = []
