@@ -239,15 +239,20 @@ def _count(items: list[Item]) -> int:
 def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
     """What a command reads cannot be known from its options: a command check is reused only when it declares
     `inputs:` (the engine adds those). Named here besides: every place on PATH a required program could appear, the
-    files that choose or configure its version (dun/core/toolfiles.py: a version manager's, the toolchain's), for
-    a Go command (`{go-...}`) what its go.work and go.mod name outside the repository, and for `{python}` the
-    project's interpreter with its site-packages (None when that environment cannot be found without running it:
-    `uv run`, `poetry run`, a `python3` from PATH)."""
+    files that choose or configure its version (dun/core/toolfiles.py: a version manager's, the toolchain's), what
+    the config files of the runner it `uses` name outside the repository (dun/checks/outside.py), for a Go command
+    (`{go-...}`) what its go.work and go.mod name outside the repository, and for `{python}` the project's
+    interpreter with its site-packages (None when that environment cannot be found without running it: `uv run`,
+    `poetry run`, a `python3` from PATH)."""
     from dun.core.toolfiles import toolchain_files
 
     out = [os.path.join(d, program) for program in spec.options["requires"]
            for d in os.environ.get("PATH", "").split(os.pathsep) if d]
     out += [p for program in spec.options["requires"] for p in toolchain_files(program, str(ctx.root))]
+    if spec.options["uses"]:  # dun/checks/outside.py: what the runner's config files name outside the repository
+        from dun.checks.outside import outside_paths
+
+        out += outside_paths(str(ctx.root), str(ctx.root / spec.options["cwd"]), spec.options["uses"])
     if "{go-" in spec.options["command"]:  # dun/checks/gorunner.py: what go.work and replace name outside
         from dun.checks.gorunner import go_inputs
 
