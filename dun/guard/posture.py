@@ -23,28 +23,24 @@ from dun.guard.context import Val
 from dun.guard.effects import Facts, program_name
 from dun.guard.hosts import remote_hosts
 from dun.guard.longtail import nonprod_target, prod_target
+from dun.guard.posture_http import ops_url
+from dun.guard.posture_readers import DEVICE, HOST, MONITOR_AGENTS, RUN_REMOTE, WRITE_ALWAYS
 from dun.guard.posture_tables import (
     CLOUD,
     CLOUD_ALWAYS,
-    DEVICE,
     DRY,
     DRY_BY_PROGRAM,
-    HOST,
     LIVE_ONLY,
     LOCAL_TOOLS,
     MESSAGE,
-    MONITOR_AGENTS,
     OPS_HTTP,
     READ,
     REMOTE,
-    RUN_REMOTE,
     STRONG,
     TARGET_OPTIONS,
     VERB_OVERRIDE,
     WRITE,
-    WRITE_ALWAYS,
     alerting_off,
-    ops_url,
 )
 from dun.guard.remotestate import _named as left_to_rules
 from dun.guard.rules_generic import DEVICE_TOOLS
