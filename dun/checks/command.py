@@ -241,9 +241,10 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
     `inputs:` (the engine adds those). Named here besides: every place on PATH a required program could appear, the
     files that choose or configure its version (dun/core/toolfiles.py: a version manager's, the toolchain's), what
     the config files of the runner it `uses` name outside the repository (dun/checks/outside.py), for a Go command
-    (`{go-...}`) what its go.work and go.mod name outside the repository, and for `{python}` the project's
-    interpreter with its site-packages (None when that environment cannot be found without running it: `uv run`,
-    `poetry run`, a `python3` from PATH)."""
+    (`{go-...}`) what its go.work and go.mod name outside the repository, for one that declares `trees:
+    [node_modules]` the node_modules of its directory and of each workspace package, and for `{python}` the
+    project's interpreter with its site-packages (None when that environment cannot be found without running it:
+    `uv run`, `poetry run`, a `python3` from PATH)."""
     from dun.core.toolfiles import toolchain_files
 
     out = [os.path.join(d, program) for program in spec.options["requires"]
@@ -257,6 +258,14 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
         from dun.checks.gorunner import go_inputs
 
         out += go_inputs(ctx.root, ctx.root / spec.options["cwd"])
+    trees = (spec.inputs or {}).get("trees")
+    if isinstance(trees, list) and "node_modules" in trees:  # the workspace packages' own installs too
+        from dun.checks.jsproject import workspace_dirs
+        from dun.core.cache.tree import PREFIX
+
+        cwd = ctx.root / spec.options["cwd"]
+        out += [PREFIX + str(d / "node_modules") for d in [cwd, *workspace_dirs(cwd)]
+                if (d / "node_modules").is_dir() and d != ctx.root]
     if PLACEHOLDER in spec.options["command"] or PLACEHOLDER in (spec.next or ""):
         found = python_inputs(ctx.root, (ctx.root / spec.options["cwd"]))
         if found is None:

@@ -242,3 +242,28 @@ def test_go_replace_and_a_go_work_above_the_repository_are_looked_at(repo: Path,
     assert agree(repo, "go-test").status is Status.FAIL
     (outer / "go.work").unlink()
     assert agree(repo, "go-test").status is Status.PASS
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_workspace_packages_own_node_modules_rewritten_in_place_is_seen(repo: Path) -> None:
+    """npm installs a workspace package's dependency into its own node_modules when the root's holds another
+    version: node reads it from there."""
+    only(repo, "javascript")
+    write(repo, "package.json", json.dumps({"name": "root", "private": True, "workspaces": ["packages/*"],
+                                            "scripts": {"test": "node --test"}}))
+    write(repo, "package-lock.json", json.dumps({"name": "root", "lockfileVersion": 3, "packages": {}}))
+    write(repo, "packages/a/package.json", json.dumps({"name": "a", "dependencies": {"dep": "2.0.0"}}))
+    write(repo, "packages/a/node_modules/dep/package.json", json.dumps({"name": "dep", "main": "index.js"}))
+    write(repo, "packages/a/node_modules/dep/index.js", "module.exports = { x: 1 };\n")
+    write(repo, ".gitignore", "node_modules/\n")
+    write(repo, "packages/a/test/dep.test.js", "const test = require('node:test');\n"
+                                               "const assert = require('node:assert');\n"
+                                               "test('dep', () => { assert.strictEqual(require('dep').x, 1); });\n")
+    commit(repo)
+    age(repo)
+    assert result(repo, "node-test").status is Status.PASS
+    assert result(repo, "node-test").cached
+    for old, new in (("1", "2"), ("2", "1")):
+        rewrite_in_place(repo / "packages/a/node_modules/dep/index.js", f"x: {old}", f"x: {new}")
+        assert agree(repo, "node-test").status is (Status.FAIL if new == "2" else Status.PASS)
+    assert result(repo, "node-test").cached
