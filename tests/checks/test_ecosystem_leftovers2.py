@@ -1,16 +1,19 @@
 """Leftovers of issue 25, second part, each run for real (skipped with a message where the toolchain is missing): a
 crate whose integration-test target does not compile hides none of its other targets' failing tests, under cargo's
-libtest and under cargo-nextest."""
+libtest and under cargo-nextest; the same jest test failing in two `projects` that have no displayName."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from checks_support import git, write
-from test_ecosystem_leftovers import GOOD, NEXTEST_BIN, cargo_env, dun_check
+from test_ecosystem_leftovers import GOOD, JEST_TEST, NEXTEST_BIN, cargo_env, dun_check
+from test_js_projects import RUNNERS, run_check
+from test_js_projects import _missing as js_missing
 
 # --- Rust: `tests/it.rs` does not compile; the library's unit tests, the binary's and `tests/other.rs` still run ---
 
@@ -60,3 +63,59 @@ def test_a_test_target_that_does_not_compile_is_an_item_and_hides_no_other_targe
     assert texts["tests/it.rs"].startswith("E0308"), texts
     assert "tests::doubles" in texts["src/lib.rs"] and "left: 4" in texts["src/lib.rs"], texts
     assert "bin_fails" in texts["src/main.rs"] and "other_fails" in texts["tests/other.rs"], texts
+
+
+# --- jest: the same test failing in two `projects` without a displayName is two items, each naming its project ----
+
+JEST_UNNAMED = """\
+module.exports = {
+  projects: [
+    { testEnvironment: 'node', testMatch: ['<rootDir>/test/**/*.test.js'] },
+    { testEnvironment: 'node', testMatch: ['<rootDir>/test/**/*.test.js'] },
+    '<rootDir>/jest.int.config.js',
+    '<rootDir>/packages/api',
+  ],
+};
+"""
+
+
+@pytest.mark.skipif(js_missing() is not None, reason=str(js_missing()))
+def test_jest_projects_without_a_display_name_are_told_apart_by_where_they_are_configured(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    write(root, "package.json", json.dumps({"name": "unnamed-projects", "private": True, "scripts": {"test": "jest"},
+                                            "devDependencies": {"jest": "*"}}))
+    write(root, "jest.config.js", JEST_UNNAMED)
+    write(root, "jest.int.config.js", "module.exports = { testEnvironment: 'node', testMatch: "
+          "['<rootDir>/test/**/*.test.js'] };\n")
+    write(root, "packages/api/package.json", json.dumps({"name": "api", "private": True}))
+    for rel in ("test/math.test.js", "packages/api/test/math.test.js"):
+        write(root, rel, JEST_TEST)
+    write(root, ".gitignore", "node_modules\n")
+    (root / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(root, "init", "-q", "-b", "main")
+    check = run_check(root, "jest")
+    assert check["status"] == "fail", check
+    found = sorted((i["text"].split(":")[0], i["file"], i["line"]) for i in check["items"])
+    assert found == [("[jest.int.config.js] math > adds", "test/math.test.js", 3),
+                     ("[packages/api] math > adds", "packages/api/test/math.test.js", 3),
+                     ("[projects[0]] math > adds", "test/math.test.js", 3),
+                     ("[projects[1]] math > adds", "test/math.test.js", 3)], check["items"]
+    assert all("Expected: 3" in i["text"] and "Received: 2" in i["text"] for i in check["items"]), check["items"]
+
+
+@pytest.mark.skipif(js_missing() is not None, reason=str(js_missing()))
+def test_vitest_projects_without_a_name_are_told_apart_as_vitest_prints_them(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    write(root, "package.json", json.dumps({"name": "unnamed-projects", "private": True, "type": "module",
+                                            "scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "*"}}))
+    write(root, "vitest.config.js", "import { defineConfig } from 'vitest/config';\nexport default defineConfig("
+          "{ test: { projects: [\n  { test: { include: ['test/**/*.test.js'] } },\n"
+          "  { test: { include: ['test/**/*.test.js'] } },\n] } });\n")
+    write(root, "test/math.test.js", "import { describe, it, expect } from 'vitest';\n" + JEST_TEST)
+    write(root, ".gitignore", "node_modules\n")
+    (root / "node_modules").symlink_to(RUNNERS / "node_modules")
+    git(root, "init", "-q", "-b", "main")
+    check = run_check(root, "vitest")
+    assert check["status"] == "fail", check
+    assert sorted((i["text"].split(":")[0], i["file"], i["line"]) for i in check["items"]) == [
+        ("[0] math > adds", "test/math.test.js", 4), ("[1] math > adds", "test/math.test.js", 4)], check["items"]
