@@ -39,7 +39,7 @@ WEAKENING = (
      r"[\"']?\s*[:=]\s*\[?\s*(?:-\s*)?[\s\"']*(?:<rootDir>)?/?(?:\*\*?(?:/\*+(?:\.\w+)?)?|\.\*|\.|\./|\^\.\*\$?"
      r"|(?:src|tests?|__tests__|spec)/?(?:\*\*?(?:/\*+)?)?)[\"']?\s*(?:[,\]\n]|$)",
      "excludes every file (or the sources or tests) from a check"),
-    (r"(?im)^\s*(?:\*\*?(?:/\*+(?:\.\*)?)?|/|\.|\./|/?src/?(?:\*\*?(?:/\*+)?)?|\*\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|swift|rb|php|tf))\s*$",
+    (r"(?im)^\s*(?:\*\*?(?:/\*+(?:\.\*)?)?|/|\.|\./|/?src/?(?:\*\*?(?:/\*+)?)?)\s*$",
      "an ignore line that covers every file"),
     (r"(?i)\baddopts\b[^\n]*(?:-p\s*no:(?:pytest_)?(?:cov|mypy|flake8|ruff|black|pylint|typeguard|doctest)"
      r"|--deselect|--ignore(?:-glob)?[= ][^\s\"']*tests?|-k\s*[\\\"']*not\b|"
