@@ -30,7 +30,6 @@ _TEXT = re.compile(r"(?:^|[;\n{}])\s*(?:\d+|\$|/[^/\n]*/)?\s*[aic]\\?\s*(.*)")
 _JQ_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _REPLACE = re.compile(r"""(?:replace|sub|replaceAll|gsub)\s*\(\s*r?(['"])(.*?)\1\s*,\s*r?(['"])(.*?)\3""", re.S)
 _STRINGS = re.compile(r"""(?<![\w'"])(?:'([^'\n]*)'|"([^"\n]*)")""")
-MAX_READ = 1 << 20
 
 
 def watched(path: str) -> bool:
@@ -52,12 +51,7 @@ def mark(facts: Facts, path: str, added: str, removed: str) -> None:
         facts.notes[hit[0]] = f"why: {hit[1]}"
 
 
-def read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(MAX_READ)
-    except OSError:
-        return ""
+read = gates.read_text
 
 
 def _plain(pattern: str) -> str:

@@ -131,7 +131,8 @@ def judge(path: str, added: str, removed: str) -> str | None:
     return None
 
 
-def _disk(path: str) -> str:
+def read_text(path: str) -> str:
+    """A config file on disk as text (the first MiB), or "" where there is none."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read(1 << 20)
@@ -142,7 +143,7 @@ def _disk(path: str) -> str:
 def lowered(added: str, removed: str, path: str = "") -> str | None:
     """A threshold set lower than the value it replaces (in the removed text, else in the file on disk), or to 0
     where the old one is not known."""
-    old = {k.lower().lstrip("-"): float(v) for k, v in THRESHOLD.findall(_disk(path))}
+    old = {k.lower().lstrip("-"): float(v) for k, v in THRESHOLD.findall(read_text(path))}
     old.update({k.lower().lstrip("-"): float(v) for k, v in THRESHOLD.findall(removed)})
     for key, value in THRESHOLD.findall(added):
         name = key.lower().lstrip("-")
