@@ -23,6 +23,7 @@ from dun.checks.jsproject import (
     is_program,
     js_tools,
     npm_scripts,
+    own_runners,
     package_json,
     package_manager,
     test_script,
@@ -137,7 +138,7 @@ def expand_js(command: str, root: Path, cwd: Path, build: bool = True) -> tuple[
     beside the root's as `NAME@PACKAGE-DIR.EXT` (the parser reads each from its package: parsers/run.py)."""
     runner = _runner(command)
     if runner in WORKSPACE_RUNNERS and delegates(cwd):
-        packages = [sub for sub in workspace_dirs(cwd) if runner in js_tools(sub)]
+        packages = _packages(cwd, runner)
         if packages:
             return _in_each(command, root, cwd, packages)
     return _expand(command, root, cwd, (cwd, root), build)
@@ -149,10 +150,17 @@ def runs(command: str, root: Path, cwd: Path) -> list[tuple[Path, str]]:
     shows."""
     runner = _runner(command)
     if runner in WORKSPACE_RUNNERS and delegates(cwd):
-        packages = [sub for sub in workspace_dirs(cwd) if runner in js_tools(sub)]
+        packages = _packages(cwd, runner)
         if packages:
             return [(sub, _expand(command, root, sub, (sub, cwd, root), False)[0]) for sub in packages]
     return [(cwd, expand_js(command, root, cwd, False)[0])]
+
+
+def _packages(cwd: Path, runner: str) -> list[Path]:
+    """The packages of a workspace root that use `runner`: the root itself first when its own test script runs it
+    beside its packages' tests (`jest && npm --prefix docs test`)."""
+    return ([cwd] if runner in own_runners(cwd) else []) + \
+        [sub for sub in workspace_dirs(cwd) if runner in js_tools(sub)]
 
 
 def _runner(command: str) -> str | None:

@@ -126,6 +126,20 @@ def workspace_dirs(directory: Path) -> list[Path]:
     return sorted(found)
 
 
+def own_runners(directory: Path) -> list[str]:
+    """The runners a workspace root's `test` script runs at the root itself, beside its packages' tests
+    (`jest && npm --prefix docs test`, `vitest run && cd web && npm test`): each must run too, in the root."""
+    test = _DIR_TEST.sub(" ; ", test_script(npm_scripts(package_json(str(directory)))))
+    return _named(" ; ".join(s for s in SEGMENT_END.split(test) if s.strip() and not _DELEGATES.search(s)))
+
+
+def _named(test: str) -> list[str]:
+    """The runners a test script names."""
+    words = set(re.findall(r"[\w@/.-]+", test))
+    return (["node-test"] if _NODE_TEST.search(test) else []) + \
+        [runner for runner in JS_RUNNERS[1:] if runner in words] + (["bun-test"] if _BUN_TEST.search(test) else [])
+
+
 def delegates(directory: Path) -> bool:
     """Whether the project at `directory` is a workspace root whose tests are its packages' own: it declares
     workspaces, and its `test` script runs theirs (or there is none)."""
@@ -142,12 +156,12 @@ def js_tools(directory: Path) -> list[str]:
     scripts, deps = npm_scripts(pkg), _dependencies(pkg)
     test = test_script(scripts)
     if delegates(directory):  # a monorepo: the runners its packages use, each run in its package
-        used = {tool for sub in workspace_dirs(directory) for tool in js_tools(sub)}
+        # and those its test script runs at the root itself (`jest && npm --prefix docs test`)
+        own = own_runners(directory)
+        used = {tool for sub in workspace_dirs(directory) for tool in js_tools(sub)} | set(own)
         return [package_manager(directory), *(r for r in WORKSPACE_RUNNERS if r in used),
-                *_js_extras(directory, scripts, deps)]
-    words = set(re.findall(r"[\w@/.-]+", test))
-    named = (["node-test"] if _NODE_TEST.search(test) else []) + \
-        [runner for runner in JS_RUNNERS[1:] if runner in words] + (["bun-test"] if _BUN_TEST.search(test) else [])
+                *(r for r in own if r not in WORKSPACE_RUNNERS), *_js_extras(directory, scripts, deps)]
+    named = _named(test)
     # the runners the test script names; else the one among the dependencies (a script dun cannot read)
     tools = [package_manager(directory), *(named or [r for r in JS_RUNNERS[1:] if r in deps])]
     return tools + _js_extras(directory, scripts, deps)
@@ -180,6 +194,6 @@ def _js_extras(directory: Path, scripts: dict[str, str], deps: set[str]) -> list
 def js_has_tests(directory: Path) -> bool:
     test = npm_scripts(package_json(str(directory))).get("test", "")
     if delegates(directory):
-        return any(js_has_tests(sub) for sub in workspace_dirs(directory))
+        return bool(own_runners(directory)) or any(js_has_tests(sub) for sub in workspace_dirs(directory))
     return bool(test.strip()) and _NPM_DEFAULT_TEST not in test
 
