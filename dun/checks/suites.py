@@ -22,7 +22,9 @@ def _answer(spec: CheckSpec, root: Path) -> Outcome:
     from dun.checks.ecosystems import detect
     from dun.checks.unrun import NOT_INSTALLED, unrun_suites
 
-    unrun = unrun_suites(root)
+    found = unrun_suites(root)
+    covered = getattr(spec, "options", {}).get("covered") or []  # set by the catalog (dun/engine/catalog.py)
+    unrun = [(marker, why) for marker, why in found if not _covered(marker, covered)]
     if unrun:
         items = [Item(f"{why}", marker) for marker, why in unrun]
         missing = [why for _, why in unrun if NOT_INSTALLED in why]
@@ -32,9 +34,16 @@ def _answer(spec: CheckSpec, root: Path) -> Outcome:
         return Outcome(Status.WARN, f"a test suite dun cannot run: {unrun[0][0]}: {unrun[0][1]}"[:200], items=items,
                        next=spec.next or advice)
     runnable = [eco.name for eco in detect(root) if eco.tests]
+    runnable += sorted({marker.rpartition("/")[0] + "/" for marker, _ in found})  # each run by a check of the user's
     if not runnable:
         return Outcome(Status.SKIP, "no test suite found")
     return Outcome(Status.PASS, f"every test suite found has a check ({', '.join(runnable)})")
+
+
+def _covered(marker: str, cwds: list[str]) -> bool:
+    """Whether a check of the user's own runs in the directory of the project at `marker` (or in one inside it)."""
+    where = marker.rpartition("/")[0]
+    return bool(where) and any(cwd == where or cwd.startswith(f"{where}/") for cwd in cwds)
 
 
 def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str]:

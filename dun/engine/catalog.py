@@ -68,7 +68,19 @@ def load_catalog(root: Path, pm: pluggy.PluginManager, config: Config, caches: C
     overrides = config.get("check.overrides")
     if overrides:
         _override(catalog, overrides, config.source)
+    _covered(catalog)
     return catalog
+
+
+def _covered(catalog: Catalog) -> None:
+    """Give the `test-suites` check the directories the user's own checks run in (`cwd: backend`): a project there
+    has its check, and warning about it would be a false alarm. In its options, so a result is reused only while
+    they are the same."""
+    cwds = sorted({str(c.options["cwd"]).strip("/").removeprefix("./") for c in catalog.checks
+                   if c.type == "command" and str(c.options.get("cwd") or ".").strip("/") not in (".", "")})
+    for check in catalog.checks:
+        if check.type == "test-suites":
+            check.options["covered"] = cwds
 
 
 def _override(catalog: Catalog, overrides: dict[str, dict[str, Any]], source: str) -> None:

@@ -37,3 +37,33 @@ def test_the_same_runner_at_the_root_and_in_a_cd_package_runs_in_both(tmp_path: 
     assert _where(_check(root, "node-test")) == [("test/a.test.js", 5, "adds at the root"),
                                                  ("web/test/b.test.js", 5, "adds in web")]
 
+
+# --- separate projects in subfolders: the warning names only those no check of the user's runs in -----------------
+
+PART = """\
+  - id: {name}-node-test
+    type: command
+    cwd: {name}
+    command: node --test --test-reporter=junit --test-reporter-destination=.dun/cache/node.xml
+    parser: {{type: junit-xml, file: .dun/cache/node.xml}}
+"""
+
+
+def test_a_subfolder_project_with_a_check_of_its_own_is_not_warned_about(tmp_path: Path) -> None:
+    # the warning stayed after the user followed docs/plugins.md and added a check with `cwd:` for each folder
+    files = {f"{name}/package.json": json.dumps({"name": name, "scripts": {"test": "node --test"}})
+             for name in ("api", "web")}
+    root = _project(tmp_path / "repo", {}, {**files, "api/test/a.test.js": "", "web/test/b.test.js": ""})
+    (root / "package.json").unlink()  # nothing at the root: two projects side by side
+    warned = _check(root, "test-suites", code=0)
+    assert warned["status"] == "warn" and [i["file"] for i in warned["items"]] == ["api/package.json",
+                                                                                   "web/package.json"], warned
+    (root / ".dun/plugins").mkdir(parents=True)
+    (root / ".dun/plugins/parts.yaml").write_text("id: parts\nchecks:\n" + PART.format(name="api"))
+    one = _check(root, "test-suites", code=0)
+    assert one["status"] == "warn" and [i["file"] for i in one["items"]] == ["web/package.json"], one
+    assert "web" in one["signal"] and "api" not in one["signal"], one
+    (root / ".dun/plugins/parts.yaml").write_text("id: parts\nchecks:\n" + PART.format(name="api") +
+                                                  PART.format(name="web"))
+    both = _check(root, "test-suites", code=0)
+    assert both["status"] == "pass" and not both["items"], both
