@@ -43,11 +43,12 @@ from dun.guard.posture_tables import (
     alerting_off,
 )
 from dun.guard.remotestate import _named as left_to_rules
-from dun.guard.rules_generic import DEVICE_TOOLS
+from dun.guard.rules_generic import DEVICE_TOOLS, PACKAGE_TOOLS, TEXT_AND_OWN
 
 FREE_ON_READ = frozenset({"publish.release", "tool.destroy", "remote.posture"})
 _PUBLISHING = frozenset({"--push", "--publish", "--upload", "--auto-submit", "--deploy", "--release"})
 _LOCAL_TRANSPORTS = ("oci:", "oci-archive:", "docker-archive:", "dir:", "containers-storage:", "docker-daemon:")
+_DESTROY_ENDS = ("delete", "destroy", "purge", "remove")  # cli53 rrdelete, zkCli deleteall
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
@@ -71,7 +72,8 @@ def decisive_verb(prog: str, words: list[str]) -> tuple[str, str] | None:
         if "cache" in word.lower():
             return "read", word  # huggingface-cli delete-cache, npm cache clean: this machine's caches
         for part in _parts(word):
-            kind = override.get(part, "read" if part in READ else "write" if part in WRITE else "")
+            kind = override.get(part, "read" if part in READ else "write" if part in WRITE or part.endswith(
+                _DESTROY_ENDS) else "")
             if kind:
                 return kind, word
     return None
@@ -124,6 +126,8 @@ def judge(facts: Facts, words: list[str], env: Mapping[str, str | None], temp: t
     prog = facts.program
     if not prog:
         return
+    if "--" in words and prog not in RUN_REMOTE:
+        words = words[:words.index("--")]  # hostrun exec -- kubectl ...: what runs after `--` is judged on its own
     try:
         _judge(facts, prog, words, env, temp, made)
     finally:
@@ -188,10 +192,15 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         return f"{prog} {verb} changes a container engine on another machine"
     if words[:1] and words[0] in _CHOOSING and prog not in REMOTE:
         return None  # gcloud config set project x, aws configure set: where later calls go, kept on this machine
+    at = words.index(verb) if verb in words else 0
+    strong = None if at and re.fullmatch(r"-[A-Za-z]", words[at - 1]) else next(  # rspec -e disable: a value
+        (p for p in _parts(verb) if p in STRONG), None)
     if prog in CLOUD:
-        if any(CLOUD_ALWAYS.match(w) for w in words[:4]):
-            return f"{prog} {verb} silences alarms, sends messages or undeploys"
+        if any(CLOUD_ALWAYS.match(w) for w in words[:4]) or strong:
+            return f"{prog} {verb} silences alarms, pauses, revokes, sends messages or undeploys"
         return f"{prog} {verb} changes production ({facts.notes.get('prod-target', '')[5:]})" if prod else None
+    if prod and not _local_tool(prog) and prog not in _PROD_LEFT:
+        return f"{prog} {verb} changes production ({facts.notes.get('prod-target', '')[5:]})"
     if alerting_off(prog, words, verb):
         return f"{prog} {verb} turns off alerting or monitoring"
     if prog == "firebase" and "channel" in verb and "live" not in words:
@@ -205,15 +214,36 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         if verbs is None or any(p in verbs for p in _parts(verb)) or verb in verbs:
             return f"{prog} {verb} changes state on a platform, fleet or registry, not this machine"
         return None
+    if strong and prog in _HOSTING and not nonprod:
+        return f"{prog} {verb}: {strong} changes what others rely on"  # render services suspend, heroku ps:... pause
     if left_to_rules(prog) or nonprod or prog in DEVICE_TOOLS:
         return None
     if target := _target(prog, words):
         return f"{prog} {verb} changes state on {target}, not this machine"
     if credential := _credential(words, facts):
         return f"{prog} {verb} changes state on the service {credential} opens"
-    if (strong := next((p for p in _parts(verb) if p in STRONG), None)) and not _local_tool(prog):
+    if strong and not _local_tool(prog):
         return f"{prog} {verb}: {strong} changes what others rely on, on a service no rule knows"
     return None
+
+
+# Programs whose own rules split the everyday from the dangerous even where production is named (text, git, local
+# runtimes, package managers and build tools; a production name in their words is text, a branch, a file or a build
+# configuration)
+_PROD_LEFT = frozenset({*TEXT_AND_OWN, *PACKAGE_TOOLS, *DEVICE_TOOLS, "python", "python3", "node", "ruby", "perl",
+                        "php", "rails", "docker", "podman", "docker-compose", "nerdctl", "make", "gmake", "just",
+                        "task", "ssh", "scp", "rsync", "sed", "awk", "jq", "yq", "echo", "printf", "cat", "tee", "cp",
+                        "mv", "ln", "mkdir", "touch", "rm", "git", "gh", "glab", "dotnet", "msbuild", "xcodebuild",
+                        "gradle", "gradlew", "./gradlew", "mvn", "bazel", "cmake", "ninja", "go", "cargo", "deno",
+                        "bun", "tsc", "vite", "webpack", "esbuild", "nx", "turbo", "lerna", "sops", "openssl", "gpg",
+                        "ansible-vault", "ansible-lint", "terraform-docs", "tflint", "checkov", "tfsec", "conftest",
+                        "kustomize", "envsubst", "dbt"})
+
+
+# Hosting platforms whose own rules decide their deletes and deploys; a verb that pauses, revokes or transfers
+# is theirs to hold back too
+_HOSTING = frozenset({"heroku", "fly", "flyctl", "vercel", "netlify", "railway", "render", "wrangler", "doctl",
+                      "linode-cli", "hcloud", "scw", "exo", "civo", "vultr-cli", "ibmcloud", "oci", "aliyun"})
 
 
 def _local_tool(prog: str) -> bool:

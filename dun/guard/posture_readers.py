@@ -183,6 +183,9 @@ WRITE_ALWAYS |= {
     "auditctl": lambda w: "turns off or empties this machine's audit rules" if "-D" in w or "-e 0" in " ".join(w)
     else None,
 }
+for _name in ("ldapadd", "ldapmodify", "ldapmodrdn", "ldappasswd", "ldapdelete"):
+    WRITE_ALWAYS[_name] = lambda w: "changes a directory server others log in with" if not any(
+        x.startswith(("ldapi://", "ldap://localhost", "ldap://127.", "ldaps://localhost")) for x in w) else None
 for _name in ("k3s-uninstall.sh", "k3s-agent-uninstall.sh", "rke2-uninstall.sh", "k3s-killall.sh"):
     WRITE_ALWAYS[_name] = lambda w: "uninstalls the cluster on this machine with its data"
 

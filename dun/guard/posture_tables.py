@@ -18,22 +18,23 @@ WRITE = frozenset({
     "deprecate", "yank", "retire", "bump", "gc", "prune", "down", "kill", "terminate", "wipe", "erase", "drop",
     "truncate", "flush", "import", "acknowledge", "ack", "archive", "unpublish", "nuke", "forget", "evict", "edit",
     "modify", "move", "rename", "transfer", "grant", "enable", "notify", "announce", "tag", "untag", "unmute", "up",
-    "bootstrap", "alter", "migrate"})
+    "bootstrap", "alter", "migrate", "toggle", "on", "off"})
 # Verbs that change what other people rely on, whatever the program: a program no rule knows using one is taken to
 # reach a service (pause a queue, revoke a key, page someone, fail a cluster over)
 STRONG = frozenset({"suspend", "pause", "disable", "mute", "revoke", "drain", "cordon", "seal", "unsubscribe",
-                    "deregister", "expire", "acknowledge", "failover", "promote", "rollback",
+                    "deregister", "expire", "acknowledge", "failover", "promote",
                     "transition", "trigger", "dispatch", "send", "notify", "broadcast", "announce", "escalate",
                     "silence", "snooze", "deactivate", "decommission", "evict", "invalidate", "rotate", "yank",
                     "deprecate", "unpublish", "transfer", "grant", "unregister", "unlock", "demote"})
 # Programs whose verbs act on this machine (desktop notifications, local services and devices, editors)
 LOCAL_TOOLS = frozenset({"notify-send", "dbus-send", "xdotool", "tmux", "screen", "systemctl", "launchctl",
                          "service", "ufw", "nmcli", "rfkill", "xinput", "pactl", "amixer", "gsettings", "dconf",
-                         "defaults", "osascript", "code", "vim", "nvim", "emacs", "logrotate", "certbot", "pm2",
+                         "defaults", "osascript", "code", "vim", "nvim", "emacs", "logrotate", "pm2",
                          "supervisorctl", "ssh-add", "gpg", "gpg2", "pass", "keyring", "secret-tool", "direnv",
                          "gsutil", "git-lfs", "pre-commit", "husky", "lefthook", "mise", "asdf", "sops", "git-crypt",
                          "transcrypt", "bw", "op", "age", "keepassxc-cli", "playerctl", "pg_ctl", "pg_ctlcluster",
-                         "brightnessctl", "dunstctl"})
+                         "brightnessctl", "dunstctl", "rspec", "pytest", "jest", "vitest", "mocha", "phpunit",
+                         "behave", "cucumber", "robot", "playwright", "cypress"})
 # Parts that only look, build here, or rehearse
 READ = frozenset({
     "list", "ls", "get", "describe", "show", "status", "logs", "log", "plan", "diff", "preview", "query", "search",
