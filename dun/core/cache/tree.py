@@ -29,6 +29,7 @@ from dun.core.cache import CLOCK_TICK_NS
 PREFIX = "tree:"
 PRUNED = ("__pycache__", ".cache", ".vite", ".git")  # .git: a sibling checkout's own git metadata
 LIMIT = 500_000  # entries the Python walk looks at; a larger tree is taken as changed
+FIND_TIMEOUT_S = 10  # a walk this long (millions of entries) is no cheaper than running the check: unknown
 MAX_LINKED = 100  # directories outside a tree that links in it lead to, looked at with it
 
 
@@ -65,13 +66,19 @@ def changed_since(path: str, since_ns: int) -> bool:
 
 def _changed(path: str, since_ns: int) -> bool:
     seconds, nanos = divmod(since_ns, 1_000_000_000)
-    found = _find(path, "-newerct", f"@{seconds}.{nanos:09d}", "-print", "-quit")
+    try:
+        found = _find(path, "-newerct", f"@{seconds}.{nanos:09d}", "-print", "-quit")
+    except subprocess.TimeoutExpired:
+        return True  # a tree too large to look at in FIND_TIMEOUT_S: unknown, so nothing is reused
     return bool(found) if found is not None else _walk_changed(path, since_ns)
 
 
 def _linked_out(path: str) -> list[str]:
     """The links in the first two levels beneath `path` that lead to a directory outside it."""
-    found = _find(path, "-mindepth", "1", "-maxdepth", "2", "-type", "l", "-print0", prune=False)
+    try:
+        found = _find(path, "-mindepth", "1", "-maxdepth", "2", "-type", "l", "-print0", prune=False)
+    except subprocess.TimeoutExpired:
+        found = None
     if found is None:  # no find: the Python walk's two levels
         found = b"\0".join(os.path.join(os.fsencode(path), os.fsencode(name))
                            for name in _two_levels(path) if os.path.islink(os.path.join(path, name)))
@@ -100,15 +107,15 @@ def _two_levels(path: str) -> list[str]:
 
 def _find(path: str, *test: str, prune: bool = True) -> bytes | None:
     """What find prints for `test` beneath `path`, tool caches pruned; None when find cannot tell (none installed,
-    one without -newerct, a part it could not read)."""
+    one without -newerct, a part it could not read). Raises subprocess.TimeoutExpired past FIND_TIMEOUT_S."""
     skip: list[str] = []
     for name in PRUNED if prune else ():
         skip += ["-name", name, "-o"]
     argv = ["find", "-P", path, *(["(", *skip[:-1], ")", "-prune", "-o"] if skip else []), *test]
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=FIND_TIMEOUT_S,
                               env={**os.environ, "LC_ALL": "C"})
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return None
     return done.stdout if done.returncode == 0 else None
 
