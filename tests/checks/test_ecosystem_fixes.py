@@ -67,3 +67,37 @@ def test_a_subfolder_project_with_a_check_of_its_own_is_not_warned_about(tmp_pat
                                                   PART.format(name="web"))
     both = _check(root, "test-suites", code=0)
     assert both["status"] == "pass" and not both["items"], both
+
+
+# --- node --test: cancelled tests are said apart from failed ones, as node says them --------------------------------
+
+NODE_CANCELLED = """\
+const { describe, it, before, test } = require("node:test");
+const assert = require("node:assert");
+
+test("adds", () => {
+  assert.strictEqual(1 + 1, 3);
+});
+test("subtracts", () => {
+  assert.strictEqual(1 - 1, 3);
+});
+test("waits", { timeout: 50 }, async () => {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+});
+describe("cache", () => {
+  before(() => {
+    throw new Error("cache warmup failed");
+  });
+  it("hits", () => {});
+  it("misses", () => {});
+});
+"""
+
+
+def test_node_cancelled_tests_are_not_counted_as_failed(tmp_path: Path) -> None:
+    # node says `fail 2`, `cancelled 3` (a timeout, two tests a failed hook did not run): dun said "5 failed"
+    _node()
+    root = _project(tmp_path, {"scripts": {"test": "node --test"}}, {"test/a.test.js": NODE_CANCELLED})
+    check = _check(root, "node-test")
+    assert "2 failed, 3 cancelled" in check["signal"] and "5 failed" not in check["signal"], check
+    assert [name for _, _, name in _where(check)] == ["adds", "subtracts", "waits", "cache"], check

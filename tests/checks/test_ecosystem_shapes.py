@@ -211,7 +211,7 @@ def test_node_tap_counts_a_timed_out_test_and_names_the_tests_call_into_a_helper
         ("lib/calc.js", 3, "calc > helper: total should be 10 but was 7\n  at test/calc.test.js:20"),
         ("test/calc.test.js", 16, "calc > times out: test timed out after 100ms"),
     ]
-    assert parsed.summary == "2 failed"  # node tallies the timed-out test as `cancelled`, not `fail`
+    assert parsed.summary == "1 failed, 1 cancelled"  # node tallies the timed-out test as `cancelled`, not `fail`
 
 
 # --- {js-args:node --test}: node's own options before --test are the project's too ---------------------------------

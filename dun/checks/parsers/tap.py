@@ -200,11 +200,13 @@ class TapParser(LineParser):
             self.items.append(Item(text=bounded(f"{name}stopped: {error}"), file=frame[0] if frame else None,
                                    line=frame[1] if frame else None))
             self.counts["fail"] += 1
-        # node counts a test stopped by its timeout as `cancelled`, not `fail`: it failed all the same
-        fail = self.tally["fail"] + self.tally.get("cancelled", 0) if "fail" in self.tally else self.counts["fail"]
+        # node's own tally, said as node says it: a test stopped by its timeout, or not run because a hook failed,
+        # is `cancelled`, apart from `fail` (each is an item all the same)
+        fail = self.tally["fail"] if "fail" in self.tally else self.counts["fail"]
+        cancelled = self.tally.get("cancelled", 0) if "fail" in self.tally else 0
         passed = self.tally.get("pass", self.counts["pass"])
         skipped = self.tally.get("skip", self.counts["skip"]) + self.tally.get("todo", 0)
-        tally = [f"{fail} failed", f"{passed} passed", f"{skipped} skipped"]
+        tally = [f"{fail} failed", f"{cancelled} cancelled", f"{passed} passed", f"{skipped} skipped"]
         return Parsed(self.items, summary=", ".join(t for t in tally if not t.startswith("0 ")) or "no tests ran")
 
 
