@@ -227,5 +227,10 @@ def _expand(command: str, root: Path, cwd: Path, bases: tuple[Path, ...], build:
     return expanded, None
 
 
+def install_command(cwd: Path) -> str:
+    """What installs the project's dependencies with its own package manager (`npm ci`, `pnpm install ...`)."""
+    return _INSTALL[package_manager(cwd)]
+
+
 def js_install_hint(cwd: Path) -> str:
-    return f"Install the project's dependencies (`{_INSTALL[package_manager(cwd)]}`), then re-run."
+    return f"Install the project's dependencies (`{install_command(cwd)}`), then re-run."

@@ -129,7 +129,10 @@ def _subdirs(directory: Path) -> list[Path]:
 
 
 def applying_checks(root: Path) -> dict[str, list[str]]:
-    """Built-in manifest id -> its checks that apply here: the manifest's trigger matches, the check's `uses` holds."""
+    """Built-in manifest id -> its checks that apply here: the manifest's trigger matches, the check's `uses` holds;
+    one whose `requires:` program is not on PATH is shown skipped (`go-staticcheck (skipped: staticcheck is not
+    installed)`), since it will not run."""
+    from dun.checks.jsenv import expand_js, has_js_placeholder, install_command
     from dun.engine.runner import trigger_miss
     from dun.engine.session import open_session
 
@@ -138,21 +141,38 @@ def applying_checks(root: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for manifest in catalog.manifests:
         if manifest.origin == "builtin" and trigger_miss(manifest.triggers, ctx) is None:
-            out[manifest.id] = [c.id for c in manifest.checks
-                                if not c.options.get("uses") or uses(root, str(c.options["uses"]))]
+            shown = []
+            for c in manifest.checks:
+                if c.options.get("uses") and not uses(root, str(c.options["uses"])):
+                    continue
+                missing = [str(p) for p in c.options.get("requires") or [] if not on_path(str(p))]
+                absent = None
+                if not missing and has_js_placeholder(command := str(c.options.get("command") or "")):
+                    absent = expand_js(command, root, root, build=False)[1]  # node_modules not installed
+                shown.append(f"{c.id} (skipped: {missing[0]} is not installed)" if missing
+                             else f"{c.id} (an error until installed: `{install_command(root)}`)"
+                             if absent else c.id)
+            out[manifest.id] = shown
     return out
 
 
 def init_report(root: Path) -> list[str]:
-    """What `dun init` says: each ecosystem found, what it uses and the built-in checks that apply; the test suites
-    no built-in check runs."""
+    """What `dun init` and `dun doctor` say: each ecosystem found, what it uses and the built-in checks that apply
+    (those that will skip said so); the test suites no built-in check runs. Each once: an ecosystem whose toolchain
+    is missing is its own line, not a second one among the suites."""
     checks = applying_checks(root)
     lines = []
+    unrun = unrun_suites(root)
     for eco in detect(root):
         applying = checks.get(eco.name, [])
+        skipped = [why for marker, why in unrun if marker == eco.marker and NOT_INSTALLED in why]
+        warns = "; `dun check` warns until it is installed" if skipped else ""
         lines.append(f"found {eco.name} ({eco.marker}; uses {', '.join(eco.tools) or 'nothing dun knows'}): "
-                     f"{'checks ' + ', '.join(applying) if applying else 'no built-in check applies'}\n")
-    for marker, why in unrun_suites(root):
+                     f"{'checks ' + ', '.join(applying) if applying else 'no built-in check applies'}{warns}\n")
+    markers = {eco.marker for eco in detect(root)}
+    for marker, why in unrun:
+        if marker in markers and NOT_INSTALLED in why:
+            continue
         until = "it is installed" if NOT_INSTALLED in why else "a check runs it (docs/plugins.md)"
         lines.append(f"found {marker}: {why}; `dun check` warns until {until}\n")
     return lines or ["found no ecosystem dun has built-in checks for (package.json, Cargo.toml, pyproject.toml, "

@@ -1,18 +1,21 @@
 """Leftovers of issue 25, second part, each run for real (skipped with a message where the toolchain is missing): a
 crate whose integration-test target does not compile hides none of its other targets' failing tests, under cargo's
-libtest and under cargo-nextest; the same jest test failing in two `projects` that have no displayName."""
+libtest and under cargo-nextest; the same jest test failing in two `projects` that have no displayName; `dun init`
+and `dun doctor` on a repository of four ecosystems."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from checks_support import git, write
 from test_ecosystem_leftovers import GOOD, JEST_TEST, NEXTEST_BIN, cargo_env, dun_check
-from test_js_projects import RUNNERS, run_check
+from test_js_projects import DUN, RUNNERS, run_check
 from test_js_projects import _missing as js_missing
 
 # --- Rust: `tests/it.rs` does not compile; the library's unit tests, the binary's and `tests/other.rs` still run ---
@@ -119,3 +122,43 @@ def test_vitest_projects_without_a_name_are_told_apart_as_vitest_prints_them(tmp
     assert check["status"] == "fail", check
     assert sorted((i["text"].split(":")[0], i["file"], i["line"]) for i in check["items"]) == [
         ("[0] math > adds", "test/math.test.js", 4), ("[1] math > adds", "test/math.test.js", 4)], check["items"]
+
+
+# --- `dun init` and `dun doctor` on a repository of four ecosystems: each found once, with the checks that will run ---
+
+def test_init_and_doctor_say_each_ecosystem_once_with_the_checks_that_will_really_run(tmp_path: Path) -> None:
+    root = tmp_path / "mixed"
+    for rel, text in (("pyproject.toml", '[project]\nname = "app"\nversion = "0.1"\n'),
+                      ("tests/test_app.py", "def test_app():\n    assert True\n"),
+                      ("package.json", json.dumps({"name": "web", "private": True, "scripts": {"test": "vitest run"},
+                                                   "devDependencies": {"vitest": "3", "typescript": "5"}})),
+                      ("tsconfig.json", '{"compilerOptions": {"strict": true}}\n'),
+                      ("src/a.ts", "export const a = 1;\n"),
+                      ("go.mod", "module example.com/svc\n\ngo 1.21\n"), ("svc.go", "package svc\n"),
+                      ("Cargo.toml", '[package]\nname = "core"\nversion = "0.1.0"\nedition = "2021"\n'),
+                      ("src/lib.rs", "pub fn f() {}\n")):
+        write(root, rel, text)
+    git(root, "init", "-q", "-b", "main")
+    bin_dir = tmp_path / "bin"  # this machine's git only: no node, cargo, go, staticcheck on PATH
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(str(shutil.which("git")))
+    env = {**os.environ, "PATH": str(bin_dir)}
+    said = {
+        "javascript (package.json; uses npm, vitest, typescript)":
+            "checks vitest (skipped: node is not installed), tsc (skipped: node is not installed); "
+            "`dun check` warns until it is installed",
+        "rust (Cargo.toml; uses cargo)": "checks cargo-test (skipped: cargo is not installed), cargo-clippy "
+                                         "(skipped: cargo is not installed); `dun check` warns until it is installed",
+        "go (go.mod; uses go)": "checks go-test (skipped: go is not installed), go-vet (skipped: go is not installed), "
+                                "go-staticcheck (skipped: staticcheck is not installed), go-vulncheck (skipped: "
+                                "govulncheck is not installed), go-coverage; `dun check` warns until it is installed",
+    }
+    init = subprocess.run([DUN, "init"], cwd=root, capture_output=True, text=True, env=env, timeout=120)
+    assert init.returncode == 0, init.stderr
+    found = [line.removeprefix("found ") for line in init.stdout.splitlines() if line.startswith("found ")]
+    for head, checks in said.items():
+        assert f"{head}: {checks}" in found, found
+    assert any(line.startswith("python (pyproject.toml; uses pytest): checks pytest") for line in found), found
+    assert len(found) == 4, found  # each once: no second line for a toolchain that is missing
+    doctor = subprocess.run([DUN, "doctor", "--json"], cwd=root, capture_output=True, text=True, env=env, timeout=120)
+    assert json.loads(doctor.stdout)["projects"] == found, doctor.stdout

@@ -58,6 +58,7 @@ class Doctor:
     agents: list[AgentRow] = field(default_factory=list)
     tools: dict[str, Any] = field(default_factory=dict)
     checks: list[dict[str, object]] = field(default_factory=list)
+    projects: list[str] = field(default_factory=list)  # each ecosystem found and its checks, as `dun init` says
     sandbox: dict[str, Any] = field(default_factory=dict)  # mode, note, the agent's preflight problem
 
     @property
@@ -214,8 +215,11 @@ def check_programs(session: Session) -> list[dict[str, Any]]:
 
 def diagnose(path: str | None) -> Doctor:
     session = open_session(path)
+    from dun.checks.unrun import init_report
+
+    projects = [line.removeprefix("found ").rstrip("\n") for line in init_report(session.root)]
     return Doctor(session.root, agent_rows(session, session.settings), tools(session.root), check_programs(session),
-                  sandbox_row(session, session.settings))
+                  projects, sandbox_row(session, session.settings))
 
 
 def sandbox_row(session: Session, settings: Settings) -> dict[str, object]:
@@ -254,6 +258,8 @@ def render(doc: Doctor) -> str:
     lines += ["tools:", f"   git       {git['version'] or git['problem']}; identity: {who}",
               f"   python    {doc.tools['python']['version']} ({doc.tools['python']['path']})",
               f"   coverage  {doc.tools['coverage']['version'] or 'not installed'}"]
+    lines.append("projects (the built-in checks that apply, as `dun init` says):")
+    lines += [f"   {line}" for line in doc.projects]
     if doc.checks:
         lines.append("checks (command programs):")
         lines += [f"   {c['check']}: {c['program']}: {c['path'] or 'NOT FOUND'}"
@@ -272,7 +278,7 @@ def run_doctor(path: str | None, as_json: bool) -> int:
     if as_json:
         data = {"schema_version": 1, "root": str(doc.root), "runnable": doc.runnable,
                 "agents": [row.to_dict() for row in doc.agents], "tools": doc.tools, "checks": doc.checks,
-                "sandbox": doc.sandbox}
+                "projects": doc.projects, "sandbox": doc.sandbox}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         sys.stdout.write(render(doc))
