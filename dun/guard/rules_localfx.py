@@ -32,7 +32,9 @@ LOCALFX_RULES: tuple[Rule, ...] = (
           Match(effects=("delete",), paths=_HOOK_PATHS))),
     Rule("supply.source", "points package installs at unverified code; keep the project's sources, over https, "
          "and let the package manager write its lockfile",
-         (Match(signals=("supply-source",)),)),
+         (Match(signals=("supply-source",)),
+          Match(programs=_GIT, values_any=tuple(f"*=http.{scope}sslverify={v}" for scope in ("", "*.")
+                                                for v in ("false", "0", "no", "off"))))),
     Rule("agent.bypass", "starts a coding agent with its permission checks, approvals or sandbox off, beyond this "
          "session's hooks; run it without that flag", (Match(signals=("agent-bypass",)),)),
     Rule("agent.settings", "changes a coding agent's own settings (MCP servers it starts, tools it may run, hooks, "

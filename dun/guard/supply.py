@@ -39,7 +39,7 @@ VERIFY_OFF = re.compile(
     r"|check[-_]revoke)['\"]?\s*[:=\s]\s*['\"]?(?:false|no|0|off)\b|allow[-_]?insecure[-_]?protocol['\"]?\s*[:=(\s]\s*"
     r"['\"]?true|unsafe[-_]?http[-_]?whitelist|trusted[-_]host|\bGOSUMDB\s*=\s*['\"]?off|\bGONOSUMDB\s*=\s*['\"]?\*|\bGONOSUMCHECK\s*="
     r"|\bGOINSECURE\s*=|\bGOPRIVATE\s*=\s*['\"]?\*|\bGOFLAGS\s*=\s*['\"]?[^'\"\n]*-insecure|(?:^|\s)-insecure\b"
-    r"|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0|--no-check-certificate|--skip-integrity-check|--update-checksums"
+    r"|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0|GIT_SSL_NO_VERIFY\s*=\s*['\"]?(?:1|true)|--no-check-certificate|--skip-integrity-check|--update-checksums"
     r"|--no-verify-store-integrity|checksumBehavior['\"]?\s*:\s*['\"]?(?:ignore|update|reset)|verify-store-integrity\s*=\s*false")
 # Environment variables that redirect or unverify a package manager for the command they are set for
 SOURCE_VARS = re.compile(r"^(?:PIP_(?:EXTRA_)?INDEX_URL|PIP_FIND_LINKS|UV_(?:EXTRA_)?INDEX_URL|UV_INDEX"
