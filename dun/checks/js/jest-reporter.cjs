@@ -3,11 +3,11 @@
 // `displayName` shows nowhere in jest's JSON, so the same test failing in two such projects gave two identical items.
 // This marks each test file's result with what tells its project from the others, for dun's results processor
 // (jest-projects.cjs), which runs after it on the same result objects: the project's rootDir relative to the
-// working directory when no other project shares it; else its own config file (`jest.unit.config.js`) or, for a
+// repository when no other project shares it; else its own config file (`jest.unit.config.js`) or, for a
 // config written inline, its place in the list (`projects[1]`). jest names each project by a hash of those three
 // (its rootDir, config path and index), which is how they are found here. Nothing is imported from jest.
 const { createHash } = require('node:crypto');
-const { readdirSync } = require('node:fs');
+const { existsSync, readdirSync } = require('node:fs');
 const path = require('node:path');
 
 const MARK = Symbol.for('dun.jest.project');
@@ -38,6 +38,18 @@ function sharedRootLabel(config, count, cwd) {
   return `${path.relative(cwd, config.rootDir) || '.'} (${config.id})`;
 }
 
+// the repository holding the working directory (a workspace package's jest runs in the package): names are from it
+function repositoryRoot(cwd) {
+  for (let dir = cwd; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, '.git'))) {
+      return dir;
+    }
+    if (path.dirname(dir) === dir) {
+      return cwd;
+    }
+  }
+}
+
 class DunJestProjects {
   constructor() {
     this.results = [];
@@ -55,7 +67,7 @@ class DunJestProjects {
     if (configs.length < 2) {
       return; // one project: nothing to tell apart
     }
-    const cwd = process.cwd();
+    const cwd = repositoryRoot(process.cwd());
     const labels = new Map();
     for (const config of configs) {
       const shared = configs.filter((other) => other.rootDir === config.rootDir).length > 1;
