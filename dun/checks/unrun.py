@@ -128,10 +128,11 @@ def _subdirs(directory: Path) -> list[Path]:
             if not name.startswith(".") and name not in _NOT_SUBPROJECTS]
 
 
-def applying_checks(root: Path) -> dict[str, list[str]]:
+def applying_checks(root: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Built-in manifest id -> its checks that apply here: the manifest's trigger matches, the check's `uses` holds;
     one whose `requires:` program is not on PATH is shown skipped (`go-staticcheck (skipped: staticcheck is not
-    installed)`), since it will not run."""
+    installed)`), since it will not run. Then the user's own command checks by the directory they run in (`cwd:`),
+    which run a project there (as the `test-suites` check counts them, dun/engine/catalog.py)."""
     from dun.checks.jsenv import expand_js, has_js_placeholder, install_command
     from dun.engine.runner import trigger_miss
     from dun.engine.session import open_session
@@ -153,14 +154,19 @@ def applying_checks(root: Path) -> dict[str, list[str]]:
                              else f"{c.id} (an error until installed: `{install_command(root)}`)"
                              if absent else c.id)
             out[manifest.id] = shown
-    return out
+    own: dict[str, list[str]] = {}
+    for check in catalog.checks:
+        cwd = str(check.options.get("cwd") or ".").strip("/").removeprefix("./")
+        if check.type == "command" and cwd not in (".", ""):
+            own.setdefault(cwd, []).append(check.id)
+    return out, own
 
 
 def init_report(root: Path) -> list[str]:
     """What `dun init` and `dun doctor` say: each ecosystem found, what it uses and the built-in checks that apply
     (those that will skip said so); the test suites no built-in check runs. Each once: an ecosystem whose toolchain
     is missing is its own line, not a second one among the suites."""
-    checks = applying_checks(root)
+    checks, own = applying_checks(root)
     lines = []
     unrun = unrun_suites(root)
     for eco in detect(root):
@@ -172,6 +178,12 @@ def init_report(root: Path) -> list[str]:
     markers = {eco.marker for eco in detect(root)}
     for marker, why in unrun:
         if marker in markers and NOT_INSTALLED in why:
+            continue
+        where = marker.rpartition("/")[0]
+        running = [i for cwd, ids in own.items() if where and f"{cwd}/".startswith(f"{where}/") for i in ids]
+        if running:  # a check of the user's runs it: `dun check` does not warn, and neither does this
+            lines.append(f"found {marker}: run by your check{'s' if len(running) > 1 else ''} {', '.join(running)} "
+                         f"(`cwd: {where}`)\n")
             continue
         until = "it is installed" if NOT_INSTALLED in why else "a check runs it (docs/plugins.md)"
         lines.append(f"found {marker}: {why}; `dun check` warns until {until}\n")

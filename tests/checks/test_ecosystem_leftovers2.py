@@ -162,3 +162,19 @@ def test_init_and_doctor_say_each_ecosystem_once_with_the_checks_that_will_reall
     assert len(found) == 4, found  # each once: no second line for a toolchain that is missing
     doctor = subprocess.run([DUN, "doctor", "--json"], cwd=root, capture_output=True, text=True, env=env, timeout=120)
     assert json.loads(doctor.stdout)["projects"] == found, doctor.stdout
+
+
+def test_doctor_says_which_subdirectory_projects_a_check_of_the_users_runs(tmp_path: Path) -> None:
+    root = tmp_path / "parts"
+    for rel, text in (("core/Cargo.toml", '[package]\nname = "core"\nversion = "0.1.0"\nedition = "2021"\n'),
+                      ("core/src/lib.rs", "pub fn f() {}\n"), ("svc/go.mod", "module example.com/svc\n\ngo 1.21\n"),
+                      ("svc/svc_test.go", "package svc\n"),
+                      (".dun/plugins/parts.yaml", "id: parts\nchecks:\n  - id: core-tests\n    type: command\n"
+                                                  "    cwd: core\n    command: cargo test\n")):
+        write(root, rel, text)
+    git(root, "init", "-q", "-b", "main")
+    doctor = subprocess.run([DUN, "doctor", "--json"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert json.loads(doctor.stdout)["projects"] == [
+        "core/Cargo.toml: run by your check core-tests (`cwd: core`)",  # `dun check` no longer warns about it
+        "svc/go.mod: a go project in svc/ whose tests no built-in check runs (they run at the repository root): add a "
+        "check with `cwd: svc`; `dun check` warns until a check runs it (docs/plugins.md)"], doctor.stdout
