@@ -50,7 +50,7 @@ def mark(facts: Facts, argv: list[Val], given: list[Val] | None = None, ctx: Ctx
                                                           and {"-i", "--in-place"} & set(words)):
         facts.signals.add("exfiltrate")  # ansible-vault decrypt group_vars/prod/vault.yml && git commit -a
         facts.notes["exfiltrate"] = "secret: a vault decrypted in place in the repository (view or edit it instead)"
-    return windows.mark(facts, words)
+    return windows.mark(facts, words, ctx.written if ctx is not None else None)
 
 
 def mark_env(facts: Facts, assigned: dict[str, str | None]) -> None:

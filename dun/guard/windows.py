@@ -13,6 +13,7 @@ import base64
 import binascii
 import re
 import shlex
+from collections.abc import Mapping
 
 from dun.guard.effects import Facts
 
@@ -96,9 +97,9 @@ _PS = frozenset({"powershell", "pwsh"})
 _BARE = frozenset({"winget", "choco", "scoop", "wsl"})  # Windows programs WSL finds without .exe (its PATH)
 
 
-def mark(facts: Facts, words: list[str]) -> list[str]:
+def mark(facts: Facts, words: list[str], scripts: Mapping[str, str | None] | None = None) -> list[str]:
     """Raise `win-destroy` for a Windows tool that changes the Windows side; the shell commands its deletes,
-    uploads and downloads come to."""
+    uploads and downloads come to. `scripts`: the files written earlier in the line (`pwsh -File x.ps1`)."""
     if not words:
         return []
     first = words[0].rsplit("/", 1)[-1].lower()
@@ -107,7 +108,7 @@ def mark(facts: Facts, words: list[str]) -> list[str]:
         return []  # a Linux program (only powershell/pwsh run without .exe)
     texts: list[str] = []
     if base in _PS:
-        script = _ps_script(words[1:])
+        script = _ps_script(words[1:]) or _ps_file(words[1:], scripts or {})
         why = _powershell(script, texts, windows_side=first != base or base == "powershell") if script else None
     elif base == "cmd":
         rest = next((words[i + 1:] for i, w in enumerate(words[1:], 1) if w.lower() in ("/c", "/k", "/r")), [])
@@ -136,6 +137,15 @@ def _ps_script(args: list[str]) -> str:
             return ""
     ops = [a for a in args if not a.startswith("-")]
     return " ".join(ops) if ops and ops[0][:1].isalpha() and "-" in ops[0] else ""
+
+
+def _ps_file(args: list[str], scripts: Mapping[str, str | None]) -> str:
+    """The text of a script run with -File, when it was written earlier in the same line."""
+    name = next((args[i + 1] for i, a in enumerate(args[:-1]) if a.lower() in ("-file", "-f")), None)
+    if name is None:
+        return ""
+    found = next((text for p, text in scripts.items() if text and p.endswith("/" + name.lstrip("./"))), None)
+    return found or next((text for p, text in scripts.items() if text and name.startswith("/") and p == name), "")
 
 
 def _split(text: str) -> list[str]:
