@@ -106,6 +106,17 @@ def is_local_inventory(value: str) -> bool:
     return value.rstrip(",") in ("localhost", "127.0.0.1", "local") or value.startswith("localhost,")
 
 
+# Programs that change nothing off this machine whatever their words: skipped at once (the common path)
+_NOTHING_ELSEWHERE = frozenset({
+    "git", "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "cat", "ls", "cd", "pwd", "head", "tail", "sed",
+    "awk", "gawk", "jq", "yq", "wc", "sort", "uniq", "cut", "tr", "find", "xargs", "test", "[", "true", "false",
+    "mkdir", "touch", "cp", "mv", "ln", "rm", "chmod", "chown", "tee", "diff", "pytest", "ruff", "mypy", "black",
+    "eslint", "prettier", "tsc", "export", "set", "read", "declare", "local", "source", ".", "sleep", "date", "which",
+    "type", "basename", "dirname", "realpath", "readlink", "stat", "file", "du", "df", "ps", "less", "more", "man",
+    "tar", "gzip", "unzip", "zip", "wait", "exit", "return", "shift", "unset", "cmp", "comm", "paste", "column",
+    "nl", "od", "xxd", "base64", "sha256sum", "md5sum", "tree", "bat", "fd", "fzf", "watch", "time", "timeout"})
+
+
 def fleet(argv: list[Val]) -> Facts | None:
     """A fleet tool's run (ansible -m service ... on an inventory), judged before unwrap.py takes it apart for the
     command it runs elsewhere (which meets every rule too)."""
@@ -124,7 +135,7 @@ def judge(facts: Facts, words: list[str], env: Mapping[str, str | None], temp: t
     """Mark what is local or the agent's own as free of the rules about shared resources; raise `posture` where
     the command changes state elsewhere."""
     prog = facts.program
-    if not prog:
+    if not prog or prog in _NOTHING_ELSEWHERE:
         return
     if "--" in words and prog not in RUN_REMOTE:
         words = words[:words.index("--")]  # hostrun exec -- kubectl ...: what runs after `--` is judged on its own
