@@ -3,10 +3,14 @@ on a small project (skipped with a message when the toolchain is missing) and fa
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+from checks_support import git, write
 from test_ecosystem_pass3 import _check, _node, _project, _runners, _where
+from test_real_projects import make_venv
 
 NODE_FAILING = "const test = require('node:test');\nconst assert = require('node:assert');\n\n" \
                "test('{name}', () => {{\n  assert.strictEqual(1 + 1, 3);\n}});\n"
@@ -101,3 +105,25 @@ def test_node_cancelled_tests_are_not_counted_as_failed(tmp_path: Path) -> None:
     check = _check(root, "node-test")
     assert "2 failed, 3 cancelled" in check["signal"] and "5 failed" not in check["signal"], check
     assert [name for _, _, name in _where(check)] == ["adds", "subtracts", "waits", "cache"], check
+
+
+# --- pytest-cov under its --cov-fail-under: an item with the threshold and the total ------------------------------
+
+def test_coverage_under_pytest_covs_threshold_is_an_item(tmp_path: Path) -> None:
+    # the tests pass, pytest exits 1 for the coverage: the check failed with the reason only in its output, no item
+    if importlib.util.find_spec("pytest_cov") is None:
+        pytest.skip("pytest-cov is not installed (the `test` extra installs it)")
+    root = tmp_path / "proj"
+    write(root, "pyproject.toml", "[project]\nname = 'calc'\nversion = '0'\n\n[tool.pytest.ini_options]\n"
+                                  "addopts = '--cov=calc --cov-report=term --cov-fail-under=90'\n")
+    write(root, "calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    if a < b:\n"
+                           "        return 0\n    return a - b\n")
+    write(root, "tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    write(root, ".gitignore", ".venv/\n.dun/\n.coverage\n")
+    make_venv(root, with_test_tools=True)
+    git(root, "init", "-q", "-b", "main")
+    check = _check(root, "pytest")
+    assert [(i["file"], i["line"]) for i in check["items"]] == [("pyproject.toml", 6)], check
+    [item] = check["items"]
+    assert "total coverage 50% is under the required 90%" in item["text"], item
+    assert "coverage 50% < 90%" in check["signal"], check

@@ -117,6 +117,12 @@ class ParserRun:
         if printed:
             parsed.items = [*printed, *parsed.items]
             parsed.summary = ", ".join(s for s in (parsed.summary, plural(len(printed), "unhandled error")) if s)
+        from dun.checks.parsers.covfail import below_threshold
+
+        below = below_threshold(list(self.output), self.ctx)  # pytest-cov's --cov-fail-under
+        if below is not None:
+            parsed.items = [*parsed.items, below[0]]
+            parsed.summary = ", ".join(s for s in (parsed.summary, below[1]) if s)
         return parsed
 
     def _report(self, path: Path, parser: LineParser | DocumentParser, printed: bool = True) -> Parsed:
