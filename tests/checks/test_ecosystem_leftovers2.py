@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from checks_support import git, write
-from test_ecosystem_leftovers import GOOD, JEST_TEST, NEXTEST_BIN, cargo_env, dun_check
+from test_ecosystem_leftovers import BAD, GOOD, JEST_TEST, NEXTEST_BIN, cargo_env, dun_check
 from test_js_projects import DUN, RUNNERS, run_check
 from test_js_projects import _missing as js_missing
 
@@ -25,10 +25,15 @@ BROKEN_IT = '#[test]\nfn it_broken() {\n    let x: i32 = "no";\n}\n'
 OTHER = "#[test]\nfn other_fails() {\n    assert_eq!(crate1::double(1), 3);\n}\n\n#[test]\nfn other_passes() {}\n"
 
 
-def crate(root: Path, nextest: bool) -> Path:
-    write(root, "Cargo.toml", '[package]\nname = "crate1"\nversion = "0.1.0"\nedition = "2021"\n')
-    for rel, text in (("src/lib.rs", GOOD), ("src/main.rs", MAIN), ("tests/it.rs", BROKEN_IT),
-                      ("tests/other.rs", OTHER), (".gitignore", "target\n")):
+def workspace(root: Path, nextest: bool) -> Path:
+    """crate1, whose `tests/it.rs` does not compile; `broken`, whose library does not; `fine`, with a failing unit
+    test. cargo stops at the first crate that fails, so which of the two it names first is its choice."""
+    write(root, "Cargo.toml", '[workspace]\nmembers = ["crate1", "broken", "fine"]\nresolver = "2"\n')
+    for name in ("crate1", "broken", "fine"):
+        write(root, f"{name}/Cargo.toml", f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n')
+    for rel, text in (("crate1/src/lib.rs", GOOD), ("crate1/src/main.rs", MAIN), ("crate1/tests/it.rs", BROKEN_IT),
+                      ("crate1/tests/other.rs", OTHER), ("broken/src/lib.rs", BAD), ("fine/src/lib.rs", GOOD),
+                      (".gitignore", "target\n")):
         write(root, rel, text)
     if nextest:
         write(root, ".config/nextest.toml", '[profile.default]\nslow-timeout = "60s"\n')
@@ -50,7 +55,7 @@ def broken_target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     nextest = check_id == "cargo-nextest"
     if (missing := _no_cargo(nextest)) is not None:
         pytest.skip(missing)
-    root = crate(tmp_path_factory.mktemp(check_id) / "crate1", nextest)
+    root = workspace(tmp_path_factory.mktemp(check_id) / "ws", nextest)
     env = cargo_env(root, NEXTEST_BIN) if nextest else cargo_env(root)
     return check_id, dun_check(root, check_id, env)
 
@@ -59,13 +64,14 @@ def test_a_test_target_that_does_not_compile_is_an_item_and_hides_no_other_targe
         broken_target: tuple[str, Any]) -> None:
     check_id, check = broken_target
     assert (check["id"], check["status"]) == (check_id, "fail"), check
-    items = sorted((i["file"], i["line"], i["text"].split(": ")[0]) for i in check["items"])
-    assert [(file, line) for file, line, _ in items] == [
-        ("src/lib.rs", 9), ("src/main.rs", 5), ("tests/it.rs", 3), ("tests/other.rs", 3)], check["items"]
-    texts = {file: i["text"] for i in check["items"] for file in [i["file"]]}
-    assert texts["tests/it.rs"].startswith("E0308"), texts
-    assert "tests::doubles" in texts["src/lib.rs"] and "left: 4" in texts["src/lib.rs"], texts
-    assert "bin_fails" in texts["src/main.rs"] and "other_fails" in texts["tests/other.rs"], texts
+    assert sorted((i["file"], i["line"]) for i in check["items"]) == [
+        ("broken/src/lib.rs", 2), ("crate1/src/lib.rs", 9), ("crate1/src/main.rs", 5), ("crate1/tests/it.rs", 3),
+        ("crate1/tests/other.rs", 3), ("fine/src/lib.rs", 9)], check["items"]
+    texts = {i["file"]: i["text"] for i in check["items"]}
+    assert texts["crate1/tests/it.rs"].startswith("E0308") and texts["broken/src/lib.rs"].startswith("E0308"), texts
+    assert "tests::doubles" in texts["crate1/src/lib.rs"] and "left: 4" in texts["crate1/src/lib.rs"], texts
+    assert "bin_fails" in texts["crate1/src/main.rs"] and "other_fails" in texts["crate1/tests/other.rs"], texts
+    assert "tests::doubles" in texts["fine/src/lib.rs"], texts
 
 
 # --- jest: the same test failing in two `projects` without a displayName is two items, each naming its project ----
