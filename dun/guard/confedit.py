@@ -56,8 +56,8 @@ read = gates.read_text
 
 def _plain(pattern: str) -> str:
     """A sed pattern as the text it matches, roughly: anchors and escapes dropped (`^ *- id: x` -> ` - id: x`)."""
-    pattern = re.sub(r"^\^|\$$|\\\(|\\\)", "", pattern).replace("\\s", " ").replace("\\d", "0").replace("\\w", "a")
-    return re.sub(r"\\(.)", r"\1", pattern).replace("*", "")
+    pattern = re.sub(r"^\^|\$$|\\\(|\\\)", "", pattern).replace("\\s", " ").replace("\\d", "").replace("\\w", "a")
+    return re.sub(r"\[0-9\][*+]?|\{\d*,?\d*\}|(?<!\\)[*+?]", "", re.sub(r"\\(.)", r"\1", pattern))
 
 
 def diff(old: str, new: str) -> tuple[str, str]:
