@@ -30,6 +30,8 @@ _PATH_KEYS = {"NotebookEdit": "notebook_path"}
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh")
 _SHELL_SHEBANG = re.compile(r"#!\s*\S*/(?:env\s+)?(?:sh|bash|zsh|dash|ksh|ash)\b")
 _UNCERTAIN_RULES = frozenset({"fs.delete-unresolved", "exec.unknown-program", "exec.unseen-code"})
+# A deploy or notify script may be written for a person to run; what it changes elsewhere is judged when it runs
+_RUN_TIME_RULES = frozenset({"remote.posture"})
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,8 @@ def decide_script(content: str, path: str, cwd: str, root: Path, rules: RuleSet)
         walker.run(content, Ctx(here))
     except (ShellError, RecursionError, ValueError, IndexError, KeyError, TypeError, AttributeError):
         return ALLOW
-    certain = RuleSet(tuple(r for r in rules.rules if r.id not in _UNCERTAIN_RULES), rules.allow, rules.deny)
+    certain = RuleSet(tuple(r for r in rules.rules if r.id not in _UNCERTAIN_RULES | _RUN_TIME_RULES), rules.allow,
+                      rules.deny)
     verdict = check("Bash", walker.facts, certain)
     if verdict.decision == "deny" and verdict.rule is not None:
         return deny(verdict.rule, f"writes a shell script ({path}) that would run: "

@@ -4,8 +4,12 @@ this machine stay free, and so do the agent's own throwaway resources."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from guard_support import bash, fixed_home
+
+from dun.guard import decide, load_rules
 
 _ADDRESSES = ("VAULT_ADDR", "CONSUL_HTTP_ADDR", "NOMAD_ADDR", "MLFLOW_TRACKING_URI", "DOCKER_HOST", "AIRFLOW_HOME",
               "FIRESTORE_EMULATOR_HOST", "AWS_ENDPOINT_URL", "ALERTMANAGER_URL")
@@ -128,4 +132,29 @@ def test_production_alerting_and_exposure_by_shape(command: str, decision: str) 
     ("acmeq queues list", "allow"), ("./scripts/rotate-logs.sh", "allow"), ("swift package resolve", "allow"),
 ])
 def test_verbs_that_change_what_others_rely_on_need_no_target(command: str, decision: str) -> None:
+    assert bash(command).decision == decision, command
+
+
+def test_a_script_that_changes_state_elsewhere_may_be_written_and_is_judged_when_it_runs(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    script = "#!/bin/sh\nset -e\nterraform apply -auto-approve\nmail -s deployed all@acme.com < notes.txt\n"
+    event = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(root),
+             "tool_input": {"file_path": str(root / "scripts" / "deploy.sh"), "content": script}}
+    assert decide(event, root, load_rules([], [])).decision == "allow"  # a person may run it
+    (root / "scripts" / "deploy.sh").write_text(script)
+    assert bash("bash scripts/deploy.sh", cwd=str(root), root=root).rule == "remote.posture"
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("ssh deploy@api.prod.acme.io 'cd /srv/api && git pull && sudo systemctl restart api'", "deny"),
+    ("ssh deploy@api.prod.acme.io 'journalctl -u api -n 50'", "allow"),
+    ("rsync -az --delete build/ www@web2.production.acme.io:/var/www/site/", "deny"),
+    ("kafka-consumer-groups --bootstrap-server kafka.prod.acme.io:9092 --group g --reset-offsets --execute", "deny"),
+    ("kafka-consumer-groups --bootstrap-server kafka.prod.acme.io:9092 --describe --group g", "allow"),
+    ("ldapmodify -H ldaps://ldap.acme.io -D cn=admin -f disable.ldif", "deny"),
+    ("render services suspend srv-abc123", "deny"), ("heroku ps:scale web=0 --app acme-prod", "deny"),
+    ("rspec spec/models/mfa_spec.rb -e disable", "allow"), ("npx knex migrate:rollback", "allow"),
+])
+def test_remote_runs_flags_directories_and_hosting(command: str, decision: str) -> None:
     assert bash(command).decision == decision, command
