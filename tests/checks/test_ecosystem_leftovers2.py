@@ -88,20 +88,25 @@ module.exports = {
 """
 
 
-@pytest.mark.skipif(js_missing() is not None, reason=str(js_missing()))
-def test_jest_projects_without_a_display_name_are_told_apart_by_where_they_are_configured(tmp_path: Path) -> None:
-    root = tmp_path / "p"
-    write(root, "package.json", json.dumps({"name": "unnamed-projects", "private": True, "scripts": {"test": "jest"},
-                                            "devDependencies": {"jest": "*"}}))
-    write(root, "jest.config.js", JEST_UNNAMED)
-    write(root, "jest.int.config.js", "module.exports = { testEnvironment: 'node', testMatch: "
-          "['<rootDir>/test/**/*.test.js'] };\n")
-    write(root, "packages/api/package.json", json.dumps({"name": "api", "private": True}))
-    for rel in ("test/math.test.js", "packages/api/test/math.test.js"):
-        write(root, rel, JEST_TEST)
-    write(root, ".gitignore", "node_modules\n")
+def js_repo(root: Path, package: dict[str, object], files: dict[str, str]) -> Path:
+    """A JavaScript project on the pinned runners (tests/e2e/install_js_runners.sh), committed to nothing."""
+    write(root, "package.json", json.dumps({"private": True, **package}))
+    for rel, text in {**files, ".gitignore": "node_modules\n"}.items():
+        write(root, rel, text)
     (root / "node_modules").symlink_to(RUNNERS / "node_modules")
     git(root, "init", "-q", "-b", "main")
+    return root
+
+
+@pytest.mark.skipif(js_missing() is not None, reason=str(js_missing()))
+def test_jest_projects_without_a_display_name_are_told_apart_by_where_they_are_configured(tmp_path: Path) -> None:
+    root = js_repo(tmp_path / "p", {"name": "unnamed-projects", "scripts": {"test": "jest"},
+                                    "devDependencies": {"jest": "*"}}, {
+        "jest.config.js": JEST_UNNAMED,
+        "jest.int.config.js": "module.exports = { testEnvironment: 'node', "
+                              "testMatch: ['<rootDir>/test/**/*.test.js'] };\n",
+        "packages/api/package.json": json.dumps({"name": "api", "private": True}),
+        "test/math.test.js": JEST_TEST, "packages/api/test/math.test.js": JEST_TEST})
     check = run_check(root, "jest")
     assert check["status"] == "fail", check
     found = sorted((i["text"].split(":")[0], i["file"], i["line"]) for i in check["items"])
@@ -114,16 +119,12 @@ def test_jest_projects_without_a_display_name_are_told_apart_by_where_they_are_c
 
 @pytest.mark.skipif(js_missing() is not None, reason=str(js_missing()))
 def test_vitest_projects_without_a_name_are_told_apart_as_vitest_prints_them(tmp_path: Path) -> None:
-    root = tmp_path / "p"
-    write(root, "package.json", json.dumps({"name": "unnamed-projects", "private": True, "type": "module",
-                                            "scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "*"}}))
-    write(root, "vitest.config.js", "import { defineConfig } from 'vitest/config';\nexport default defineConfig("
-          "{ test: { projects: [\n  { test: { include: ['test/**/*.test.js'] } },\n"
-          "  { test: { include: ['test/**/*.test.js'] } },\n] } });\n")
-    write(root, "test/math.test.js", "import { describe, it, expect } from 'vitest';\n" + JEST_TEST)
-    write(root, ".gitignore", "node_modules\n")
-    (root / "node_modules").symlink_to(RUNNERS / "node_modules")
-    git(root, "init", "-q", "-b", "main")
+    root = js_repo(tmp_path / "p", {"name": "unnamed-projects", "type": "module", "scripts": {"test": "vitest run"},
+                                    "devDependencies": {"vitest": "*"}}, {
+        "vitest.config.js": "import { defineConfig } from 'vitest/config';\nexport default defineConfig({ test: { "
+                            "projects: [\n  { test: { include: ['test/**/*.test.js'] } },\n"
+                            "  { test: { include: ['test/**/*.test.js'] } },\n] } });\n",
+        "test/math.test.js": "import { describe, it, expect } from 'vitest';\n" + JEST_TEST})
     check = run_check(root, "vitest")
     assert check["status"] == "fail", check
     assert sorted((i["text"].split(":")[0], i["file"], i["line"]) for i in check["items"]) == [
