@@ -81,6 +81,13 @@ RUN_REMOTE: dict[str, Callable[[list[str]], str | None]] = {
 }
 
 
+def _opens_container(words: list[str]) -> bool:
+    """lxc config giving a container the host: privileged, raw settings, or a host directory outside /tmp as a disk."""
+    disks = [w.split("=", 1)[1] for w in words if w.startswith("source=")]
+    return words[:1] == ["config"] and (any(w.startswith(("security.", "raw.")) for w in words) or any(
+        not d.startswith(("/tmp/", "/var/tmp/")) for d in disks))
+
+
 def _host_switch(words: list[str]) -> bool:
     return bool({"switch", "boot", "test", "activate"}.intersection(words[:3]))
 
@@ -92,8 +99,8 @@ HOST: dict[str, Callable[[list[str]], bool]] = {
     "nix": lambda w: w[:2] in (["profile", "remove"], ["profile", "wipe-history"], ["store", "gc"],
                                 ["store", "delete"]),
     "machinectl": lambda w: True, "microk8s": lambda w: True, "virsh": lambda w: True,
-    "podman": lambda w: w[:1] == ["machine"], "lxc": lambda w: w[:1] == ["config"],
-    "incus": lambda w: w[:1] == ["config"],
+    "podman": lambda w: w[:1] == ["machine"] and bool({"rm", "reset", "remove"} & set(w[1:3])),
+    "lxc": lambda w: _opens_container(w), "incus": lambda w: _opens_container(w),
 }
 
 _K3S = re.compile(r"^(?:k3s|k3s-agent|rke2|rke2-agent|microk8s)-(?:uninstall|killall)\.sh$")

@@ -49,7 +49,8 @@ VERB_OVERRIDE: dict[str, dict[str, str]] = {
     "kaggle": {"version": "write"}, "nomad": {"run": "write"}, "salt": {"item": "read", "items": "read"},
     "home-manager": {"build": "read"}, "nix": {"build": "read"},
     "nixos-rebuild": {"test": "write", "build": "read", "dry": "read"},
-    "fastlane": {"deliver": "write", "supply": "write", "match": "", "change": "write", "env": "read"},
+    "fastlane": {"deliver": "write", "supply": "write", "match": "", "change": "write", "env": "read",
+                 "beta": "write", "alpha": "write"},
     "bolt": {"plan": "", "command": "", "task": "", "script": ""}, "pulumi": {"config": "read", "stack": ""},
     "terraform": {"workspace": "", "import": "read"}, "tofu": {"workspace": "", "import": "read"},
     "supabase": {"start": "read", "stop": "read", "new": "read", "gen": "read", "link": "read"},
@@ -77,7 +78,7 @@ REMOTE: dict[str, frozenset[str] | None] = {name: None for name in (
     "airflow", "prefect", "dagster", "databricks", "wandb", "huggingface-cli", "hf", "kaggle", "replicate", "cog",
     "modal",
     "firebase", "fastlane", "eas", "appcenter", "code-push", "shorebird", "snapcraft", "wingetcreate", "cachix",
-    "deploy-rs", "amtool", "dog", "pd", "datadog-ci", "sentry-cli", "splunk", "twilio", "newrelic", "gcx",
+    "deploy-rs", "amtool", "dog", "pd", "sentry-cli", "splunk", "twilio", "newrelic", "gcx",
     "opsgenie", "statuspage", "crane", "juju", "maas", "tf", "tg", "helmfile", "skaffold", "okteto", "salt-cloud",
     "nixops", "colmena", "morph", "checkly", "garden",
     # SaaS and platform CLIs: their writes reach a service others use
