@@ -127,3 +127,20 @@ def test_coverage_under_pytest_covs_threshold_is_an_item(tmp_path: Path) -> None
     [item] = check["items"]
     assert "total coverage 50% is under the required 90%" in item["text"], item
     assert "coverage 50% < 90%" in check["signal"], check
+
+
+TIMES_OUT = "const test = require('node:test');\n\n" \
+            "test('{name}', {{ timeout: 50 }}, async () => {{\n  await new Promise((r) => setTimeout(r, 1000));\n}});\n"
+
+
+def test_tallies_of_several_packages_add_up_in_the_runners_words(tmp_path: Path) -> None:
+    # the reports of the root and a package as one: "2 cancelleds" (and "2 unhandleds errors") before
+    _node()
+    script = "node --test test/a.test.js test/b.test.js && cd web && npm test"
+    root = _project(tmp_path, {"scripts": {"test": script}}, {
+        "test/a.test.js": NODE_FAILING.format(name="adds at the root"),
+        "test/b.test.js": TIMES_OUT.format(name="waits at the root"),
+        "web/package.json": json.dumps({"name": "web", "scripts": {"test": "node --test"}}),
+        "web/test/c.test.js": TIMES_OUT.format(name="waits in web")})
+    check = _check(root, "node-test")
+    assert "1 failed, 2 cancelled" in check["signal"] and "cancelleds" not in check["signal"], check

@@ -8,6 +8,7 @@ import importlib
 import os
 import re
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,9 @@ class ParserRun:
         return parser.result()
 
 
+_PARTICIPLES = ("failed", "passed", "skipped", "cancelled")  # the same word for one test or many
+
+
 def _merged(reports: list[Parsed]) -> Parsed:
     """The reports of one runner run in several packages as one: their items in turn, their tallies added up
     (`2 failed, 3 passed` and `1 failed, 1 skipped` are `3 failed, 3 passed, 1 skipped`)."""
@@ -150,19 +154,24 @@ def _merged(reports: list[Parsed]) -> Parsed:
         for part in re.split(r"[,;] ", report.summary):
             count = re.match(r"^(\d+) (.+)$", part.strip())
             if count:
-                label = re.sub(r"^(\w+?)s\b", r"\1", count[2]) if count[2] not in ("passed", "failed") else count[2]
+                label = _noun(count[2], lambda word: word[:-1] if word.endswith("s") else word)
                 totals[label] = totals.get(label, 0) + int(count[1])
             elif part.strip() and part.strip() not in words and part.strip() != "no tests ran":
                 words.append(part.strip())
-    tally = [f"{n} {label}" if n == 1 or label in ("failed", "passed", "skipped") else f"{n} {_plural(label)}"
+    tally = [f"{n} {label}" if n == 1 else f"{n} {_noun(label, lambda word: word + 's')}"
              for label, n in totals.items() if n]
     return Parsed([i for r in reports for i in r.items], summary=", ".join(tally + words) or "no tests ran",
                   problem="; ".join(r.problem for r in reports if r.problem), extra=sum(r.extra for r in reports))
 
 
-def _plural(label: str) -> str:
-    first, _, rest = label.partition(" ")
-    return f"{first}s {rest}".strip() if not first.endswith("s") else label
+def _noun(label: str, change: Callable[[str], str]) -> str:
+    """`label` with its noun changed (made one or many): the first word that is not a participle, `file` in
+    `files not run`, `error` in `unhandled errors`; `failed`, `cancelled` and the like stay as they are."""
+    words = label.split(" ")
+    at = next((i for i, word in enumerate(words) if word not in _PARTICIPLES and not word.endswith("ed")), None)
+    if at is None:
+        return label
+    return " ".join(change(word) if i == at else word for i, word in enumerate(words))
 
 
 def _crash(output: list[str], ctx: ParseContext) -> list[Item]:
