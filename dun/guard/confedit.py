@@ -56,7 +56,8 @@ read = gates.read_text
 
 def _plain(pattern: str) -> str:
     """A sed pattern as the text it matches, roughly: anchors and escapes dropped (`^ *- id: x` -> ` - id: x`)."""
-    pattern = re.sub(r"^\^|\$$|\\\(|\\\)", "", pattern).replace("\\s", " ").replace("\\d", "").replace("\\w", "a")
+    pattern = re.sub(r"^\^|\$$|\\\(|\\\)", "", pattern).replace("\\t", "\t").replace("\\s", " ")
+    pattern = pattern.replace("\\d", "").replace("\\w", "a")
     return re.sub(r"\[0-9\][*+]?|\{\d*,?\d*\}|(?<!\\)[*+?]", "", re.sub(r"\\(.)", r"\1", pattern))
 
 
@@ -98,7 +99,8 @@ def shell_edit(facts: Facts, prog: str, args: list[Val], stdin: str | None = Non
         for m in _SUBST.finditer(script):
             pat, rep = _plain(m.group(2)), m.group(3)
             removed.append(pat)
-            added.append(rep.replace("\\&", "\0").replace("&", pat).replace("\0", "&").replace("\\n", "\n"))
+            added.append(rep.replace("\\&", "\0").replace("&", pat).replace("\0", "&").replace("\\n", "\n")
+                         .replace("\\t", "\t"))
         for m in _DELETE.finditer(script):
             first, last, pattern = m.groups()
             if pattern is not None:

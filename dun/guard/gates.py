@@ -69,10 +69,13 @@ WEAKENING = (
      "skips the commit hooks for every later command"),
     (r"(?i)\b(?:project|patch|changes)\s*:\s*(?:off|false)\b|\binformational\s*:\s*true",
      "turns a coverage status check off"),
+    (r"(?i)check[-_]coverage[\"']?\s*[:=]\s*false|\bcoverage\b[^\n]{0,40}\benabled[\"']?\s*:\s*false",
+     "turns coverage checking off"),
 )
 # Settings that mean something only in some files: (the start of what it does, the files)
 SCOPES = {"an ignore line": r"(?:^|/)\.[a-z]*ignore$", "makes a hook run": r"pre-commit-config|lefthook",
           "turns a coverage status": r"codecov", "makes pytest collect": r"conftest\.py$",
+          "turns coverage checking": r"\.nycrc|\.c8rc|(?:vitest|jest|vite)\.config",
           "skips the commit hooks": r"\.envrc$"}
 _WEAKENING = tuple((re.compile(rx), why, re.compile(next((v for k, v in SCOPES.items() if why.startswith(k)), "")))
                    for rx, why in WEAKENING)
@@ -95,6 +98,9 @@ TEST_FILES = re.compile(r"(?:^|/)(?:tests?/.+\.\w+|test_[^/]+\.py|[^/]+_test\.(?
 _ASSERTS = re.compile(r"\bassert\w*|\bexpect\s*\(|\bt\.(?:Error|Fatal)|\brequire\.\w+\(|\bXCTAssert|\bshould\b")
 _NO_OP = re.compile(r"(?i)\bassert\s*\(?\s*(?:true|1)\s*\)?\s*$|^\s*pass\s*$|expect\s*\(\s*true\s*\)"
                     r"|\bassert\s+True\b|XCTAssertTrue\s*\(\s*true|assertTrue\s*\(\s*true", re.M)
+# A check whose failure is made not to count where it runs (`pytest || true`, a Makefile's `-mypy src`)
+_CHECK = CHECKS.pattern.removeprefix("(?i)")
+_FAIL_PASSES = re.compile(r"(?im)(?:" + _CHECK + r")[^\n]*\|\|\s*(?:true|:|exit\s+0|echo)\b|^\t-\s*(?:" + _CHECK + ")")
 _FOR_TESTS = re.compile(r"(?i)\[mypy-tests|module\s*=\s*\[?\s*[\"']tests")
 _SEVERITY_ON = re.compile(r"[\"']?(?:error|2)[\"']?")
 _SEVERITY_OFF = re.compile(r"[\"']?(?:off|warn|warning|0|1)[\"']?")
@@ -115,6 +121,8 @@ def judge(path: str, added: str, removed: str) -> str | None:
         if (m := rx.search(added)) and not rx.search(removed) and not (
                 what.startswith("drops a type") and _FOR_TESTS.search(added)):  # [mypy-tests.*] relaxed: the tests'
             return f"{what} ({' '.join(m.group(0).split())[:60]})"
+    if (m := _FAIL_PASSES.search(added)) and not _FAIL_PASSES.search(removed):
+        return f"makes a failing check count as passed ({' '.join(m.group(0).split())[:60]})"
     if _SEVERITY_ON.fullmatch(removed.strip()) and _SEVERITY_OFF.fullmatch(added.strip()):  # s/'error'/'off'/g
         return f"turns lint errors off ({removed.strip()} -> {added.strip()})"
     if why := lowered(added, removed, path):

@@ -184,6 +184,8 @@ def judge(path: str, added: str, removed: str) -> str | None:
     if is_lock:
         if HASH_KEY.search(removed) and not HASH_VALUE.search(added):
             return "removes integrity hashes or checksums from a lockfile"
+        if re.search(r"\bresolved\b", removed) and not re.search(r"\bresolved\b", added):
+            return "removes the locked URLs of a lockfile (resolved)"
         old, new = {host(u) for u in URL.findall(removed)}, {host(u) for u in URL.findall(added)}
         if old and new - old:
             return f"moves locked packages to another host ({sorted(new - old)[0]})"
