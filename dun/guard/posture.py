@@ -148,6 +148,8 @@ def judge(facts: Facts, words: list[str], env: Mapping[str, str | None], temp: t
 def _judge(facts: Facts, prog: str, words: list[str], env: Mapping[str, str | None], temp: tuple[str, ...],
            made: set[str]) -> None:
     verb = decisive_verb(prog, words)
+    if words[-1:] in (["-h"], ["--version"], ["-v"], ["version"], ["help"]) and len(words) <= 2:
+        return  # twilio --version, pd help: the program prints
     if (verb is not None and verb[0] == "read") or _dry(prog, words):
         never = {"--publish never", "-p never"} & {f"{a} {b}" for a, b in itertools.pairwise(words)}
         if prog != "git" and (never or not _PUBLISHING.intersection(w.split("=", 1)[0] for w in words)):
