@@ -29,6 +29,8 @@ ALL_TOOLS = frozenset({"bash", "bash(*)", "bash(*:*)", "*", "shell", "shell(*)"}
 BYPASS_VALUES = {"--permission-mode": ("bypasspermissions",), "--approval-mode": ("yolo",),
                  "--sandbox": ("danger-full-access", "false", "none"), "-s": ("danger-full-access",),
                  "--ask-for-approval": ("never",), "-a": ("never",),
+                 "--config": ("sandbox_mode=\"danger-full-access\"", "sandbox_mode=danger-full-access",
+                              "approval_policy=never", "approval_policy=\"never\""),
                  "-c": ("sandbox_mode=\"danger-full-access\"", "sandbox_mode=danger-full-access",
                         "approval_policy=never", "approval_policy=\"never\"")}
 SETTINGS_WORDS = ("hooks", "permissions", "disableallhooks", "allowedtools", "defaultmode")

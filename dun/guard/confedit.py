@@ -97,6 +97,11 @@ def shell_edit(facts: Facts, prog: str, args: list[Val], stdin: str | None = Non
     added, removed = [], []
     for script in scripts:
         for m in _SUBST.finditer(script):
+            if m.group(2) in ("^", "^.", "^.*", ".*") and re.match(r"\s*(?:#|//|;|rem\b)", m.group(3)) and any(
+                    gates.GATE_FILES.search(p) for p in paths):  # sed 's/^/#/' Makefile: every line commented out
+                facts.signals.add("gate-weaken")
+                facts.notes["gate-weaken"] = "why: comments out every line of a file that runs or configures checks"
+                return
             pat, rep = _plain(m.group(2)), m.group(3)
             removed.append(pat)
             added.append(rep.replace("\\&", "\0").replace("&", pat).replace("\0", "&").replace("\\n", "\n")
