@@ -192,6 +192,11 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         return why
     if prod and (why := _prod_entry(prog, words, verb or words[0] if words else "")):
         return why
+    if (zero := next((w for w in words if _RETENTION_ZERO.match(w)), None)) or "--keep-last 0" in " ".join(words):
+        return f"{prog} keeps no backups or history ({zero or '--keep-last 0'})"
+    if verb is None and _prod_named(words) and not _local_tool(prog) and prog not in _PROD_LEFT and any(
+            p in _ENTRY_VERBS - _BUILD_VERBS for w in words if not w.startswith("-") for p in _parts(w)):
+        return f"{prog} runs a production deploy or teardown by name"  # spinnaker pipeline execute ... deploy-prod
     if verb is None and prog not in _FLAGS_LEFT and (target := _target(prog, words)) and (
             flag := _flag_verb(prog, words)):
         return f"{prog} --{flag} changes state on {target}, not this machine"  # kafka-consumer-groups --reset-offsets
@@ -211,7 +216,8 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
     if prog in CLOUD:
         if any(CLOUD_ALWAYS.match(w) for w in words[:4]) or strong:
             return f"{prog} {verb} silences alarms, pauses, revokes, sends messages or undeploys"
-        return f"{prog} {verb} changes production ({facts.notes.get('prod-target', '')[5:]})" if prod else None
+        named = facts.notes.get("prod-target", "")[5:] or _prod_named(words)
+        return f"{prog} {verb} changes production ({named})" if prod or named else None
     if prod and not _local_tool(prog) and prog not in _PROD_LEFT:
         return f"{prog} {verb} changes production ({facts.notes.get('prod-target', '')[5:]})"
     if alerting_off(prog, words, verb):
@@ -280,6 +286,17 @@ def _flag_verb(prog: str, words: list[str]) -> str | None:
 
 _CHOOSING = frozenset({"config", "configure", "account", "accounts", "auth", "login", "logout", "profile", "profiles",
                        "context", "contexts", "use", "use-context", "select", "completion"})
+_BUILD_VERBS = frozenset({"run", "build", "seed", "snapshot"})  # a warehouse's writes (dbt), a build elsewhere
+_RETENTION_ZERO = re.compile(r"^--(?:keep-[\w-]+|[\w-]*retention[\w-]*)=0+(?:[dhmswy]|days?)?$")
+_PROD_WORD = re.compile(r"(?:^|[-_.:/@])(?:prod|production|prd)(?:$|[-_.:/\d])", re.I)
+
+
+def _prod_named(words: list[str]) -> str:
+    """A word naming production (prod-web-1, acme-prod, production), not a flag and not a file."""
+    return next((w for w in words if not w.startswith("-") and "://" not in w and not _FILE.search(w)
+                 and _PROD_WORD.search(w)), "")
+
+
 _ENTRY_VERBS = frozenset({"destroy", "deploy", "apply", "promote", "release", "rollback", "teardown", "delete", "drop",
                           "reset", "run", "build", "seed", "snapshot", "dispatches", "publish", "switch", "scale"})
 _RUNNERS = frozenset({"make", "gmake", "just", "task", "mage", "invoke", "rake", "nx", "turbo", "npm", "pnpm",

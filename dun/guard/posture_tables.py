@@ -18,7 +18,7 @@ WRITE = frozenset({
     "deprecate", "yank", "retire", "bump", "gc", "prune", "down", "kill", "terminate", "wipe", "erase", "drop",
     "truncate", "flush", "import", "acknowledge", "ack", "archive", "unpublish", "nuke", "forget", "evict", "edit",
     "modify", "move", "rename", "transfer", "grant", "enable", "notify", "announce", "tag", "untag", "unmute", "up",
-    "bootstrap", "alter", "migrate", "toggle", "on", "off"})
+    "bootstrap", "alter", "migrate", "toggle", "on", "off", "store"})
 # Verbs that change what other people rely on, whatever the program: a program no rule knows using one is taken to
 # reach a service (pause a queue, revoke a key, page someone, fail a cluster over)
 STRONG = frozenset({"suspend", "pause", "disable", "mute", "revoke", "drain", "cordon", "seal", "unsubscribe",
@@ -117,5 +117,6 @@ def after(words: list[str], flag: str) -> list[str]:
 
 MESSAGE = frozenset({"mail", "mailx", "sendmail", "swaks", "msmtp", "mutt", "neomutt", "s-nail", "ssmtp", "twilio",
                      "slack", "slack-cli", "slackcat", "telegram-send", "signal-cli", "apprise", "ntfy", "pushover",
-                     "discord", "teams", "mattermost", "mmctl", "zulip-send", "notify-slack"})
+                     "discord", "teams", "mattermost", "mmctl", "zulip-send", "notify-slack", "onesignal", "gotify",
+                     "pushbullet"})
 OPS_HTTP = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "httpie", "curlie"})
