@@ -19,9 +19,14 @@ HOME = (
     (".wandb/*", "Weights & Biases keys"), (".netrc*", ".netrc passwords"), (".config/sops/*", "sops keys"),
     (".vault_pass*", "a vault password"), (".ansible/*vault*", "a vault password"), (".config/ngrok/*", "ngrok tokens"),
     (".terraform.d/credentials.tfrc.json", "Terraform tokens"), (".pulumi/credentials.json", "Pulumi tokens"),
+    (".config/git/credentials", "git credentials"), (".mozilla/firefox", "browser profiles"),
+    (".config/google-chrome", "browser profiles"), (".config/chromium", "browser profiles"),
+    (".mozilla/firefox/*/logins.json", "a browser's saved logins"),
+    (".mozilla/firefox/*/key4.db", "a browser's saved logins"), (".config/google-chrome/*/Login Data*",
+     "a browser's saved logins"), (".config/chromium/*/Login Data*", "a browser's saved logins"),
     (".mc/config.json", "MinIO keys"), (".config/hcloud/*", "Hetzner tokens"), (".config/linode-cli", "Linode tokens"),
 )
-SYSTEM = (("/run/user/*/containers/auth.json", "registry credentials"),
+SYSTEM = (("/run/user/*/containers/auth.json", "registry credentials"), ("/etc/wireguard/*", "WireGuard keys"),
           ("/mnt/[a-z]/Users/*/.ssh*", "SSH keys (Windows side)"), ("/mnt/[a-z]/Users/*/.aws*", "AWS credentials "
            "(Windows side)"), ("/mnt/[a-z]/Users/*/.azure*", "Azure credentials (Windows side)"),
           ("/mnt/[a-z]/Users/*/.kube*", "Kubernetes credentials (Windows side)"),
@@ -32,9 +37,9 @@ SYSTEM = (("/run/user/*/containers/auth.json", "registry credentials"),
           ("/mnt/[a-z]/Users/*/.git-credentials", "git credentials"))
 FILES = ("terraform.tfstate", "*.tfstate", "*.tfstate.backup", "key.properties", "AuthKey_*.p8", "*.p8",
          "kaggle.json", ".databrickscfg", "auth.json", "*.mobileprovision", ".vault_pass*", "vault_pass*", "*.agekey",
-         "keys.txt")
+         "keys.txt", "*.ovpn", "firebase-adminsdk*.json", "wg[0-9]*.conf")
 MAYBE = r"|tfstate|huggingface|kaggle|databricks|fastlane|appstore|private_keys|properties|\.p8|containers|android" \
-        r"|/mnt/|wandb|vault|agekey|mobileprovision|pulumi|\.mc/|ngrok|auth\.json"
+        r"|/mnt/|wandb|vault|agekey|mobileprovision|pulumi|\.mc/|ngrok|auth\.json|ovpn|wireguard|wg\d|firebase|mozilla|chrom|logins"
 # Commands that print a secret: (program, a word among its arguments)
 PRINTERS = (("sops", "-d"), ("sops", "--decrypt"), ("sops", "exec-env"), ("ansible-vault", "view"),
             ("pulumi", "--show-secrets"), ("databricks", "token"), ("doppler", "download"), ("infisical", "export"))
