@@ -120,8 +120,9 @@ _NOTHING_ELSEWHERE = frozenset({
 def fleet(argv: list[Val]) -> Facts | None:
     """A fleet tool's run (ansible -m service ... on an inventory), judged before unwrap.py takes it apart for the
     command it runs elsewhere (which meets every rule too)."""
-    prog = program_name(argv[0]) if argv else ""
-    words = [a.text for a in argv[1:]]
+    at = next((i for i, a in enumerate(argv[:6]) if program_name(a) in RUN_REMOTE), 0)  # sudo -u x ansible ...
+    prog = program_name(argv[at]) if argv else ""
+    words = [a.text for a in argv[at + 1:]]
     if prog not in RUN_REMOTE or _dry(prog, words) or (nonprod_target(argv[1:]) and not prod_target(argv[1:]) and
                                                        prog not in ("ssh", "rsync", "scp")) or (
             why := RUN_REMOTE[prog](words)) is None:
@@ -220,6 +221,8 @@ def _why(facts: Facts, prog: str, words: list[str], verb: str | None, remote_eng
         return f"{prog} {verb} changes production ({named})" if prod or named else None
     if prod and not _local_tool(prog) and prog not in _PROD_LEFT:
         return f"{prog} {verb} changes production ({facts.notes.get('prod-target', '')[5:]})"
+    if prog in ("kubectl", "oc", "helm") and (named := _cluster_prod(words)):
+        return f"{prog} {verb} changes the production cluster or namespace {named}"
     if alerting_off(prog, words, verb):
         return f"{prog} {verb} turns off alerting or monitoring"
     if prog == "firebase" and "channel" in verb and "live" not in words:
@@ -295,6 +298,14 @@ def _prod_named(words: list[str]) -> str:
     """A word naming production (prod-web-1, acme-prod, production), not a flag and not a file."""
     return next((w for w in words if not w.startswith("-") and "://" not in w and not _FILE.search(w)
                  and _PROD_WORD.search(w)), "")
+
+
+def _cluster_prod(words: list[str]) -> str:
+    """The production context, cluster or namespace a kubectl or helm command names (--context prod-eu, -n prod)."""
+    options = ("--context", "--kube-context", "--cluster", "-n", "--namespace")
+    named = [b for a, b in itertools.pairwise(words) if a in options] + [
+        w.split("=", 1)[1] for w in words if w.split("=", 1)[0] in options and "=" in w]
+    return next((n for n in named if _PROD_WORD.search(n)), "")
 
 
 _ENTRY_VERBS = frozenset({"destroy", "deploy", "apply", "promote", "release", "rollback", "teardown", "delete", "drop",

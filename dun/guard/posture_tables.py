@@ -72,7 +72,8 @@ TARGET_OPTIONS = frozenset({"--context", "--kube-context", "--profile", "--proje
 # Programs whose purpose is remote: every verb that changes state reaches a platform, fleet or registry (a set names
 # the only verbs that do, where the rest of the program is local)
 REMOTE: dict[str, frozenset[str] | None] = {name: None for name in (
-    "terraform", "tofu", "terragrunt", "pulumi", "cdk", "cdktf", "serverless", "sls", "sam", "copilot", "flux",
+    "terraform", "tofu", "terragrunt", "pulumi", "cdk", "aws-cdk", "cdktf", "serverless", "sls", "sam", "copilot",
+    "flux",
     "argocd", "ansible", "ansible-playbook", "ansible-pull", "salt", "salt-key", "salt-run", "salt-ssh", "knife",
     "puppet", "puppetserver", "bolt", "pyinfra", "vault", "consul", "nomad", "boundary", "waypoint", "mlflow",
     "airflow", "prefect", "dagster", "databricks", "wandb", "huggingface-cli", "hf", "kaggle", "replicate", "cog",
