@@ -126,11 +126,17 @@ def workspace_dirs(directory: Path) -> list[Path]:
     return sorted(found)
 
 
-def own_runners(directory: Path) -> list[str]:
-    """The runners a workspace root's `test` script runs at the root itself, beside its packages' tests
-    (`jest && npm --prefix docs test`, `vitest run && cd web && npm test`): each must run too, in the root."""
+def own_script(directory: Path) -> str:
+    """What a workspace root's `test` script runs at the root itself, beside its packages' tests: the script without
+    the commands that run theirs (`jest` of `jest && npm --prefix docs test`)."""
     test = _DIR_TEST.sub(" ; ", test_script(npm_scripts(package_json(str(directory)))))
-    return _named(" ; ".join(s for s in SEGMENT_END.split(test) if s.strip() and not _DELEGATES.search(s)))
+    return " ; ".join(s for s in SEGMENT_END.split(test) if s.strip() and not _DELEGATES.search(s))
+
+
+def own_runners(directory: Path) -> list[str]:
+    """The runners a workspace root's `test` script runs at the root itself (`jest && npm --prefix docs test`,
+    `vitest run && cd web && npm test`): each must run too, in the root."""
+    return _named(own_script(directory))
 
 
 def _named(test: str) -> list[str]:

@@ -18,6 +18,7 @@ from dun.checks.jsproject import (
     js_has_tests,
     js_tools,
     npm_scripts,
+    own_script,
     package_json,
     workspace_dirs,
 )
@@ -36,6 +37,9 @@ FOREIGN_SUITES = (
     ("deno.jsonc", "Deno (`deno test --reporter=junit`)", ("",)),
     ("CMakeLists.txt", "CMake/CTest (`ctest --output-junit FILE`)", ("",)),
 )
+# JavaScript test runners no built-in check reads, named in a workspace root's own part of its test script
+_OTHER_RUNNER = re.compile(r"(?:^|[\s/])(karma|jasmine|playwright|cypress|uvu|qunit|wdio|testcafe|web-test-runner|"
+                           r"wtr|zora)\b")
 _CMAKE_TESTS = re.compile(r"^\s*(enable_testing|add_test)\s*\(", re.M | re.I)
 _MAKE_TEST = re.compile(r"^(test|check|tests)\s*:", re.M)
 
@@ -69,6 +73,10 @@ def unrun_suites(root: Path) -> list[tuple[str, str]]:
             why = f"runs {runners[0]}, which dun runs only at the top of a project, not in each workspace package" \
                 if runners else f"has a `test` script running `{script[:80]}`, which no built-in check reads"
             found.append((f"{rel}/package.json", f"workspace package {rel} {why}"))
+    other = _OTHER_RUNNER.search(own_script(root)) if monorepo else None
+    if other:  # its packages' tests run; a runner no check reads at the root beside them does not
+        found.append(("package.json", f"the `test` script runs `{other[1]}` at the root beside its packages' tests, "
+                                      f"which no built-in check reads (they read {', '.join(JS_RUNNERS)})"))
     for eco in ours:
         program = TOOLCHAINS.get(eco.name)
         if eco.tests and program is not None and not on_path(program):

@@ -144,3 +144,14 @@ def test_tallies_of_several_packages_add_up_in_the_runners_words(tmp_path: Path)
         "web/test/c.test.js": TIMES_OUT.format(name="waits in web")})
     check = _check(root, "node-test")
     assert "1 failed, 2 cancelled" in check["signal"] and "cancelleds" not in check["signal"], check
+
+
+def test_a_runner_no_check_reads_at_the_root_beside_a_subfolder_package_is_warned_about(tmp_path: Path) -> None:
+    # `karma start && npm --prefix web test`: web's tests ran and test-suites passed; the root's karma never ran
+    _node()
+    root = _project(tmp_path, {"scripts": {"test": "karma start && npm --prefix web test"}}, {
+        "web/package.json": json.dumps({"name": "web", "scripts": {"test": "node --test"}}),
+        "web/test/b.test.js": NODE_FAILING.format(name="adds in web")})
+    suites = _check(root, "test-suites", code=0)
+    assert suites["status"] == "warn" and [i["file"] for i in suites["items"]] == ["package.json"], suites
+    assert "`karma` at the root" in suites["items"][0]["text"], suites
