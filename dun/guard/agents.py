@@ -42,8 +42,14 @@ SETTINGS_SUBS = {"mcp": frozenset({"add", "add-json", "add-from-claude-desktop",
                  "plugins": frozenset({"install", "add", "enable"})}
 
 
+EDITORS = frozenset({"code", "code-insiders", "codium", "cursor", "windsurf", "positron"})
+
+
 def mark(facts: Facts, words: list[str]) -> None:
     """Raise `agent-bypass` or `agent-settings` for a command that runs an agent CLI (words[0] is the program)."""
+    if facts.program in EDITORS and "--install-extension" in words:  # code that runs inside the user's editor
+        facts.signals.add("agent-settings")
+        facts.notes["agent-settings"] = "why: installs an editor extension"
     if facts.program not in AGENTS:
         return
     args = words[1:]

@@ -37,8 +37,8 @@ LOCALFX_RULES: tuple[Rule, ...] = (
                                                 for v in ("false", "0", "no", "off"))))),
     Rule("agent.bypass", "starts a coding agent with its permission checks, approvals or sandbox off, beyond this "
          "session's hooks; run it without that flag", (Match(signals=("agent-bypass",)),)),
-    Rule("agent.settings", "changes a coding agent's own settings (MCP servers it starts, tools it may run, hooks, "
-         "extensions), which outlive this session; ask the user to make that change",
+    Rule("agent.settings", "changes a coding agent's or editor's own settings (MCP servers it starts, tools it may "
+         "run, hooks, extensions), which outlive this session; ask the user to make that change",
          (Match(signals=("agent-settings",)),)),
     Rule("win.system", "runs a Windows tool from WSL that destroys or weakens the Windows side (disks, the registry, "
          "tasks, Defender, the firewall, users, logs, boot settings, WSL distributions) or makes code run there "
