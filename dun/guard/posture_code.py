@@ -10,6 +10,7 @@ import re
 
 from dun.guard.effects import Facts
 from dun.guard.hosts import host_of, is_local
+from dun.guard.posture_http import people_host
 
 # SDK calls that change a remote registry, hub or store whatever their arguments
 _ALWAYS = re.compile(
@@ -19,7 +20,10 @@ _ALWAYS = re.compile(
     r"|rename_registered_model|set_model_version_tag|delete_experiment|delete_run|dataset_create_new"
     r"|dataset_create_version|kernels_push|competition_submit|create_deployment|delete_deployment|trigger_dag"
     r"|clear_task_instances|send_message|sendmail|chat_postMessage|chat_scheduleMessage|conversations_invite"
-    r"|files_upload_v2|send_email|send_raw_email|publish_message)\s*\(")
+    r"|files_upload_v2|send_email|send_raw_email|publish_message|update_endpoint|delete_endpoint|undeploy_all"
+    r"|undeploy_model|undeploy|delete_model_package|update_model_version)\s*\(")
+_POSTS = re.compile(r"\b(?:requests|httpx|session|client)\.(?:post|put|patch)\s*\(|\bfetch\s*\([^)]*method\s*:\s*['\"]"
+                    r"(?:POST|PUT|PATCH)|urlopen\s*\(\s*Request\s*\([^)]*data\s*=|axios\.(?:post|put|patch)\s*\(", re.I)
 # Platforms whose objects' .delete() removes remote state (wandb runs and artifacts, ClearML tasks, comet experiments)
 _PLATFORMS = re.compile(r"\b(?:wandb|clearml|comet_ml|neptune|mlflow|kaggle|huggingface_hub|sagemaker|vertexai"
                         r"|google\.cloud\.aiplatform|azureml|dvc\.api|prefect|dagster|airflow)\b")
@@ -50,6 +54,8 @@ def _why(code: str) -> str | None:
     if _MAILER.search(code) and _MAIL_SEND.search(code):
         people = [a for a in _MAIL_TO.findall(code) if not _RESERVED.search(a)]
         return f"code mails {people[0]}" if people and not _LOCAL_SMTP.search(code) else None
+    if _POSTS.search(code) and (host := next((h for u in remote if (h := host_of(u)) and people_host(h)), None)):
+        return f"code posts to {host}, which messages or pages people"
     if m := _ALWAYS.search(code):
         if local and not remote:
             return None  # a tracking server or hub on this machine

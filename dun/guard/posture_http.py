@@ -67,3 +67,8 @@ def ops_url(words: list[str]) -> str | None:
                 (methods and methods[-1].upper() in ("PUT", "DELETE")))):
             return host
     return None
+
+
+def people_host(host: str) -> bool:
+    """A host that carries messages or pages to people, or a store's listing (the hosts of ops_url)."""
+    return bool(_OPS_HOSTS.search(host))
