@@ -36,7 +36,7 @@ import sys
 import time
 
 from dun import __version__
-from dun.core.cache import env_disabled, look
+from dun.core.cache import env_disabled
 from dun.core.cache.file import CacheFile
 from dun.core.cachedir import cache_dir_path, stable_env
 from dun.core.digest import sha256
@@ -45,6 +45,7 @@ from dun.core.pidmark import mark
 
 TYPE_CHECKING = False  # not typing's: this module loads before everything else
 if TYPE_CHECKING:
+    from dun.core.cache.tree import Walks
     from dun.core.pidmark import Mark
     from dun.core.proc import Started
 
@@ -59,6 +60,7 @@ Looks = list[tuple[str, object]]
 # is the setup's, and a secret in it is not written to a cache.
 Entry = tuple[str, list[str], str, "dict[str, str] | None", "str | None", float, int, "Looks | None", list[str],
               "Looks | None"]
+Plan = tuple[str, str, Looks, list[Entry]]  # the setup, the work tree's fingerprint, the looks, the entries
 
 
 def _setup(argv: list[str]) -> str:
@@ -242,7 +244,24 @@ def start(argv: list[str], tree_look: TreeLook) -> Launches | None:
     if stored is None:
         return None
     setup, tree, looks, entries = stored
-    if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
+    if setup != _setup(argv):
+        return None
+    from dun.core.cache.tree import Walks
+
+    # every tree's walk begun at once and taken once (each JavaScript check's inputs name node_modules), while no
+    # command of this run has started yet: all of them are looked at as of this moment
+    walks = Walks()
+    walks.begin([*looks, *(pair for entry in entries for pair in [*(entry[9] or ()), *(entry[7] or ())])])
+    try:
+        return _start_plan(root, argv, tree_look, walks, (setup, tree, looks, entries))
+    finally:
+        walks.close()
+
+
+def _start_plan(root: str, argv: list[str], tree_look: TreeLook, walks: Walks, stored: Plan) -> Launches | None:
+    setup, tree, looks, entries = stored
+    look = walks.look
+    if any(look(path, was) != was for path, was in looks):
         return None
     now = tree_look.of(root)
     if now is None:
@@ -409,7 +428,7 @@ def _guard(live: list[int]) -> None:
         _signal.signal(sig, handler)
 
 
-def _accept(payload: tuple[object, ...]) -> tuple[str, str, Looks, list[Entry]]:
+def _accept(payload: tuple[object, ...]) -> Plan:
     setup, tree, looks, entries = payload
     if not (isinstance(setup, str) and isinstance(tree, str) and isinstance(looks, list)
             and isinstance(entries, list)):

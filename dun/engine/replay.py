@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from dun.core.cache.tree import Walks
     from dun.core.fingerprint import TreeLook
 
 FILE = "replay.marshal"  # marshal, not JSON: the json module alone would cost a fifth of a replayed run
@@ -116,12 +117,32 @@ def replay(argv: list[str], status: Spawned, meanwhile: Callable[[Callable[[], b
         # saved in the future: the clock was set back since, so a `ttl:` may have run out unseen
         if not saved <= time.time() < expires:
             return None
-    if setup != _setup(argv) or any(look(path, was) != was for path, was in looks):
+    if setup != _setup(argv):
+        return None
+    trees = [(path, was) for path, was in looks if path.startswith("tree:")]
+    if not trees:
+        return _replay_rest(root, tree, looks, text, exit_code, status, meanwhile, tree_look)
+    from dun.core.cache.tree import Walks
+
+    walks = Walks()
+    walks.begin(trees)  # walked beside git status and everything below, collected last
+    try:
+        return _replay_rest(root, tree, looks, text, exit_code, status, meanwhile, tree_look, walks)
+    finally:
+        walks.close()
+
+
+def _replay_rest(root: str, tree: str, looks: list[tuple[str, object]], text: str, exit_code: int,
+                 status: Spawned, meanwhile: Callable[[Callable[[], bool]], None] | None,
+                 tree_look: TreeLook | None, walks: Walks | None = None) -> int | None:
+    if any(look(path, was) != was for path, was in looks if not path.startswith("tree:")):
         return None
     if tree_look is not None:
         tree_look.prepare(root)
     if meanwhile is not None and _missed_last(root):
         meanwhile(status.done)
+    if walks is not None and any(walks.look(path, was) != was for path, was in looks if path.startswith("tree:")):
+        return None
     if tree_look is not None:
         seen = tree_look.of(root)
         if seen is None or seen[0] != tree:

@@ -75,8 +75,48 @@ def test_a_find_that_takes_too_long_leaves_the_tree_unknown(tmp_path: Path, monk
     site = installed(tmp_path / "site")
     first = settled(site, tmp_path / "probe")
 
-    def slow(*args: object, **kwargs: object) -> object:
-        raise subprocess.TimeoutExpired("find", tree.FIND_TIMEOUT_S)
+    class Slow(subprocess.Popen[bytes]):
+        def communicate(self, input: bytes | None = None, timeout: float | None = None) -> tuple[bytes, bytes]:
+            if timeout is not None:
+                raise subprocess.TimeoutExpired("find", timeout)
+            return super().communicate()
 
-    monkeypatch.setattr(tree.subprocess, "run", slow)
+    monkeypatch.setattr(tree.subprocess, "Popen", Slow)
     assert tree_look(str(site), first) != first
+    walks = tree.Walks()
+    walks.begin([("tree:" + str(site), first)])
+    assert walks.look("tree:" + str(site), first) != first
+
+
+def test_the_walks_of_a_run_take_each_tree_once_and_answer_as_its_look(tmp_path: Path, walker: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run compares several stored looks of one tree (each JavaScript check's inputs name node_modules, each as of
+    its own moment): one walk since the earliest answers for all while nothing changed; after a change, a moment
+    before it is changed and one after it is not, each as `tree_look` says."""
+    modules = installed(tmp_path / "node_modules")
+    lib = tmp_path / "elsewhere/lib"
+    lib.mkdir(parents=True)
+    (modules / "linked").symlink_to(lib)
+    key = "tree:" + str(modules)
+    first = settled(tmp_path, tmp_path / "probe")
+    later = ("tree", first[1] + 1)
+    walked: list[int] = []
+    real = tree._changed
+    monkeypatch.setattr(tree, "_changed", lambda path, since, begun=None: walked.append(since) or real(
+        path, since, begun))
+    walks = tree.Walks()
+    walks.begin([(key, later), (key, first)])
+    assert walks.look(key, later) == later and walks.look(key, first) == first
+    assert walked == [first[1], first[1]]  # the tree and the directory its link leads to, once, since the earliest
+    (lib / "index.js").write_text("1\n")  # outside, through the link
+    after = settled(tmp_path, tmp_path / "probe")
+    walked.clear()
+    walks = tree.Walks()
+    walks.begin([(key, first), (key, after)])
+    moved = walks.look(key, first)
+    assert moved != first and moved[0] == "tree"  # type: ignore[index]
+    assert walks.look(key, after) == after == tree_look(str(modules), after)
+    count = len(walked)
+    assert walks.look(key, first) != first and len(walked) == count  # known changed since then: not walked again
+    assert walks.look(key, later) != later  # a moment between: walked for on its own
+    walks.close()
