@@ -277,8 +277,9 @@ def inputs(spec: CheckSpec, ctx: CheckContext) -> list[str] | None:
 def python_inputs(root: Path, cwd: Path) -> list[str] | None:
     """The project's interpreter, its virtual environment's config, a tree look at each site-packages directory
     (dun/core/cache/tree.py: a distribution installed, upgraded or removed, a file renamed over another as `sed -i`
-    and pip do, or rewritten in place, as an agent "fixing" a dependency may), and what editable installs outside
-    the repository hold (`editable_files`); None when it is not a virtual environment."""
+    and pip do, or rewritten in place, as an agent "fixing" a dependency may), the base interpreter's and the user's
+    for a venv that includes them (`base_sites`), and what editable installs outside the repository hold
+    (`editable_files`); None when it is not a virtual environment."""
     from dun.checks.pyenv import project_python
     from dun.core.cache.tree import PREFIX
 
@@ -291,8 +292,13 @@ def python_inputs(root: Path, cwd: Path) -> list[str] | None:
 
     found = sorted(glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages"))
                    + glob.glob(os.path.join(glob.escape(venv), "Lib", "site-packages")))
+    from dun.checks.pyenv import base_sites
+
+    system = base_sites(venv)  # `include-system-site-packages = true`: the base's packages are imported too
+    if system is None:
+        return None
     sites: list[str] = []
-    for site in found:  # a venv's lib64 is a link to lib: each real directory once
+    for site in [*found, *system]:  # a venv's lib64 is a link to lib: each real directory once
         if os.path.realpath(site) not in map(os.path.realpath, sites):
             sites.append(site)
     pth = [p for site in sites for p in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))]

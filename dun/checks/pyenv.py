@@ -99,3 +99,45 @@ def setup_hint(python: Python, module: str) -> str:
         return (f"Create the project's environment and install {module} into it, e.g. `python3 -m venv .venv && "
                 f".venv/bin/pip install -e '.[test]'` (or `.venv/bin/pip install {module}`), then re-run.")
     return f"Install {module} into the project's environment: `{python.shell} -m pip install {module}`, then re-run."
+
+
+def base_sites(venv: str) -> list[str] | None:
+    """The site directories a virtual environment made with `include-system-site-packages = true` (pyvenv.cfg)
+    imports from besides its own, as the base interpreter's `site` adds them: the base's site-packages (and a Debian
+    Python's dist-packages, /usr/local's included) and the user's site-packages (~/.local, PYTHONUSERBASE), which
+    such a venv enables; the user's is named whether it exists or not (one made later is a change). [] for a venv
+    that does not include them; None when its base cannot be told from pyvenv.cfg (no `home`, no site directory
+    there, no version): what it imports cannot be known without running it."""
+    import glob
+
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        return None
+    cfg = {}
+    for line in text.splitlines():  # as site.venv() reads it
+        key, eq, value = line.partition("=")
+        if eq:
+            cfg[key.strip().lower()] = value.strip()
+    if cfg.get("include-system-site-packages", "").lower() != "true":
+        return []
+    home = cfg.get("home")
+    if not home or not os.path.isabs(home):
+        return None
+    version = ".".join(cfg.get("version", cfg.get("version_info", "")).split(".")[:2])
+    if version.count(".") != 1:
+        return None
+    minor = f"python{version}"
+    prefix = os.path.dirname(os.path.normpath(home))
+    prefixes = [prefix, "/usr/local"] if prefix == "/usr" else [prefix]  # Debian's site adds /usr/local
+    found: list[str] = []
+    for p in map(glob.escape, prefixes):
+        found += sorted(glob.glob(os.path.join(p, "lib*", minor, "site-packages"))
+                        + glob.glob(os.path.join(p, "lib*", minor, "dist-packages"))
+                        + glob.glob(os.path.join(p, "lib*", "python3", "dist-packages"))
+                        + glob.glob(os.path.join(p, "Lib", "site-packages")))
+    if not found:
+        return None
+    user_base = os.environ.get("PYTHONUSERBASE") or os.path.join(os.path.expanduser("~"), ".local")
+    return [*found, os.path.join(user_base, "lib", minor, "site-packages")]

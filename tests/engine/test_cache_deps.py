@@ -262,3 +262,40 @@ def test_a_workspace_packages_own_node_modules_rewritten_in_place_is_seen(repo: 
     rewrite_in_place(repo / "packages/a/node_modules/dep/index.js", "x: 1", "x: 2")
     assert agree(repo, "node-test").status is Status.FAIL
     assert result(repo, "node-test").cached
+
+
+def test_a_base_interpreters_package_rewritten_in_place_is_seen_by_a_venv_that_includes_it(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv made with `--system-site-packages` (`include-system-site-packages = true` in pyvenv.cfg) imports the
+    base interpreter's packages: one rewritten there is seen (the base here a real Python prefix of its own, its
+    standard library linked from the running one's); the user's site-packages such a venv enables too, once made."""
+    base = tmp_path / "base"
+    stdlib = Path(os.__file__).parent
+    (base / "bin").mkdir(parents=True)
+    shutil.copy2(os.path.realpath(sys._base_executable), base / "bin/python3")  # found from its own place, as copied
+    lib = base / "lib" / stdlib.name
+    lib.mkdir(parents=True)
+    for entry in stdlib.iterdir():
+        if entry.name != "site-packages":
+            (lib / entry.name).symlink_to(entry)
+    write(lib, "site-packages/extpkg/__init__.py", "X = 1\n")
+    write(lib, "site-packages/runner.pth", f"{runner_dir(tmp_path)}\n")
+    subprocess.run([str(base / "bin/python3"), "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(repo / ".venv")], check=True)
+    monkeypatch.setenv("PYTHONUSERBASE", str(tmp_path / "user"))
+    only(repo, "python")
+    write(repo, "pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
+    write(repo, ".gitignore", ".venv/\n__pycache__/\n")
+    write(repo, "tests/test_dep.py", "import extpkg as m\n\n\ndef test_x():\n    assert m.X == 1\n")
+    commit(repo)
+    age(tmp_path)
+    assert result(repo, "pytest").status is Status.PASS
+    assert result(repo, "pytest").cached
+    rewrite_in_place(lib / "site-packages/extpkg/__init__.py", "X = 1", "X = 2")
+    assert agree(repo, "pytest").status is Status.FAIL
+    rewrite_in_place(lib / "site-packages/extpkg/__init__.py", "X = 2", "X = 1")
+    assert agree(repo, "pytest").status is Status.PASS
+    assert result(repo, "pytest").cached
+    user = tmp_path / "user" / "lib" / stdlib.name / "site-packages"
+    write(user, "extpkg/__init__.py", "X = 3\n")  # the user's site comes before the base's
+    assert agree(repo, "pytest").status is Status.FAIL
