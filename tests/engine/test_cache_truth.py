@@ -3,7 +3,8 @@ every cache reports what a run with every cache off (`--no-cache`, `DUN_NO_CACHE
 
 Each example builds a real git repository whose checks read tracked files (checkbox tallies, pattern counts), ignored
 files (coverage data, a command's declared inputs, the test directory the built-in `test-suites` check looks for),
-a declared environment variable and a flaky outcome, then applies
+a declared environment variable, a flaky outcome, a tree outside the repository (an installed dependency's, a file
+rewritten in place there) and a file outside it that only the config's `check.overrides` names, then applies
 a hypothesis-chosen sequence of steps. Every file is dated back to one fixed instant after each step, so the caches
 may keep what they read (outside the racy window) and only size, ctime, inode or content can tell a change: the
 hardest case for a stamp. After each step the cached run must agree with the fresh one, check by check."""
@@ -44,12 +45,24 @@ checks:
     command: "grep -q fail {flaky}/outcome && exit 1; exit 0"
     inputs: {}
     flaky: true
+  - id: dep
+    type: command
+    command: "grep -q bad {outside}/deps/pkg/mod.py && exit 1; exit 0"
+    inputs: {trees: ["{outside}/deps"]}
+  - id: home
+    type: command
+    command: "grep -q bad {outside}/settings.txt && exit 1; exit 0"
+    inputs: {}
 """
+# the file `home` reads is named by the user's config, as a built-in check's would be (README, `check.overrides`)
+OVERRIDES = 'check: {overrides: {home: {inputs: {files: ["{outside}/settings.txt"]}}}}\n'
+
 
 STEPS = st.sampled_from([
     "tick box", "untick box", "add todo", "drop todo", "good data", "bad data", "env a", "env b", "env unset",
     "low coverage", "high coverage", "commit", "stage", "flaky fails", "flaky passes", "corrupt cache",
-    "ruby suite", "no ruby suite", "ignored spec dir", "no spec dir",
+    "ruby suite", "no ruby suite", "ignored spec dir", "no spec dir", "dep good", "dep bad", "setting good",
+    "setting bad",
 ])
 DAMAGE = st.sampled_from(["garbage", "wrong shape", "fifo", "link to /dev/zero", "huge", "empty"])
 SHAPES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.binary(max_size=5),
@@ -84,8 +97,12 @@ def project() -> Iterator[tuple[Path, Path]]:
         git(root, "init", "-q", "-b", "main")
         git(root, "config", "user.email", "t@example.com")
         git(root, "config", "user.name", "t")
-        write(root, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n")
-        write(root, ".dun/plugins/truth.yaml", PLUGIN.replace("{flaky}", str(flaky)))
+        write(root, ".dun/config.yaml", "plugins: {disabled: [python, go, git, mission, hooks, beads, helix]}\n"
+              + OVERRIDES.replace("{outside}", str(top)))
+        write(root, ".dun/plugins/truth.yaml", PLUGIN.replace("{flaky}", str(flaky)).replace("{outside}", str(top)))
+        # outside the repository, never dated back by `age`: only a real rewrite moves their ctimes
+        write(top, "deps/pkg/mod.py", "good\n")
+        os.utime(write(top, "settings.txt", "good\n"), ns=(OLD_NS, OLD_NS))
         write(root, ".gitignore", "ignored/\nspec/\n")
         write(root, "plans/one.md", "- [ ] first\n- [x] second\n")
         write(root, "src/a.py", "x = 1\n")
@@ -133,9 +150,22 @@ def apply(step: str, root: Path, flaky: Path, damage: str, shape: object) -> Non
         write(root, "spec/a_spec.rb", "")
     elif step == "no spec dir":
         shutil.rmtree(root / "spec", ignore_errors=True)
+    elif step in ("dep good", "dep bad"):  # an installed module rewritten in place: no listing moves
+        in_place(root.parent / "deps/pkg/mod.py", "good\n" if step == "dep good" else "bad!\n")
+    elif step in ("setting good", "setting bad"):
+        in_place(root.parent / "settings.txt", "good\n" if step == "setting good" else "bad!\n")
     elif step == "corrupt cache":
         for path in sorted(Path(cache_dir_path(str(root))).glob("*.marshal")):
             damage_file(path, damage, shape)
+
+
+def in_place(path: Path, text: str) -> None:
+    """Rewritten as an editor that saves in place does: same inode, same size, the mtime put back."""
+    before = path.stat()
+    with open(path, "r+", encoding="utf-8") as fh:
+        fh.truncate(0)
+        fh.write(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 def damage_file(path: Path, damage: str, shape: object) -> None:
@@ -198,7 +228,7 @@ def test_an_unchanged_project_is_reused_whole() -> None:
     with project() as (root, _):
         open_session(root).report()
         again = [r for r in open_session(root).report().results if r.plugin == "truth"]
-        assert all(r.cached for r in again) and len(again) == 5
+        assert all(r.cached for r in again) and len(again) == 7
 
 
 
