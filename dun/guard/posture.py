@@ -165,6 +165,9 @@ def _judge(facts: Facts, prog: str, words: list[str], env: Mapping[str, str | No
     if prog in ("docker", "podman") and words[:2] == ["context", "use"] and len(words) > 2 and words[2] != "default" \
             and not posture_own.local_target(prog, ["--context", words[2]], {}, ()):
         made.add("engine:remote")  # docker context use prod && docker compose up -d: the rest goes there
+    if facts.test_db and not remote_engine and not remote_hosts(words):
+        facts.free |= posture_own.FREE_RULES  # supabase db reset: the local stack's database (testdb.py)
+        return
     if not remote_engine and posture_own.own(prog, words, made):
         facts.free |= posture_own.FREE_RULES
         return

@@ -78,7 +78,7 @@ def _values(words: list[str], options: frozenset[str]) -> list[str]:
     return out
 
 
-def _local_value(value: str) -> bool:
+def local_value(value: str) -> bool:
     """This machine itself: loopback, a unix socket, a file (`sqlite:///...`); not a one-word service name, which
     may be anywhere its network says."""
     if value.startswith(("/", "unix:", "sqlite:", "file:")):
@@ -98,7 +98,7 @@ def local_target(prog: str, words: list[str], env: Mapping[str, str | None], tem
         return "--local: the tool's own local instance"  # supabase db push --local
     for name, value in env.items():
         if value and (_EMULATOR.match(name) or name in _ADDR_VARS or name.startswith("AWS_ENDPOINT_URL")) and \
-                _local_value(value):
+                local_value(value):
             return f"{name}={value} is {'an emulator on ' if _EMULATOR.match(name) else ''}this machine"
     if (home := env.get("AIRFLOW_HOME")) and home.startswith(tuple(t + "/" for t in temp)) and prog == "airflow":
         return f"AIRFLOW_HOME={home} is a scratch installation"
@@ -106,13 +106,13 @@ def local_target(prog: str, words: list[str], env: Mapping[str, str | None], tem
     if named and all(_LOOPBACK.match(h) for h in named) and prog not in ("curl", "wget"):
         return f"{named[0]} is this machine"  # mc alias set local http://localhost:9000
     endpoints = _values(words, _ENDPOINT_OPTIONS)
-    if endpoints and all(_local_value(v) for v in endpoints):
+    if endpoints and all(local_value(v) for v in endpoints):
         return f"{endpoints[0]} is this machine"
     projects = _values(words, frozenset({"--project", "-P", "--projectId"}))
     if projects and all(p.startswith("demo-") for p in projects):
         return f"{projects[0]} is an emulator-only project"
-    contexts = _values(words, _CONTEXT_OPTIONS)
-    if contexts and all(_LOCAL_CONTEXT.match(c) for c in contexts):
+    contexts = _values(words, _CONTEXT_OPTIONS - {"--profile", "-p"}) or _values(words, _CONTEXT_OPTIONS)
+    if contexts and all(_LOCAL_CONTEXT.match(c) for c in contexts):  # skaffold -p dev --kube-context kind-x
         return f"{contexts[0]} is a cluster on this machine"
     files = [m.group(1) for w in words for m in _DATA_FILE.finditer(w)]
     files += [w for w in words[:3] if prog in _FILE_DB and w.startswith("/")]
@@ -136,6 +136,26 @@ _NOUNS = frozenset({"cluster", "clusters", "container", "volume", "network", "po
 # `docker volume rm app-dev_data` and `compose down -v` keep to the names above)
 _INSTANCES = frozenset({"docker", "docker-pod"})
 _DEV = re.compile(r"(?:^|[-_.])dev(?:$|[-_.\d])", re.I)
+# Containers and clusters on the local engine, removed by name: this machine's, had back by running them again.
+# Volumes (`rm -v`, `compose down -v`, `volume rm`) keep to throwaway names: they may hold a developer's data
+_CLUSTERS = frozenset({"kind", "k3d", "minikube"})
+_CONTAINER_VERBS = frozenset({"rm", "stop", "kill"})
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
+_PROD = re.compile(r"(?:^|[-_.])(?:prod|production|live)(?:$|[-_.\d])", re.I)
+
+
+def _machine_resource(fam: str, words: list[str], found: list[str]) -> bool:
+    """Containers (docker rm -f agent-pg, docker container stop x) and local clusters (kind delete cluster), named
+    plainly and not for production; not swarm services or stacks, which span machines, nor anonymous volumes."""
+    if not all(_PLAIN_NAME.fullmatch(n) and not _PROD.search(n) for n in found):
+        return False
+    if fam in _CLUSTERS:
+        return True
+    lead = words[1:2] if words[:1] == ["container"] else words[:1]
+    return fam == "docker" and bool(_CONTAINER_VERBS.intersection(lead)) and not any(
+        w == "--volumes" or (w.startswith("-") and not w.startswith("--") and "v" in w) for w in words)
+
+
 _BULK = frozenset({"--all", "-a", "--all-namespaces", "-A", "--prune"})
 
 
@@ -143,7 +163,7 @@ def engine_elsewhere(env: Mapping[str, str | None]) -> bool:
     """The container engine is on another machine: DOCKER_HOST or CONTAINER_HOST not local, a remote DOCKER_CONTEXT."""
     hosts = [v for name in ("DOCKER_HOST", "CONTAINER_HOST") if (v := env.get(name))]
     context = env.get("DOCKER_CONTEXT")
-    return any(not _local_value(h) for h in hosts) or bool(context and context != "default"
+    return any(not local_value(h) for h in hosts) or bool(context and context != "default"
                                                             and not _LOCAL_CONTEXT.match(context))
 
 
@@ -222,10 +242,15 @@ def own(prog: str, words: list[str], made: set[str]) -> str | None:
         return None
     fam = family(prog, words)
     found = names(prog, words, False)
+    files = _values(words, frozenset({"-f", "--file"})) if fam == "compose" else []
+    if "down" in words and files and all(THROWAWAY.search(n) for n in [*map(posixpath.basename, files), *found]):
+        return f"{files[0]} is a throwaway environment"  # compose -f docker-compose.test.yml down -v
     if not found:
         return None
     if all(f"{fam}:{n}" in made or (fam == "docker-volume" and f"docker-volume:{n}" in made) for n in found):
         return f"{found[0]} was made earlier in this command"
+    if prog in LOCAL_ENGINES and _machine_resource(fam, words, found):
+        return f"{found[0]} is a container or cluster of this machine's engine"  # named one by one, never in bulk
     if prog in LOCAL_ENGINES and all(THROWAWAY.search(n) or (fam in _INSTANCES and _DEV.search(n)) for n in found):
         return f"{found[0]} is named as a throwaway"
     return None

@@ -170,8 +170,9 @@ class Walker(Redirections, ShellState, Names):
             facts = self.command(argv, ctx, feed, seen, effects, redirs)
         if facts is not None:
             prefix = _prefix_env(cmd.words[:n], vals[:n])
-            facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **prefix})
             longtail.mark_env(facts, prefix)  # STAGE=production sls deploy
+            facts.test_db = testdb.test_scoped(facts, {**ctx.vars, **prefix}) or testdb.local_db(
+                facts, {**self.env.environ, **ctx.vars, **prefix})  # a test database, or one on this machine
             localfx.mark_env(facts, {**{k: ctx.vars.get(k) for k in ctx.vars}, **prefix})  # SKIP=mypy git commit
             posture.judge(facts, facts.words, {**self.env.environ, **ctx.vars, **prefix}, self.env.temp,
                           self.made)  # changes state elsewhere; or its target is this machine or its own

@@ -71,8 +71,8 @@ def test_what_the_same_command_made_it_may_remove(command: str) -> None:
 
 
 @pytest.mark.parametrize(("made", "removed"), [
-    ("kind create cluster --name t", "kind delete cluster --name t"),
-    ("docker run -d --name pg postgres:16", "docker rm -f pg"),
+    ("docker volume create pg", "docker volume rm pg"),
+    ("multipass launch --name box", "multipass delete --purge box"),
     ("docker compose -p shop up -d", "docker compose -p shop down -v"),
 ])
 def test_nothing_is_remembered_across_calls(made: str, removed: str) -> None:
@@ -84,11 +84,41 @@ def test_nothing_is_remembered_across_calls(made: str, removed: str) -> None:
     ("docker rm -f api-test-db", "allow"), ("docker volume rm api-e2e_pgdata", "allow"),
     ("multipass delete --purge agent-ci", "allow"), ("molecule destroy", "allow"), ("xcrun simctl erase 'iPhone 15'",
                                                                                     "allow"),
-    ("docker rm -f postgres", "deny"), ("docker volume rm pgdata", "deny"), ("minikube delete", "deny"),
+    ("docker volume rm pgdata", "deny"), ("docker rm -fv postgres", "deny"), ("docker stack rm app", "deny"),
+    ("kind delete cluster --name prod", "deny"), ("docker container rm --volumes -f web", "deny"),
     ("docker rm -f $(docker ps -aq --filter name=test)", "deny"), ("k3d cluster delete --all", "deny"),
     ("docker -H ssh://deploy@prod.acme.io rm -f api-test-db", "deny"),  # throwaway by name, but not on this machine
 ])
 def test_a_local_resource_named_as_a_throwaway_is_the_agents_own(command: str, decision: str) -> None:
+    assert bash(command).decision == decision, command
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("docker rm -f postgres", "allow"), ("docker container stop agent-pg", "allow"), ("minikube delete", "allow"),
+    ("kind delete cluster", "allow"), ("skaffold delete -p dev --kube-context kind-agent-ledger", "allow"),
+    ("DOCKER_HOST=ssh://deploy@prod.acme.io docker rm -f postgres", "deny"),
+    ("skaffold delete -p dev --kube-context gke-prod", "deny"),
+])
+def test_the_local_engines_containers_and_clusters_are_this_machines(command: str, decision: str) -> None:
+    """Removed one by one by name, they are had back by running them again; volumes keep to throwaway names."""
+    assert bash(command).decision == decision, command
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("dropdb -h localhost -U postgres app", "allow"), ("redis-cli -h 127.0.0.1 -p 6380 FLUSHDB", "allow"),
+    ("psql -h /var/run/postgresql -d app -c 'TRUNCATE carts'", "allow"), ("psql app_dev -c 'DELETE FROM carts'",
+                                                                          "allow"),
+    ("RAILS_ENV=development bin/rails db:reset", "allow"), ("wrangler d1 execute db --local --command 'DROP TABLE t'",
+                                                            "allow"),
+    ("DATABASE_URL=postgres://u@localhost/app npx prisma migrate reset --force", "allow"),
+    ("dropdb -h db.acme.io -U postgres app_dev", "deny"), ("psql -h localhost -d app_prod -c 'DROP TABLE t'", "deny"),
+    ("psql \"$DATABASE_URL\" -c 'DROP TABLE t'", "deny"), ("psql -c 'DROP TABLE t'", "deny"),
+    ("bin/rails db:reset", "deny"), ("DATABASE_URL=$PROD_URL bin/rails db:reset", "deny"),
+    ("curl -X DELETE http://localhost:9200/_all", "deny"), ("supabase db reset --linked", "deny"),
+])
+def test_a_database_named_on_this_machine_is_local(command: str, decision: str) -> None:
+    """Named on this machine (loopback, a socket, --local, a development name): the database rules let it be; a
+    remote host, production, an unread variable or no target at all (the project's configuration decides) do not."""
     assert bash(command).decision == decision, command
 
 
