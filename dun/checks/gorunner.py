@@ -10,9 +10,10 @@ import shlex
 from pathlib import Path
 
 from dun.checks.looked import read
+from dun.core.lazyre import LazyPattern
 
-_TARGET = re.compile(r"^(?P<names>[\w .-]+?)\s*:(?!=)")
-_TAGS = re.compile(r"^--?tags(?:=(?P<value>.*))?$")
+_TARGET = LazyPattern(r"^(?P<names>[\w .-]+?)\s*:(?!=)")
+_TAGS = LazyPattern(r"^--?tags(?:=(?P<value>.*))?$")
 
 
 def go_tags(root: Path) -> str:
@@ -72,7 +73,7 @@ def _tags_of(line: str) -> str:
     return ""
 
 
-_USE = re.compile(r"^\s*use\s+(?:\((?P<block>[^)]*)\)|(?P<one>\S+))", re.M)
+_USE = LazyPattern(r"^\s*use\s+(?:\((?P<block>[^)]*)\)|(?P<one>\S+))", re.M)
 
 
 def go_work_modules(root: Path) -> list[tuple[str, str]]:
@@ -105,8 +106,8 @@ def module_path(go_mod: str) -> str:
     return ""
 
 
-_REPLACE = re.compile(r"^\s*replace\s+(?:\((?P<block>[^)]*)\)|(?P<one>[^\n]+))", re.M)
-_LOCAL = re.compile(r"=>\s*(?P<path>\.{1,2}/\S*|\.\.?$|/\S*)\s*$")
+_REPLACE = LazyPattern(r"^\s*replace\s+(?:\((?P<block>[^)]*)\)|(?P<one>[^\n]+))", re.M)
+_LOCAL = LazyPattern(r"=>\s*(?P<path>\.{1,2}/\S*|\.\.?$|/\S*)\s*$")
 MAX_GO_FILES = 64  # go.mod and go.work files read to find what they name outside the repository
 
 

@@ -11,13 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dun.checks.looked import glob_paths, is_file, read
+from dun.core.lazyre import LazyPattern
 
 JS_RUNNERS = ("node-test", "vitest", "jest", "mocha", "ava", "tape", "bun-test")
 # lockfile -> package manager, in the order a project that has several is most likely to mean
 LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"), ("bun.lock", "bun"),
              ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm"))
 _NPM_DEFAULT_TEST = "no test specified"
-SEGMENT_END = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")  # between the commands of a script
+SEGMENT_END = LazyPattern(r"\s*(?:&&|\|\||;|\|)\s*")  # between the commands of a script
 
 
 def is_program(word: str, program: str) -> bool:
@@ -42,9 +43,9 @@ def npm_scripts(pkg: Mapping[str, object]) -> dict[str, str]:
 
 
 # another script run by name: `npm run test:unit`, `yarn test:unit`, `pnpm run x`, `bun run x`; `run-s test:*`
-_RUN_SCRIPT = re.compile(r"\b(?:npm\s+run(?:-script)?|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s+"
-                         r"(?:(?:-s|--silent)\s+)?(?P<name>[\w:.][\w:.-]*)")
-_RUN_ALL = re.compile(r"\b(?:npm-run-all|run-s|run-p)\b(?P<names>[^&|;]*)")
+_RUN_SCRIPT = LazyPattern(r"\b(?:npm\s+run(?:-script)?|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s+"
+                          r"(?:(?:-s|--silent)\s+)?(?P<name>[\w:.][\w:.-]*)")
+_RUN_ALL = LazyPattern(r"\b(?:npm-run-all|run-s|run-p)\b(?P<names>[^&|;]*)")
 
 
 def test_script(scripts: Mapping[str, str], name: str = "test", depth: int = 0) -> str:
@@ -87,12 +88,12 @@ def package_manager(directory: Path) -> str:
 WORKSPACE_RUNNERS = ("node-test", "vitest", "jest", "mocha")
 # a `test` script that runs each workspace package's own: npm -ws / --workspaces, pnpm -r / --filter, yarn
 # workspaces, lerna, turbo, nx
-_DELEGATES = re.compile(r"--workspaces\b|(?:^|\s)-ws\b|\b(?:pnpm|yarn)\b[^&|;]*\s(?:-r|--recursive|--filter|"
-                        r"workspaces)\b|\blerna\s+run\b|\bturbo\b[^&|;]*\btest\b|\bnx\s+run-many\b")
+_DELEGATES = LazyPattern(r"--workspaces\b|(?:^|\s)-ws\b|\b(?:pnpm|yarn)\b[^&|;]*\s(?:-r|--recursive|--filter|"
+                         r"workspaces)\b|\blerna\s+run\b|\bturbo\b[^&|;]*\btest\b|\bnx\s+run-many\b")
 # a package of its own that the test script tests by its directory, without workspaces: `npm --prefix server test`,
 # `yarn --cwd client test`, `pnpm -C web test`, `cd api && npm test`
-_DIR_TEST = re.compile(r"\b(?:npm|pnpm|yarn|bun)\b[^&|;]*?(?:--prefix|--cwd|--dir|-C)[ =](?P<dir>[\w.@/-]+)"
-                       r"[^&|;]*\btest\b|\bcd\s+(?P<cd>[\w.@/-]+)\s*&&\s*(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b")
+_DIR_TEST = LazyPattern(r"\b(?:npm|pnpm|yarn|bun)\b[^&|;]*?(?:--prefix|--cwd|--dir|-C)[ =](?P<dir>[\w.@/-]+)"
+                        r"[^&|;]*\btest\b|\bcd\s+(?P<cd>[\w.@/-]+)\s*&&\s*(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\b")
 
 
 def workspace_dirs(directory: Path) -> list[Path]:
@@ -173,14 +174,14 @@ def js_tools(directory: Path) -> list[str]:
     return tools + _js_extras(directory, scripts, deps)
 
 
-_BUN_TEST = re.compile(r"\bbun\s+test\b")  # bun's own runner (`bun run test` runs a script)
+_BUN_TEST = LazyPattern(r"\bbun\s+test\b")  # bun's own runner (`bun run test` runs a script)
 # `node --test`, with node's own options before --test (`--import tsx`); not `node scripts/x.js --test`
-_NODE_TEST = re.compile(r"\bnode(?:\s+--?[\w-]+(?:=\S+|\s+(?!-)[^\s&|;]+)?)*?\s+--test\b")
+_NODE_TEST = LazyPattern(r"\bnode(?:\s+--?[\w-]+(?:=\S+|\s+(?!-)[^\s&|;]+)?)*?\s+--test\b")
 
 
 # a linter the test script runs (`vitest run && eslint .`): npm test fails on what it finds
-_TEST_LINTER = re.compile(r"(?:^|&&|;|\|\|)\s*(?:npx\s+)?(?:eslint|biome|xo|standard|oxlint|stylelint|prettier\s[^&|;]*"
-                          r"(?:--check|-c)\b)")
+_TEST_LINTER = LazyPattern(r"(?:^|&&|;|\|\|)\s*(?:npx\s+)?(?:eslint|biome|xo|standard|oxlint|stylelint|"
+                           r"prettier\s[^&|;]*(?:--check|-c)\b)")
 
 
 def _js_extras(directory: Path, scripts: dict[str, str], deps: set[str]) -> list[str]:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from dun.checks.looked import glob_paths, is_dir, is_file, read
+from dun.core.lazyre import LazyPattern
 
 _PYTEST_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "requirements-dev.txt",
                  "requirements_dev.txt", "requirements-test.txt", "requirements/test.txt", "dev-requirements.txt",
@@ -15,7 +16,7 @@ _PYTEST_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "requir
 _UNITTEST_FILES = ("tox.ini", "Makefile", "setup.cfg", "pyproject.toml", "noxfile.py", ".github/workflows")
 
 
-def _mentions(root: Path, names: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
+def _mentions(root: Path, names: tuple[str, ...], pattern: LazyPattern) -> bool:
     for name in names:
         path = root / name
         if is_dir(path):
@@ -26,8 +27,8 @@ def _mentions(root: Path, names: tuple[str, ...], pattern: re.Pattern[str]) -> b
     return False
 
 
-_PYTEST = re.compile(r"pytest")
-_UNITTEST = re.compile(r"-m\s+unittest\b|\bunittest\s+discover\b")
+_PYTEST = LazyPattern(r"pytest")
+_UNITTEST = LazyPattern(r"-m\s+unittest\b|\bunittest\s+discover\b")
 
 
 def python_runner(root: Path) -> str:
@@ -42,7 +43,7 @@ def python_runner(root: Path) -> str:
     return "unittest" if any(_UNITTEST_CASE.search(read(p, root, 256 * 1024)) for p in _test_files(root)) else "pytest"
 
 
-_DISCOVER = re.compile(r"-m\s+unittest\s+discover\b(?P<args>[^\n&|;]*)")
+_DISCOVER = LazyPattern(r"-m\s+unittest\s+discover\b(?P<args>[^\n&|;]*)")
 _DISCOVER_OPTIONS = {"-s": "-s", "--start-directory": "-s", "-p": "-p", "--pattern": "-p", "-t": "-t",
                      "--top-level-directory": "-t"}
 
@@ -77,7 +78,7 @@ def unittest_args(root: Path) -> str:
     return "-s tests" if is_dir(tests) and not is_file(tests / "__init__.py") else "-s ."
 
 
-_PYTEST_RUN = re.compile(r"(?:-m\s+pytest|\bpy\.test|(?<![\w/.-])pytest)\b(?P<args>[^\n&|;]*)")
+_PYTEST_RUN = LazyPattern(r"(?:-m\s+pytest|\bpy\.test|(?<![\w/.-])pytest)\b(?P<args>[^\n&|;]*)")
 _PYTEST_FILES_RUN = ("Makefile", "justfile", "tox.ini", "noxfile.py", "pyproject.toml", "hatch.toml", "setup.cfg",
                      ".github/workflows")
 
@@ -117,7 +118,7 @@ def pytest_args(root: Path) -> str:
     return ""
 
 
-_CD_PYTEST = re.compile(r"\bcd\s+(?P<dir>[\w./-]+)\s*&&[^&|;\n]*?(?:-m\s+pytest|\bpy\.test|(?<![\w/.-])pytest)\b")
+_CD_PYTEST = LazyPattern(r"\bcd\s+(?P<dir>[\w./-]+)\s*&&[^&|;\n]*?(?:-m\s+pytest|\bpy\.test|(?<![\w/.-])pytest)\b")
 
 
 def _shell_words(text: str) -> list[str] | None:
@@ -132,7 +133,7 @@ def _shell_words(text: str) -> list[str] | None:
     return None
 
 
-_UNITTEST_CASE = re.compile(r"^\s*(import unittest|from unittest import)", re.M)
+_UNITTEST_CASE = LazyPattern(r"^\s*(import unittest|from unittest import)", re.M)
 
 
 def _test_files(root: Path, limit: int = 20) -> list[Path]:

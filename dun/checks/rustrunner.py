@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 
 from dun.checks.looked import glob_paths, is_dir, is_file, read, which
+from dun.core.lazyre import LazyPattern
 
-_NAMED = re.compile(r"\bcargo[ -]nextest\b")
-_CARGO_TEST = re.compile(r"\bcargo\s+(?:\+\S+\s+)?(?:test|nextest\s+run)\b(?P<args>[^#]*)")
+_NAMED = LazyPattern(r"\bcargo[ -]nextest\b")
+_CARGO_TEST = LazyPattern(r"\bcargo\s+(?:\+\S+\s+)?(?:test|nextest\s+run)\b(?P<args>[^#]*)")
 
 
 def uses_nextest(root: Path) -> bool:

@@ -23,6 +23,7 @@ from dun.checks.jsproject import (
     workspace_dirs,
 )
 from dun.checks.looked import dir_names, is_dir, is_file, read, seen
+from dun.core.lazyre import LazyPattern
 
 # Test suites of ecosystems dun has no built-in check for: marker -> (what it is, directories holding its tests)
 FOREIGN_SUITES = (
@@ -38,10 +39,10 @@ FOREIGN_SUITES = (
     ("CMakeLists.txt", "CMake/CTest (`ctest --output-junit FILE`)", ("",)),
 )
 # JavaScript test runners no built-in check reads, named in a workspace root's own part of its test script
-_OTHER_RUNNER = re.compile(r"(?:^|[\s/])(karma|jasmine|playwright|cypress|uvu|qunit|wdio|testcafe|web-test-runner|"
-                           r"wtr|zora)\b")
-_CMAKE_TESTS = re.compile(r"^\s*(enable_testing|add_test)\s*\(", re.M | re.I)
-_MAKE_TEST = re.compile(r"^(test|check|tests)\s*:", re.M)
+_OTHER_RUNNER = LazyPattern(r"(?:^|[\s/])(karma|jasmine|playwright|cypress|uvu|qunit|wdio|testcafe|web-test-runner|"
+                            r"wtr|zora)\b")
+_CMAKE_TESTS = LazyPattern(r"^\s*(enable_testing|add_test)\s*\(", re.M | re.I)
+_MAKE_TEST = LazyPattern(r"^(test|check|tests)\s*:", re.M)
 
 
 # ecosystem -> the program its built-in test checks need (`requires:`): without it they skip, and nothing else says so
@@ -95,7 +96,7 @@ def unrun_suites(root: Path) -> list[tuple[str, str]]:
                 found.append((marker, f"a {what} test suite"))
         elif any(is_dir(root / d) if d else True for d in dirs):
             found.append((marker, f"a {what} test suite"))
-    if not ours and not found and _MAKE_TEST.search(read(root / "Makefile", root)):
+    if not ours and not found and (make := read(root / "Makefile", root)) and _MAKE_TEST.search(make):
         found.append(("Makefile", "a `make test` target"))
     return found + _subprojects(root, ours)
 
