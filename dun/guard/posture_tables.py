@@ -56,6 +56,8 @@ VERB_OVERRIDE: dict[str, dict[str, str]] = {
     "supabase": {"start": "read", "stop": "read", "new": "read", "gen": "read", "link": "read"},
     "firebase": {"use": "read"},
     "dvc": {"remote": "read", "exp": "read", "add": "read", "gc": "write"}, "ollama": {"rm": "read"},
+    # kubectl auth can-i delete pods asks whether it may; sf project deploy validate|preview: the verb is the last word
+    "kubectl": {"can": "read"}, "oc": {"can": "read"}, "sf": {"deploy": "", "retrieve": ""},
 }
 # Options meaning a dry run or a check, alone or with their value
 DRY = frozenset({"--help", "-help", "--dry-run", "--dryrun", "--dry", "--check", "--what-if",

@@ -23,7 +23,10 @@ def cloud_remote(prog: str, rest: list[Val]) -> list[str] | None:
         skip = _CLOUD_OPTIONS["heroku"]
         kept = [w for i, w in enumerate(words[1:], 1) if w not in skip and words[i - 1] not in skip
                 and not w.startswith(tuple(f"{s}=" for s in skip if s.startswith("--")))]
-        return [" ".join(kept)] if kept else []
+        # The CLI joins its words into one line for the dyno's shell, quoting a word holding a space or a double
+        # quote in double quotes (`heroku run rails runner 'puts X.new("a").size'`); a single word is a line as is
+        return [" ".join(w if len(kept) == 1 or not {" ", '"'} & set(w) else '"' + w.replace('"', '\\"') + '"'
+                         for w in kept)] if kept else []
     if prog in ("fly", "flyctl") and words[:2] == ["ssh", "console"]:
         return _option_values(words, ("-C", "--command"))
     if prog == "gcloud" and words[:2] == ["compute", "ssh"]:

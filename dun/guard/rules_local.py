@@ -11,6 +11,9 @@ from dun.guard.ruletypes import Match, Rule
 _DELETE = ("delete",)
 _OUT = ("outside", "home", "ancestor", "system")
 _GIT = ("git",)
+# A disk image file under the temporary directory (truncate -s 64M /tmp/t.img && mkfs.ext4 -F /tmp/t.img) is a file,
+# not a disk: formatting it is a test of this machine's own making
+_TEMP_IMAGES = tuple(f"/tmp/*.{ext}" for ext in ("img", "raw", "iso", "qcow2", "bin", "ext4", "vfat", "fs"))
 _DISK_TOOLS = ("fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted")
 _READ_ONLY_DISK_FLAGS = ("-l", "--list", "-p", "--print", "-d", "--dump", "-s", "--show-size", "-V", "--version",
                          "-h", "--help")
@@ -44,7 +47,7 @@ FILE_RULES: tuple[Rule, ...] = (
          (Match(effects=_DELETE, where=("remote",), recursive=True),)),
     Rule("disk.format", "formats, partitions or wipes a disk",
          (Match(programs=("mkfs", "mkfs.*", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "wipefs", "blkdiscard",
-                          "pvremove", "vgremove", "lvremove")),
+                          "pvremove", "vgremove", "lvremove"), subcommands_none=_TEMP_IMAGES),
           Match(programs=_DISK_TOOLS[:-1], flags_none=_READ_ONLY_DISK_FLAGS, args_none=("print", "p")),
           Match(programs=("parted",), flags_none=("-l", "--list", "-h", "--help", "-v", "--version"),
                 args_none=("print", "p")),

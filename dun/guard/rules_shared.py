@@ -87,11 +87,13 @@ SYSTEM_RULES: tuple[Rule, ...] = (
          (Match(signals=("fork-bomb",)),)),
     Rule("sys.users", "deletes, locks or changes users, groups or passwords",
          (Match(programs=("userdel", "deluser", "groupdel", "delgroup", "usermod", "chpasswd", "chsh", "chfn",
-                          "vipw", "vigr", "visudo")),
+                          "vipw", "vigr")),
+          Match(programs=("visudo",), flags_none=("-c", "--check")),  # visudo -c only checks the sudoers syntax
           Match(programs=("passwd",), flags_none=("-S", "--status")))),
     Rule("sys.packages", "removes system or global packages, language versions or environments (apt purge, npm -g, "
          "pyenv/nvm/rustup uninstall, conda env remove, pip uninstall of everything)",
-         (Match(programs=_APT, subcommands=("remove", "purge", "autoremove", "autopurge")),
+         (Match(programs=_APT, subcommands=("remove", "purge", "autoremove", "autopurge"),
+                flags_none=("-s", "--simulate", "--just-print", "--recon", "--no-act")),  # apt-get -s: a rehearsal
           Match(programs=("dpkg",), flags_any=("-r", "-P", "--remove", "--purge")),
           Match(programs=_RPM, subcommands=("remove", "erase", "autoremove", "rm")),
           Match(programs=("pacman",), flags_any=("-R", "--remove")),

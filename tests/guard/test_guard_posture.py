@@ -188,3 +188,19 @@ def test_a_script_that_changes_state_elsewhere_may_be_written_and_is_judged_when
 ])
 def test_remote_runs_flags_directories_and_hosting(command: str, decision: str) -> None:
     assert bash(command).decision == decision, command
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("kubectl --context gke-prod auth can-i delete pods", "allow"), ("sf project deploy validate --target-org prod",
+                                                                     "allow"),
+    ("sudo visudo -c", "allow"), ("apt-get remove --simulate openssh-server", "allow"),
+    ("mkfs.ext4 -F /tmp/test.img", "allow"),
+    ("heroku run rails runner 'puts Queue.new(\"mailers\").size' -a shop-prod", "allow"),
+    ("kubectl --context gke-prod delete pods -n ledger", "deny"), ("sf project deploy start --target-org prod",
+                                                                   "deny"),
+    ("sudo visudo", "deny"), ("apt-get remove openssh-server", "deny"), ("mkfs.ext4 -F /dev/sdb1", "deny"),
+    ("heroku run rails runner 'Order.delete_all' -a shop-prod", "deny"),
+])
+def test_checks_and_rehearsals_are_not_the_act(command: str, decision: str) -> None:
+    """A question (can-i), a validation, a syntax check, a simulation or an image file is not the change it names."""
+    assert bash(command).decision == decision, command
