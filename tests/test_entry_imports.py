@@ -55,6 +55,9 @@ FORBIDDEN = {
     "logging": "dun does not log",
     "asyncio": "checks run on threads",
     "ctypes": "the reaper's prctl is the loop's",
+    "dun.core.toolfiles": "only a check declaring `inputs:` looks at toolchain files",
+    "dun.core.walk": "only a check declaring `inputs:` walks a glob or a tree",
+    "dun.core.cache.tree": "only a check declaring `inputs:` looks at a tree",
 }
 
 PLUGIN = """\

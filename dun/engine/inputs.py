@@ -20,10 +20,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from dun.core.cache import look, stamp
-from dun.core.cache.gitlook import git_look
-from dun.core.cache.tree import PREFIX
-from dun.core.toolfiles import toolchain_files
-from dun.core.walk import WALK_LIMIT, TooMany, walk
 
 _GLOB = re.compile(r"[*?\[]")
 Look = tuple[str, object]
@@ -32,6 +28,13 @@ Look = tuple[str, object]
 def declared_looks(root: str, declared: Mapping[str, Any]) -> list[Look] | None:
     """Every look the declaration names, in a stable order; None when some input cannot be known."""
     out: list[Look] = []
+    if not declared:
+        return out
+    # loaded only for a check that declares inputs: most runs have none (0.4 ms of each run's imports)
+    from dun.core.cache.gitlook import git_look
+    from dun.core.cache.tree import PREFIX
+    from dun.core.toolfiles import toolchain_files
+
     for pattern in declared.get("files") or []:
         found = _file_looks(root, str(pattern))
         if found is None:
@@ -70,6 +73,8 @@ def _file_looks(root: str, pattern: str) -> list[Look] | None:
     rest = full[len(base):].lstrip("/")
     out: list[Look] = [(base, stamp(base))]  # its listing: a first matching file appearing changes it
     walked: list[str] = []
+    from dun.core.walk import WALK_LIMIT, TooMany, walk
+
     # links to directories are followed (what they hold is read through them, often from outside the work tree)
     try:
         for dirpath, _, filenames in walk(base, WALK_LIMIT):
