@@ -52,6 +52,7 @@ SIGNALS = {
     "publishes": "interpreter code that releases or registers a package (devtools::release(), register())",
     "nonprod-target": "names staging, a preview or a test environment (and not production) among its arguments",
     "prod-target": "names production among its arguments (--stage production, acme-prod)",
+    "prod-write": "changes state on production named by its environment, settings, app or host (prodtarget.py)",
     "ci-weaken": "an edit of the repository's CI files that removes a test step or makes a failure pass",
     "gate-weaken": "an edit of a gate's config that lowers a threshold, skips tests or files, or makes failures pass",
     "hooks-skip": "a git command run with variables that make the hook manager skip its hooks (SKIP=, HUSKY=0)",

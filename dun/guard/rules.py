@@ -19,6 +19,7 @@ from fnmatch import fnmatchcase, translate
 from functools import lru_cache
 
 from dun.guard.effects import Facts
+from dun.guard.prodtarget import PROD_RULES
 from dun.guard.rules_local import LOCAL_RULES
 from dun.guard.rules_localfx import LOCALFX_RULES
 from dun.guard.rules_posture import POSTURE_RULES
@@ -29,7 +30,7 @@ from dun.guard.ruletypes import Match, Rule
 __all__ = ["BUILTIN_RULES", "FILE_TOOLS", "Match", "Pattern", "Rule", "RuleSet", "load_rules", "match"]
 
 FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-BUILTIN_RULES: tuple[Rule, ...] = LOCAL_RULES + SHARED_RULES + REMOTE_RULES + LOCALFX_RULES + POSTURE_RULES
+BUILTIN_RULES: tuple[Rule, ...] = LOCAL_RULES + SHARED_RULES + REMOTE_RULES + LOCALFX_RULES + POSTURE_RULES + PROD_RULES
 
 
 _SQL_NOISE = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\$\$.*?\$\$", re.S)

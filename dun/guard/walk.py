@@ -16,6 +16,7 @@ from dun.guard.lexer import LIT, ShellError, Word
 from dun.guard.names import MAX_CALLS, Names
 from dun.guard.options import sliced
 from dun.guard.paths import classify
+from dun.guard.prodtarget import carried, judge_prod
 from dun.guard.redirs import Redirections
 from dun.guard.runs import Stream, run_code, runner_files
 from dun.guard.shell import Group, Pipeline, Simple
@@ -176,6 +177,7 @@ class Walker(Redirections, ShellState, Names):
             localfx.mark_env(facts, {**{k: ctx.vars.get(k) for k in ctx.vars}, **prefix})  # SKIP=mypy git commit
             posture.judge(facts, facts.words, {**self.env.environ, **ctx.vars, **prefix}, self.env.temp,
                           self.made)  # changes state elsewhere; or its target is this machine or its own
+            judge_prod(facts, [*ctx.vars.items(), *prefix.items()], [w.raw for w in cmd.words[:n]], feed)
         out = linestate.stream_out(facts.program, argv[1:], feed) if facts is not None else Stream()
         if argv:  # env | nc host 1: env runs nothing, and prints the environment
             prog = facts.program if facts is not None else program_name(argv[0])
@@ -223,6 +225,7 @@ class Walker(Redirections, ShellState, Names):
         if (run := posture.fleet(argv)) is not None:  # ansible -i prod -m service ...: taken apart below
             self.facts.append(run)
         u = unwrap(argv, feed.paths if feed else None, feed.text if feed else None)
+        self.facts += carried(argv, feed)  # heroku run CMD -a x-prod, kubectl exec: CMD runs there
         where = ctx.child(remote=True, deeper=False) if u.remote and not ctx.remote else ctx
         for code, remote in u.nested:
             seen |= self.run(code, ctx.child(remote=remote))
