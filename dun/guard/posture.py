@@ -24,7 +24,7 @@ from dun.guard.effects import Facts, program_name
 from dun.guard.hosts import remote_hosts
 from dun.guard.longtail import nonprod_target, prod_target
 from dun.guard.posture_http import ops_url
-from dun.guard.posture_readers import DEVICE, HOST, MONITOR_AGENTS, RUN_REMOTE, WRITE_ALWAYS
+from dun.guard.posture_readers import CONSOLE_REMOTE, DEVICE, HOST, MONITOR_AGENTS, RUN_REMOTE, WRITE_ALWAYS
 from dun.guard.posture_tables import (
     CLOUD,
     CLOUD_ALWAYS,
@@ -117,15 +117,18 @@ _NOTHING_ELSEWHERE = frozenset({
     "nl", "od", "xxd", "base64", "sha256sum", "md5sum", "tree", "bat", "fd", "fzf", "watch", "time", "timeout"})
 
 
+_FLEET = {**RUN_REMOTE, **CONSOLE_REMOTE}  # heroku run CODE: a console, judged as a fleet run
+
+
 def fleet(argv: list[Val]) -> Facts | None:
     """A fleet tool's run (ansible -m service ... on an inventory), judged before unwrap.py takes it apart for the
     command it runs elsewhere (which meets every rule too)."""
-    at = next((i for i, a in enumerate(argv[:6]) if program_name(a) in RUN_REMOTE), 0)  # sudo -u x ansible ...
+    at = next((i for i, a in enumerate(argv[:6]) if program_name(a) in _FLEET), 0)  # sudo -u x ansible ...
     prog = program_name(argv[at]) if argv else ""
     words = [a.text for a in argv[at + 1:]]
-    if prog not in RUN_REMOTE or _dry(prog, words) or (nonprod_target(argv[1:]) and not prod_target(argv[1:]) and
+    if prog not in _FLEET or _dry(prog, words) or (nonprod_target(argv[1:]) and not prod_target(argv[1:]) and
                                                        prog not in ("ssh", "rsync", "scp")) or (
-            why := RUN_REMOTE[prog](words)) is None:
+            why := _FLEET[prog](words)) is None:
         return None
     return Facts(unit=" ".join(a.text for a in argv), program=prog, signals={"posture"},
                  notes={"posture": f"why: {why}"})

@@ -196,6 +196,25 @@ for _name in ("ldapadd", "ldapmodify", "ldapmodrdn", "ldappasswd", "ldapdelete")
 for _name in ("k3s-uninstall.sh", "k3s-agent-uninstall.sh", "rke2-uninstall.sh", "k3s-killall.sh"):
     WRITE_ALWAYS[_name] = lambda w: "uninstalls the cluster on this machine with its data"
 
+# Code a production console runs that changes data or sends (rails runner 'X.update_all(...)', a mailer's
+# deliver_later, Stripe::Refund.create): a console's reads (`puts X.count`, pluck, inspect) stay free
+_CONSOLE_WRITE = re.compile(r"\.(?:update|delete|destroy|insert|upsert|increment|decrement|toggle|save|create|touch"
+                            r"|deliver|cancel|refund|perform|enqueue|send|charge|capture|void|transfer|payout)"
+                            r"(?:_\w+)?!?(?:\b|\()|\bStripe::\w+\.\w+", re.I)
+_PROD_APP = re.compile(r"(?:^|[-_.])(?:prod|production|live)(?:$|[-_.\d])", re.I)
+
+
+def _heroku_console(words: list[str]) -> str | None:
+    """heroku run CODE on a production app: what its code changes is production's data."""
+    apps = [w.split("=", 1)[1] if "=" in w else words[i + 1] for i, w in enumerate(words[:-1])
+            if w.split("=", 1)[0] in ("-a", "--app")]
+    if words[:1] == ["run"] and any(_PROD_APP.search(a) for a in apps) and _CONSOLE_WRITE.search(" ".join(words)):
+        return "heroku run changes production's data or sends from a console"
+    return None
+
+
+CONSOLE_REMOTE = {"heroku": _heroku_console}  # posture.fleet judges them before unwrap.py takes them apart
+
 _EMULATOR_SERIAL = re.compile(r"^(?:emulator-\d+|localhost:\d+|127\.0\.0\.1:\d+)$")
 _ADB_WRITE = re.compile(r"\b(?:pm (?:uninstall|clear|disable\S*|hide)|settings put|tcpip|uninstall|wipe|rm -r"
                         r"|reboot (?:bootloader|recovery)|am force-stop|dpm|svc \w+ disable)\b")

@@ -134,7 +134,7 @@ def local_db(facts: Facts, env: Mapping[str, str | None]) -> bool:
     if url and "$" not in url and (local_value(url) or _local_host(url)):
         return True
     if facts.program == "supabase":  # supabase db reset: the local stack unless told --linked or --db-url
-        return not {"--linked", "--db-url"} & {w.split("=", 1)[0] for w in facts.words}
+        return facts.sub == "db" and not {"--linked", "--db-url"} & {w.split("=", 1)[0] for w in facts.words}
     if facts.program in ("rails", "rake"):
         given = [o.split("=", 1)[1] for o in [facts.sub, *facts.operands] if o.startswith("RAILS_ENV=")]
         given += [v.split("=", 1)[1] for v in facts.values if v.startswith(("-e=", "--environment="))]
