@@ -79,6 +79,7 @@ def _names_test_databases(facts: Facts) -> bool:
 
 # -- local databases ----------------------------------------------------------------------------------------------
 _DEV_NAME = re.compile(r"(?:^|[_\-./])(?:dev|development|local|tests?|testing)(?:$|[_\-.\d])", re.I)
+_PROD_WORD = re.compile(r"(?:^|[^a-z])(?:prod|production|live)(?:$|[^a-z])", re.I)
 _DEV_ENVS = frozenset({"development", "dev", "local", "test", "testing"})
 # Variables that point a client at its server: set to anything not on this machine (or unread), the target is unknown
 _SERVER_VARS = ("DATABASE_URL", "PGHOST", "MYSQL_HOST", "REDIS_URL", "REDIS_HOST", "MONGODB_URI", "MONGO_URL",
@@ -118,8 +119,8 @@ def _env_local(env: Mapping[str, str | None]) -> bool:
 
 def local_db(facts: Facts, env: Mapping[str, str | None]) -> bool:
     """Whether the database this command works on is named as on this machine: see the module's docstring."""
-    if "prod-target" in facts.signals:
-        return False
+    if "prod-target" in facts.signals or any(_PROD_WORD.search(q) for q in facts.queries):
+        return False  # psql -h localhost -c 'DROP DATABASE app_production': a copy of production's data, or a tunnel
     servers = _servers(facts)
     if any("$" in s for s in servers) or not _env_local(env):
         return False
