@@ -142,7 +142,8 @@ SYSTEM_RULES: tuple[Rule, ...] = (
           Match(programs=("mount",), args_any=("remount*", "*,remount*")),
           Match(programs=("ufw",), subcommands=("disable", "reset")),
           Match(programs=("nft",), subcommands=("flush",)),
-          Match(programs=("swapoff", "umount")),
+          Match(programs=("swapoff",)),
+          Match(programs=("umount",), subcommands_none=("/tmp/*",)),  # a loop mount of a scratch image under /tmp
           Match(programs=("sysctl",), flags_any=("-w", "--write", "-p", "--load")),
           Match(programs=("loginctl",), subcommands=("terminate-*", "kill-*")))),
 )

@@ -103,7 +103,8 @@ def _servers(facts: Facts) -> list[str]:
     words = facts.words
     urls = [w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in words if "://" in w]
     named = [u.removeprefix("jdbc:") for u in urls]
-    named += [v for v in _option_values(words, _HOST_OPTIONS) if "://" not in v]
+    options = _HOST_OPTIONS if facts.program not in _HTTP else ()  # curl -H is a header
+    named += [v for v in _option_values(words, options) if "://" not in v]
     if facts.program == "cqlsh" and facts.sub and not facts.sub.startswith("-"):
         named.append(facts.sub)
     return named
