@@ -45,6 +45,7 @@ _TARGET_OPTS = frozenset({
     "--settings", "-c", "--config", "--defaults-file", "-configFiles", "--env-file", "-environment", "--environment",
     "-e", "--env", "-E", "-a", "--app", "-o", "--target-org", "-u", "--target-username", "--context",
     "--kube-context", "-p", "--profile", "-x", "--url", "-database", "--database-url", "--stage", "-s", "--site"})
+_PROD_NAME = re.compile(rf"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-{_PROD}", re.I)  # acme-prod, gke-prod: no dots or paths
 _FILE_PROD = re.compile(rf"(?:^|[./_-]){_PROD}(?:[./_-]|$)", re.I)
 
 
@@ -67,6 +68,9 @@ def production(facts: Facts, assigned: list[tuple[str, str | None]]) -> str | No
             return ref.group(0)
         if ("://" in word or not word.startswith("-")) and (host := _PROD_HOST.search(word)):
             return host.group(0).lstrip("@/=, ")
+    for word in words:
+        if _PROD_NAME.fullmatch(word):
+            return word  # gcloud sql instances restore-backup ledger-prod: a resource named for production
     return None  # longtail's prod-target reads any word (values-prod.yaml): too wide for everyday verbs
 
 
@@ -77,7 +81,12 @@ _WRITE_PARTS = frozenset({
     "unset", "detach", "killall", "kill", "restart", "resize", "promote", "copy", "apply", "restore", "unschedule",
     "maintenance", "loaddata", "sqlflush", "baseline", "undo", "up", "down", "goto", "deploy", "resolve", "push",
     "remove", "rm", "set", "expire", "hset", "lpush", "rpush", "xadd", "publish", "import", "load", "redo", "sync",
-    "changelog", "execute", "createsuperuser", "changepassword", "credentials", "shutdown"})
+    "changelog", "execute", "createsuperuser", "changepassword", "credentials", "shutdown", "label", "annotate",
+    "patch", "cp", "scale", "rollout", "edit", "replace", "cordon", "drain", "taint", "restore-backup"})
+_HTTP = frozenset({"curl", "http", "https", "xh", "wget", "httpie"})
+_HTTP_WRITE = re.compile(r"(?:^|\s)(?:-X\s*|--request[=\s])(?:POST|PUT|PATCH|DELETE)\b|"
+                         r"(?:^|\s)(?:-d|--data\S*)(?:\s|=)")
+_RPC_WRITE = re.compile(r"[./](?:Post|Create|Delete|Update|Set|Remove|Cancel|Refund|Transfer|Purge|Reset|Drop)\w*$")
 # Parts that only read, whatever else the verb says (db:migrate:status, flyway info).
 _READ_PARTS = frozenset({
     "status", "info", "history", "show", "current", "heads", "validate", "diff", "check", "list", "ls", "logs",
@@ -115,6 +124,13 @@ _RUNNERS = {p: _RUN for p in ("heroku", "kubectl", "oc", "fly", "flyctl", "railw
                                "aws", "docker", "podman", "scalingo", "dokku", "cf", "clever", "platform", "upsun")}
 
 
+def _reads(word: str) -> bool:
+    parts, low = _parts(word), word.lower()
+    if low == "sql":
+        return False  # gcloud sql instances ...: the service's name, not a read
+    return low in _READ_PARTS or (bool(parts) and parts[-1] in _READ_PARTS)
+
+
 def _parts(word: str) -> list[str]:
     return [p for p in re.split(r"[:._/-]", word.lower()) if p]
 
@@ -145,8 +161,14 @@ def changes(facts: Facts, feed: str | None, fed: bool) -> str | None:
     if facts.program in ("psql", "mysql", "sqlcmd", "mongosh", "mongo", "sqlplus") and (
             any(w in _SCRIPT_OPTS for w in words) or (fed and feed is None)):
         return f"{facts.program} runs a script"
-    if any(_READ_PARTS.intersection(_parts(w)) or w.lower() in _READ_PARTS for w in plain):
-        return None
+    if any(_reads(w) for w in plain):
+        return None  # db:migrate:status, flyway info, update-sql; but ps:resize changes
+    if facts.program in _HTTP and (m := _HTTP_WRITE.search(text)):
+        return f"sends {m.group(0).strip()}"
+    if facts.program in ("kcat", "kafkacat") and "-P" in facts.flags:
+        return "produces messages"
+    if facts.program == "grpcurl" and words and _RPC_WRITE.search(words[-1]):
+        return f"calls {words[-1]}"
     fl = next((f for f in facts.flags if f.partition("=")[0] in _FLAG_WRITE), "")
     if fl and (facts.program.startswith(("kafka", "kcat", "rpk")) or "--execute" in facts.flags or fl == "--delete"):
         return f"{fl} changes state"
