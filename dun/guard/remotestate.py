@@ -38,7 +38,9 @@ _SQL_ADMIN = re.compile(
     r"|\bowner\s+to\b|\breassign\s+owned\b|\b(?:createUser|updateUser|grantRolesToUser|grantPrivilegesToRole|changeUserPassword)\s*\("
     r"|\bsetParameter\b|\bshutdownServer\s*\(|\bsp_(?:addsrvrolemember|addrolemember|configure|addlogin|password"
     r"|changedbowner)\b|\bxp_cmdshell\b|\breconfigure\b|\bcreate\s+extension\b|\binstall\s+(?:plugin|soname|component)\b"
-    r"|\bset\s+persist\b", re.I)
+    r"|\bset\s+persist\b"  # and the server itself: sessions killed, replication cut, tables locked for a rewrite
+    r"|\bpg_(?:terminate_backend|drop_replication_slot|promote)\b|\bvacuum\s+full\b|\breset\s+(?:master|replica|slave)\b"
+    r"|\bstop\s+(?:replica|slave)\b|\bpurge\s+binary\s+logs\b|\bset\s+single_user\b|^\s*shutdown\b", re.I)
 _QUERY_OPTIONS = frozenset({"-e", "--execute", "-execute", "-q", "--query", "-Q", "--sql", "-c", "--command", "--eval"})
 # Hosted warehouses: every server of theirs is shared
 _WAREHOUSES = frozenset({"snowsql", "bq", "databricks", "athena", "redshift-data", "bteq", "snow"})
