@@ -195,7 +195,7 @@ def carried(argv: list[Val], feed: Stream | None) -> list[Facts]:
     where = production(facts, [])
     if where is not None and (what := changes(facts, feed.text if feed is not None else None, feed is not None)):
         facts.signals.add("prod-write")
-        facts.notes["prod-write"] = f"why: {prog} {what} on production ({where})"
+        facts.notes["prod-write"] = f"why: {where} names production; {prog} {what}"
     return [facts] if "prod-write" in facts.signals else []
 
 
@@ -212,11 +212,11 @@ def judge_prod(facts: Facts, assigned: list[tuple[str, str | None]], raw: list[s
     what = changes(facts, feed.text if feed is not None else None, feed is not None)
     if what:
         facts.signals.add("prod-write")
-        facts.notes["prod-write"] = f"why: {facts.program} {what} on production ({where})"
+        facts.notes["prod-write"] = f"why: {where} names production; {facts.program} {what}"
 
 
 PROD_RULES: tuple[Rule, ...] = (
-    Rule("prod.write", "changes state on production, named by its environment, settings, app, host or variables; run "
-         "it against a local or staging database, print the SQL (--sql), or leave it to the operator",
+    Rule("prod.write", "changes state on production; aim it at a local or staging target, print the SQL, or leave "
+         "it to the operator",
          (Match(signals=("prod-write",)),)),
 )
